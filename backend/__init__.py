@@ -1,0 +1,4 @@
+"""Granary: a workflow archive for science data centres."""
+from .celery import app as celery_app
+
+__all__ = ["celery_app"]

@@ -1,0 +1,34 @@
+from django.contrib.auth import get_user_model
+from rest_framework import serializers
+
+from . import roles
+
+
+class MeSerializer(serializers.ModelSerializer):
+    role = serializers.SerializerMethodField()
+    roles = serializers.SerializerMethodField()
+    providers = serializers.SerializerMethodField()
+    authenticated = serializers.SerializerMethodField()
+
+    class Meta:
+        model = get_user_model()
+        fields = ["authenticated", "username", "email", "role", "roles", "providers"]
+
+    def get_role(self, user) -> str:
+        return roles.primary_role(user)
+
+    def get_roles(self, user) -> list[str]:
+        return sorted(roles.roles_of(user))
+
+    def get_providers(self, user) -> list[str]:
+        if not user.is_authenticated:
+            return []
+        return list(user.providers.values_list("name", flat=True))
+
+    def get_authenticated(self, user) -> bool:
+        return bool(user.is_authenticated)
+
+
+class LoginSerializer(serializers.Serializer):
+    username = serializers.CharField()
+    password = serializers.CharField(style={"input_type": "password"})

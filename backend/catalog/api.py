@@ -1,0 +1,51 @@
+"""Read API of the catalog: collections and granules with filters and cursor paging."""
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
+from rest_framework import viewsets
+from rest_framework.exceptions import NotFound
+
+from . import services
+from .filters import CollectionFilter, GranuleFilter
+from .models import Collection
+from .serializers import CollectionSerializer, GranuleSerializer
+
+
+class CollectionViewSet(viewsets.ReadOnlyModelViewSet):
+    """Collections (ESDTs) visible to the caller; look one up by key, e.g. MOD021KM.061."""
+
+    serializer_class = CollectionSerializer
+    filterset_class = CollectionFilter
+    ordering_fields = ["short_name", "created_at"]
+    ordering = ["short_name"]
+    lookup_value_regex = "[^/]+"
+    lookup_url_kwarg = "key"
+
+    def get_queryset(self):
+        return services.collections_with_counts(self.request.user)
+
+    def get_object(self):
+        try:
+            return self.get_queryset().get_by_key(self.kwargs["key"])
+        except Collection.DoesNotExist as exc:
+            raise NotFound(str(exc)) from exc
+
+
+@extend_schema_view(
+    list=extend_schema(parameters=[
+        OpenApiParameter(
+            "attr.NAME[.OP]", OpenApiTypes.STR,
+            description="Attribute condition, OP one of eq, ne, lt, lte, gt, gte "
+            "(e.g. attr.cloud_cover.lt=20, attr.day_night=Day)",
+        ),
+    ])
+)
+class GranuleViewSet(viewsets.ReadOnlyModelViewSet):
+    """Granules of the collections visible to the caller."""
+
+    serializer_class = GranuleSerializer
+    filterset_class = GranuleFilter
+    ordering_fields = ["temporal_start", "created_at", "total_size", "granule_id"]
+    ordering = ["-temporal_start"]
+
+    def get_queryset(self):
+        return services.visible_granules(self.request.user).prefetch_related("files")

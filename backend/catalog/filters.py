@@ -1,0 +1,147 @@
+"""Query-string filters for collections and granules. Bad input is a 400 that says why."""
+from datetime import UTC
+
+import django_filters
+from django.core.exceptions import ValidationError
+from django.utils.dateparse import parse_date, parse_datetime
+
+from .geo import BBoxError, parse_bbox
+from .models import Collection, Granule
+from .services import bbox_q, temporal_q
+
+ATTRIBUTE_PREFIX = "attr."
+ATTRIBUTE_OPS = {"eq": "", "ne": "", "lt": "__lt", "lte": "__lte", "gt": "__gt", "gte": "__gte"}
+
+
+def parse_instant(text, *, end=False):
+    """An ISO 8601 date or date-time; a bare date means the start (or end) of that day, UTC."""
+    from datetime import datetime, time
+
+    text = str(text).strip()
+    value = parse_datetime(text.replace("z", "Z").replace("t", "T"))
+    if value is None:
+        day = parse_date(text)
+        if day is None:
+            raise ValidationError(f"'{text}' is not an ISO 8601 date or date-time")
+        value = datetime.combine(day, time.max if end else time.min)
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    return value
+
+
+def _number_or_text(text):
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        return float(text)
+    except ValueError:
+        return text
+
+
+class CollectionFilter(django_filters.FilterSet):
+    q = django_filters.CharFilter(method="filter_text", label="Free text (name, title, ...)")
+    processing_level = django_filters.CharFilter()
+    platform = django_filters.CharFilter(lookup_expr="iexact")
+    instrument = django_filters.CharFilter(lookup_expr="iexact")
+    access = django_filters.ChoiceFilter(choices=Collection.Access.choices)
+
+    class Meta:
+        model = Collection
+        fields = ["processing_level", "platform", "instrument", "access"]
+
+    def filter_text(self, queryset, name, value):
+        from django.db.models import Q
+
+        for word in value.split():
+            queryset = queryset.filter(
+                Q(short_name__icontains=word) | Q(title__icontains=word)
+                | Q(description__icontains=word) | Q(platform__icontains=word)
+                | Q(instrument__icontains=word)
+            )
+        return queryset
+
+
+class GranuleFilter(django_filters.FilterSet):
+    collection = django_filters.CharFilter(
+        method="filter_collection", label="Collection key(s) SHORT.VERSION, comma-separated",
+    )
+    start = django_filters.CharFilter(method="filter_noop", label="Overlaps from (ISO 8601)")
+    end = django_filters.CharFilter(method="filter_noop", label="Overlaps until (ISO 8601)")
+    bbox = django_filters.CharFilter(method="filter_bbox", label="west,south,east,north")
+    granule_id = django_filters.CharFilter()
+    state = django_filters.ChoiceFilter(choices=Granule.State.choices)
+
+    class Meta:
+        model = Granule
+        fields = ["granule_id", "state"]
+
+    def filter_noop(self, queryset, name, value):
+        return queryset
+
+    def filter_collection(self, queryset, name, value):
+        collections = []
+        visible = self.request_collections()
+        for key in (k.strip() for k in value.split(",") if k.strip()):
+            try:
+                collections.append(visible.get_by_key(key))
+            except Collection.DoesNotExist as exc:
+                raise ValidationError({"collection": str(exc)}) from exc
+        return queryset.filter(collection__in=collections)
+
+    def request_collections(self):
+        from .services import visible_collections
+
+        return visible_collections(self.request.user) if self.request else Collection.objects.all()
+
+    def filter_bbox(self, queryset, name, value):
+        try:
+            box = parse_bbox(value)
+        except BBoxError as exc:
+            raise ValidationError({"bbox": str(exc)}) from exc
+        return queryset.filter(bbox_q(box))
+
+    def filter_queryset(self, queryset):
+        queryset = super().filter_queryset(queryset)
+        queryset = self._filter_temporal(queryset)
+        return self._filter_attributes(queryset)
+
+    def _filter_temporal(self, queryset):
+        raw_start, raw_end = self.data.get("start"), self.data.get("end")
+        errors = {}
+        start = end = None
+        for key, raw in (("start", raw_start), ("end", raw_end)):
+            if raw:
+                try:
+                    value = parse_instant(raw, end=key == "end")
+                except ValidationError as exc:
+                    errors[key] = exc.messages
+                    continue
+                if key == "start":
+                    start = value
+                else:
+                    end = value
+        if errors:
+            raise ValidationError(errors)
+        if start and end and start > end:
+            raise ValidationError({"end": f"{raw_end} is before start {raw_start}"})
+        return queryset.filter(temporal_q(start, end))
+
+    def _filter_attributes(self, queryset):
+        for param, raw in self.data.items():
+            if not param.startswith(ATTRIBUTE_PREFIX):
+                continue
+            name, _, op = param[len(ATTRIBUTE_PREFIX):].partition(".")
+            op = op or "eq"
+            if not name.replace("_", "").isalnum() or op not in ATTRIBUTE_OPS:
+                raise ValidationError({
+                    param: "use attr.NAME=value or attr.NAME.OP=value with OP one of "
+                    + ", ".join(ATTRIBUTE_OPS)
+                })
+            value = _number_or_text(raw)
+            if op in ("lt", "lte", "gt", "gte") and isinstance(value, str):
+                raise ValidationError({param: f"'{raw}' is not a number"})
+            lookup = {f"attributes__{name}{ATTRIBUTE_OPS[op]}": value}
+            queryset = queryset.exclude(**lookup) if op == "ne" else queryset.filter(**lookup)
+        return queryset

@@ -1,0 +1,155 @@
+"""The catalog: collections (ESDTs), granules and their files."""
+from django.conf import settings
+from django.db import models
+
+
+class CollectionQuerySet(models.QuerySet):
+    def get_by_key(self, key):
+        """Look up 'SHORT.VERSION' (split at the first dot: versions may hold dots)."""
+        short_name, _, version = str(key).partition(".")
+        if not version:
+            raise self.model.DoesNotExist(f"collection key {key!r} must look like SHORT.VERSION")
+        try:
+            return self.get(short_name=short_name, version=version)
+        except self.model.DoesNotExist:
+            raise self.model.DoesNotExist(f"unknown collection {key}") from None
+
+
+class Collection(models.Model):
+    """A product type (an ESDT): short name + version, e.g. MOD021KM.061."""
+
+    class Access(models.TextChoices):
+        PUBLIC = "public", "Public"
+        RESTRICTED = "restricted", "Restricted"
+
+    class DuplicatePolicy(models.TextChoices):
+        ERROR = "error", "Refuse the duplicate"
+        SKIP = "skip", "Keep the archived granule"
+        REPLACE = "replace", "Replace the archived granule"
+        VERSION = "version", "Archive as a new version"
+
+    short_name = models.CharField(max_length=80)
+    version = models.CharField(max_length=20, help_text="Text, never a number: 061 is not 61")
+    title = models.CharField(max_length=300)
+    description = models.TextField(blank=True)
+    processing_level = models.CharField(max_length=10, blank=True, help_text="e.g. 1B, 2, 3")
+    platform = models.CharField(max_length=80, blank=True)
+    instrument = models.CharField(max_length=80, blank=True)
+    access = models.CharField(max_length=12, choices=Access.choices, default=Access.PUBLIC)
+    file_patterns = models.JSONField(
+        default=list, blank=True,
+        help_text="Regular expressions naming the files of a granule; group 'granule' is its id",
+    )
+    duplicate_policy = models.CharField(
+        max_length=10, choices=DuplicatePolicy.choices, default=DuplicatePolicy.ERROR,
+    )
+    approved_users = models.ManyToManyField(
+        settings.AUTH_USER_MODEL, related_name="approved_collections", blank=True,
+        help_text="Users allowed to see and order a restricted collection",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    objects = CollectionQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["short_name", "version"]
+        constraints = [
+            models.UniqueConstraint(fields=["short_name", "version"], name="collection_key_unique"),
+        ]
+
+    def __str__(self):
+        return self.key
+
+    @property
+    def key(self):
+        return f"{self.short_name}.{self.version}"
+
+
+class Granule(models.Model):
+    """One product instance: an id within its collection, a time range, a footprint, files."""
+
+    class State(models.TextChoices):
+        REGISTERED = "registered", "Registered"
+        ARCHIVING = "archiving", "Archiving"
+        ARCHIVED = "archived", "Archived"
+        FAILED = "failed", "Failed"
+        SUPERSEDED = "superseded", "Superseded by a newer version"
+        DELETED = "deleted", "Deleted"
+
+    collection = models.ForeignKey(Collection, on_delete=models.PROTECT, related_name="granules")
+    granule_id = models.CharField(max_length=255)
+    version = models.PositiveIntegerField(default=1)
+    replaces = models.OneToOneField(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="replaced_by",
+    )
+    state = models.CharField(max_length=12, choices=State.choices, default=State.REGISTERED)
+    temporal_start = models.DateTimeField()
+    temporal_end = models.DateTimeField()
+    west = models.FloatField(null=True, blank=True)
+    south = models.FloatField(null=True, blank=True)
+    east = models.FloatField(null=True, blank=True)
+    north = models.FloatField(null=True, blank=True)
+    attributes = models.JSONField(default=dict, blank=True)
+    total_size = models.BigIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    archived_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-temporal_start", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["collection", "granule_id", "version"], name="granule_id_version_unique",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(temporal_end__gte=models.F("temporal_start")),
+                name="granule_temporal_ordered",
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["collection", "temporal_start"], name="granule_coll_start"),
+            models.Index(fields=["temporal_start", "temporal_end"], name="granule_time"),
+            models.Index(fields=["state", "collection"], name="granule_state"),
+        ]
+
+    def __str__(self):
+        return f"{self.collection.key}:{self.granule_id}"
+
+    @property
+    def bbox(self):
+        if None in (self.west, self.south, self.east, self.north):
+            return None
+        return [self.west, self.south, self.east, self.north]
+
+
+class File(models.Model):
+    """A file of a granule: data, metadata, browse image or QA."""
+
+    class Role(models.TextChoices):
+        DATA = "data", "Data"
+        METADATA = "metadata", "Metadata"
+        BROWSE = "browse", "Browse image"
+        QA = "qa", "Quality assessment"
+
+    class ChecksumType(models.TextChoices):
+        MD5 = "MD5", "MD5"
+        SHA256 = "SHA256", "SHA-256"
+        CKSUM = "CKSUM", "POSIX cksum (CRC)"
+        ADLER32 = "ADLER32", "Adler-32"
+
+    granule = models.ForeignKey(Granule, on_delete=models.CASCADE, related_name="files")
+    name = models.CharField(max_length=255)
+    role = models.CharField(max_length=10, choices=Role.choices, default=Role.DATA)
+    size = models.BigIntegerField()
+    checksum_type = models.CharField(max_length=8, choices=ChecksumType.choices)
+    checksum = models.CharField(max_length=128)
+
+    class Meta:
+        ordering = ["granule", "name"]
+        constraints = [
+            models.UniqueConstraint(fields=["granule", "name"], name="file_name_unique"),
+        ]
+
+    def __str__(self):
+        return self.name

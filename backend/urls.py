@@ -1,0 +1,16 @@
+"""URL map: the API under /api/v1/, its schema, the admin, and the React app everywhere else."""
+from django.contrib import admin
+from django.urls import include, path, re_path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+from backend.views import health, spa
+
+urlpatterns = [
+    path("admin/", admin.site.urls),
+    path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
+    path("api/health/", health, name="health"),
+    path("api/v1/", include("backend.accounts.urls")),
+    path("api/v1/", include("backend.catalog.urls")),
+    re_path(r"^(?!api/|admin/|static/).*$", spa, name="spa"),
+]

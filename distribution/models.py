@@ -1,0 +1,1 @@
+"""Orders, subscriptions and deliveries; built out in the distribution issue."""

@@ -1,0 +1,1 @@
+"""Ingest requests, PDRs and staging; built out in the ingest issue."""

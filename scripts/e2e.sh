@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Browser journeys: a live Granary (gunicorn + worker) on a throw-away database and data root,
+# driven by Playwright in Debian's Chromium. Screenshots land in var/screenshots/.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=.venv/bin/python
+PORT=${E2E_PORT:-8765}
+export GRANARY_DATA_ROOT
+GRANARY_DATA_ROOT=$(mktemp -d /tmp/granary-e2e.XXXXXX)
+if [[ "${DATABASE_URL:-}" == postgres* ]]; then
+  export DATABASE_URL="${DATABASE_URL%/*}/granary_e2e"
+  $PY scripts/pg_recreate.py "$DATABASE_URL"
+else
+  unset DATABASE_URL
+fi
+
+cleanup() {
+  kill $(jobs -p) 2>/dev/null || true
+  wait 2>/dev/null || true
+  rm -rf "$GRANARY_DATA_ROOT"
+}
+trap cleanup EXIT
+
+$PY manage.py migrate --noinput -v0
+$PY manage.py seed_demo >/dev/null
+if [[ "${CELERY_BROKER_URL:-}" == amqp* ]]; then
+  $PY -m celery -A backend purge -f -Q ingest,archive,distribution,default >/dev/null || true
+fi
+$PY -m celery -A backend worker -Q ingest,archive,distribution,default --concurrency 2 \
+  -n "e2e@%h" -l WARNING --logfile "$GRANARY_DATA_ROOT/worker.log" &
+.venv/bin/gunicorn backend.wsgi:application --bind "127.0.0.1:$PORT" --worker-class gthread \
+  --workers 2 --threads 4 --error-logfile "$GRANARY_DATA_ROOT/web.log" &
+for _ in $(seq 60); do
+  curl -fsS "http://127.0.0.1:$PORT/api/health/" >/dev/null 2>&1 && break
+  sleep 0.5
+done
+
+status=0
+GRANARY_URL="http://127.0.0.1:$PORT" npm run --silent e2e || status=$?
+if ((status)); then
+  echo "--- web log ---"; tail -50 "$GRANARY_DATA_ROOT/web.log" || true
+  echo "--- worker log ---"; tail -50 "$GRANARY_DATA_ROOT/worker.log" || true
+fi
+exit $status

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Starts Granary on this machine: web (gunicorn), a worker on every queue, and beat.
+# Ctrl-C stops all three. Settings come from the environment (see deploy/README.md).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=.venv/bin/python
+PORT=${PORT:-8000}
+DATA_ROOT=$($PY -c 'import django,os;os.environ.setdefault("DJANGO_SETTINGS_MODULE","backend.settings");django.setup();from django.conf import settings;print(settings.DATA_ROOT)')
+LOGS="$DATA_ROOT/log"
+mkdir -p "$LOGS"
+
+logins=$($PY manage.py seed_demo)
+trap 'trap - EXIT INT TERM; kill 0 2>/dev/null; wait' EXIT INT TERM
+
+$PY -m celery -A backend worker -Q ingest,archive,distribution,default --concurrency 2 \
+  -n "granary@%h" -l INFO --logfile "$LOGS/worker.log" &
+$PY -m celery -A backend beat -l INFO --logfile "$LOGS/beat.log" \
+  --schedule "$DATA_ROOT/celerybeat-schedule" &
+.venv/bin/gunicorn backend.wsgi:application --bind "127.0.0.1:$PORT" --worker-class gthread \
+  --workers 2 --threads 4 --timeout 300 --access-logfile "$LOGS/access.log" \
+  --error-logfile "$LOGS/web.log" &
+
+for _ in $(seq 60); do
+  curl -fsS "http://127.0.0.1:$PORT/api/health/" >/dev/null 2>&1 && break
+  sleep 0.5
+done
+cat <<TXT
+
+  Granary is running:  http://127.0.0.1:$PORT/
+  API docs:            http://127.0.0.1:$PORT/api/docs/
+  Admin:               http://127.0.0.1:$PORT/admin/
+  Data root:           $DATA_ROOT   (logs in $LOGS)
+
+$logins
+
+  Press Ctrl-C to stop web, worker and beat.
+TXT
+wait

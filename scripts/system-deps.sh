@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs the Debian packages Granary needs when they are missing (run as root, or it prints the
+# apt line to run). Usage: scripts/system-deps.sh [--browser]
+set -euo pipefail
+
+need=()
+command -v python3 >/dev/null || need+=(python3)
+python3 -c 'import venv, ensurepip' 2>/dev/null || need+=(python3-venv)
+command -v node >/dev/null || need+=(nodejs)
+command -v npm >/dev/null || need+=(npm)
+command -v make >/dev/null || need+=(make)
+if [[ "${1:-}" == "--browser" ]]; then
+  [[ -x /usr/bin/chromium ]] || need+=(chromium)
+fi
+((${#need[@]})) || exit 0
+
+if [[ $(id -u) -ne 0 ]]; then
+  echo "Granary needs these Debian packages: sudo apt-get install -y ${need[*]}" >&2
+  exit 1
+fi
+echo "Installing ${need[*]} ..."
+apt-get update -qq
+DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null

@@ -1,0 +1,63 @@
+"""Roles, login for the web UI, tokens for API clients, and the add_user command."""
+import pytest
+from django.core.management import CommandError, call_command
+from rest_framework.test import APIClient
+
+from backend.accounts.models import Provider
+from tests.factories import CollectionFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def test_add_user_prints_a_working_token(capsys):
+    collection = CollectionFactory(short_name="MOD021KM", version="061")
+    call_command("add_user", "modaps", "--role", "provider", "--provider", "MODAPS",
+                 "--collection", "MOD021KM.061")
+    out = capsys.readouterr().out
+    token = next(line.split()[-1] for line in out.splitlines() if line.startswith("token:"))
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token}")
+    me = client.get("/api/v1/me/").json()
+    assert me["username"] == "modaps" and me["role"] == "provider" and me["providers"] == ["MODAPS"]
+    assert Provider.objects.get(name="MODAPS").may_deliver(collection)
+
+
+def test_add_user_refuses_provider_without_provider_name():
+    with pytest.raises(CommandError, match="needs --provider"):
+        call_command("add_user", "nobody", "--role", "provider")
+
+
+def test_add_user_refuses_unknown_collection():
+    with pytest.raises(CommandError, match="unknown collection NOPE.1"):
+        call_command("add_user", "p", "--role", "provider", "--provider", "X",
+                     "--collection", "NOPE.1")
+
+
+def test_session_login_and_logout():
+    call_command("add_user", "ana", "--role", "user", "--password", "correct-horse")
+    client = APIClient(enforce_csrf_checks=False)
+    bad = client.post("/api/v1/auth/login/", {"username": "ana", "password": "nope"})
+    assert bad.status_code == 400 and bad.json()["detail"] == "Wrong user name or password."
+    assert client.post("/api/v1/auth/login/",
+                       {"username": "ana", "password": "correct-horse"}).status_code == 200
+    assert client.get("/api/v1/me/").json() == {
+        "authenticated": True, "username": "ana", "email": "", "role": "user",
+        "roles": ["user"], "providers": [],
+    }
+    client.post("/api/v1/auth/logout/")
+    assert client.get("/api/v1/me/").json()["role"] == "anonymous"
+
+
+def test_token_endpoint_needs_a_login(api):
+    assert api.post("/api/v1/auth/token/").status_code in (401, 403)
+
+
+def test_seed_demo_is_idempotent_and_prints_logins(capsys):
+    call_command("seed_demo")
+    call_command("seed_demo")
+    out = capsys.readouterr().out
+    assert "operator   granary-operator" in out
+    client = APIClient()
+    keys = [c["key"] for c in client.get("/api/v1/collections/").json()["results"]]
+    assert {"MOD021KM.061", "MOD10C1.061", "GHRSST_OISST_L4.2.1"} <= set(keys)
+    assert "AIRS2RET_NRT.7.0" not in keys
