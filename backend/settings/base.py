@@ -180,6 +180,11 @@ LOGGING = {
 EMAIL_BACKEND = env("EMAIL_BACKEND", "django.core.mail.backends.filebased.EmailBackend")
 EMAIL_FILE_PATH = DATA_ROOT / "mail"
 DEFAULT_FROM_EMAIL = env("DEFAULT_FROM_EMAIL", "granary@localhost")
+EMAIL_HOST = env("EMAIL_HOST", "localhost")
+EMAIL_PORT = int(env("EMAIL_PORT", "25"))
+EMAIL_HOST_USER = env("EMAIL_HOST_USER", "")
+EMAIL_HOST_PASSWORD = env("EMAIL_HOST_PASSWORD", "")
+EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", False)
 CELERY_BEAT_SCHEDULE_FILENAME = str(DATA_ROOT / "celerybeat-schedule")
 CELERY_BEAT_SCHEDULE = {
     "queue-heartbeats": {"task": "backend.metrics.send_heartbeats", "schedule": 60.0},
