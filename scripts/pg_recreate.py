@@ -8,8 +8,9 @@ from psycopg import sql
 def main(url):
     name = psycopg.conninfo.conninfo_to_dict(url)["dbname"]
     with psycopg.connect(url, dbname="postgres", autocommit=True) as conn:
-        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
-        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+        ident = sql.Identifier(name)
+        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(ident))
+        conn.execute(sql.SQL("CREATE DATABASE {}").format(ident))
 
 
 if __name__ == "__main__":

@@ -1,1 +1,307 @@
-"""The archive tier (RAID cache, silos, drives, volumes); built out in the archive issue."""
+"""The archive tier: RAID cache, silos, drives, volumes, volume groups, copies and requests."""
+from django.conf import settings
+from django.db import models
+
+
+class Silo(models.Model):
+    """A robotic library: slots for cartridges and a robot that moves them to drives."""
+
+    name = models.SlugField(max_length=40, unique=True)
+    robot_exchange_s = models.FloatField(default=10.0, help_text="Seconds to move a cartridge")
+    slots = models.PositiveIntegerField(default=1000)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self):
+        return self.name
+
+
+class DriveModel(models.Model):
+    """Timings and media of a drive type (e.g. STK SD-3, IBM 3480)."""
+
+    name = models.CharField(max_length=80, unique=True)
+    rate_mb_s = models.FloatField(help_text="Sustained transfer rate, MB/s")
+    mount_s_min = models.FloatField(default=20.0)
+    mount_s_max = models.FloatField(default=40.0)
+    unmount_s = models.FloatField(default=30.0)
+    position_s_per_gb = models.FloatField(default=2.0, help_text="Locate cost per GB of distance")
+    capacity_bytes = models.BigIntegerField(help_text="Media capacity")
+
+    def __str__(self):
+        return self.name
+
+
+class VolumeGroup(models.Model):
+    """Volumes that hold one set of collections together (co-location), for one copy role."""
+
+    class Role(models.TextChoices):
+        PRIMARY = "primary", "Primary copy"
+        BACKUP = "backup", "Backup copy"
+
+    name = models.SlugField(max_length=60, unique=True)
+    role = models.CharField(max_length=8, choices=Role.choices, default=Role.PRIMARY)
+    silo = models.ForeignKey(
+        Silo, null=True, blank=True, on_delete=models.PROTECT, related_name="volume_groups",
+        help_text="Silo its volumes live in (copies of one granule go to different silos)",
+    )
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self):
+        return self.name
+
+
+class Volume(models.Model):
+    """A cartridge; on disk a pax tar file under volumes/<silo>/<label>."""
+
+    class State(models.TextChoices):
+        SCRATCH = "scratch", "Scratch"
+        FILLING = "filling", "Filling"
+        FULL = "full", "Full"
+        READ_ONLY = "read_only", "Read-only"
+        SUSPECT = "suspect", "Suspect"
+        RETIRED = "retired", "Retired"
+
+    label = models.CharField(max_length=16, unique=True)
+    silo = models.ForeignKey(Silo, on_delete=models.PROTECT, related_name="volumes")
+    media = models.ForeignKey(DriveModel, on_delete=models.PROTECT, related_name="volumes")
+    group = models.ForeignKey(
+        VolumeGroup, null=True, blank=True, on_delete=models.PROTECT, related_name="volumes",
+    )
+    state = models.CharField(max_length=10, choices=State.choices, default=State.SCRATCH)
+    capacity_bytes = models.BigIntegerField()
+    end_of_data = models.BigIntegerField(
+        default=0, help_text="Byte offset where the next write starts (after the last member)",
+    )
+    live_bytes = models.BigIntegerField(default=0, help_text="Bytes of copies still in use")
+    file_count = models.PositiveIntegerField(default=0)
+    mount_count = models.PositiveIntegerField(default=0)
+    last_dismounted_at = models.DateTimeField(null=True, blank=True)
+    fault = models.CharField(
+        max_length=10, blank=True, help_text="Injected fault (tests, demos): 'bad' fails reads",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["label"]
+        indexes = [models.Index(fields=["group", "state"], name="volume_group_state")]
+
+    def __str__(self):
+        return self.label
+
+    @property
+    def free_bytes(self):
+        return max(0, self.capacity_bytes - self.end_of_data)
+
+    @property
+    def percent_full(self):
+        if not self.capacity_bytes:
+            return 0.0
+        return round(100.0 * self.end_of_data / self.capacity_bytes, 1)
+
+
+class Drive(models.Model):
+    """A tape drive in a silo. Varied off after repeated errors."""
+
+    class State(models.TextChoices):
+        IDLE = "idle", "Idle"
+        MOUNTING = "mounting", "Mounting"
+        READING = "reading", "Reading"
+        WRITING = "writing", "Writing"
+        UNLOADING = "unloading", "Unloading"
+        OFFLINE = "offline", "Offline"
+
+    name = models.SlugField(max_length=40, unique=True)
+    silo = models.ForeignKey(Silo, on_delete=models.PROTECT, related_name="drives")
+    model = models.ForeignKey(DriveModel, on_delete=models.PROTECT, related_name="drives")
+    state = models.CharField(max_length=10, choices=State.choices, default=State.IDLE)
+    mounted_volume = models.OneToOneField(
+        Volume, null=True, blank=True, on_delete=models.SET_NULL, related_name="drive",
+    )
+    mounted_at = models.DateTimeField(null=True, blank=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    consecutive_errors = models.PositiveIntegerField(default=0)
+    error_count = models.PositiveIntegerField(default=0)
+    last_error = models.TextField(blank=True)
+    offline_reason = models.CharField(max_length=200, blank=True)
+    fault = models.JSONField(
+        default=dict, blank=True,
+        help_text='Injected faults: {"mount": n, "write": n, "read": n} fail after n more calls',
+    )
+    current_rate_b_s = models.FloatField(default=0)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["silo__name", "name"]
+
+    def __str__(self):
+        return self.name
+
+
+class ArchivePolicy(models.Model):
+    """How a collection is archived: copies, and how long new granules stay in the cache."""
+
+    collection = models.OneToOneField(
+        "catalog.Collection", on_delete=models.CASCADE, related_name="archive_policy",
+    )
+    cache_residency_days = models.PositiveIntegerField(
+        default=0, help_text="Keep new granules in the cache this long (a data pool)",
+    )
+
+    class Meta:
+        verbose_name_plural = "archive policies"
+
+    def __str__(self):
+        return f"policy of {self.collection}"
+
+    @property
+    def copies(self):
+        return self.copy_groups.count()
+
+
+class PolicyCopy(models.Model):
+    """Copy number N of a policy goes to this volume group."""
+
+    policy = models.ForeignKey(ArchivePolicy, on_delete=models.CASCADE, related_name="copy_groups")
+    copy_number = models.PositiveSmallIntegerField()
+    volume_group = models.ForeignKey(VolumeGroup, on_delete=models.PROTECT, related_name="+")
+
+    class Meta:
+        ordering = ["policy", "copy_number"]
+        constraints = [
+            models.UniqueConstraint(fields=["policy", "copy_number"], name="policy_copy_unique"),
+            models.UniqueConstraint(fields=["policy", "volume_group"], name="policy_group_unique"),
+        ]
+
+    def __str__(self):
+        return f"{self.policy.collection} copy {self.copy_number} -> {self.volume_group}"
+
+
+class FileCopy(models.Model):
+    """A copy (or one segment of a copy that spans volumes) of a file on a volume."""
+
+    class State(models.TextChoices):
+        WRITTEN = "written", "Written, not yet verified"
+        VERIFIED = "verified", "Verified"
+        BAD = "bad", "Bad (failed a check)"
+        RELEASED = "released", "Released (space to reclaim)"
+
+    file = models.ForeignKey("catalog.File", on_delete=models.CASCADE, related_name="copies")
+    copy_number = models.PositiveSmallIntegerField()
+    segment = models.PositiveSmallIntegerField(default=0)
+    file_offset = models.BigIntegerField(default=0, help_text="Segment start in the file")
+    volume = models.ForeignKey(Volume, on_delete=models.PROTECT, related_name="copies")
+    position = models.BigIntegerField(help_text="Byte offset of the member header on the volume")
+    data_offset = models.BigIntegerField(help_text="Byte offset of the data on the volume")
+    length = models.BigIntegerField()
+    checksum_type = models.CharField(max_length=8)
+    checksum = models.CharField(max_length=128, help_text="Of this segment's bytes")
+    state = models.CharField(max_length=10, choices=State.choices, default=State.WRITTEN)
+    verified_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["file", "copy_number", "segment"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["file", "copy_number", "segment"],
+                condition=~models.Q(state="released"),
+                name="filecopy_live_segment_unique",
+            ),
+        ]
+        indexes = [models.Index(fields=["volume", "position"], name="filecopy_volume_pos")]
+
+    def __str__(self):
+        return f"{self.file} copy {self.copy_number}.{self.segment} on {self.volume}"
+
+
+class CacheEntry(models.Model):
+    """A file in the RAID cache. Dirty files have a copy still to write; pinned stay put."""
+
+    class State(models.TextChoices):
+        DIRTY = "dirty", "Dirty (not yet on tape)"
+        CLEAN = "clean", "Clean"
+        PINNED = "pinned", "Pinned"
+
+    file = models.OneToOneField(
+        "catalog.File", on_delete=models.CASCADE, related_name="cache_entry",
+    )
+    state = models.CharField(max_length=8, choices=State.choices, default=State.DIRTY)
+    size = models.BigIntegerField()
+    last_access = models.DateTimeField()
+    keep_until = models.DateTimeField(null=True, blank=True, help_text="Data-pool residency")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        verbose_name_plural = "cache entries"
+        indexes = [models.Index(fields=["state", "last_access"], name="cache_state_lru")]
+
+    def __str__(self):
+        return f"{self.file} ({self.state})"
+
+
+class ArchiveRequest(models.Model):
+    """Work for the storage manager: migrate, recall, repack or audit. The database is the queue."""
+
+    class Kind(models.TextChoices):
+        MIGRATE = "migrate", "Migrate (cache to tape)"
+        RECALL = "recall", "Recall (tape to cache)"
+        REPACK = "repack", "Repack a volume"
+        AUDIT = "audit", "Fixity audit"
+
+    class State(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+        CANCELLED = "cancelled", "Cancelled"
+
+    class Priority(models.IntegerChoices):
+        OPERATOR = 0, "Operator"
+        USER = 1, "User recall"
+        MIGRATION = 2, "Migration"
+        BACKGROUND = 3, "Background (repack, audit)"
+
+    kind = models.CharField(max_length=8, choices=Kind.choices)
+    state = models.CharField(max_length=10, choices=State.choices, default=State.QUEUED)
+    priority = models.PositiveSmallIntegerField(choices=Priority.choices)
+    file = models.ForeignKey(
+        "catalog.File", null=True, blank=True, on_delete=models.CASCADE, related_name="+",
+    )
+    copy_number = models.PositiveSmallIntegerField(null=True, blank=True)
+    volume_group = models.ForeignKey(
+        VolumeGroup, null=True, blank=True, on_delete=models.PROTECT, related_name="+",
+    )
+    volume = models.ForeignKey(
+        Volume, null=True, blank=True, on_delete=models.PROTECT, related_name="requests",
+    )
+    drive = models.ForeignKey(
+        Drive, null=True, blank=True, on_delete=models.SET_NULL, related_name="requests",
+    )
+    bytes_total = models.BigIntegerField(default=0)
+    bytes_done = models.BigIntegerField(default=0)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    error = models.TextField(blank=True)
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+        related_name="+",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["priority", "created_at"]
+        indexes = [
+            models.Index(fields=["state", "kind", "priority"], name="request_queue"),
+            models.Index(fields=["file", "kind", "state"], name="request_file"),
+        ]
+
+    def __str__(self):
+        return f"{self.kind} #{self.pk} ({self.state})"
+
+    @property
+    def percent_done(self):
+        return round(100.0 * self.bytes_done / self.bytes_total, 1) if self.bytes_total else 0.0

@@ -1,0 +1,203 @@
+"""Self-describing volumes: each emulated cartridge is one POSIX pax tar file.
+
+`tar tvf` lists a volume and `tar xf` extracts it without Granary. Every member carries, in
+its pax headers, what the catalog needs to find it again (granule, collection, file, checksum,
+copy number, segment), so the copy catalog can be rebuilt from the volumes alone. The first
+member is the volume label. Data goes to disk in blocks of BLOCK bytes (the seeds: small
+blocks cost several times the throughput of large ones).
+
+A volume grows by appending at its end of data, which the catalog records only once a write
+is verified: a crash mid-write leaves bytes past the recorded end, and the next write on that
+volume truncates them, as a tape drive overwrites from the last good file mark.
+
+No Django here: the storage manager and the tests drive it with plain paths and dicts.
+"""
+import io
+import os
+import tarfile
+import time
+from dataclasses import dataclass, field
+
+from backend.catalog import checksums
+
+BLOCK = 1 << 20          # write unit: 1 MiB
+TAR_BLOCK = 512
+END_OF_ARCHIVE = b"\0" * (2 * TAR_BLOCK)
+LABEL_NAME = "GRANARY-VOLUME-LABEL"
+HEADER_PREFIX = "GRANARY."
+
+
+class VolumeError(OSError):
+    """The volume cannot be read or written as asked (bad media, corrupt member)."""
+
+
+@dataclass
+class Member:
+    """One member of a volume as found on it."""
+
+    name: str
+    position: int          # offset of the member's first header block
+    data_offset: int
+    size: int
+    headers: dict = field(default_factory=dict)
+
+    @property
+    def is_label(self):
+        return self.name == LABEL_NAME
+
+
+@dataclass
+class Written:
+    """Where a write put a member, and the checksum of the bytes that went out."""
+
+    position: int
+    data_offset: int
+    length: int
+    checksum: str
+    end_of_data: int
+
+
+def _header(name, size, headers):
+    info = tarfile.TarInfo(name)
+    info.size = size
+    info.mtime = int(time.time())
+    info.mode = 0o444
+    info.uname = info.gname = "granary"
+    info.pax_headers = {f"{HEADER_PREFIX}{k}": str(v) for k, v in headers.items()}
+    return info.tobuf(format=tarfile.PAX_FORMAT, encoding="utf-8", errors="strict")
+
+
+def _pad(length):
+    return (-length) % TAR_BLOCK
+
+
+class VolumeWriter:
+    """Appends members at a volume's end of data in large blocks; `close()` syncs to disk."""
+
+    def __init__(self, path, end_of_data, block=BLOCK):
+        self.path = path
+        self._block = block
+        self._fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        os.ftruncate(self._fd, end_of_data)  # drop anything a crashed write left behind
+        self._offset = end_of_data
+        self._buffer = bytearray()
+
+    @property
+    def end_of_data(self):
+        return self._offset + len(self._buffer)
+
+    def _emit(self, data):
+        self._buffer += data
+        if len(self._buffer) >= self._block:
+            cut = len(self._buffer) - len(self._buffer) % self._block
+            self._write(memoryview(self._buffer)[:cut])
+            del self._buffer[:cut]
+
+    def _write(self, data):
+        written = 0
+        while written < len(data):
+            written += os.pwrite(self._fd, data[written:], self._offset + written)
+        self._offset += len(data)
+
+    def add(self, name, source, length, checksum_type, headers, progress=None):
+        """Append `length` bytes read from `source` (a binary file object) as member `name`."""
+        position = self.end_of_data
+        head = _header(name, length, headers)
+        self._emit(head)
+        data_offset = position + len(head)
+        digest = checksums.hasher(checksum_type)
+        remaining = length
+        while remaining:
+            chunk = source.read(min(self._block, remaining))
+            if not chunk:
+                raise VolumeError(f"source of {name} ended {remaining} bytes early")
+            digest.update(chunk)
+            self._emit(chunk)
+            remaining -= len(chunk)
+            if progress:
+                progress(len(chunk))
+        self._emit(b"\0" * _pad(length))
+        return Written(position, data_offset, length, digest.hexdigest(), self.end_of_data)
+
+    def close(self, sync=True):
+        """Flush, write the end-of-archive marker (past end of data) and fsync."""
+        if self._fd is None:
+            return
+        try:
+            end = self.end_of_data
+            self._write(bytes(self._buffer) + END_OF_ARCHIVE)
+            self._buffer.clear()
+            self._offset = end
+            if sync:
+                os.fsync(self._fd)
+        finally:
+            os.close(self._fd)
+            self._fd = None
+
+    def abandon(self):
+        """Close without syncing (a failed write); the catalog's end of data stays behind it."""
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+
+def label(path, volume_label, headers):
+    """Write a fresh volume holding only its label member; returns its end of data."""
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    writer = VolumeWriter(path, 0)
+    body = f"{volume_label}\n".encode()
+    writer.add(LABEL_NAME, io.BytesIO(body), len(body), "MD5",
+               {"label": volume_label, **headers})
+    end = writer.end_of_data
+    writer.close()
+    return end
+
+
+def read(path, data_offset, length, checksum_type, sink=None, block=BLOCK, drop_cache=False):
+    """Read a member's bytes back; return their checksum. `sink(chunk)` receives the data.
+
+    With drop_cache the page cache is dropped first so the check reads the disk, not memory.
+    """
+    digest = checksums.hasher(checksum_type)
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except FileNotFoundError as exc:
+        raise VolumeError(f"volume file {path} is missing") from exc
+    try:
+        if drop_cache and hasattr(os, "posix_fadvise"):
+            os.posix_fadvise(fd, data_offset, length, os.POSIX_FADV_DONTNEED)
+        offset, end = data_offset, data_offset + length
+        while offset < end:
+            chunk = os.pread(fd, min(block, end - offset), offset)
+            if not chunk:
+                raise VolumeError(f"{path} ends at {offset}, before {end}")
+            digest.update(chunk)
+            if sink:
+                sink(chunk)
+            offset += len(chunk)
+    finally:
+        os.close(fd)
+    return digest.hexdigest()
+
+
+def scan(path):
+    """Every member of a volume, in order, stopping cleanly at a torn tail."""
+    members = []
+    try:
+        with tarfile.open(path, mode="r:", encoding="utf-8") as archive:
+            while True:
+                try:
+                    info = archive.next()
+                except (tarfile.ReadError, EOFError):
+                    break
+                if info is None:
+                    break
+                headers = {
+                    key[len(HEADER_PREFIX):]: value
+                    for key, value in info.pax_headers.items() if key.startswith(HEADER_PREFIX)
+                }
+                members.append(Member(info.name, info.offset, info.offset_data, info.size, headers))
+    except tarfile.ReadError as exc:
+        raise VolumeError(f"{path} is not a readable volume: {exc}") from exc
+    size = os.path.getsize(path)
+    return [m for m in members if m.data_offset + m.size <= size]
