@@ -131,6 +131,10 @@ class Drive(models.Model):
         help_text='Injected faults: {"mount": n, "write": n, "read": n} fail after n more calls',
     )
     current_rate_b_s = models.FloatField(default=0)
+    lease_owner = models.CharField(
+        max_length=64, blank=True, help_text="The mover process working this drive now",
+    )
+    lease_until = models.DateTimeField(null=True, blank=True)
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
@@ -221,14 +225,16 @@ class CacheEntry(models.Model):
     """A file in the RAID cache. Dirty files have a copy still to write; pinned stay put."""
 
     class State(models.TextChoices):
+        STAGING = "staging", "Bytes arriving"
         DIRTY = "dirty", "Dirty (not yet on tape)"
         CLEAN = "clean", "Clean"
-        PINNED = "pinned", "Pinned"
+        PINNED = "pinned", "Pinned (clean, kept)"
 
     file = models.OneToOneField(
         "catalog.File", on_delete=models.CASCADE, related_name="cache_entry",
     )
     state = models.CharField(max_length=8, choices=State.choices, default=State.DIRTY)
+    pinned = models.BooleanField(default=False, help_text="Kept in the cache until unpinned")
     size = models.BigIntegerField()
     last_access = models.DateTimeField()
     keep_until = models.DateTimeField(null=True, blank=True, help_text="Data-pool residency")

@@ -1,0 +1,202 @@
+"""Operator functions of the archive tier (seed 000, section 3): what an operator asks of an HSM.
+
+Each is exposed as an API endpoint and a `manage.py archive ...` subcommand; both are thin
+wrappers over these functions. The movers themselves live in services.py.
+"""
+from concurrent.futures import ThreadPoolExecutor
+
+from django.db import transaction
+from django.db.models import Count, F, Sum
+from django.utils import timezone
+
+from backend.catalog.models import File
+
+from . import services, tape
+from .models import ArchiveRequest, CacheEntry, Drive, FileCopy, Volume, VolumeGroup
+
+
+class OperatorError(Exception):
+    """An operator request that cannot be done, said plainly."""
+
+
+def label_volumes(silo, media, count, prefix, workers=8):
+    """Create `count` scratch volumes named PREFIX00001..., writing their labels in parallel."""
+    if count < 1:
+        raise OperatorError("count must be at least 1")
+    existing = set(Volume.objects.filter(label__startswith=prefix).values_list("label", flat=True))
+    labels, n = [], 1
+    while len(labels) < count:
+        label = f"{prefix}{n:05d}"
+        if label not in existing:
+            labels.append(label)
+        n += 1
+    volumes = [Volume(label=lb, silo=silo, media=media, capacity_bytes=media.capacity_bytes)
+               for lb in labels]
+
+    def write_label(volume):
+        return tape.label(services.volume_path(volume), volume.label,
+                          {"silo": silo.name, "media": media.name})
+
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        ends = list(pool.map(write_label, volumes))
+    for volume, end in zip(volumes, ends, strict=True):
+        volume.end_of_data = end
+    with transaction.atomic():
+        Volume.objects.bulk_create(volumes)
+    return volumes
+
+
+def vary_drive(drive, online, reason=""):
+    """Vary a drive off (it takes no new work) or on (errors forgiven)."""
+    with transaction.atomic():
+        drive = Drive.objects.select_for_update().get(pk=drive.pk)
+        if online:
+            drive.state = Drive.State.IDLE
+            drive.consecutive_errors = 0
+            drive.offline_reason = ""
+        else:
+            if drive.state in (Drive.State.READING, Drive.State.WRITING, Drive.State.MOUNTING):
+                raise OperatorError(f"drive {drive.name} is {drive.state}; try again when idle")
+            drive.state = Drive.State.OFFLINE
+            drive.offline_reason = reason or "varied off by an operator"
+        drive.save()
+    if online:
+        services.nudge()
+    return drive
+
+
+def volume_groups():
+    """Each volume group with its volumes, capacity, bytes used and % full."""
+    rows = []
+    groups = VolumeGroup.objects.annotate(
+        volumes_count=Count("volumes"), capacity=Sum("volumes__capacity_bytes"),
+        used=Sum("volumes__end_of_data"), live=Sum("volumes__live_bytes"),
+    ).select_related("silo")
+    for g in groups:
+        capacity = g.capacity or 0
+        rows.append({
+            "name": g.name, "role": g.role, "silo": g.silo.name if g.silo else None,
+            "volumes": g.volumes_count, "capacity_bytes": capacity,
+            "used_bytes": g.used or 0, "live_bytes": g.live or 0,
+            "percent_full": round(100.0 * (g.used or 0) / capacity, 1) if capacity else 0.0,
+        })
+    return rows
+
+
+def media_by_state(state=None):
+    qs = Volume.objects.select_related("silo", "group", "drive")
+    if state:
+        if state not in Volume.State.values:
+            raise OperatorError(f"unknown volume state {state!r}; one of "
+                                + ", ".join(Volume.State.values))
+        qs = qs.filter(state=state)
+    return qs
+
+
+def files_on_volume(volume):
+    return (FileCopy.objects.filter(volume=volume).exclude(state=FileCopy.State.RELEASED)
+            .select_related("file__granule__collection").order_by("position"))
+
+
+def file_status(file):
+    """Where a file lives: its cache state and every copy with volume and position."""
+    entry = CacheEntry.objects.filter(file=file).first()
+    copies = (FileCopy.objects.filter(file=file).select_related("volume")
+              .order_by("copy_number", "segment"))
+    requests = ArchiveRequest.objects.filter(file=file).order_by("-created_at")[:10]
+    return {
+        "file": file,
+        "cache": entry,
+        "copies": list(copies),
+        "required_copies": [n for n, _ in services.policy_copies(file.granule.collection)],
+        "complete": services.file_copies_complete(file),
+        "requests": list(requests),
+    }
+
+
+def request_queue(states=(ArchiveRequest.State.QUEUED, ArchiveRequest.State.RUNNING), kind=None):
+    qs = ArchiveRequest.objects.filter(state__in=states).select_related(
+        "file", "volume_group", "volume", "drive")
+    if kind:
+        qs = qs.filter(kind=kind)
+    return qs.order_by("priority", "created_at")
+
+
+def cancel_request(request):
+    with transaction.atomic():
+        updated = ArchiveRequest.objects.filter(
+            pk=request.pk, state=ArchiveRequest.State.QUEUED,
+        ).update(state=ArchiveRequest.State.CANCELLED, finished_at=timezone.now(),
+                 error="cancelled by an operator")
+    if not updated:
+        raise OperatorError(f"request {request.pk} is not queued; only queued work can stop")
+
+
+def pin(files, pinned=True):
+    return [services.set_pinned(f, pinned) for f in files]
+
+
+def find_file(ref):
+    """A file by id or by 'COLLECTION:GRANULE/NAME'."""
+    try:
+        if str(ref).isdigit():
+            return File.objects.select_related("granule__collection").get(pk=int(ref))
+        coll, _, rest = str(ref).partition(":")
+        granule_id, _, name = rest.rpartition("/")
+        short, _, version = coll.partition(".")
+        return File.objects.select_related("granule__collection").filter(
+            granule__collection__short_name=short, granule__collection__version=version,
+            granule__granule_id=granule_id, name=name,
+        ).latest("granule__version")
+    except File.DoesNotExist as exc:
+        raise OperatorError(f"no file {ref}; give an id or COLLECTION:GRANULE/NAME") from exc
+
+
+def volume_sparseness():
+    """Volumes ordered by dead space (used minus live), the repack candidates first."""
+    return (Volume.objects.filter(state__in=[Volume.State.FULL, Volume.State.FILLING])
+            .annotate(dead=F("end_of_data") - F("live_bytes")).order_by("-dead"))
+
+
+def install_layout(*, silos=("silo1", "silo2"), drives_per_silo=4, volumes_per_silo=8,
+                   model=None):
+    """Silos, drives and labelled scratch volumes, with a primary group in the first silo and a
+    backup group in the last (idempotent: what exists is kept)."""
+    from .models import DriveModel, Silo
+
+    spec = model or {"name": "LTO-9 (emulated)", "rate_mb_s": 400, "mount_s_min": 10,
+                     "mount_s_max": 20, "unmount_s": 15, "position_s_per_gb": 0.3,
+                     "capacity_bytes": 5 * 10**9}
+    spec = dict(spec)
+    drive_model, _ = DriveModel.objects.get_or_create(name=spec.pop("name"), defaults=spec)
+    made = []
+    for i, name in enumerate(silos):
+        silo, _ = Silo.objects.get_or_create(name=name)
+        for d in range(drives_per_silo):
+            Drive.objects.get_or_create(name=f"{name}-d{d + 1}", defaults={
+                "silo": silo, "model": drive_model})
+        have = Volume.objects.filter(silo=silo).count()
+        if have < volumes_per_silo:
+            prefix = f"{chr(ord('A') + i)}"
+            label_volumes(silo, drive_model, volumes_per_silo - have, prefix)
+        made.append(silo)
+    primary, _ = VolumeGroup.objects.get_or_create(
+        name="primary", defaults={"role": VolumeGroup.Role.PRIMARY, "silo": made[0]})
+    backup, _ = VolumeGroup.objects.get_or_create(
+        name="backup", defaults={"role": VolumeGroup.Role.BACKUP, "silo": made[-1]})
+    return primary, backup
+
+
+def set_policy(collection, groups, cache_residency_days=0):
+    """The collection's archive policy: copy N goes to groups[N-1]."""
+    from .models import ArchivePolicy, PolicyCopy
+
+    if not groups:
+        raise OperatorError("a policy needs at least one volume group")
+    with transaction.atomic():
+        policy, _ = ArchivePolicy.objects.update_or_create(
+            collection=collection, defaults={"cache_residency_days": cache_residency_days})
+        policy.copy_groups.all().delete()
+        for number, group in enumerate(groups, start=1):
+            PolicyCopy.objects.create(policy=policy, copy_number=number, volume_group=group)
+    return policy

@@ -1,0 +1,750 @@
+"""Operations of the archive tier: the RAID cache, migration to tape, recall, and their state.
+
+Interface for ingest and distribution (everything else here is the storage manager's own):
+
+- archive_granule(granule, sources) -> Admission
+    Take a registered granule's files (sources: File.pk -> path of the validated bytes,
+    usually in staging) into the cache and queue one migration per copy its policy requires.
+    Never fails for lack of cache space: it answers admitted=False and the caller tries again.
+    The granule becomes ARCHIVED, and `signals.granule_archived` is sent, once every copy is
+    written and verified.
+- make_available(files, requested_by=None, priority=USER) -> [Availability]
+    Files in the cache are ready now; the others get a recall (one per file, shared by all who
+    ask) and an estimate of when they will be.
+- open_verified(file) -> open binary file
+    A cached file whose checksum has just been checked against the catalog.
+
+State lives in the database; every step is idempotent on ids, so a message lost or delivered
+twice, or a mover killed mid-write, costs time but never data.
+"""
+import logging
+import os
+import shutil
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Q, Sum
+from django.utils import timezone
+
+from backend.catalog import checksums
+from backend.catalog.models import File, Granule
+from backend.metrics.services import record_transfer
+
+from . import cache_policy, hardware, tape
+from .models import (
+    ArchivePolicy,
+    ArchiveRequest,
+    CacheEntry,
+    Drive,
+    FileCopy,
+    Volume,
+)
+from .signals import granule_archived
+
+log = logging.getLogger(__name__)
+
+SPAN_MIN = 16 << 20      # don't start a file on a volume with less room than this: span instead
+HEADER_ROOM = 16 << 10   # room kept for a member's pax header and padding
+MAX_ATTEMPTS = 5
+
+Req = ArchiveRequest
+
+
+class ArchiveError(Exception):
+    """An archive operation that cannot proceed, with a message for operators."""
+
+
+# ---------------------------------------------------------------------------------------------
+# Paths
+
+
+def volume_path(volume):
+    return str(settings.VOLUMES_ROOT / volume.silo.name / volume.label)
+
+
+def cache_path(file):
+    granule = file.granule
+    return (settings.CACHE_ROOT / granule.collection.key / granule.granule_id
+            / f"v{granule.version}" / file.name)
+
+
+def member_name(file, segment=None):
+    granule = file.granule
+    name = f"{granule.collection.key}/{granule.granule_id}/v{granule.version}/{file.name}"
+    return name if segment is None else f"{name}.seg{segment:03d}"
+
+
+# ---------------------------------------------------------------------------------------------
+# Policy
+
+
+def policy_copies(collection):
+    """[(copy_number, volume_group)] the collection's policy requires."""
+    try:
+        policy = collection.archive_policy
+    except ArchivePolicy.DoesNotExist as exc:
+        raise ArchiveError(f"collection {collection.key} has no archive policy") from exc
+    copies = [(c.copy_number, c.volume_group) for c in policy.copy_groups.select_related(
+        "volume_group")]
+    if not copies:
+        raise ArchiveError(f"the archive policy of {collection.key} names no volume group")
+    return copies
+
+
+# ---------------------------------------------------------------------------------------------
+# The RAID cache
+
+
+@dataclass
+class CacheUsage:
+    capacity: int
+    used: int
+    dirty: int
+    clean: int
+    pinned: int
+    staging: int
+
+    @property
+    def free(self):
+        return max(0, self.capacity - self.used)
+
+
+def cache_usage():
+    sums = {state: 0 for state in CacheEntry.State.values}
+    for row in CacheEntry.objects.values("state").annotate(total=Sum("size")):
+        sums[row["state"]] = row["total"] or 0
+    return CacheUsage(
+        capacity=settings.GRANARY_CACHE_BYTES, used=sum(sums.values()),
+        dirty=sums["dirty"], clean=sums["clean"], pinned=sums["pinned"], staging=sums["staging"],
+    )
+
+
+def _watermarks():
+    return cache_policy.Watermarks(settings.GRANARY_CACHE_HIGH_WATERMARK,
+                                   settings.GRANARY_CACHE_LOW_WATERMARK)
+
+
+def _copies_verified_ids(file_ids):
+    """The files among file_ids whose every required copy is verified end to end."""
+    files = File.objects.filter(pk__in=file_ids).select_related("granule__collection")
+    return {f.pk for f in files if file_copies_complete(f)}
+
+
+def purge(incoming=0):
+    """Free cache space for `incoming` bytes by the watermark rule; returns bytes freed."""
+    usage = cache_usage()
+    need = cache_policy.bytes_to_free(usage.used, usage.capacity, incoming, _watermarks())
+    if not need:
+        return 0
+    candidates = list(CacheEntry.objects.filter(state=CacheEntry.State.CLEAN)
+                      .order_by("last_access")[:10000])
+    verified = _copies_verified_ids([c.file_id for c in candidates])
+    now = timezone.now().timestamp()
+    view = [
+        cache_policy.CachedFile(
+            file_id=c.file_id, size=c.size, last_access=c.last_access.timestamp(),
+            keep_until=c.keep_until.timestamp() if c.keep_until else None,
+            copies_verified=c.file_id in verified,
+        )
+        for c in candidates
+    ]
+    freed = 0
+    for victim in cache_policy.choose_victims(view, need, now):
+        freed += _drop_from_cache(victim.file_id)
+    return freed
+
+
+def _drop_from_cache(file_id):
+    with transaction.atomic():
+        entry = (CacheEntry.objects.select_for_update().select_related("file__granule__collection")
+                 .filter(file_id=file_id, state=CacheEntry.State.CLEAN).first())
+        if entry is None:
+            return 0
+        path = cache_path(entry.file)
+        entry.delete()
+    path.unlink(missing_ok=True)
+    return entry.size
+
+
+def reserve_cache(nbytes):
+    """True when `nbytes` more fit in the cache (purging clean files if need be)."""
+    usage = cache_usage()
+    if usage.used + nbytes <= usage.capacity * settings.GRANARY_CACHE_HIGH_WATERMARK:
+        return True
+    purge(nbytes)
+    return cache_usage().used + nbytes <= settings.GRANARY_CACHE_BYTES
+
+
+def touch(files):
+    CacheEntry.objects.filter(file__in=files).update(last_access=timezone.now())
+
+
+def set_pinned(file, pinned):
+    """Pin a cached file (it is never purged) or unpin it. A dirty file stays dirty."""
+    with transaction.atomic():
+        entry = CacheEntry.objects.select_for_update().filter(file=file).first()
+        if entry is None:
+            raise ArchiveError(f"{file.name} is not in the cache; recall it first")
+        if pinned and entry.state == CacheEntry.State.CLEAN:
+            entry.state = CacheEntry.State.PINNED
+        elif not pinned and entry.state == CacheEntry.State.PINNED:
+            entry.state = CacheEntry.State.CLEAN
+        entry.pinned = pinned
+        entry.save(update_fields=["state", "pinned"])
+    return entry
+
+
+def _place(source, target):
+    """Put bytes into the cache: a hard link on the same filesystem, a copy otherwise."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(target.name + ".incoming")
+    tmp.unlink(missing_ok=True)
+    try:
+        os.link(source, tmp)
+    except OSError:
+        shutil.copyfile(source, tmp)
+    os.replace(tmp, target)
+
+
+# ---------------------------------------------------------------------------------------------
+# Admission (the interface for ingest)
+
+
+@dataclass
+class Admission:
+    admitted: bool
+    reason: str = ""
+    migrations: int = 0
+
+
+def archive_granule(granule, sources):
+    """Take a granule's files into the cache and queue its migrations (idempotent)."""
+    copies = policy_copies(granule.collection)
+    files = list(granule.files.all())
+    missing = [f.name for f in files if f.pk not in sources and not _cached(f)]
+    if missing:
+        raise ArchiveError(f"no source for {', '.join(missing)}")
+    to_place = [f for f in files if not _cached(f)]
+    if not reserve_cache(sum(f.size for f in to_place)):
+        return Admission(False, "the cache is full; the granule waits for space")
+    placed = []
+    try:
+        for f in to_place:
+            _place(sources[f.pk], cache_path(f))
+            placed.append(f)
+        migrations = _register_in_cache(granule, files, placed, copies)
+    except Exception:
+        for f in placed:
+            cache_path(f).unlink(missing_ok=True)
+        raise
+    return Admission(True, migrations=migrations)
+
+
+def _cached(file):
+    return CacheEntry.objects.filter(file=file).exclude(state=CacheEntry.State.STAGING).exists()
+
+
+@transaction.atomic
+def _register_in_cache(granule, files, placed, copies):
+    now = timezone.now()
+    residency = granule.collection.archive_policy.cache_residency_days
+    keep_until = now + timedelta(days=residency) if residency else None
+    for f in placed:
+        CacheEntry.objects.update_or_create(file=f, defaults={
+            "state": CacheEntry.State.DIRTY, "size": f.size, "last_access": now,
+            "keep_until": keep_until,
+        })
+    created = 0
+    for f in files:
+        for copy_number, group in copies:
+            if _copy_done_or_queued(f, copy_number):
+                continue
+            Req.objects.create(
+                kind=Req.Kind.MIGRATE, priority=Req.Priority.MIGRATION, file=f,
+                copy_number=copy_number, volume_group=group, bytes_total=f.size,
+            )
+            created += 1
+    Granule.objects.filter(pk=granule.pk).update(state=Granule.State.ARCHIVING, updated_at=now)
+    if created:
+        transaction.on_commit(nudge)
+    else:
+        _complete_granule_if_archived(granule)
+    return created
+
+
+def _copy_done_or_queued(file, copy_number):
+    if Req.objects.filter(file=file, kind=Req.Kind.MIGRATE, copy_number=copy_number,
+                          state__in=[Req.State.QUEUED, Req.State.RUNNING]).exists():
+        return True
+    return copy_complete(file, copy_number)
+
+
+# ---------------------------------------------------------------------------------------------
+# Completeness
+
+
+def copy_complete(file, copy_number):
+    """Verified segments of this copy cover the whole file."""
+    covered = (FileCopy.objects.filter(file=file, copy_number=copy_number,
+                                       state=FileCopy.State.VERIFIED)
+               .aggregate(total=Sum("length"))["total"] or 0)
+    return covered >= file.size and (file.size > 0 or FileCopy.objects.filter(
+        file=file, copy_number=copy_number, state=FileCopy.State.VERIFIED).exists())
+
+
+def file_copies_complete(file):
+    return all(copy_complete(file, n) for n, _ in policy_copies(file.granule.collection))
+
+
+def _complete_granule_if_archived(granule):
+    granule = Granule.objects.select_related("collection").get(pk=granule.pk)
+    if granule.state == Granule.State.ARCHIVED:
+        return False
+    if not all(file_copies_complete(f) for f in granule.files.all()):
+        return False
+    now = timezone.now()
+    Granule.objects.filter(pk=granule.pk).update(
+        state=Granule.State.ARCHIVED, archived_at=now, updated_at=now)
+    granule.state, granule.archived_at = Granule.State.ARCHIVED, now
+    transaction.on_commit(lambda: granule_archived.send(sender=Granule, granule=granule))
+    return True
+
+
+# ---------------------------------------------------------------------------------------------
+# Recall and reading (the interface for distribution)
+
+
+@dataclass
+class Availability:
+    file_id: int
+    ready: bool
+    request_id: int | None = None
+    eta_s: float | None = None
+    error: str = ""
+
+
+def make_available(files, requested_by=None, priority=Req.Priority.USER):
+    """Ready files now; queue one shared recall for each of the others, with an estimate."""
+    out, created = [], False
+    for f in files:
+        if _cached(f):
+            touch([f])
+            out.append(Availability(f.pk, True))
+            continue
+        with transaction.atomic():
+            request = (Req.objects.select_for_update()
+                       .filter(file=f, kind=Req.Kind.RECALL,
+                               state__in=[Req.State.QUEUED, Req.State.RUNNING]).first())
+            if request is None:
+                if not FileCopy.objects.filter(file=f, state=FileCopy.State.VERIFIED).exists():
+                    out.append(Availability(f.pk, False, error="no verified copy on tape"))
+                    continue
+                request = Req.objects.create(
+                    kind=Req.Kind.RECALL, priority=priority, file=f, bytes_total=f.size,
+                    requested_by=requested_by,
+                )
+                created = True
+            elif priority < request.priority:
+                Req.objects.filter(pk=request.pk).update(priority=priority)
+        out.append(Availability(f.pk, False, request.pk, estimate_recall_s(request)))
+    if created:
+        transaction.on_commit(nudge)
+    return out
+
+
+def estimate_recall_s(request):
+    """Rough time until a recall is done: the work queued ahead of it over the online drives."""
+    drives = list(Drive.objects.exclude(state=Drive.State.OFFLINE).select_related("model"))
+    if not drives:
+        return None
+    model = drives[0].model
+    ahead = Req.objects.filter(kind=Req.Kind.RECALL, state__in=[Req.State.QUEUED,
+                                                               Req.State.RUNNING])
+    ahead = ahead.filter(Q(priority__lt=request.priority)
+                         | Q(priority=request.priority, created_at__lte=request.created_at))
+    count = ahead.count()
+    nbytes = ahead.aggregate(total=Sum("bytes_total"))["total"] or 0
+    per_mount = (model.mount_s_min + model.mount_s_max) / 2 + model.unmount_s
+    seconds = (count * per_mount / 4 + hardware.transfer_seconds(model, nbytes)) / len(drives)
+    return round(seconds + per_mount, 1)
+
+
+def open_verified(file):
+    """Open a cached file after checking its checksum against the catalog."""
+    path = cache_path(file)
+    entry = CacheEntry.objects.filter(file=file).exclude(state=CacheEntry.State.STAGING).first()
+    if entry is None or not path.exists():
+        raise ArchiveError(f"{file.name} is not in the cache")
+    digest, size = checksums.of_file(file.checksum_type, path)
+    if size != file.size or not checksums.same(file.checksum_type, digest, file.checksum):
+        raise ArchiveError(f"the cached copy of {file.name} fails its checksum")
+    touch([file])
+    return open(path, "rb")
+
+
+# ---------------------------------------------------------------------------------------------
+# Drives: mount, dismount, faults
+
+
+def mount(drive, volume):
+    """Put `volume` in `drive` (robot exchange + load), honouring injected mount faults."""
+    if drive.mounted_volume_id == volume.pk:
+        return
+    if drive.mounted_volume_id:
+        dismount(drive)
+    _set_drive(drive, state=Drive.State.MOUNTING)
+    hardware.check_fault(drive, "mount")
+    hardware.pause(volume.silo.robot_exchange_s + hardware.mount_seconds(drive.model))
+    now = timezone.now()
+    Volume.objects.filter(pk=volume.pk).update(mount_count=volume.mount_count + 1)
+    _set_drive(drive, state=Drive.State.IDLE, mounted_volume=volume, mounted_at=now,
+               last_used_at=now)
+
+
+def dismount(drive):
+    volume = drive.mounted_volume
+    if volume is None:
+        return
+    _set_drive(drive, state=Drive.State.UNLOADING)
+    hardware.pause(drive.model.unmount_s)
+    Volume.objects.filter(pk=volume.pk).update(last_dismounted_at=timezone.now())
+    _set_drive(drive, state=Drive.State.IDLE, mounted_volume=None, mounted_at=None,
+               current_rate_b_s=0)
+
+
+def _set_drive(drive, **fields):
+    for key, value in fields.items():
+        setattr(drive, key, value)
+    drive.save(update_fields=[*fields, "updated_at"])
+
+
+def drive_error(drive, error, requests=()):
+    """Count an error against the drive (varying it off at the limit) and requeue its work."""
+    drive.refresh_from_db()
+    drive.consecutive_errors += 1
+    drive.error_count += 1
+    drive.last_error = str(error)
+    fields = ["consecutive_errors", "error_count", "last_error", "state", "updated_at"]
+    drive.state = Drive.State.IDLE
+    if drive.consecutive_errors >= settings.GRANARY_DRIVE_ERROR_LIMIT:
+        drive.state = Drive.State.OFFLINE
+        drive.offline_reason = (f"varied off after {drive.consecutive_errors} consecutive "
+                                f"errors; last: {error}")
+        drive.mounted_volume = None
+        fields += ["offline_reason", "mounted_volume"]
+        log.warning("drive %s varied off: %s", drive.name, error)
+    drive.save(update_fields=fields)
+    requeue(requests, f"drive {drive.name}: {error}")
+
+
+def requeue(requests, error):
+    """Put interrupted requests back in the queue, or fail them after too many attempts."""
+    for request in requests:
+        request.refresh_from_db()
+        if request.state != Req.State.RUNNING:
+            continue
+        request.attempts += 1
+        request.error = error
+        request.drive = None
+        request.state = Req.State.FAILED if request.attempts >= MAX_ATTEMPTS else Req.State.QUEUED
+        if request.state == Req.State.FAILED:
+            request.finished_at = timezone.now()
+        request.save(update_fields=["attempts", "error", "drive", "state", "finished_at"])
+
+
+def _drive_ok(drive):
+    if drive.consecutive_errors:
+        Drive.objects.filter(pk=drive.pk).update(consecutive_errors=0)
+        drive.consecutive_errors = 0
+
+
+# ---------------------------------------------------------------------------------------------
+# Writing copies (migration)
+
+
+def claim(requests, drive):
+    """Mark queued requests as running on `drive`; returns those this caller won."""
+    ids = [r.pk for r in requests]
+    with transaction.atomic():
+        won = list(Req.objects.select_for_update(skip_locked=True)
+                   .filter(pk__in=ids, state=Req.State.QUEUED))
+        now = timezone.now()
+        Req.objects.filter(pk__in=[r.pk for r in won]).update(
+            state=Req.State.RUNNING, drive=drive, started_at=now)
+    order = {pk: i for i, pk in enumerate(ids)}
+    won = list(Req.objects.filter(pk__in=[r.pk for r in won])
+               .select_related("file__granule__collection", "volume_group"))
+    return sorted(won, key=lambda r: order[r.pk])
+
+
+def _segment_number(file, copy_number):
+    return FileCopy.objects.filter(file=file, copy_number=copy_number).exclude(
+        state=FileCopy.State.RELEASED).count()
+
+
+def write_copies(drive, volume, requests):
+    """Write migrations onto the mounted volume, verify each by reading it back, record them.
+
+    A copy is recorded (and counts) only after the volume is synced and the bytes read back
+    match. A file larger than the room left is written in part (a segment) and the rest stays
+    queued for the next volume of the group.
+    """
+    volume.refresh_from_db()
+    if volume.state not in (Volume.State.SCRATCH, Volume.State.FILLING):
+        raise ArchiveError(f"volume {volume.label} is {volume.state}, not writable")
+    _set_drive(drive, state=Drive.State.WRITING)
+    writer = tape.VolumeWriter(volume_path(volume), volume.end_of_data)
+    written, started = [], timezone.now()
+    try:
+        for request in requests:
+            f = request.file
+            room = volume.capacity_bytes - writer.end_of_data - HEADER_ROOM
+            remaining = f.size - request.bytes_done
+            length = min(remaining, max(room, 0))
+            if length < remaining and length < SPAN_MIN:
+                break  # volume is full: the rest waits for the next volume
+            hardware.check_fault(drive, "write")
+            spanning = length < f.size
+            segment = _segment_number(f, request.copy_number) if spanning or request.bytes_done \
+                else 0
+            expected = _expected_checksum(f, request.bytes_done, length, spanning)
+            headers = {
+                "granule_id": f.granule.granule_id, "collection": f.granule.collection.key,
+                "granule_version": f.granule.version, "file": f.name, "file_size": f.size,
+                "checksum_type": f.checksum_type, "checksum": expected,
+                "file_checksum": f.checksum, "copy": request.copy_number,
+                "segment": segment, "file_offset": request.bytes_done,
+            }
+            with open(cache_path(f), "rb") as source:
+                source.seek(request.bytes_done)
+                result = writer.add(member_name(f, segment if spanning else None), source,
+                                    length, f.checksum_type, headers)
+            hardware.pause(hardware.transfer_seconds(drive.model, length))
+            if not checksums.same(f.checksum_type, result.checksum, expected):
+                raise ArchiveError(f"cached {f.name} does not match its catalog checksum")
+            written.append((request, result, segment))
+        writer.close(sync=True)
+    except hardware.DriveFault as exc:
+        writer.abandon()
+        drive_error(drive, exc, requests)
+        return set()
+    except Exception:
+        writer.abandon()
+        raise
+    verified = _verify_written(volume, written)
+    done = [r for r, _, _ in written]
+    unwritten = [r for r in requests if r not in done]
+    _record_writes(drive, volume, written, verified, writer.end_of_data, unwritten, started)
+    _drive_ok(drive)
+    return verified
+
+
+def _expected_checksum(file, offset, length, spanning):
+    if not spanning:
+        return file.checksum
+    digest = checksums.hasher(file.checksum_type)
+    with open(cache_path(file), "rb") as source:
+        source.seek(offset)
+        remaining = length
+        while remaining:
+            chunk = source.read(min(tape.BLOCK, remaining))
+            digest.update(chunk)
+            remaining -= len(chunk)
+    return digest.hexdigest()
+
+
+def _verify_written(volume, written):
+    """Read back every member just written; the ids of requests whose bytes match."""
+    ok = set()
+    path = volume_path(volume)
+    for request, result, _ in written:
+        readback = tape.read(path, result.data_offset, result.length, request.file.checksum_type,
+                             drop_cache=settings.GRANARY_VERIFY_FROM_DISK)
+        if checksums.same(request.file.checksum_type, readback, result.checksum):
+            ok.add(request.pk)
+        else:
+            log.error("read-back of %s on %s failed", request.file.name, volume.label)
+    return ok
+
+
+@transaction.atomic
+def _record_writes(drive, volume, written, verified, end_of_data, unwritten, started):
+    now = timezone.now()
+    volume = Volume.objects.select_for_update().get(pk=volume.pk)
+    good_bytes = 0
+    granules = {}
+    for request, result, segment in written:
+        f = request.file
+        if request.pk not in verified:
+            request.error = "read-back checksum mismatch; will be written again"
+            request.state = Req.State.QUEUED
+            request.attempts += 1
+            request.drive = None
+            request.save(update_fields=["error", "state", "attempts", "drive"])
+            continue
+        FileCopy.objects.create(
+            file=f, copy_number=request.copy_number, segment=segment,
+            file_offset=request.bytes_done, volume=volume, position=result.position,
+            data_offset=result.data_offset, length=result.length,
+            checksum_type=f.checksum_type, checksum=result.checksum,
+            state=FileCopy.State.VERIFIED, verified_at=now,
+        )
+        good_bytes += result.length
+        request.bytes_done += result.length
+        request.error = ""
+        if request.bytes_done >= f.size:
+            request.state, request.finished_at = Req.State.DONE, now
+        else:
+            request.state, request.drive = Req.State.QUEUED, None
+        request.save(update_fields=["bytes_done", "error", "state", "finished_at", "drive"])
+        if request.state == Req.State.DONE and file_copies_complete(f):
+            CacheEntry.objects.filter(file=f, state=CacheEntry.State.DIRTY, pinned=False).update(
+                state=CacheEntry.State.CLEAN)
+            CacheEntry.objects.filter(file=f, state=CacheEntry.State.DIRTY, pinned=True).update(
+                state=CacheEntry.State.PINNED)
+            granules[f.granule_id] = f.granule
+        record_transfer("migrate", result.length, started, now, f.granule.collection)
+    volume.end_of_data = end_of_data
+    volume.live_bytes += good_bytes
+    volume.file_count += len(verified)
+    if volume.group_id is None:
+        volume.group = written[0][0].volume_group if written else None
+    if volume.state == Volume.State.SCRATCH:
+        volume.state = Volume.State.FILLING
+    if unwritten or volume.capacity_bytes - end_of_data - HEADER_ROOM < SPAN_MIN:
+        volume.state = Volume.State.FULL
+    volume.save()
+    Req.objects.filter(pk__in=[r.pk for r in unwritten], state=Req.State.RUNNING).update(
+        state=Req.State.QUEUED, drive=None)
+    _set_drive(drive, state=Drive.State.IDLE, last_used_at=now)
+    for granule in granules.values():
+        _complete_granule_if_archived(granule)
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading copies (recall, audit)
+
+
+def recall_candidates(file):
+    """[(copy_number, FileCopy of the next segment needed)] per copy that can still serve."""
+    out = []
+    copies = (FileCopy.objects.filter(file=file, state=FileCopy.State.VERIFIED)
+              .select_related("volume").order_by("copy_number", "file_offset"))
+    by_copy = {}
+    for c in copies:
+        by_copy.setdefault(c.copy_number, []).append(c)
+    for number, segments in by_copy.items():
+        if any(s.volume.state in (Volume.State.SUSPECT, Volume.State.RETIRED) for s in segments):
+            continue
+        out.append((number, segments))
+    return out
+
+
+def read_copies(drive, volume, requests):
+    """Recall files from the mounted volume into the cache; verify each against the catalog."""
+    _set_drive(drive, state=Drive.State.READING)
+    done = []
+    for request in requests:
+        f = request.file
+        try:
+            hardware.check_fault(drive, "read")
+        except hardware.DriveFault as exc:
+            drive_error(drive, exc, [r for r in requests if r not in done])
+            return done
+        segments = [s for _, segs in recall_candidates(f) for s in segs if s.volume_id == volume.pk]
+        if not segments:
+            requeue([request], f"no usable copy of {f.name} on {volume.label}")
+            continue
+        try:
+            if _recall_from(drive, volume, request, segments):
+                done.append(request)
+        except tape.VolumeError as exc:
+            _volume_suspect(volume, str(exc))
+            requeue([request], f"volume {volume.label}: {exc}")
+            return done
+    _drive_ok(drive)
+    _set_drive(drive, state=Drive.State.IDLE, last_used_at=timezone.now())
+    return done
+
+
+def _recall_from(drive, volume, request, segments):
+    f = request.file
+    if not reserve_cache(f.size):
+        requeue([request], "waiting for cache space")
+        return False
+    target = cache_path(f)
+    partial = target.with_name(target.name + ".recall")
+    partial.parent.mkdir(parents=True, exist_ok=True)
+    started = timezone.now()
+    if volume.fault == "bad":
+        raise tape.VolumeError("media error (injected)")
+    mode = "r+b" if partial.exists() and request.bytes_done else "wb"
+    with open(partial, mode) as out:
+        for segment in segments:
+            out.seek(segment.file_offset)
+            digest = tape.read(volume_path(volume), segment.data_offset, segment.length,
+                               segment.checksum_type, sink=out.write)
+            hardware.pause(hardware.transfer_seconds(drive.model, segment.length))
+            if not checksums.same(segment.checksum_type, digest, segment.checksum):
+                FileCopy.objects.filter(pk=segment.pk).update(state=FileCopy.State.BAD)
+                raise tape.VolumeError(f"checksum mismatch reading {f.name}")
+            request.bytes_done += segment.length
+        out.flush()
+        os.fsync(out.fileno())
+    if request.bytes_done < f.size:
+        Req.objects.filter(pk=request.pk).update(bytes_done=request.bytes_done,
+                                                 state=Req.State.QUEUED, drive=None)
+        return False
+    digest, size = checksums.of_file(f.checksum_type, partial)
+    if size != f.size or not checksums.same(f.checksum_type, digest, f.checksum):
+        partial.unlink(missing_ok=True)
+        raise tape.VolumeError(f"recalled {f.name} does not match its catalog checksum")
+    os.replace(partial, target)
+    now = timezone.now()
+    with transaction.atomic():
+        CacheEntry.objects.update_or_create(file=f, defaults={
+            "state": CacheEntry.State.CLEAN, "size": f.size, "last_access": now})
+        Req.objects.filter(pk=request.pk).update(
+            state=Req.State.DONE, bytes_done=f.size, finished_at=now, error="")
+        record_transfer("recall", f.size, started, now, f.granule.collection)
+    return True
+
+
+def _volume_suspect(volume, reason):
+    log.error("volume %s marked suspect: %s", volume.label, reason)
+    Volume.objects.filter(pk=volume.pk).update(state=Volume.State.SUSPECT)
+    volume.state = Volume.State.SUSPECT
+
+
+def recover_stale_work(force=False):
+    """Requeue work of movers that died: running requests whose drive lease ran out.
+
+    With force, every running request is requeued (for a restart of the whole archive).
+    """
+    now = timezone.now()
+    stale = Drive.objects.filter(Q(lease_until__lt=now) | Q(lease_until__isnull=True))
+    if force:
+        stale = Drive.objects.all()
+    running = Req.objects.filter(state=Req.State.RUNNING)
+    if not force:
+        running = running.filter(Q(drive__isnull=True) | Q(drive__in=stale))
+    requests = list(running)
+    requeue(requests, "the mover stopped before finishing; requeued")
+    for request in requests:
+        # a partial recall file may be stale: a new attempt starts it again
+        if request.kind == Req.Kind.RECALL:
+            Req.objects.filter(pk=request.pk).update(bytes_done=0)
+    busy = [Drive.State.MOUNTING, Drive.State.READING, Drive.State.WRITING,
+            Drive.State.UNLOADING]
+    stale.filter(state__in=busy).update(state=Drive.State.IDLE, lease_owner="",
+                                        lease_until=None, current_rate_b_s=0)
+    return len(requests)
+
+
+def nudge():
+    """Wake the storage manager: the broker message is only a hint, the queue is the database."""
+    from .tasks import tick
+
+    tick.delay()

@@ -1,0 +1,227 @@
+"""The movers on real files: verified copies, spanning, crashes, faults, bad media, purge."""
+import subprocess
+
+import pytest
+from django.db.models import Sum
+
+from backend.archive import services, tape
+from backend.archive.models import ArchiveRequest, CacheEntry, Drive, FileCopy, Volume
+from backend.archive.signals import granule_archived
+from backend.catalog import checksums
+from backend.catalog.models import Granule
+from tests.archive_fixtures import archived_collection, queued, small_layout, staged_granule
+
+pytestmark = pytest.mark.django_db
+
+Req = ArchiveRequest
+
+
+@pytest.fixture
+def layout(data_root, settings):
+    settings.GRANARY_CACHE_BYTES = 1 << 30
+    primary, backup, media = small_layout()
+    collection = archived_collection([primary, backup], short_name="MOD021KM", version="061")
+    return primary, backup, collection, data_root
+
+
+def drive_in(silo_name, n=1):
+    return Drive.objects.select_related("model", "silo").get(name=f"{silo_name}-d{n}")
+
+
+def scratch_in(group):
+    return Volume.objects.filter(silo=group.silo, state__in=["scratch", "filling"]).order_by(
+        "label").first()
+
+
+def migrate_group(group, drive_n=1):
+    """Serve every queued migration of `group` the way a drive would: mount, write, verify."""
+    drive = drive_in(group.silo.name, drive_n)
+    while requests := queued(volume_group=group):
+        volume = scratch_in(group)
+        services.mount(drive, volume)
+        won = services.claim(requests, drive)
+        services.write_copies(drive, volume, won)
+    return drive
+
+
+def test_granule_archived_only_when_both_copies_verified(layout):
+    primary, backup, collection, root = layout
+    granule, sources = staged_granule(collection, root / "staging", sizes=(3000, 5 << 20))
+    events = []
+    granule_archived.connect(lambda sender, granule, **kw: events.append(granule.pk), weak=False)
+
+    admission = services.archive_granule(granule, sources)
+    assert admission.admitted and admission.migrations == 4
+    assert CacheEntry.objects.filter(state="dirty").count() == 2
+    # staging keeps its bytes: the cache copy is a hard link, not the only copy
+    assert all(p.exists() for p in sources.values())
+
+    migrate_group(primary)
+    granule.refresh_from_db()
+    assert granule.state == Granule.State.ARCHIVING
+    assert CacheEntry.objects.filter(state="dirty").count() == 2
+
+    migrate_group(backup)
+    granule.refresh_from_db()
+    assert granule.state == Granule.State.ARCHIVED and granule.archived_at
+    assert CacheEntry.objects.filter(state="clean").count() == 2
+    copies = FileCopy.objects.filter(file__granule=granule, state="verified")
+    assert copies.count() == 4
+    assert {c.volume.silo.name for c in copies} == {"silo1", "silo2"}
+
+
+def test_volume_lists_with_tar_and_rebuild_data_is_in_headers(layout):
+    primary, _, collection, root = layout
+    granule, sources = staged_granule(collection, root / "staging", sizes=(1234,))
+    services.archive_granule(granule, sources)
+    migrate_group(primary)
+    copy = FileCopy.objects.get(copy_number=1)
+    path = services.volume_path(copy.volume)
+    listing = subprocess.run(["tar", "tvf", path], capture_output=True, text=True, check=True)
+    assert services.member_name(copy.file) in listing.stdout
+    member = next(m for m in tape.scan(path) if m.position == copy.position)
+    assert member.headers["granule_id"] == granule.granule_id
+    assert member.headers["collection"] == "MOD021KM.061"
+    assert member.headers["checksum"] == copy.file.checksum
+    assert member.headers["copy"] == "1"
+
+
+def test_file_larger_than_the_room_left_spans_volumes(layout):
+    primary, _, collection, root = layout
+    granule, sources = staged_granule(collection, root / "staging", sizes=(100 << 20,))
+    services.archive_granule(granule, sources)
+    migrate_group(primary)
+    segments = list(FileCopy.objects.filter(copy_number=1).order_by("segment"))
+    assert len(segments) == 2
+    assert segments[0].volume != segments[1].volume
+    assert sum(s.length for s in segments) == 100 << 20
+    assert segments[0].volume.state == Volume.State.FULL
+    assert segments[1].file_offset == segments[0].length
+
+
+def test_crash_mid_write_counts_no_copy_and_the_work_is_redone(layout):
+    """A mover killed while writing leaves bytes on the volume but no copy in the catalog."""
+    primary, _, collection, root = layout
+    granule, sources = staged_granule(collection, root / "staging", sizes=(4 << 20,))
+    services.archive_granule(granule, sources)
+    drive = drive_in("silo1")
+    volume = scratch_in(primary)
+    end_before = volume.end_of_data
+    services.mount(drive, volume)
+    won = services.claim(queued(volume_group=primary), drive)
+
+    writer = tape.VolumeWriter(services.volume_path(volume), volume.end_of_data)
+    with open(services.cache_path(won[0].file), "rb") as src:
+        writer.add("torn", src, won[0].file.size, "MD5", {})
+    writer._write(bytes(writer._buffer))
+    writer.abandon()   # the process dies here: no verify, no database update
+    assert FileCopy.objects.count() == 0
+    volume.refresh_from_db()
+    assert volume.end_of_data == end_before
+
+    services.recover_stale_work(force=True)
+    assert queued(volume_group=primary)[0].pk == won[0].pk
+    migrate_group(primary)
+    copy = FileCopy.objects.get(copy_number=1)
+    assert copy.position == end_before
+    assert "torn" not in [m.name for m in tape.scan(services.volume_path(copy.volume))]
+
+
+def test_drive_failing_writes_is_varied_off_and_work_moves(layout, settings):
+    settings.GRANARY_DRIVE_ERROR_LIMIT = 2
+    primary, _, collection, root = layout
+    granule, sources = staged_granule(collection, root / "staging", sizes=(1000,))
+    services.archive_granule(granule, sources)
+    bad = drive_in("silo1", 1)
+    bad.fault = {"write": 0}
+    bad.save()
+    volume = scratch_in(primary)
+    for _ in range(2):
+        services.mount(bad, volume)
+        won = services.claim(queued(volume_group=primary), bad)
+        assert services.write_copies(bad, volume, won) == set()
+    bad.refresh_from_db()
+    assert bad.state == Drive.State.OFFLINE
+    assert "2 consecutive errors" in bad.offline_reason
+    request = Req.objects.get(copy_number=1)
+    assert request.state == Req.State.QUEUED and request.attempts == 2
+    assert "injected write fault" in request.error
+    migrate_group(primary, drive_n=2)
+    assert FileCopy.objects.filter(copy_number=1, state="verified").count() == 1
+
+
+def test_bad_volume_is_suspect_and_recall_uses_other_copy(layout):
+    primary, backup, collection, root = layout
+    granule, sources = staged_granule(collection, root / "staging", sizes=(2 << 20,))
+    services.archive_granule(granule, sources)
+    migrate_group(primary)
+    migrate_group(backup)
+    f = granule.files.get()
+    CacheEntry.objects.filter(file=f).delete()
+    services.cache_path(f).unlink()
+
+    [availability] = services.make_available([f])
+    assert not availability.ready and availability.request_id
+    primary_volume = FileCopy.objects.get(file=f, copy_number=1).volume
+    primary_volume.fault = "bad"
+    primary_volume.save()
+
+    drive = drive_in("silo1")
+    services.mount(drive, primary_volume)
+    won = services.claim(queued(kind="recall"), drive)
+    assert services.read_copies(drive, primary_volume, won) == []
+    primary_volume.refresh_from_db()
+    assert primary_volume.state == Volume.State.SUSPECT
+    assert [c for c, _ in services.recall_candidates(f)] == [2]
+
+    backup_volume = FileCopy.objects.get(file=f, copy_number=2).volume
+    drive2 = drive_in("silo2")
+    services.mount(drive2, backup_volume)
+    won = services.claim(queued(kind="recall"), drive2)
+    assert len(services.read_copies(drive2, backup_volume, won)) == 1
+    digest, size = checksums.of_file("MD5", services.cache_path(f))
+    assert (digest, size) == (f.checksum, f.size)
+    assert services.make_available([f])[0].ready
+
+
+def test_purge_never_removes_a_file_lacking_a_verified_copy(layout, settings):
+    primary, backup, collection, root = layout
+    settings.GRANARY_CACHE_BYTES = 10 << 20
+    archived, sources = staged_granule(collection, root / "staging", sizes=(3 << 20,))
+    services.archive_granule(archived, sources)
+    migrate_group(primary)
+    migrate_group(backup)
+    half, sources = staged_granule(collection, root / "staging", sizes=(3 << 20,))
+    services.archive_granule(half, sources)
+    migrate_group(primary)  # only copy 1 of 2: clean would be wrong, purge must not touch it
+
+    services.purge(incoming=9 << 20)
+    assert not CacheEntry.objects.filter(file__granule=archived).exists()
+    assert not services.cache_path(archived.files.get()).exists()
+    half_entry = CacheEntry.objects.get(file__granule=half)
+    assert half_entry.state == "dirty" and services.cache_path(half.files.get()).exists()
+
+
+def test_full_cache_makes_admission_wait_not_fail(layout, settings):
+    primary, backup, collection, root = layout
+    settings.GRANARY_CACHE_BYTES = 4 << 20
+    first, sources = staged_granule(collection, root / "staging", sizes=(3 << 20,))
+    assert services.archive_granule(first, sources).admitted
+    second, sources2 = staged_granule(collection, root / "staging", sizes=(3 << 20,))
+    admission = services.archive_granule(second, sources2)
+    assert not admission.admitted and "cache is full" in admission.reason
+    second.refresh_from_db()
+    assert second.state == Granule.State.REGISTERED
+    migrate_group(primary)
+    migrate_group(backup)
+    assert services.archive_granule(second, sources2).admitted
+
+
+def test_archive_granule_twice_queues_nothing_new(layout):
+    primary, _, collection, root = layout
+    granule, sources = staged_granule(collection, root / "staging", sizes=(10,))
+    services.archive_granule(granule, sources)
+    again = services.archive_granule(granule, sources)
+    assert again.admitted and again.migrations == 0
+    assert Req.objects.filter(kind="migrate").count() == 2
+    assert CacheEntry.objects.aggregate(total=Sum("size"))["total"] == 10
