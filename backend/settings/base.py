@@ -36,6 +36,17 @@ OUTBOX_ROOT = DATA_ROOT / "outbox"
 GRANARY_DAILY_INGEST_TB = float(env("GRANARY_DAILY_INGEST_TB", "1.0"))
 GRANARY_DAILY_DISTRIBUTION_TB = float(env("GRANARY_DAILY_DISTRIBUTION_TB", "2.0"))
 
+# Archive tier. Emulated drive delays are multiplied by the time scale: 0 = none (tests,
+# benchmarks), 1 = real time.
+GRANARY_TIME_SCALE = float(env("GRANARY_TIME_SCALE", "0"))
+GRANARY_CACHE_BYTES = int(float(env("GRANARY_CACHE_GB", "64")) * 2**30)
+GRANARY_CACHE_HIGH_WATERMARK = float(env("GRANARY_CACHE_HIGH_WATERMARK", "0.8"))
+GRANARY_CACHE_LOW_WATERMARK = float(env("GRANARY_CACHE_LOW_WATERMARK", "0.4"))
+GRANARY_DRIVE_ERROR_LIMIT = int(env("GRANARY_DRIVE_ERROR_LIMIT", "3"))
+GRANARY_DRIVE_LEASE_S = int(env("GRANARY_DRIVE_LEASE_S", "600"))
+# Read-back verification reads the disk, not the page cache, unless this is off.
+GRANARY_VERIFY_FROM_DISK = env_bool("GRANARY_VERIFY_FROM_DISK", True)
+
 INSTALLED_APPS = [
     "django.contrib.admin",
     "django.contrib.auth",
