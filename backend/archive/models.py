@@ -121,6 +121,8 @@ class Drive(models.Model):
         Volume, null=True, blank=True, on_delete=models.SET_NULL, related_name="drive",
     )
     mounted_at = models.DateTimeField(null=True, blank=True)
+    mode = models.CharField(max_length=5, blank=True, help_text="read or write: the mount's use")
+    head_position = models.BigIntegerField(default=0)
     last_used_at = models.DateTimeField(null=True, blank=True)
     consecutive_errors = models.PositiveIntegerField(default=0)
     error_count = models.PositiveIntegerField(default=0)

@@ -465,8 +465,8 @@ def _drive_ok(drive):
 
 
 def claim(requests, drive):
-    """Mark queued requests as running on `drive`; returns those this caller won."""
-    ids = [r.pk for r in requests]
+    """Mark queued requests (objects or ids) as running on `drive`; returns those won, in order."""
+    ids = [getattr(r, "pk", r) for r in requests]
     with transaction.atomic():
         won = list(Req.objects.select_for_update(skip_locked=True)
                    .filter(pk__in=ids, state=Req.State.QUEUED))
@@ -741,6 +741,180 @@ def recover_stale_work(force=False):
     stale.filter(state__in=busy).update(state=Drive.State.IDLE, lease_owner="",
                                         lease_until=None, current_rate_b_s=0)
     return len(requests)
+
+
+# ---------------------------------------------------------------------------------------------
+# The storage manager: idle drives pull work through the scheduler
+
+
+def scheduler_config(model):
+    from .scheduler import SchedulerConfig
+
+    return SchedulerConfig.for_drive(
+        model.rate_mb_s, model.capacity_bytes / 1e9, (model.mount_s_min + model.mount_s_max) / 2,
+        model.unmount_s,
+        write_max_wait_s=settings.GRANARY_WRITE_MAX_WAIT_S,
+        read_max_wait_s=settings.GRANARY_READ_MAX_WAIT_S,
+        dismount_delay_s=settings.GRANARY_DISMOUNT_DELAY_S,
+        remount_delay_s=settings.GRANARY_REMOUNT_DELAY_S,
+        remount_override_age_s=max(settings.GRANARY_READ_MAX_WAIT_S * 4, 60.0),
+        span_min_bytes=SPAN_MIN,
+    )
+
+
+_KLASS = {Req.Priority.OPERATOR: "operator", Req.Priority.USER: "user",
+          Req.Priority.MIGRATION: "migration", Req.Priority.BACKGROUND: "audit"}
+SNAPSHOT_LIMIT = 20000
+
+
+def snapshot(drive_id, now=None):
+    """The scheduler's view of the archive, read from the database."""
+    from . import scheduler as s
+
+    now = now if now is not None else timezone.now().timestamp()
+    drives = list(Drive.objects.select_related("silo", "mounted_volume"))
+    volumes = {
+        v.label: s.Volume(v.label, v.silo.name, v.group.name if v.group else None, v.state,
+                          v.capacity_bytes, v.end_of_data,
+                          v.last_dismounted_at.timestamp() if v.last_dismounted_at else None)
+        for v in Volume.objects.exclude(state=Volume.State.RETIRED).select_related("silo", "group")
+    }
+    queue = list(Req.objects.filter(state=Req.State.QUEUED, kind__in=[Req.Kind.MIGRATE,
+                                                                      Req.Kind.RECALL])
+                 .select_related("volume_group__silo").order_by("priority", "created_at")
+                 [:SNAPSHOT_LIMIT])
+    recall_files = [r.file_id for r in queue if r.kind == Req.Kind.RECALL]
+    segments = {}
+    for c in (FileCopy.objects.filter(file_id__in=recall_files, state=FileCopy.State.VERIFIED)
+              .select_related("volume").order_by("copy_number", "file_offset")):
+        segments.setdefault(c.file_id, []).append(c)
+    requests = []
+    for r in queue:
+        klass = _KLASS[r.priority]
+        if r.kind == Req.Kind.MIGRATE:
+            group = r.volume_group
+            requests.append(s.Request(r.pk, s.WRITE, klass, r.created_at.timestamp(),
+                                      group=group.name, size=r.bytes_total - r.bytes_done,
+                                      silo=group.silo.name if group.silo else None))
+        else:
+            copies = tuple(
+                s.Copy(c.volume.label, c.data_offset, c.length)
+                for c in segments.get(r.file_id, ())
+                if c.file_offset + c.length > r.bytes_done
+                and c.file_offset <= r.bytes_done
+            )
+            requests.append(s.Request(r.pk, s.READ, klass, r.created_at.timestamp(),
+                                      copies=copies, size=r.bytes_total))
+    usage = cache_usage()
+    cache_full = usage.used >= usage.capacity * settings.GRANARY_CACHE_HIGH_WATERMARK and not (
+        CacheEntry.objects.filter(state=CacheEntry.State.CLEAN).exists())
+    return s.Snapshot(
+        drive=str(drive_id),
+        drives=[s.Drive(str(d.pk), d.silo.name, str(d.model_id), d.state,
+                        d.mounted_volume.label if d.mounted_volume else None, d.mode or None,
+                        d.head_position, d.mounted_at.timestamp() if d.mounted_at else None,
+                        d.last_used_at.timestamp() if d.last_used_at else None)
+                for d in drives],
+        volumes=volumes, requests=requests, now=now, cache_full=cache_full,
+    )
+
+
+def _acquire_lease(drive_id, owner):
+    now = timezone.now()
+    return Drive.objects.filter(pk=drive_id).exclude(state=Drive.State.OFFLINE).filter(
+        Q(lease_until__isnull=True) | Q(lease_until__lt=now) | Q(lease_owner=owner),
+    ).update(lease_owner=owner,
+             lease_until=now + timedelta(seconds=settings.GRANARY_DRIVE_LEASE_S)) == 1
+
+
+def _release_lease(drive_id, owner):
+    Drive.objects.filter(pk=drive_id, lease_owner=owner).update(lease_owner="", lease_until=None)
+
+
+def step(drive, owner=None):
+    """One scheduler decision for an idle drive, carried out. Returns the decision."""
+    from . import scheduler
+
+    policy = scheduler.POLICIES[settings.GRANARY_SCHEDULER]
+    decision = policy(snapshot(drive.pk), scheduler_config(drive.model))
+    if decision.action == scheduler.WAIT:
+        return decision
+    if decision.action == scheduler.DISMOUNT:
+        dismount(drive)
+        return decision
+    volume = Volume.objects.select_related("silo").get(label=decision.volume)
+    if decision.action == scheduler.MOUNT:
+        try:
+            mount(drive, volume)
+        except hardware.DriveFault as exc:
+            drive_error(drive, exc)
+            return decision
+    _set_drive(drive, mode=decision.mode)
+    won = claim([s.request for s in decision.serve], drive)
+    if not won:
+        return decision
+    if decision.mode == scheduler.WRITE:
+        write_copies(drive, volume, won)
+    else:
+        read_copies(drive, volume, won)
+        last = decision.serve[-1]
+        Drive.objects.filter(pk=drive.pk).update(head_position=last.position + last.length)
+    if owner:
+        _acquire_lease(drive.pk, owner)
+    return decision
+
+
+def run_drive(drive_id, max_steps=200):
+    """Work one drive until the scheduler says wait (a Celery task per drive, leased)."""
+    import uuid
+
+    from . import scheduler
+
+    owner = uuid.uuid4().hex
+    if not _acquire_lease(drive_id, owner):
+        return 0
+    steps = 0
+    try:
+        while steps < max_steps:
+            drive = Drive.objects.select_related("model", "silo", "mounted_volume").get(
+                pk=drive_id)
+            if drive.state == Drive.State.OFFLINE:
+                break
+            decision = step(drive, owner)
+            if decision.action == scheduler.WAIT:
+                break
+            steps += 1
+    finally:
+        _release_lease(drive_id, owner)
+    return steps
+
+
+def run_until_idle(max_rounds=10000):
+    """Run every drive in this process until none has anything to do now (tests, CLI, bench)."""
+    total = 0
+    for _ in range(max_rounds):
+        done = sum(run_drive(d) for d in Drive.objects.exclude(
+            state=Drive.State.OFFLINE).values_list("pk", flat=True))
+        total += done
+        if not done:
+            break
+    return total
+
+
+def tick():
+    """Beat and nudges: recover dead movers' work, then start every free drive."""
+    from .tasks import run_drive as run_drive_task
+
+    recover_stale_work()
+    if not Req.objects.filter(state=Req.State.QUEUED).exists() and not Drive.objects.filter(
+            mounted_volume__isnull=False).exists():
+        return 0
+    now = timezone.now()
+    free = Drive.objects.exclude(state=Drive.State.OFFLINE).filter(
+        Q(lease_until__isnull=True) | Q(lease_until__lt=now)).values_list("pk", flat=True)
+    for drive_id in free:
+        run_drive_task.delay(drive_id)
+    return len(free)
 
 
 def nudge():

@@ -44,6 +44,12 @@ GRANARY_CACHE_HIGH_WATERMARK = float(env("GRANARY_CACHE_HIGH_WATERMARK", "0.8"))
 GRANARY_CACHE_LOW_WATERMARK = float(env("GRANARY_CACHE_LOW_WATERMARK", "0.4"))
 GRANARY_DRIVE_ERROR_LIMIT = int(env("GRANARY_DRIVE_ERROR_LIMIT", "3"))
 GRANARY_DRIVE_LEASE_S = int(env("GRANARY_DRIVE_LEASE_S", "600"))
+# The drive scheduler: smart or fifo, and the waits that trade latency for fewer mounts.
+GRANARY_SCHEDULER = env("GRANARY_SCHEDULER", "smart")
+GRANARY_WRITE_MAX_WAIT_S = float(env("GRANARY_WRITE_MAX_WAIT_S", "30"))
+GRANARY_READ_MAX_WAIT_S = float(env("GRANARY_READ_MAX_WAIT_S", "5"))
+GRANARY_DISMOUNT_DELAY_S = float(env("GRANARY_DISMOUNT_DELAY_S", "60"))
+GRANARY_REMOUNT_DELAY_S = float(env("GRANARY_REMOUNT_DELAY_S", "300"))
 # Read-back verification reads the disk, not the page cache, unless this is off.
 GRANARY_VERIFY_FROM_DISK = env_bool("GRANARY_VERIFY_FROM_DISK", True)
 
@@ -199,4 +205,5 @@ EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", False)
 CELERY_BEAT_SCHEDULE_FILENAME = str(DATA_ROOT / "celerybeat-schedule")
 CELERY_BEAT_SCHEDULE = {
     "queue-heartbeats": {"task": "backend.metrics.send_heartbeats", "schedule": 60.0},
+    "archive-tick": {"task": "backend.archive.tick", "schedule": 10.0},
 }
