@@ -54,3 +54,27 @@ def temporal_q(start=None, end=None):
     if end is not None:
         q &= Q(temporal_start__lte=end)
     return q
+
+
+def register_granule(collection, granule_id, *, start, end, bbox=None, attributes=None,
+                     files=(), version=1, replaces=None):
+    """Create a granule in REGISTERED state with its files (dicts: name, role, size,
+    checksum_type, checksum). Validation of the bytes happens before this, in ingest."""
+    from django.db import transaction
+
+    from .models import File
+
+    box = bbox.as_list() if bbox is not None else [None] * 4
+    with transaction.atomic():
+        granule = Granule.objects.create(
+            collection=collection, granule_id=granule_id, version=version, replaces=replaces,
+            temporal_start=start, temporal_end=end, west=box[0], south=box[1], east=box[2],
+            north=box[3], attributes=attributes or {},
+            total_size=sum(int(f["size"]) for f in files),
+        )
+        File.objects.bulk_create([
+            File(granule=granule, name=f["name"], role=f.get("role", File.Role.DATA),
+                 size=int(f["size"]), checksum_type=f["checksum_type"], checksum=f["checksum"])
+            for f in files
+        ])
+    return granule

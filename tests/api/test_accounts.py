@@ -4,6 +4,7 @@ from django.core.management import CommandError, call_command
 from rest_framework.test import APIClient
 
 from backend.accounts.models import Provider
+from backend.archive import services
 from tests.factories import CollectionFactory
 
 pytestmark = pytest.mark.django_db
@@ -52,12 +53,19 @@ def test_token_endpoint_needs_a_login(api):
     assert api.post("/api/v1/auth/token/").status_code in (401, 403)
 
 
-def test_seed_demo_is_idempotent_and_prints_logins(capsys):
-    call_command("seed_demo")
-    call_command("seed_demo")
+def test_seed_demo_is_idempotent_and_its_granules_reach_the_archive(capsys, data_root,
+                                                                     settings):
+    settings.GRANARY_WRITE_MAX_WAIT_S = 0
+    call_command("seed_demo", "--granules", "3")
+    call_command("seed_demo", "--granules", "3")
     out = capsys.readouterr().out
     assert "operator   granary-operator" in out
+    assert out.count("9 demo granules delivered") == 1
+    services.run_until_idle()
     client = APIClient()
-    keys = [c["key"] for c in client.get("/api/v1/collections/").json()["results"]]
-    assert {"MOD021KM.061", "MOD10C1.061", "GHRSST_OISST_L4.2.1"} <= set(keys)
-    assert "AIRS2RET_NRT.7.0" not in keys
+    collections = {c["key"]: c for c in client.get("/api/v1/collections/").json()["results"]}
+    assert {"MOD021KM.061", "MOD10C1.061", "GHRSST_OISST_L4.2.1"} <= set(collections)
+    assert "AIRS2RET_NRT.7.0" not in collections
+    assert collections["MOD021KM.061"]["granule_count"] == 3
+    granules = client.get("/api/v1/granules/?collection=MOD10C1.061").json()["results"]
+    assert len(granules) == 3 and all(g["state"] == "archived" for g in granules)
