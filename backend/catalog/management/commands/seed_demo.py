@@ -5,8 +5,8 @@ from django.db import transaction
 
 from backend.accounts.services import create_user
 from backend.archive import operations
-from backend.catalog.demo_granules import deliver_demo_granules
 from backend.catalog.demo import DEMO_COLLECTIONS, DEMO_PROVIDERS, DEMO_USERS
+from backend.catalog.demo_granules import deliver_demo_granules
 from backend.catalog.models import Collection
 
 
