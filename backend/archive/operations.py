@@ -200,3 +200,58 @@ def set_policy(collection, groups, cache_residency_days=0):
         for number, group in enumerate(groups, start=1):
             PolicyCopy.objects.create(policy=policy, copy_number=number, volume_group=group)
     return policy
+
+
+def start_repack(volume, requested_by=None):
+    """Repack a volume: copy its live files to other volumes of its group, then recycle it.
+
+    Crash-safe: each old copy is released only in the transaction that records its verified
+    replacement, and the volume is recycled only when nothing on it is live.
+    """
+    with transaction.atomic():
+        volume = Volume.objects.select_for_update().get(pk=volume.pk)
+        if volume.state not in (Volume.State.FILLING, Volume.State.FULL, Volume.State.READ_ONLY):
+            raise OperatorError(f"volume {volume.label} is {volume.state}; only filling, full or "
+                                "read-only volumes can be repacked")
+        if volume.group is None:
+            raise OperatorError(f"volume {volume.label} belongs to no volume group")
+        if ArchiveRequest.objects.filter(kind=ArchiveRequest.Kind.REPACK, volume=volume, state__in=[
+                ArchiveRequest.State.QUEUED, ArchiveRequest.State.RUNNING]).exists():
+            raise OperatorError(f"volume {volume.label} is already being repacked")
+        volume.state = Volume.State.READ_ONLY
+        volume.save(update_fields=["state"])
+        request = ArchiveRequest.objects.create(
+            kind=ArchiveRequest.Kind.REPACK, priority=ArchiveRequest.Priority.BACKGROUND,
+            volume=volume, bytes_total=volume.live_bytes, requested_by=requested_by,
+        )
+        transaction.on_commit(services.nudge)
+    return request
+
+
+def start_audit(volume=None, sample=None, requested_by=None):
+    """Queue a fixity audit of every copy on a volume, or of a random sample of all copies."""
+    copies = FileCopy.objects.filter(state=FileCopy.State.VERIFIED)
+    if volume is not None:
+        copies = copies.filter(volume=volume)
+    elif not sample:
+        raise OperatorError("name a volume or a sample size")
+    if sample:
+        copies = copies.order_by("?")[:sample]
+    pending = set(ArchiveRequest.objects.filter(
+        kind=ArchiveRequest.Kind.AUDIT,
+        state__in=[ArchiveRequest.State.QUEUED, ArchiveRequest.State.RUNNING],
+    ).values_list("file_id", "copy_number", "volume_id"))
+    created = []
+    with transaction.atomic():
+        for c in copies:
+            if (c.file_id, c.copy_number, c.volume_id) in pending:
+                continue
+            pending.add((c.file_id, c.copy_number, c.volume_id))
+            created.append(ArchiveRequest(
+                kind=ArchiveRequest.Kind.AUDIT, priority=ArchiveRequest.Priority.BACKGROUND,
+                file_id=c.file_id, copy_number=c.copy_number, volume_id=c.volume_id,
+                bytes_total=c.length, requested_by=requested_by,
+            ))
+        ArchiveRequest.objects.bulk_create(created)
+        transaction.on_commit(services.nudge)
+    return len(created)

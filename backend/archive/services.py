@@ -25,7 +25,7 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Q, Sum
+from django.db.models import F, Q, Sum
 from django.utils import timezone
 
 from backend.catalog import checksums
@@ -507,8 +507,8 @@ def write_copies(drive, volume, requests):
                 break  # volume is full: the rest waits for the next volume
             hardware.check_fault(drive, "write")
             spanning = length < f.size
-            segment = _segment_number(f, request.copy_number) if spanning or request.bytes_done \
-                else 0
+            renumber = spanning or request.bytes_done or _segment_number(f, request.copy_number)
+            segment = _segment_number(f, request.copy_number) if renumber else 0
             expected = _expected_checksum(f, request.bytes_done, length, spanning)
             headers = {
                 "granule_id": f.granule.granule_id, "collection": f.granule.collection.key,
@@ -539,6 +539,21 @@ def write_copies(drive, volume, requests):
     _record_writes(drive, volume, written, verified, writer.end_of_data, unwritten, started)
     _drive_ok(drive)
     return verified
+
+
+def _release_replaced(request):
+    """A new copy is verified: release the bad segments of that copy and, for a repack, the
+    old segments on the volume being emptied. Runs in the transaction that records the copy."""
+    old = FileCopy.objects.filter(file=request.file, copy_number=request.copy_number)
+    old = old.filter(Q(state=FileCopy.State.BAD) | Q(volume_id=request.volume_id,
+                                                   state=FileCopy.State.VERIFIED))
+    if request.volume_id is None:
+        old = old.filter(state=FileCopy.State.BAD)
+    for segment in old.select_related("volume"):
+        if segment.state == FileCopy.State.VERIFIED:
+            Volume.objects.filter(pk=segment.volume_id).update(
+                live_bytes=F("live_bytes") - segment.length, file_count=F("file_count") - 1)
+    old.update(state=FileCopy.State.RELEASED)
 
 
 def _expected_checksum(file, offset, length, spanning):
@@ -599,6 +614,8 @@ def _record_writes(drive, volume, written, verified, end_of_data, unwritten, sta
         else:
             request.state, request.drive = Req.State.QUEUED, None
         request.save(update_fields=["bytes_done", "error", "state", "finished_at", "drive"])
+        if request.state == Req.State.DONE:
+            _release_replaced(request)
         if request.state == Req.State.DONE and file_copies_complete(f):
             CacheEntry.objects.filter(file=f, state=CacheEntry.State.DIRTY, pinned=False).update(
                 state=CacheEntry.State.CLEAN)
@@ -653,6 +670,10 @@ def read_copies(drive, volume, requests):
         except hardware.DriveFault as exc:
             drive_error(drive, exc, [r for r in requests if r not in done])
             return done
+        if request.kind == Req.Kind.AUDIT:
+            _audit(drive, volume, request)
+            done.append(request)
+            continue
         segments = [s for _, segs in recall_candidates(f) for s in segs if s.volume_id == volume.pk]
         if not segments:
             requeue([request], f"no usable copy of {f.name} on {volume.label}")
@@ -712,6 +733,32 @@ def _recall_from(drive, volume, request, segments):
     return True
 
 
+def _audit(drive, volume, request):
+    """Re-read one copy's segments on this volume and check them; a bad one is marked for repair."""
+    segments = FileCopy.objects.filter(file=request.file, copy_number=request.copy_number,
+                                       volume=volume, state=FileCopy.State.VERIFIED)
+    now, bad = timezone.now(), []
+    for segment in segments:
+        try:
+            if volume.fault == "bad":
+                raise tape.VolumeError("media error (injected)")
+            digest = tape.read(volume_path(volume), segment.data_offset, segment.length,
+                               segment.checksum_type)
+            hardware.pause(hardware.transfer_seconds(drive.model, segment.length))
+            ok = checksums.same(segment.checksum_type, digest, segment.checksum)
+        except tape.VolumeError as exc:
+            ok, digest = False, str(exc)
+        if ok:
+            FileCopy.objects.filter(pk=segment.pk).update(verified_at=now)
+        else:
+            FileCopy.objects.filter(pk=segment.pk).update(state=FileCopy.State.BAD)
+            bad.append(segment)
+    error = f"bad copy on {volume.label}; repair queued" if bad else ""
+    Req.objects.filter(pk=request.pk).update(
+        state=Req.State.DONE, bytes_done=request.bytes_total, finished_at=now, error=error)
+    return not bad
+
+
 def _volume_suspect(volume, reason):
     log.error("volume %s marked suspect: %s", volume.label, reason)
     Volume.objects.filter(pk=volume.pk).update(state=Volume.State.SUSPECT)
@@ -755,6 +802,7 @@ def scheduler_config(model):
         model.unmount_s,
         write_max_wait_s=settings.GRANARY_WRITE_MAX_WAIT_S,
         read_max_wait_s=settings.GRANARY_READ_MAX_WAIT_S,
+        read_idle_wait_s=settings.GRANARY_READ_MAX_WAIT_S,
         dismount_delay_s=settings.GRANARY_DISMOUNT_DELAY_S,
         remount_delay_s=settings.GRANARY_REMOUNT_DELAY_S,
         remount_override_age_s=max(settings.GRANARY_READ_MAX_WAIT_S * 4, 60.0),
@@ -779,11 +827,11 @@ def snapshot(drive_id, now=None):
                           v.last_dismounted_at.timestamp() if v.last_dismounted_at else None)
         for v in Volume.objects.exclude(state=Volume.State.RETIRED).select_related("silo", "group")
     }
-    queue = list(Req.objects.filter(state=Req.State.QUEUED, kind__in=[Req.Kind.MIGRATE,
-                                                                      Req.Kind.RECALL])
+    queue = list(Req.objects.filter(state=Req.State.QUEUED, kind__in=[
+        Req.Kind.MIGRATE, Req.Kind.RECALL, Req.Kind.AUDIT])
                  .select_related("volume_group__silo").order_by("priority", "created_at")
                  [:SNAPSHOT_LIMIT])
-    recall_files = [r.file_id for r in queue if r.kind == Req.Kind.RECALL]
+    recall_files = [r.file_id for r in queue if r.kind != Req.Kind.MIGRATE]
     segments = {}
     for c in (FileCopy.objects.filter(file_id__in=recall_files, state=FileCopy.State.VERIFIED)
               .select_related("volume").order_by("copy_number", "file_offset")):
@@ -796,6 +844,12 @@ def snapshot(drive_id, now=None):
             requests.append(s.Request(r.pk, s.WRITE, klass, r.created_at.timestamp(),
                                       group=group.name, size=r.bytes_total - r.bytes_done,
                                       silo=group.silo.name if group.silo else None))
+        elif r.kind == Req.Kind.AUDIT:
+            copies = tuple(s.Copy(c.volume.label, c.data_offset, c.length)
+                           for c in segments.get(r.file_id, ())
+                           if c.copy_number == r.copy_number and c.volume_id == r.volume_id)
+            requests.append(s.Request(r.pk, s.READ, "audit", r.created_at.timestamp(),
+                                      copies=copies, size=r.bytes_total))
         else:
             copies = tuple(
                 s.Copy(c.volume.label, c.data_offset, c.length)
@@ -893,6 +947,7 @@ def run_until_idle(max_rounds=10000):
     """Run every drive in this process until none has anything to do now (tests, CLI, bench)."""
     total = 0
     for _ in range(max_rounds):
+        advance_background()
         done = sum(run_drive(d) for d in Drive.objects.exclude(
             state=Drive.State.OFFLINE).values_list("pk", flat=True))
         total += done
@@ -906,6 +961,7 @@ def tick():
     from .tasks import run_drive as run_drive_task
 
     recover_stale_work()
+    advance_background()
     if not Req.objects.filter(state=Req.State.QUEUED).exists() and not Drive.objects.filter(
             mounted_volume__isnull=False).exists():
         return 0
@@ -915,6 +971,66 @@ def tick():
     for drive_id in free:
         run_drive_task.delay(drive_id)
     return len(free)
+
+
+# ---------------------------------------------------------------------------------------------
+# Background work that needs bytes in the cache first: repack and repair
+
+
+def _pending(file, kind, copy_number=None):
+    qs = Req.objects.filter(file=file, kind=kind, state__in=[Req.State.QUEUED, Req.State.RUNNING])
+    if copy_number is not None:
+        qs = qs.filter(copy_number=copy_number)
+    return qs.exists()
+
+
+def _rewrite(file, copy_number, group, replacing=None):
+    """Queue a new copy `copy_number` of a file, recalling it into the cache first if need be."""
+    if _pending(file, Req.Kind.MIGRATE, copy_number):
+        return
+    if not _cached(file):
+        if not _pending(file, Req.Kind.RECALL):
+            make_available([file], priority=Req.Priority.BACKGROUND)
+        return
+    touch([file])
+    Req.objects.create(kind=Req.Kind.MIGRATE, priority=Req.Priority.BACKGROUND, file=file,
+                       copy_number=copy_number, volume_group=group, volume=replacing,
+                       bytes_total=file.size)
+
+
+def advance_background():
+    """Move repacks and repairs one step on: recall what they need, queue the new copies, and
+    recycle a repacked volume once nothing on it is live."""
+    for repack in Req.objects.filter(kind=Req.Kind.REPACK, state__in=[
+            Req.State.QUEUED, Req.State.RUNNING]).select_related("volume__group"):
+        volume = repack.volume
+        live = FileCopy.objects.filter(volume=volume, state=FileCopy.State.VERIFIED)
+        moved = repack.bytes_total - (live.aggregate(total=Sum("length"))["total"] or 0)
+        if not live.exists():
+            _recycle(volume)
+            Req.objects.filter(pk=repack.pk).update(state=Req.State.DONE, bytes_done=moved,
+                                                    finished_at=timezone.now())
+            continue
+        Req.objects.filter(pk=repack.pk).update(state=Req.State.RUNNING, bytes_done=moved)
+        for segment in live.select_related("file__granule__collection"):
+            _rewrite(segment.file, segment.copy_number, volume.group, replacing=volume)
+    bad = (FileCopy.objects.filter(state=FileCopy.State.BAD)
+           .select_related("file__granule__collection"))
+    for segment in bad:
+        f = segment.file
+        if copy_complete(f, segment.copy_number):
+            continue
+        group = dict(policy_copies(f.granule.collection)).get(segment.copy_number)
+        if group is not None:
+            _rewrite(f, segment.copy_number, group)
+
+
+def _recycle(volume):
+    """Return an emptied volume to scratch: relabelled, no group, nothing live."""
+    end = tape.label(volume_path(volume), volume.label, {"silo": volume.silo.name,
+                                                         "recycled": timezone.now().isoformat()})
+    Volume.objects.filter(pk=volume.pk).update(
+        state=Volume.State.SCRATCH, group=None, end_of_data=end, live_bytes=0, file_count=0)
 
 
 def nudge():

@@ -1,7 +1,7 @@
 """The storage manager: drives pull work through the scheduler, from admission to ARCHIVED."""
 import pytest
 
-from backend.archive import services
+from backend.archive import operations, services, tape
 from backend.archive.models import ArchiveRequest, CacheEntry, Drive, FileCopy, Volume
 from backend.catalog import checksums
 from backend.catalog.models import Granule
@@ -91,3 +91,81 @@ def test_offline_drive_gets_no_work(archive):
     services.run_until_idle()
     granule.refresh_from_db()
     assert granule.state == Granule.State.ARCHIVED
+
+
+def _archive_some(collection, root, n=3, size=300000):
+    granules = [staged_granule(collection, root / "staging", sizes=(size,)) for _ in range(n)]
+    for granule, sources in granules:
+        services.archive_granule(granule, sources)
+    services.run_until_idle()
+    return [g for g, _ in granules]
+
+
+def test_repack_moves_live_copies_then_recycles_the_volume(archive):
+    collection, root = archive
+    granules = _archive_some(collection, root)
+    old = Volume.objects.get(label="A00001")
+    assert old.file_count == 3
+    CacheEntry.objects.all().delete()   # the repack must recall what it moves
+
+    repack = operations.start_repack(old)
+    old.refresh_from_db()
+    assert old.state == Volume.State.READ_ONLY
+    services.advance_background()       # queues recalls; nothing released yet
+    assert FileCopy.objects.filter(volume=old, state="verified").count() == 3
+
+    services.run_until_idle()
+    old.refresh_from_db()
+    repack.refresh_from_db()
+    assert repack.state == "done" and repack.bytes_done == repack.bytes_total
+    assert old.state == Volume.State.SCRATCH and old.group is None and old.live_bytes == 0
+    assert [m.name for m in tape.scan(services.volume_path(old))] == [tape.LABEL_NAME]
+    for granule in granules:
+        f = granule.files.get()
+        [copy1] = FileCopy.objects.filter(file=f, copy_number=1, state="verified")
+        assert copy1.volume.label != "A00001" and copy1.volume.group.name == "primary"
+        assert tape.read(services.volume_path(copy1.volume), copy1.data_offset, copy1.length,
+                         "MD5") == f.checksum
+    assert not FileCopy.objects.filter(volume=old).exclude(state="released").exists()
+
+
+def test_repack_refuses_a_scratch_volume(archive):
+    with pytest.raises(operations.OperatorError, match="only filling, full or read-only"):
+        operations.start_repack(Volume.objects.get(label="A00004"))
+
+
+def test_audit_finds_a_corrupt_copy_and_repairs_it_from_the_good_one(archive):
+    collection, root = archive
+    [granule] = _archive_some(collection, root, n=1)
+    f = granule.files.get()
+    copy1 = FileCopy.objects.get(file=f, copy_number=1)
+    with open(services.volume_path(copy1.volume), "r+b") as volume_file:
+        volume_file.seek(copy1.data_offset + 100)
+        byte = volume_file.read(1)
+        volume_file.seek(copy1.data_offset + 100)
+        volume_file.write(bytes([byte[0] ^ 0xFF]))
+    CacheEntry.objects.all().delete()
+    services.cache_path(f).unlink()
+
+    assert operations.start_audit(volume=copy1.volume) == 1
+    services.run_until_idle()
+
+    audit = ArchiveRequest.objects.get(kind="audit")
+    assert audit.state == "done" and "bad copy on A00001; repair queued" in audit.error
+    copy1.refresh_from_db()
+    assert copy1.state == "released"
+    [repaired] = FileCopy.objects.filter(file=f, copy_number=1, state="verified")
+    assert repaired.pk != copy1.pk
+    assert tape.read(services.volume_path(repaired.volume), repaired.data_offset,
+                     repaired.length, "MD5") == f.checksum
+    granule.refresh_from_db()
+    assert granule.state == Granule.State.ARCHIVED
+
+
+def test_audit_of_good_copies_marks_them_checked(archive):
+    collection, root = archive
+    _archive_some(collection, root, n=2)
+    assert operations.start_audit(sample=10) == 4
+    services.run_until_idle()
+    assert ArchiveRequest.objects.filter(kind="audit", state="done", error="").count() == 4
+    assert FileCopy.objects.filter(state="verified").count() == 4
