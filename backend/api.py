@@ -4,6 +4,14 @@ from rest_framework import exceptions
 from rest_framework.views import exception_handler as drf_exception_handler
 
 
+class Conflict(exceptions.APIException):
+    """The request is fine but the thing is in the wrong state for it (409)."""
+
+    status_code = 409
+    default_detail = "That cannot be done in the current state."
+    default_code = "conflict"
+
+
 def _sentence(data):
     """Flatten DRF's error structure into one readable line."""
     if isinstance(data, dict):

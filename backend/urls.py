@@ -12,5 +12,6 @@ urlpatterns = [
     path("api/health/", health, name="health"),
     path("api/v1/", include("backend.accounts.urls")),
     path("api/v1/", include("backend.catalog.urls")),
+    path("api/v1/", include("backend.archive.urls")),
     re_path(r"^(?!api/|admin/|static/).*$", spa, name="spa"),
 ]

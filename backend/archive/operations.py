@@ -78,7 +78,7 @@ def volume_groups():
             "name": g.name, "role": g.role, "silo": g.silo.name if g.silo else None,
             "volumes": g.volumes_count, "capacity_bytes": capacity,
             "used_bytes": g.used or 0, "live_bytes": g.live or 0,
-            "percent_full": round(100.0 * (g.used or 0) / capacity, 1) if capacity else 0.0,
+            "percent_full": round(100.0 * (g.used or 0) / capacity, 2) if capacity else 0.0,
         })
     return rows
 

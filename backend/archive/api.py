@@ -1,0 +1,207 @@
+"""Operator API of the archive tier: thin views over operations.py."""
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import extend_schema
+from rest_framework import status, viewsets
+from rest_framework.decorators import action
+from rest_framework.exceptions import ValidationError
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from backend.accounts.permissions import IsOperator
+from backend.api import Conflict
+from backend.catalog.models import File
+from backend.catalog.pagination import CatalogCursorPagination
+
+from . import operations, services
+from .models import ArchiveRequest, Drive, DriveModel, Silo, Volume
+from .serializers import (
+    ArchiveRequestSerializer,
+    CacheEntrySerializer,
+    DriveSerializer,
+    FileCopySerializer,
+    LabelVolumesSerializer,
+    PinSerializer,
+    SiloSerializer,
+    VaryDriveSerializer,
+    VolumeSerializer,
+)
+
+
+class PositionPagination(CatalogCursorPagination):
+    """Files on a volume in tape order."""
+
+    ordering = "position"
+
+
+def _operator_error(exc):
+    return Conflict(str(exc))
+
+
+class OperatorViewSet(viewsets.GenericViewSet):
+    permission_classes = [IsOperator]
+
+
+class SiloViewSet(OperatorViewSet, viewsets.mixins.ListModelMixin):
+    queryset = Silo.objects.all()
+    serializer_class = SiloSerializer
+    pagination_class = None
+
+
+class VolumeViewSet(OperatorViewSet, viewsets.mixins.ListModelMixin,
+                    viewsets.mixins.RetrieveModelMixin):
+    """Media by state (`?state=full`), group or silo; files on a volume; label, repack, audit."""
+
+    serializer_class = VolumeSerializer
+    lookup_field = "label"
+    filterset_fields = ["state", "silo__name", "group__name"]
+    ordering_fields = ["label", "end_of_data", "live_bytes"]
+    ordering = ["label"]
+
+    def get_queryset(self):
+        return Volume.objects.select_related("silo", "group", "media", "drive")
+
+    @action(detail=True, methods=["get"])
+    def files(self, request, label=None):
+        copies = operations.files_on_volume(self.get_object())
+        paginator = PositionPagination()
+        page = paginator.paginate_queryset(copies, request)
+        return paginator.get_paginated_response(FileCopySerializer(page, many=True).data)
+
+    @extend_schema(request=LabelVolumesSerializer, responses=VolumeSerializer(many=True))
+    @action(detail=False, methods=["post"])
+    def label(self, request):
+        form = LabelVolumesSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        media = DriveModel.objects.filter(name=form.validated_data["media"]).first()
+        if media is None:
+            raise ValidationError({"media": f"no drive model {form.validated_data['media']!r}"})
+        try:
+            volumes = operations.label_volumes(form.validated_data["silo"], media,
+                                               form.validated_data["count"],
+                                               form.validated_data["prefix"])
+        except operations.OperatorError as exc:
+            raise _operator_error(exc) from exc
+        return Response(VolumeSerializer(volumes, many=True).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(request=None, responses=ArchiveRequestSerializer)
+    @action(detail=True, methods=["post"])
+    def repack(self, request, label=None):
+        try:
+            job = operations.start_repack(self.get_object(), requested_by=request.user)
+        except operations.OperatorError as exc:
+            raise _operator_error(exc) from exc
+        return Response(ArchiveRequestSerializer(job).data, status=status.HTTP_202_ACCEPTED)
+
+    @extend_schema(request=None, responses={202: {"type": "object"}})
+    @action(detail=True, methods=["post"])
+    def audit(self, request, label=None):
+        queued = operations.start_audit(volume=self.get_object(), requested_by=request.user)
+        return Response({"queued": queued}, status=status.HTTP_202_ACCEPTED)
+
+
+class VolumeGroupView(APIView):
+    permission_classes = [IsOperator]
+
+    @extend_schema(responses={200: {"type": "array", "items": {"type": "object"}}})
+    def get(self, request):
+        return Response(operations.volume_groups())
+
+
+class DriveViewSet(OperatorViewSet, viewsets.mixins.ListModelMixin,
+                   viewsets.mixins.RetrieveModelMixin):
+    serializer_class = DriveSerializer
+    lookup_field = "name"
+    pagination_class = None
+
+    def get_queryset(self):
+        return Drive.objects.select_related("silo", "model", "mounted_volume__group")
+
+    @extend_schema(request=VaryDriveSerializer, responses=DriveSerializer)
+    @action(detail=True, methods=["post"])
+    def vary(self, request, name=None):
+        form = VaryDriveSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        try:
+            drive = operations.vary_drive(self.get_object(), **form.validated_data)
+        except operations.OperatorError as exc:
+            raise _operator_error(exc) from exc
+        return Response(DriveSerializer(self.get_queryset().get(pk=drive.pk)).data)
+
+
+class RequestViewSet(OperatorViewSet, viewsets.mixins.ListModelMixin,
+                     viewsets.mixins.RetrieveModelMixin):
+    """The request queue with % done; `?state=` and `?kind=` filter, default queued + running."""
+
+    serializer_class = ArchiveRequestSerializer
+    filterset_fields = ["kind", "state"]
+    ordering = ["priority", "created_at"]
+    ordering_fields = ["priority", "created_at"]
+
+    def get_queryset(self):
+        if self.action == "list" and "state" not in self.request.query_params:
+            return operations.request_queue()
+        return ArchiveRequest.objects.select_related("file", "volume_group", "volume", "drive")
+
+    @extend_schema(request=None, responses=ArchiveRequestSerializer)
+    @action(detail=True, methods=["post"])
+    def cancel(self, request, pk=None):
+        job = self.get_object()
+        try:
+            operations.cancel_request(job)
+        except operations.OperatorError as exc:
+            raise _operator_error(exc) from exc
+        job.refresh_from_db()
+        return Response(ArchiveRequestSerializer(job).data)
+
+
+class FileStatusView(APIView):
+    """Where a file lives: cache state and every copy with volume and position."""
+
+    permission_classes = [IsOperator]
+
+    @extend_schema(responses={200: {"type": "object"}})
+    def get(self, request, file_id):
+        status_ = operations.file_status(get_object_or_404(File, pk=file_id))
+        return Response({
+            "file": file_id, "name": status_["file"].name, "size": status_["file"].size,
+            "cache": CacheEntrySerializer(status_["cache"]).data if status_["cache"] else None,
+            "required_copies": status_["required_copies"], "complete": status_["complete"],
+            "copies": FileCopySerializer(status_["copies"], many=True).data,
+            "requests": ArchiveRequestSerializer(status_["requests"], many=True).data,
+        })
+
+
+class PinView(APIView):
+    permission_classes = [IsOperator]
+
+    @extend_schema(request=PinSerializer, responses={200: {"type": "object"}})
+    def post(self, request):
+        form = PinSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        files = list(File.objects.filter(pk__in=form.validated_data["files"]))
+        missing = set(form.validated_data["files"]) - {f.pk for f in files}
+        if missing:
+            raise ValidationError({"files": f"no such files: {sorted(missing)}"})
+        try:
+            entries = operations.pin(files, form.validated_data["pinned"])
+        except services.ArchiveError as exc:
+            raise _operator_error(exc) from exc
+        return Response({"files": [e.file_id for e in entries],
+                         "pinned": form.validated_data["pinned"]})
+
+
+class CacheView(APIView):
+    permission_classes = [IsOperator]
+
+    @extend_schema(responses={200: {"type": "object"}})
+    def get(self, request):
+        from django.conf import settings
+
+        usage = services.cache_usage()
+        return Response({
+            "capacity_bytes": usage.capacity, "used_bytes": usage.used, "free_bytes": usage.free,
+            "dirty_bytes": usage.dirty, "clean_bytes": usage.clean, "pinned_bytes": usage.pinned,
+            "staging_bytes": usage.staging,
+            "high_watermark": settings.GRANARY_CACHE_HIGH_WATERMARK,
+            "low_watermark": settings.GRANARY_CACHE_LOW_WATERMARK,
+        })

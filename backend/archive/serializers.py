@@ -1,0 +1,102 @@
+from rest_framework import serializers
+
+from .models import ArchiveRequest, CacheEntry, Drive, FileCopy, Silo, Volume
+
+
+class SiloSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Silo
+        fields = ["id", "name", "robot_exchange_s", "slots"]
+
+
+class VolumeSerializer(serializers.ModelSerializer):
+    silo = serializers.CharField(source="silo.name")
+    group = serializers.CharField(source="group.name", allow_null=True, default=None)
+    media = serializers.CharField(source="media.name")
+    percent_full = serializers.FloatField()
+    mounted_on = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Volume
+        fields = ["label", "silo", "group", "media", "state", "capacity_bytes", "end_of_data",
+                  "live_bytes", "file_count", "percent_full", "mount_count",
+                  "last_dismounted_at", "mounted_on", "fault"]
+
+    def get_mounted_on(self, volume) -> str | None:
+        drive = getattr(volume, "drive", None)
+        return drive.name if drive else None
+
+
+class DriveSerializer(serializers.ModelSerializer):
+    silo = serializers.CharField(source="silo.name")
+    model = serializers.CharField(source="model.name")
+    mounted_volume = serializers.CharField(source="mounted_volume.label", allow_null=True,
+                                           default=None)
+    volume_group = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Drive
+        fields = ["name", "silo", "model", "state", "mode", "mounted_volume", "volume_group",
+                  "mounted_at", "last_used_at", "consecutive_errors", "error_count",
+                  "last_error", "offline_reason", "current_rate_b_s", "fault"]
+
+    def get_volume_group(self, drive) -> str | None:
+        volume = drive.mounted_volume
+        return volume.group.name if volume and volume.group else None
+
+
+class FileCopySerializer(serializers.ModelSerializer):
+    volume = serializers.CharField(source="volume.label")
+    silo = serializers.CharField(source="volume.silo.name")
+    file = serializers.IntegerField(source="file_id")
+    file_name = serializers.CharField(source="file.name")
+    granule_id = serializers.CharField(source="file.granule.granule_id")
+
+    class Meta:
+        model = FileCopy
+        fields = ["file", "file_name", "granule_id", "copy_number", "segment", "file_offset",
+                  "volume", "silo", "position", "length", "checksum_type", "checksum", "state",
+                  "verified_at"]
+
+
+class CacheEntrySerializer(serializers.ModelSerializer):
+    class Meta:
+        model = CacheEntry
+        fields = ["state", "pinned", "size", "last_access", "keep_until"]
+
+
+class ArchiveRequestSerializer(serializers.ModelSerializer):
+    file_name = serializers.CharField(source="file.name", allow_null=True, default=None)
+    volume_group = serializers.CharField(source="volume_group.name", allow_null=True,
+                                         default=None)
+    volume = serializers.CharField(source="volume.label", allow_null=True, default=None)
+    drive = serializers.CharField(source="drive.name", allow_null=True, default=None)
+    percent_done = serializers.FloatField()
+
+    class Meta:
+        model = ArchiveRequest
+        fields = ["id", "kind", "state", "priority", "file", "file_name", "copy_number",
+                  "volume_group", "volume", "drive", "bytes_total", "bytes_done", "percent_done",
+                  "attempts", "error", "created_at", "started_at", "finished_at"]
+
+
+class VaryDriveSerializer(serializers.Serializer):
+    online = serializers.BooleanField()
+    reason = serializers.CharField(required=False, allow_blank=True, default="")
+
+
+class LabelVolumesSerializer(serializers.Serializer):
+    silo = serializers.SlugRelatedField(slug_field="name", queryset=Silo.objects.all())
+    media = serializers.CharField(help_text="Drive model name")
+    count = serializers.IntegerField(min_value=1, max_value=1000)
+    prefix = serializers.RegexField(r"^[A-Z][A-Z0-9]{0,3}$",
+                                    help_text="1-4 capitals/digits, e.g. C")
+
+
+class AuditSerializer(serializers.Serializer):
+    sample = serializers.IntegerField(min_value=1, required=False)
+
+
+class PinSerializer(serializers.Serializer):
+    files = serializers.ListField(child=serializers.IntegerField(), min_length=1, max_length=10000)
+    pinned = serializers.BooleanField(default=True)

@@ -1,0 +1,18 @@
+from django.urls import path
+from rest_framework.routers import DefaultRouter
+
+from . import api
+
+router = DefaultRouter()
+router.register("archive/silos", api.SiloViewSet, basename="silo")
+router.register("archive/volumes", api.VolumeViewSet, basename="volume")
+router.register("archive/drives", api.DriveViewSet, basename="drive")
+router.register("archive/requests", api.RequestViewSet, basename="archive-request")
+
+urlpatterns = [
+    path("archive/volume-groups/", api.VolumeGroupView.as_view(), name="volume-groups"),
+    path("archive/files/<int:file_id>/", api.FileStatusView.as_view(), name="file-status"),
+    path("archive/cache/", api.CacheView.as_view(), name="cache"),
+    path("archive/cache/pin/", api.PinView.as_view(), name="cache-pin"),
+    *router.urls,
+]
