@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from django.conf import settings
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import F, Q, Sum
 from django.utils import timezone
 
@@ -388,19 +388,35 @@ def open_verified(file):
 # Drives: mount, dismount, faults
 
 
+class VolumeBusy(ArchiveError):
+    """Another drive took the volume first (two movers decided on the same snapshot)."""
+
+
 def mount(drive, volume):
-    """Put `volume` in `drive` (robot exchange + load), honouring injected mount faults."""
+    """Put `volume` in `drive` (robot exchange + load), honouring injected mount faults.
+
+    The volume is claimed for this drive first, atomically: the loser of a race gets VolumeBusy.
+    """
     if drive.mounted_volume_id == volume.pk:
         return
     if drive.mounted_volume_id:
         dismount(drive)
-    _set_drive(drive, state=Drive.State.MOUNTING)
-    hardware.check_fault(drive, "mount")
+    try:
+        with transaction.atomic():
+            Drive.objects.filter(pk=drive.pk).update(mounted_volume=volume,
+                                                      state=Drive.State.MOUNTING)
+    except IntegrityError as exc:
+        raise VolumeBusy(f"volume {volume.label} is in another drive") from exc
+    drive.mounted_volume, drive.state = volume, Drive.State.MOUNTING
+    try:
+        hardware.check_fault(drive, "mount")
+    except hardware.DriveFault:
+        _set_drive(drive, mounted_volume=None)
+        raise
     hardware.pause(volume.silo.robot_exchange_s + hardware.mount_seconds(drive.model))
     now = timezone.now()
-    Volume.objects.filter(pk=volume.pk).update(mount_count=volume.mount_count + 1)
-    _set_drive(drive, state=Drive.State.IDLE, mounted_volume=volume, mounted_at=now,
-               last_used_at=now)
+    Volume.objects.filter(pk=volume.pk).update(mount_count=F("mount_count") + 1)
+    _set_drive(drive, state=Drive.State.IDLE, mounted_at=now, last_used_at=now)
 
 
 def dismount(drive):
@@ -520,10 +536,9 @@ def write_copies(drive, volume, requests):
             with open(cache_path(f), "rb") as source:
                 source.seek(request.bytes_done)
                 result = writer.add(member_name(f, segment if spanning else None), source,
-                                    length, f.checksum_type, headers)
+                                    length, None, headers)
             hardware.pause(hardware.transfer_seconds(drive.model, length))
-            if not checksums.same(f.checksum_type, result.checksum, expected):
-                raise ArchiveError(f"cached {f.name} does not match its catalog checksum")
+            result.checksum = expected   # proven, or disproven, by the read-back
             written.append((request, result, segment))
         writer.close(sync=True)
     except hardware.DriveFault as exc:
@@ -580,7 +595,8 @@ def _verify_written(volume, written):
         if checksums.same(request.file.checksum_type, readback, result.checksum):
             ok.add(request.pk)
         else:
-            log.error("read-back of %s on %s failed", request.file.name, volume.label)
+            log.error("read-back of %s on %s does not match the catalog checksum",
+                      request.file.name, volume.label)
     return ok
 
 
@@ -593,7 +609,8 @@ def _record_writes(drive, volume, written, verified, end_of_data, unwritten, sta
     for request, result, segment in written:
         f = request.file
         if request.pk not in verified:
-            request.error = "read-back checksum mismatch; will be written again"
+            request.error = ("read-back does not match the catalog checksum (is the cached "
+                             "copy damaged?); will be written again")
             request.state = Req.State.QUEUED
             request.attempts += 1
             request.drive = None
@@ -900,6 +917,8 @@ def step(drive, owner=None):
     if decision.action == scheduler.MOUNT:
         try:
             mount(drive, volume)
+        except VolumeBusy:
+            return decision
         except hardware.DriveFault as exc:
             drive_error(drive, exc)
             return decision
@@ -943,13 +962,32 @@ def run_drive(drive_id, max_steps=200):
     return steps
 
 
-def run_until_idle(max_rounds=10000):
-    """Run every drive in this process until none has anything to do now (tests, CLI, bench)."""
+def _run_drive_in_thread(drive_id):
+    from django.db import connection
+
+    try:
+        return run_drive(drive_id)
+    finally:
+        connection.close()
+
+
+def run_until_idle(max_rounds=10000, parallel=False):
+    """Run every drive in this process until none has anything to do now (tests, CLI, bench).
+
+    With parallel, each drive runs in its own thread, as separate movers would.
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
     total = 0
     for _ in range(max_rounds):
         advance_background()
-        done = sum(run_drive(d) for d in Drive.objects.exclude(
-            state=Drive.State.OFFLINE).values_list("pk", flat=True))
+        drive_ids = list(Drive.objects.exclude(state=Drive.State.OFFLINE).values_list(
+            "pk", flat=True))
+        if parallel:
+            with ThreadPoolExecutor(max_workers=len(drive_ids) or 1) as pool:
+                done = sum(pool.map(_run_drive_in_thread, drive_ids))
+        else:
+            done = sum(run_drive(d) for d in drive_ids)
         total += done
         if not done:
             break

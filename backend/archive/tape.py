@@ -100,24 +100,30 @@ class VolumeWriter:
         self._offset += len(data)
 
     def add(self, name, source, length, checksum_type, headers, progress=None):
-        """Append `length` bytes read from `source` (a binary file object) as member `name`."""
+        """Append `length` bytes read from `source` (a binary file object) as member `name`.
+
+        With checksum_type None no checksum is computed on the way out (the caller verifies
+        by reading back); Written.checksum is then empty.
+        """
         position = self.end_of_data
         head = _header(name, length, headers)
         self._emit(head)
         data_offset = position + len(head)
-        digest = checksums.hasher(checksum_type)
+        digest = checksums.hasher(checksum_type) if checksum_type else None
         remaining = length
         while remaining:
             chunk = source.read(min(self._block, remaining))
             if not chunk:
                 raise VolumeError(f"source of {name} ended {remaining} bytes early")
-            digest.update(chunk)
+            if digest:
+                digest.update(chunk)
             self._emit(chunk)
             remaining -= len(chunk)
             if progress:
                 progress(len(chunk))
         self._emit(b"\0" * _pad(length))
-        return Written(position, data_offset, length, digest.hexdigest(), self.end_of_data)
+        return Written(position, data_offset, length, digest.hexdigest() if digest else "",
+                       self.end_of_data)
 
     def close(self, sync=True):
         """Flush, write the end-of-archive marker (past end of data) and fsync."""

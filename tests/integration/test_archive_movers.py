@@ -225,3 +225,25 @@ def test_archive_granule_twice_queues_nothing_new(layout):
     assert again.admitted and again.migrations == 0
     assert Req.objects.filter(kind="migrate").count() == 2
     assert CacheEntry.objects.aggregate(total=Sum("size"))["total"] == 10
+
+
+def test_damaged_cache_copy_is_never_counted(layout):
+    primary, _, collection, root = layout
+    granule, sources = staged_granule(collection, root / "staging", sizes=(50000,))
+    services.archive_granule(granule, sources)
+    f = granule.files.get()
+    cached = services.cache_path(f)
+    cached.unlink()                      # break the hard link, then damage the cache copy only
+    data = bytearray(sources[f.pk].read_bytes())
+    data[10] ^= 0xFF
+    cached.write_bytes(bytes(data))
+    drive = drive_in("silo1")
+    volume = scratch_in(primary)
+    services.mount(drive, volume)
+    assert services.write_copies(drive, volume, services.claim(queued(volume_group=primary),
+                                                               drive)) == set()
+    assert not FileCopy.objects.exists()
+    request = Req.objects.get(copy_number=1)
+    assert request.state == Req.State.QUEUED and "cached copy damaged" in request.error
+    granule.refresh_from_db()
+    assert granule.state == Granule.State.ARCHIVING

@@ -1,0 +1,76 @@
+"""Run a benchmark in its own data root and database, print a table and write JSON.
+
+`manage.py bench NAME [options] --json OUT`. The work happens in a child process whose
+GRANARY_DATA_ROOT is a fresh folder on the same disk as the data root (so baselines such as dd
+measure the same disk) and whose database is a throwaway one (a SQLite file there, or
+<name>_bench on the PostgreSQL server of DATABASE_URL).
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from django.conf import settings
+from django.core.management import call_command
+from django.core.management.base import BaseCommand, CommandError
+
+from backend.metrics.bench import BENCHMARKS
+
+
+class Command(BaseCommand):
+    help = "Run a benchmark: " + ", ".join(BENCHMARKS)
+
+    def add_arguments(self, parser):
+        sub = parser.add_subparsers(dest="benchmark", required=True)
+        for name, module in BENCHMARKS.items():
+            p = sub.add_parser(name, help=module.HELP)
+            module.add_arguments(p)
+            p.add_argument("--json", dest="json_out", help="write the result here")
+            p.add_argument("--keep", action="store_true", help="keep the bench data root")
+            p.add_argument("--inner", action="store_true", help="(internal) run here")
+
+    def handle(self, *args, **opts):
+        name = opts["benchmark"]
+        if opts["inner"]:
+            return self._inner(name, opts)
+        root = settings.DATA_ROOT / "bench" / f"{name}-{int(time.time())}"
+        root.mkdir(parents=True)
+        env = dict(os.environ, GRANARY_DATA_ROOT=str(root))
+        url = os.environ.get("DATABASE_URL", "")
+        if url.startswith("postgres"):
+            env["DATABASE_URL"] = url.rsplit("/", 1)[0] + f"/granary_bench_{name.replace('-', '_')}"
+            subprocess.run([sys.executable, "scripts/pg_recreate.py", env["DATABASE_URL"]],
+                           cwd=settings.BASE_DIR, check=True)
+        else:
+            env.pop("DATABASE_URL", None)
+        argv = [sys.executable, "manage.py", *sys.argv[1:], "--inner"]
+        try:
+            result = subprocess.run(argv, cwd=settings.BASE_DIR, env=env)
+        finally:
+            if not opts["keep"]:
+                shutil.rmtree(root, ignore_errors=True)
+        if result.returncode:
+            raise CommandError(f"benchmark {name} failed")
+
+    def _inner(self, name, opts):
+        call_command("migrate", verbosity=0)
+        from django.db import connection
+
+        result = BENCHMARKS[name].run(opts)
+        table = result.pop("table")
+        result.update({"benchmark": name, "database": connection.vendor,
+                       "cores": os.cpu_count(), "when": time.strftime("%Y-%m-%dT%H:%M:%SZ",
+                                                                      time.gmtime())})
+        width = max(len(k) for k, _ in table)
+        self.stdout.write(f"\n{name}  ({connection.vendor}, {os.cpu_count()} cores)")
+        self.stdout.write("-" * (width + 24))
+        for key, value in table:
+            self.stdout.write(f"{key:<{width}}  {value}")
+        if opts.get("json_out"):
+            out = Path(opts["json_out"])
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_text(json.dumps(result, indent=2, default=str))
+            self.stdout.write(f"\nwrote {out}")
