@@ -255,3 +255,57 @@ def start_audit(volume=None, sample=None, requested_by=None):
         ArchiveRequest.objects.bulk_create(created)
         transaction.on_commit(services.nudge)
     return len(created)
+
+
+def rebuild_catalog(volumes=None, progress=None):
+    """Recreate the copy catalog from the volumes alone: every member is read back and checked
+    against the checksum in its own headers. Returns counts. Existing rows are kept."""
+    from backend.catalog import checksums
+    from backend.catalog.models import Collection
+
+    counts = {"volumes": 0, "members": 0, "created": 0, "existing": 0, "bad": 0, "unknown": 0}
+    volumes = volumes if volumes is not None else Volume.objects.exclude(
+        state=Volume.State.RETIRED).select_related("silo")
+    for volume in volumes:
+        path = services.volume_path(volume)
+        members = [m for m in tape.scan(path) if not m.is_label]
+        counts["volumes"] += 1
+        end, live, files, group = None, 0, 0, volume.group
+        for m in members:
+            counts["members"] += 1
+            h = m.headers
+            try:
+                collection = Collection.objects.get_by_key(h["collection"])
+                f = File.objects.get(granule__collection=collection,
+                                     granule__granule_id=h["granule_id"],
+                                     granule__version=int(h.get("granule_version", 1)),
+                                     name=h["file"])
+            except (KeyError, Collection.DoesNotExist, File.DoesNotExist):
+                counts["unknown"] += 1
+                continue
+            digest = tape.read(path, m.data_offset, m.size, h["checksum_type"])
+            good = checksums.same(h["checksum_type"], digest, h["checksum"])
+            copy, created = FileCopy.objects.get_or_create(
+                volume=volume, position=m.position, defaults={
+                    "file": f, "copy_number": int(h["copy"]), "segment": int(h["segment"]),
+                    "file_offset": int(h["file_offset"]), "data_offset": m.data_offset,
+                    "length": m.size, "checksum_type": h["checksum_type"],
+                    "checksum": h["checksum"], "verified_at": timezone.now(),
+                    "state": FileCopy.State.VERIFIED if good else FileCopy.State.BAD,
+                })
+            counts["created" if created else "existing"] += 1
+            counts["bad"] += 0 if good else 1
+            if good and copy.state == FileCopy.State.VERIFIED:
+                live += m.size
+                files += 1
+            end = m.data_offset + m.size + (-m.size) % tape.TAR_BLOCK
+            if group is None:
+                group = dict(services.policy_copies(collection)).get(int(h["copy"]))
+        if end is not None:
+            Volume.objects.filter(pk=volume.pk).update(
+                end_of_data=max(end, volume.end_of_data), live_bytes=live, file_count=files,
+                group=group, state=volume.state if volume.state != Volume.State.SCRATCH
+                else Volume.State.FILLING)
+        if progress:
+            progress(volume, counts)
+    return counts

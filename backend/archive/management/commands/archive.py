@@ -10,7 +10,8 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from backend.archive import scheduler, simulator
+from backend.archive import operations, scheduler, services, simulator
+from backend.archive.models import Drive, Volume
 
 
 @dataclass(frozen=True)
@@ -59,11 +60,226 @@ def _table(result):
     return "\n".join(f"{name:<{width}}  {value}" for name, value in rows)
 
 
+def _rows(command, header, rows):
+    """Print rows as an aligned table with a header."""
+    rows = [tuple(str(v) for v in row) for row in rows]
+    widths = [max(len(str(h)), *(len(r[i]) for r in rows)) if rows else len(str(h))
+              for i, h in enumerate(header)]
+    command.stdout.write("  ".join(f"{h:<{w}}" for h, w in zip(header, widths, strict=True)))
+    for row in rows:
+        command.stdout.write("  ".join(f"{v:<{w}}" for v, w in zip(row, widths, strict=True)))
+    if not rows:
+        command.stdout.write("(none)")
+
+
+def _mib(nbytes):
+    return f"{nbytes / 2**20:,.1f} MiB"
+
+
+def _operator(fn):
+    """Run an operator function; its refusals become command errors."""
+    def handler(command, opts):
+        try:
+            return fn(command, opts)
+        except (operations.OperatorError, services.ArchiveError) as exc:
+            raise CommandError(str(exc)) from exc
+    return handler
+
+
+def _volume(label):
+    try:
+        return Volume.objects.select_related("silo", "group").get(label=label)
+    except Volume.DoesNotExist as exc:
+        raise CommandError(f"no volume {label}") from exc
+
+
+def _drive(name):
+    try:
+        return Drive.objects.select_related("silo").get(name=name)
+    except Drive.DoesNotExist as exc:
+        raise CommandError(f"no drive {name}") from exc
+
+
+def _groups(command, opts):
+    _rows(command, ("group", "role", "silo", "volumes", "used", "live", "% full"),
+          [(g["name"], g["role"], g["silo"], g["volumes"], _mib(g["used_bytes"]),
+            _mib(g["live_bytes"]), g["percent_full"]) for g in operations.volume_groups()])
+
+
+def _volumes(command, opts):
+    _rows(command, ("label", "silo", "group", "state", "% full", "live", "files", "mounts"),
+          [(v.label, v.silo.name, v.group.name if v.group else "-", v.state, v.percent_full,
+            _mib(v.live_bytes), v.file_count, v.mount_count)
+           for v in operations.media_by_state(opts["state"])])
+
+
+def _files(command, opts):
+    _rows(command, ("position", "length", "copy", "segment", "state", "granule", "file"),
+          [(c.position, c.length, c.copy_number, c.segment, c.state, c.file.granule.granule_id,
+            c.file.name) for c in operations.files_on_volume(_volume(opts["volume"]))])
+
+
+def _file_status(command, opts):
+    status = operations.file_status(operations.find_file(opts["file"]))
+    f, entry = status["file"], status["cache"]
+    command.stdout.write(f"{f.name}  {f.size} bytes  {f.checksum_type} {f.checksum}")
+    cache = f"{entry.state}{' (pinned)' if entry.pinned else ''}" if entry else "not in cache"
+    command.stdout.write(f"cache: {cache}")
+    command.stdout.write(f"copies required: {status['required_copies']}  "
+                         f"complete: {'yes' if status['complete'] else 'no'}")
+    _rows(command, ("copy", "segment", "volume", "silo", "position", "length", "state"),
+          [(c.copy_number, c.segment, c.volume.label, c.volume.silo.name, c.position, c.length,
+            c.state) for c in status["copies"]])
+
+
+def _drives(command, opts):
+    _rows(command, ("drive", "silo", "state", "mode", "volume", "errors", "note"),
+          [(d.name, d.silo.name, d.state, d.mode or "-",
+            d.mounted_volume.label if d.mounted_volume else "-", d.consecutive_errors,
+            d.offline_reason or d.last_error[:60])
+           for d in Drive.objects.select_related("silo", "mounted_volume")])
+
+
+def _queue(command, opts):
+    states = [opts["state"]] if opts["state"] else ["queued", "running"]
+    _rows(command, ("id", "kind", "state", "priority", "file", "group", "% done", "error"),
+          [(r.pk, r.kind, r.state, r.get_priority_display(), r.file.name if r.file else "-",
+            r.volume_group.name if r.volume_group else "-", r.percent_done, r.error[:60])
+           for r in operations.request_queue(states, opts["kind"])])
+
+
+def _vary(command, opts):
+    drive = operations.vary_drive(_drive(opts["drive"]), opts["state"] == "on", opts["reason"])
+    command.stdout.write(f"drive {drive.name} is {drive.state}")
+
+
+def _label(command, opts):
+    from backend.archive.models import DriveModel, Silo
+
+    silo = Silo.objects.filter(name=opts["silo"]).first()
+    media = DriveModel.objects.filter(name=opts["media"]).first()
+    if silo is None or media is None:
+        raise CommandError(f"no silo {opts['silo']!r}" if silo is None
+                           else f"no drive model {opts['media']!r}")
+    volumes = operations.label_volumes(silo, media, opts["count"], opts["prefix"])
+    command.stdout.write(f"labelled {len(volumes)} volumes: {volumes[0].label} .. "
+                         f"{volumes[-1].label}")
+
+
+def _repack(command, opts):
+    job = operations.start_repack(_volume(opts["volume"]))
+    command.stdout.write(f"repack request {job.pk} queued for {opts['volume']} "
+                         f"({_mib(job.bytes_total)} live)")
+
+
+def _audit(command, opts):
+    if not opts["volume"] and not opts["sample"]:
+        raise CommandError("give --volume LABEL or --sample N")
+    volume = _volume(opts["volume"]) if opts["volume"] else None
+    count = operations.start_audit(volume=volume, sample=opts["sample"])
+    command.stdout.write(f"{count} copies queued for audit")
+
+
+def _pin(command, opts):
+    files = [operations.find_file(ref) for ref in opts["files"]]
+    operations.pin(files, opts["action"] == "pin")
+    command.stdout.write(f"{len(files)} files {opts['action']}ned")
+
+
+def _cache(command, opts):
+    usage = services.cache_usage()
+    _rows(command, ("capacity", "used", "free", "dirty", "clean", "pinned"),
+          [tuple(_mib(v) for v in (usage.capacity, usage.used, usage.free, usage.dirty,
+                                   usage.clean, usage.pinned))])
+
+
+def _rebuild(command, opts):
+    counts = operations.rebuild_catalog()
+    command.stdout.write(", ".join(f"{k}: {v}" for k, v in counts.items()))
+
+
+def _run(command, opts):
+    import time
+
+    while True:
+        services.recover_stale_work()
+        steps = services.run_until_idle(parallel=opts["parallel"])
+        if steps:
+            command.stdout.write(f"{steps} drive steps done")
+        if not opts["forever"]:
+            return
+        time.sleep(opts["interval"])
+
+
+def _none(parser):
+    return parser
+
+
+def _volumes_arguments(parser):
+    parser.add_argument("--state", choices=[s for s, _ in Volume.State.choices])
+
+
+def _queue_arguments(parser):
+    parser.add_argument("--kind", choices=["migrate", "recall", "repack", "audit"])
+    parser.add_argument("--state", choices=["queued", "running", "done", "failed", "cancelled"])
+
+
+def _vary_arguments(parser):
+    parser.add_argument("drive")
+    parser.add_argument("state", choices=["on", "off"])
+    parser.add_argument("--reason", default="")
+
+
+def _label_arguments(parser):
+    parser.add_argument("--silo", required=True)
+    parser.add_argument("--media", required=True, help="drive model name")
+    parser.add_argument("--count", type=int, required=True)
+    parser.add_argument("--prefix", required=True, help="label prefix, e.g. C")
+
+
+def _audit_arguments(parser):
+    parser.add_argument("--volume")
+    parser.add_argument("--sample", type=int)
+
+
+def _pin_arguments(parser):
+    parser.add_argument("action", choices=["pin", "unpin"])
+    parser.add_argument("files", nargs="+", help="file ids or COLLECTION:GRANULE/NAME")
+
+
+def _run_arguments(parser):
+    parser.add_argument("--forever", action="store_true", help="keep serving the queue")
+    parser.add_argument("--interval", type=float, default=2.0)
+    parser.add_argument("--parallel", action="store_true", help="one thread per drive")
+
+
 SUBCOMMANDS = {
     "simulate": Subcommand(
         "Replay a workload on the simulated silos under a scheduling policy",
         _simulate_arguments, _simulate,
     ),
+    "groups": Subcommand("Volume groups with % full", _none, _operator(_groups)),
+    "volumes": Subcommand("Media list, optionally by state", _volumes_arguments,
+                          _operator(_volumes)),
+    "files": Subcommand("Files on a volume, in tape order",
+                        lambda p: p.add_argument("volume"), _operator(_files)),
+    "file-status": Subcommand("A file's cache state and every copy",
+                              lambda p: p.add_argument("file"), _operator(_file_status)),
+    "drives": Subcommand("Drive status", _none, _operator(_drives)),
+    "queue": Subcommand("Request queue with % done", _queue_arguments, _operator(_queue)),
+    "vary": Subcommand("Vary a drive on or off", _vary_arguments, _operator(_vary)),
+    "label": Subcommand("Label new scratch volumes (in parallel)", _label_arguments,
+                        _operator(_label)),
+    "repack": Subcommand("Repack a sparse volume and recycle it",
+                         lambda p: p.add_argument("volume"), _operator(_repack)),
+    "audit": Subcommand("Fixity audit of a volume or a sample", _audit_arguments,
+                        _operator(_audit)),
+    "pin": Subcommand("Pin or unpin cached files", _pin_arguments, _operator(_pin)),
+    "cache": Subcommand("Cache usage", _none, _operator(_cache)),
+    "rebuild-catalog": Subcommand("Rebuild the copy catalog from the volumes alone", _none,
+                                  _operator(_rebuild)),
+    "run": Subcommand("Run the storage manager in this process", _run_arguments,
+                      _operator(_run)),
 }
 
 
