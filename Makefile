@@ -1,5 +1,5 @@
 # Granary: `make run` sets up and starts the demo; `make test` runs every test.
-.PHONY: run setup test lint
+.PHONY: run setup test lint bench
 
 run: setup
 	scripts/run.sh
@@ -13,3 +13,8 @@ test:
 lint:
 	.venv/bin/ruff check .
 
+
+# Benchmarks print a table and write JSON to var/bench-results/ (long: minutes, not in CI).
+bench: setup
+	.venv/bin/python manage.py bench archive-write --files 8 --size-mib 256 --json var/bench-results/archive-write.json
+	.venv/bin/python manage.py bench simulator --json var/bench-results/simulator.json
