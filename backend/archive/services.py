@@ -652,7 +652,9 @@ def _record_writes(drive, volume, written, verified, end_of_data, unwritten, sta
     volume.save()
     Req.objects.filter(pk__in=[r.pk for r in unwritten], state=Req.State.RUNNING).update(
         state=Req.State.QUEUED, drive=None)
-    _set_drive(drive, state=Drive.State.IDLE, last_used_at=now)
+    elapsed = max((now - started).total_seconds(), 1e-6)
+    _set_drive(drive, state=Drive.State.IDLE, last_used_at=now,
+               current_rate_b_s=sum(r.length for _, r, _ in written) / elapsed)
     for granule in granules.values():
         _complete_granule_if_archived(granule)
 
