@@ -24,7 +24,7 @@ BLOCK = 1 << 20          # write unit: 1 MiB
 TAR_BLOCK = 512
 END_OF_ARCHIVE = b"\0" * (2 * TAR_BLOCK)
 LABEL_NAME = "GRANARY-VOLUME-LABEL"
-HEADER_PREFIX = "GRANARY."
+HEADER_PREFIX = "SCHILY.xattr.user.granary."  # GNU tar: listed quietly, extracted as xattrs
 
 
 class VolumeError(OSError):

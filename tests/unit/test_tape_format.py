@@ -30,6 +30,7 @@ def test_tar_lists_and_extracts_a_volume(volume, tmp_path):
     writer.close()
 
     listing = subprocess.run(["tar", "tvf", str(path)], capture_output=True, text=True, check=True)
+    assert listing.stderr == ""
     names = [line.split()[-1] for line in listing.stdout.splitlines()]
     assert names == [tape.LABEL_NAME, *data]
     out = tmp_path / "x"
