@@ -1,0 +1,34 @@
+import { Link, NavLink, Outlet } from 'react-router';
+
+import { UserMenu } from '../features/auth/UserMenu';
+
+export function Layout() {
+  return (
+    <>
+      <a className="skip-link" href="#main">
+        Skip to content
+      </a>
+      <header className="site-header">
+        <div className="site-header__inner">
+          <Link to="/" className="brand">
+            <svg className="brand__mark" viewBox="0 0 32 32" aria-hidden="true" focusable="false">
+              <rect width="32" height="32" rx="6" />
+              <path d="M8 24V12l8-5 8 5v12z" />
+            </svg>
+            Granary
+          </Link>
+          <nav className="site-nav" aria-label="Main">
+            <NavLink to="/" end>
+              Collections
+            </NavLink>
+            <a href="/api/docs/">API</a>
+          </nav>
+          <UserMenu />
+        </div>
+      </header>
+      <main id="main" className="site-main" tabIndex={-1}>
+        <Outlet />
+      </main>
+    </>
+  );
+}

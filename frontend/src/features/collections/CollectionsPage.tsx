@@ -1,0 +1,187 @@
+import { useQuery, type UseQueryResult } from '@tanstack/react-query';
+import { useEffect, useId, useState, type FormEvent } from 'react';
+import { Link, useSearchParams } from 'react-router';
+
+import { AccessBadge } from '../../components/AccessBadge';
+import { EmptyState, ErrorMessage, Loading } from '../../components/StatusMessage';
+import { cursorOf, type Page } from '../../lib/api';
+import { collectionsQuery, type Collection } from './api/collections';
+import './CollectionsPage.css';
+
+/** Wait for a pause in typing before asking the API again. */
+const FILTER_DELAY_MS = 300;
+
+const countFormat = new Intl.NumberFormat('en');
+
+export function CollectionsPage() {
+  const [searchParams, setSearchParams] = useSearchParams();
+  // Filter and cursor live in the address so a filtered page can be bookmarked and shared.
+  const q = searchParams.get('q') ?? '';
+  const cursor = searchParams.get('cursor');
+  const collections = useQuery(collectionsQuery({ q, cursor }));
+
+  const [text, setText] = useState(q);
+  const filterId = useId();
+
+  useEffect(() => {
+    if (text.trim() === q) return;
+    // Typing should not flood the history, hence replace.
+    const timer = setTimeout(
+      () => setSearchParams(filterParams(text), { replace: true }),
+      FILTER_DELAY_MS,
+    );
+    return () => clearTimeout(timer);
+  }, [text, q, setSearchParams]);
+
+  function onSubmit(event: FormEvent<HTMLFormElement>) {
+    event.preventDefault();
+    if (text.trim() !== q) setSearchParams(filterParams(text), { replace: true });
+  }
+
+  return (
+    <section className="page" aria-labelledby="collections-heading">
+      <div className="page__header">
+        <h1 id="collections-heading">Collections</h1>
+        <p className="page__lead">
+          Data products held in the archive. Each collection is a short name and version, such as
+          MOD021KM.061, and holds granules.
+        </p>
+      </div>
+
+      <form className="filter" role="search" onSubmit={onSubmit}>
+        <label htmlFor={filterId}>Filter collections</label>
+        <input
+          id={filterId}
+          type="search"
+          name="q"
+          value={text}
+          onChange={(event) => setText(event.target.value)}
+          placeholder="Name, title, platform or instrument"
+          autoComplete="off"
+          spellCheck={false}
+        />
+      </form>
+
+      <CollectionsResult query={collections} q={q} />
+    </section>
+  );
+}
+
+/** A new filter starts again from the first page, so the cursor is dropped. */
+function filterParams(text: string): URLSearchParams {
+  const params = new URLSearchParams();
+  if (text.trim()) params.set('q', text.trim());
+  return params;
+}
+
+function CollectionsResult({ query, q }: { query: UseQueryResult<Page<Collection>>; q: string }) {
+  if (query.isPending) return <Loading>Loading collections…</Loading>;
+
+  if (query.isError) {
+    return (
+      <ErrorMessage
+        title="Could not load collections"
+        detail={query.error.message}
+        onRetry={() => void query.refetch()}
+      />
+    );
+  }
+
+  const { results, next, previous } = query.data;
+  const busy = query.isFetching && query.isPlaceholderData;
+
+  if (results.length === 0) {
+    return q ? (
+      <EmptyState title={`No collections match “${q}”`}>
+        <p>Try fewer or different words.</p>
+      </EmptyState>
+    ) : (
+      <EmptyState title="No collections yet">
+        <p>Collections appear here once a data provider or operator defines them.</p>
+      </EmptyState>
+    );
+  }
+
+  const summary = `Showing ${results.length} ${results.length === 1 ? 'collection' : 'collections'}${
+    q ? ` matching “${q}”` : ''
+  }`;
+
+  return (
+    <>
+      <p className="result-summary" aria-live="polite">
+        {summary}
+      </p>
+      <div className={busy ? 'collections is-busy' : 'collections'} aria-busy={busy}>
+        <table className="collections-table" aria-labelledby="collections-heading">
+          <thead>
+            <tr>
+              <th scope="col">Collection</th>
+              <th scope="col">Title</th>
+              <th scope="col">Level</th>
+              <th scope="col">Platform / instrument</th>
+              <th scope="col">Access</th>
+              <th scope="col" className="numeric">
+                Granules
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {results.map((collection) => (
+              <CollectionRow key={collection.id} collection={collection} />
+            ))}
+          </tbody>
+        </table>
+      </div>
+      <Pager q={q} next={next} previous={previous} />
+    </>
+  );
+}
+
+function CollectionRow({ collection }: { collection: Collection }) {
+  const platform = [collection.platform, collection.instrument].filter(Boolean).join(' / ');
+  return (
+    <tr>
+      <th scope="row" data-label="Collection">
+        <span className="collection-key">{collection.key}</span>
+      </th>
+      <td data-label="Title">{collection.title || '—'}</td>
+      <td data-label="Level">{collection.processing_level || '—'}</td>
+      <td data-label="Platform / instrument">{platform || '—'}</td>
+      <td data-label="Access">
+        <AccessBadge access={collection.access} />
+      </td>
+      <td data-label="Granules" className="numeric">
+        {countFormat.format(collection.granule_count)}
+      </td>
+    </tr>
+  );
+}
+
+function Pager({ q, next, previous }: { q: string; next: string | null; previous: string | null }) {
+  if (!next && !previous) return null;
+  const href = (link: string) => {
+    const params = new URLSearchParams();
+    if (q) params.set('q', q);
+    // The API's link back to page one may carry no cursor at all.
+    const cursor = cursorOf(link);
+    if (cursor) params.set('cursor', cursor);
+    const search = params.toString();
+    return { search: search ? `?${search}` : '' };
+  };
+  return (
+    <nav className="pager" aria-label="Collection pages">
+      {previous ? (
+        <Link className="button" to={href(previous)} rel="prev">
+          ← Previous
+        </Link>
+      ) : (
+        <span />
+      )}
+      {next && (
+        <Link className="button" to={href(next)} rel="next">
+          Next →
+        </Link>
+      )}
+    </nav>
+  );
+}

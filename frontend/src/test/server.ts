@@ -1,0 +1,48 @@
+import { http, HttpResponse } from 'msw';
+import { setupServer } from 'msw/node';
+
+import type { Me } from '../features/auth/api/me';
+import type { Collection } from '../features/collections/api/collections';
+import type { Page } from '../lib/api';
+
+export const anonymous: Me = {
+  authenticated: false,
+  username: '',
+  email: '',
+  role: 'anonymous',
+  roles: [],
+  providers: [],
+};
+
+export function collection(overrides: Partial<Collection> = {}): Collection {
+  const shortName = overrides.short_name ?? 'MOD021KM';
+  const version = overrides.version ?? '061';
+  return {
+    id: 1,
+    key: `${shortName}.${version}`,
+    short_name: shortName,
+    version,
+    title: 'MODIS/Terra Calibrated Radiances 5-Min L1B Swath 1km',
+    description: 'Calibrated and geolocated at-aperture radiances.',
+    processing_level: '1B',
+    platform: 'Terra',
+    instrument: 'MODIS',
+    access: 'public',
+    file_patterns: [],
+    duplicate_policy: 'error',
+    granule_count: 12,
+    created_at: '2024-01-01T00:00:00Z',
+    updated_at: '2024-01-01T00:00:00Z',
+    ...overrides,
+  };
+}
+
+export function page<T>(results: T[], links: Partial<Page<T>> = {}): Page<T> {
+  return { next: null, previous: null, results, ...links };
+}
+
+/** Defaults every page needs; tests override the endpoint they are about. */
+export const server = setupServer(
+  http.get('/api/v1/me/', () => HttpResponse.json(anonymous)),
+  http.get('/api/v1/collections/', () => HttpResponse.json(page([]))),
+);
