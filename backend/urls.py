@@ -13,5 +13,6 @@ urlpatterns = [
     path("api/v1/", include("backend.accounts.urls")),
     path("api/v1/", include("backend.catalog.urls")),
     path("api/v1/", include("backend.archive.urls")),
-    re_path(r"^(?!api/|admin/|static/).*$", spa, name="spa"),
+    path("stac/", include("backend.catalog.stac_urls")),
+    re_path(r"^(?!api/|admin/|static/|stac/).*$", spa, name="spa"),
 ]

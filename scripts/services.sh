@@ -18,4 +18,11 @@ if ! mq_up; then
   mq_up || { echo "RabbitMQ did not come up" >&2; exit 1; }
 fi
 rabbitmqctl -q await_startup >/dev/null 2>&1 || true
+
+# The database the README's commands use when DATABASE_URL points here.
+if ! psql -h localhost -U postgres -tAc "SELECT 1 FROM pg_database WHERE datname='granary'" \
+    | grep -q 1; then
+  psql -h localhost -U postgres -qc "CREATE DATABASE granary"
+  echo "Created the PostgreSQL database granary."
+fi
 echo "PostgreSQL and RabbitMQ are up."

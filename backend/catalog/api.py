@@ -1,8 +1,16 @@
 """Read API of the catalog: collections and granules with filters and cursor paging."""
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
-from rest_framework import viewsets
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    extend_schema_view,
+    inline_serializer,
+)
+from rest_framework import serializers, viewsets
+from rest_framework.decorators import action
 from rest_framework.exceptions import NotFound
+from rest_framework.response import Response
 
 from . import services
 from .filters import CollectionFilter, GranuleFilter
@@ -30,6 +38,14 @@ class CollectionViewSet(viewsets.ReadOnlyModelViewSet):
             raise NotFound(str(exc)) from exc
 
 
+class _FacetValue(serializers.Serializer):
+    value = serializers.CharField()
+    count = serializers.IntegerField()
+
+    class Meta:
+        ref_name = "FacetValue"
+
+
 @extend_schema_view(
     list=extend_schema(parameters=[
         OpenApiParameter(
@@ -48,4 +64,18 @@ class GranuleViewSet(viewsets.ReadOnlyModelViewSet):
     ordering = ["-temporal_start"]
 
     def get_queryset(self):
-        return services.visible_granules(self.request.user).prefetch_related("files")
+        granules = services.visible_granules(self.request.user)
+        if self.action == "facets":
+            return granules
+        return services.with_residency(granules).prefetch_related("files")
+
+    @extend_schema(
+        summary="Facet counts of the granules matching the same filters as the list",
+        responses=OpenApiResponse(response=inline_serializer("GranuleFacets", {
+            name: _FacetValue(many=True) for name in services.FACETS
+        })),
+    )
+    @action(detail=False, pagination_class=None)
+    def facets(self, request):
+        granules = self.filter_queryset(self.get_queryset())
+        return Response(services.granule_facets(granules))

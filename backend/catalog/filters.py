@@ -7,7 +7,7 @@ from django.utils.dateparse import parse_date, parse_datetime
 
 from .geo import BBoxError, parse_bbox
 from .models import Collection, Granule
-from .services import bbox_q, temporal_q
+from .services import RESIDENCIES, bbox_q, filter_residency, temporal_q
 
 ATTRIBUTE_PREFIX = "attr."
 ATTRIBUTE_OPS = {"eq": "", "ne": "", "lt": "__lt", "lte": "__lte", "gt": "__gt", "gte": "__gte"}
@@ -72,6 +72,15 @@ class GranuleFilter(django_filters.FilterSet):
     bbox = django_filters.CharFilter(method="filter_bbox", label="west,south,east,north")
     granule_id = django_filters.CharFilter()
     state = django_filters.ChoiceFilter(choices=Granule.State.choices)
+    processing_level = django_filters.CharFilter(field_name="collection__processing_level")
+    platform = django_filters.CharFilter(field_name="collection__platform", lookup_expr="iexact")
+    instrument = django_filters.CharFilter(
+        field_name="collection__instrument", lookup_expr="iexact",
+    )
+    residency = django_filters.ChoiceFilter(
+        choices=[(r, r) for r in RESIDENCIES], method="filter_residency",
+        label="cache: every file is in the disk cache; tape: some file needs a recall",
+    )
 
     class Meta:
         model = Granule
@@ -79,6 +88,9 @@ class GranuleFilter(django_filters.FilterSet):
 
     def filter_noop(self, queryset, name, value):
         return queryset
+
+    def filter_residency(self, queryset, name, value):
+        return filter_residency(queryset, value)
 
     def filter_collection(self, queryset, name, value):
         collections = []

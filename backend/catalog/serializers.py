@@ -1,6 +1,7 @@
 from rest_framework import serializers
 
 from .models import Collection, File, Granule
+from .services import RESIDENCIES
 
 
 class CollectionSerializer(serializers.ModelSerializer):
@@ -26,10 +27,15 @@ class GranuleSerializer(serializers.ModelSerializer):
     collection = serializers.CharField(source="collection.key", read_only=True)
     bbox = serializers.ListField(child=serializers.FloatField(), read_only=True, allow_null=True)
     files = FileSerializer(many=True, read_only=True)
+    residency = serializers.ChoiceField(
+        choices=RESIDENCIES, read_only=True,
+        help_text="cache: every file is on disk now; tape: ordering it needs a recall",
+    )
 
     class Meta:
         model = Granule
         fields = [
             "id", "collection", "granule_id", "version", "state", "temporal_start", "temporal_end",
-            "bbox", "attributes", "total_size", "files", "replaces", "created_at", "archived_at",
+            "bbox", "attributes", "total_size", "residency", "files", "replaces", "created_at",
+            "archived_at",
         ]

@@ -164,3 +164,80 @@ def test_restricted_collection_filter_is_unknown_to_anonymous(api, restricted):
     response = api.get("/api/v1/granules/?collection=AIRS2RET_NRT.7.0")
     assert response.status_code == 400
     assert "unknown collection AIRS2RET_NRT.7.0" in response.json()["detail"]
+
+
+def _cache(file, state):
+    from django.utils import timezone
+
+    from backend.archive.models import CacheEntry
+
+    CacheEntry.objects.create(file=file, state=state, size=file.size, last_access=timezone.now())
+
+
+def test_residency_field_and_filter(api, public):
+    from backend.archive.models import CacheEntry
+
+    cached = GranuleFactory(collection=public)
+    for name, state in (("a.hdf", CacheEntry.State.CLEAN), ("a.met", CacheEntry.State.DIRTY),
+                        ("a.jpg", CacheEntry.State.PINNED)):
+        _cache(FileFactory(granule=cached, name=name), state)
+    partly = GranuleFactory(collection=public)
+    _cache(FileFactory(granule=partly, name="b.hdf"), CacheEntry.State.CLEAN)
+    FileFactory(granule=partly, name="b.met")
+    arriving = GranuleFactory(collection=public)
+    _cache(FileFactory(granule=arriving, name="c.hdf"), CacheEntry.State.STAGING)
+    on_tape = GranuleFactory(collection=public)
+    FileFactory(granule=on_tape, name="d.hdf")
+
+    def residency(query=""):
+        body = api.get(f"/api/v1/granules/?{query}").json()
+        return {g["id"]: g["residency"] for g in body["results"]}
+
+    assert residency() == {cached.pk: "cache", partly.pk: "tape", arriving.pk: "tape",
+                           on_tape.pk: "tape"}
+    assert residency("residency=cache") == {cached.pk: "cache"}
+    assert set(residency("residency=tape")) == {partly.pk, arriving.pk, on_tape.pk}
+    assert api.get(f"/api/v1/granules/{cached.pk}/").json()["residency"] == "cache"
+    response = api.get("/api/v1/granules/?residency=disk")
+    assert response.status_code == 400
+    assert "residency: Select a valid choice" in response.json()["detail"]
+
+
+def test_facets_count_the_filtered_granules(api, public, restricted):
+    aqua = CollectionFactory(short_name="AIRS2RET", version="7.0", processing_level="2",
+                             platform="Aqua", instrument="AIRS")
+    snow = CollectionFactory(short_name="MOD10C1", processing_level="3", platform="",
+                             instrument="MODIS")
+    GranuleFactory.create_batch(3, collection=public)
+    GranuleFactory.create_batch(2, collection=aqua)
+    GranuleFactory(collection=snow)
+    GranuleFactory(collection=snow, west=100, east=110)
+    GranuleFactory(collection=public, state=Granule.State.ARCHIVING)
+    GranuleFactory.create_batch(4, collection=restricted)
+
+    body = api.get("/api/v1/granules/facets/").json()
+    assert body == {
+        "collection": [{"value": "MOD021KM.061", "count": 3},
+                       {"value": "AIRS2RET.7.0", "count": 2},
+                       {"value": "MOD10C1.061", "count": 2}],
+        "processing_level": [{"value": "2", "count": 5}, {"value": "3", "count": 2}],
+        "platform": [{"value": "Terra", "count": 3}, {"value": "Aqua", "count": 2}],
+        "instrument": [{"value": "MODIS", "count": 5}, {"value": "AIRS", "count": 2}],
+    }
+    level3 = api.get("/api/v1/granules/facets/?processing_level=3").json()
+    assert level3["collection"] == [{"value": "MOD10C1.061", "count": 2}]
+    assert level3["instrument"] == [{"value": "MODIS", "count": 2}]
+    terra = api.get("/api/v1/granules/facets/?platform=terra&bbox=-5,-5,5,5").json()
+    assert terra["collection"] == [{"value": "MOD021KM.061", "count": 3}]
+    aqua_list = api.get("/api/v1/granules/?instrument=AIRS").json()["results"]
+    assert {g["collection"] for g in aqua_list} == {"AIRS2RET.7.0"}
+    narrow = api.get("/api/v1/granules/facets/?bbox=101,-5,102,5").json()
+    assert narrow["collection"] == [{"value": "MOD10C1.061", "count": 1}]
+    assert narrow["platform"] == []
+    assert api.get("/api/v1/granules/facets/?bbox=1,2,3").status_code == 400
+
+
+def test_facets_are_one_query_per_facet(api, public, django_assert_max_num_queries):
+    GranuleFactory.create_batch(5, collection=public)
+    with django_assert_max_num_queries(4):
+        assert api.get("/api/v1/granules/facets/").status_code == 200

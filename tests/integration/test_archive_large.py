@@ -43,7 +43,7 @@ def test_file_over_4_gib_round_trips_byte_exact(data_root, settings):
                             checksum=digest.hexdigest())
 
     assert services.archive_granule(granule, {f.pk: source}).admitted
-    services.run_until_idle(parallel=True)
+    services.run_until_idle()
     granule.refresh_from_db()
     assert granule.state == Granule.State.ARCHIVED
     copies = FileCopy.objects.filter(file=f, state="verified")
