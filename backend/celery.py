@@ -2,7 +2,7 @@
 import os
 
 from celery import Celery
-from kombu import Queue
+from kombu import Exchange, Queue
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "backend.settings")
 
@@ -11,9 +11,19 @@ app.config_from_object("django.conf:settings", namespace="CELERY")
 
 QUEUES = ("ingest", "archive", "distribution", "default")
 
+
+def declare_queues(names, prefix="granary."):
+    """One direct exchange and routing key per queue, so a task lands in exactly one queue
+    (queues left to share Celery's default exchange and key would each get a copy)."""
+    return [Queue(name, Exchange(f"{prefix}{name}", type="direct"), routing_key=name)
+            for name in names]
+
+
 app.conf.update(
-    task_queues=[Queue(name) for name in QUEUES],
+    task_queues=declare_queues(QUEUES),
     task_default_queue="default",
+    task_default_exchange="granary.default",
+    task_default_routing_key="default",
     task_routes={
         "ingest.*": {"queue": "ingest"},
         "backend.archive.*": {"queue": "archive"},

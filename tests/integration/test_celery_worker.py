@@ -33,3 +33,29 @@ def test_task_round_trip_writes_to_database_and_only_after_commit():
     assert beat.seen_at >= beat.sent_at
     assert not QueueHeartbeat.objects.filter(queue="rolled-back").exists()
 
+
+
+def test_a_task_for_one_queue_lands_in_that_queue_only():
+    """Each concern's queue can be served by its own hosts: no copies in the other queues."""
+    from backend.celery import app, declare_queues
+
+    names = [f"t{uuid.uuid4().hex[:6]}-{n}" for n in ("ingest", "archive", "distribution")]
+    queues = declare_queues(names, prefix=f"test.{uuid.uuid4().hex[:6]}.")
+    with app.connection_for_write() as conn:
+        channel = conn.default_channel
+        bound = [q.bind(channel) for q in queues]
+        for q in bound:
+            q.declare()
+        try:
+            with app.producer_or_acquire() as producer:
+                producer.publish({"hello": "archive"}, exchange=queues[1].exchange,
+                                 routing_key=queues[1].routing_key, declare=queues,
+                                 serializer="json")
+            counts = {}
+            for q in bound:
+                message = q.get(no_ack=True)
+                counts[q.name] = 0 if message is None else 1 + (q.get(no_ack=True) is not None)
+            assert counts == {names[0]: 0, names[1]: 1, names[2]: 0}
+        finally:
+            for q in bound:
+                q.delete()
