@@ -12,6 +12,7 @@ urlpatterns = [
     path("api/health/", health, name="health"),
     path("api/v1/", include("backend.accounts.urls")),
     path("api/v1/", include("backend.catalog.urls")),
+    path("api/v1/", include("ingest.urls")),
     path("api/v1/", include("backend.archive.urls")),
     path("stac/", include("backend.catalog.stac_urls")),
     re_path(r"^(?!api/|admin/|static/|stac/).*$", spa, name="spa"),

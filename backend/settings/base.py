@@ -207,3 +207,28 @@ CELERY_BEAT_SCHEDULE = {
     "queue-heartbeats": {"task": "backend.metrics.send_heartbeats", "schedule": 60.0},
     "archive-tick": {"task": "backend.archive.tick", "schedule": 10.0},
 }
+
+# Ingest: granules move through the pipeline in chunks (one task each) under a lease; the sweeper
+# re-kicks work idle for longer than the stale time; staged copies go after the retention.
+GRANARY_INGEST_CHUNK = int(env("GRANARY_INGEST_CHUNK", "200"))
+GRANARY_INGEST_MAX_GRANULES = int(env("GRANARY_INGEST_MAX_GRANULES", "50000"))
+# A bulk request of 10,000 granules is ~10 MB of JSON: room for the largest request allowed.
+DATA_UPLOAD_MAX_MEMORY_SIZE = int(float(env("GRANARY_INGEST_MAX_BODY_MB", "64")) * 2**20)
+GRANARY_INGEST_LEASE_S = int(env("GRANARY_INGEST_LEASE_S", "600"))
+GRANARY_INGEST_STALE_S = int(env("GRANARY_INGEST_STALE_S", "600"))
+GRANARY_INGEST_MAX_ATTEMPTS = int(env("GRANARY_INGEST_MAX_ATTEMPTS", "5"))
+GRANARY_INGEST_DEFAULT_CHECKSUM = env("GRANARY_INGEST_DEFAULT_CHECKSUM", "MD5")
+GRANARY_UPLOAD_MAX_BYTES = int(float(env("GRANARY_UPLOAD_MAX_GB", "100")) * 2**30)
+GRANARY_STAGING_RETENTION_S = int(env("GRANARY_STAGING_RETENTION_S", "3600"))
+# A dropped file is complete when unchanged this long, or when NAME.done sits beside it.
+GRANARY_DROP_STABLE_S = float(env("GRANARY_DROP_STABLE_S", "30"))
+SPECTACULAR_SETTINGS.setdefault("ENUM_NAME_OVERRIDES", {}).update({
+    "IngestRequestStateEnum": "ingest.models.IngestRequest.State",
+    "IngestGranuleStateEnum": "ingest.models.IngestGranule.State",
+    "PdrStateEnum": "ingest.models.Pdr.State",
+})
+CELERY_BEAT_SCHEDULE.update({
+    "ingest-sweep": {"task": "ingest.sweep", "schedule": 30.0},
+    "ingest-poll-staging": {"task": "ingest.poll_staging", "schedule": 15.0},
+    "ingest-clean-staging": {"task": "ingest.clean_staging", "schedule": 300.0},
+})

@@ -1,0 +1,265 @@
+"""Granule metadata from the delivered files. Pure Python, no Django.
+
+Sources, in the order they are believed: a sidecar JSON (UMM-G-like or Granary's own request
+shape), an ECS `.met` ODL file, then the global attributes of HDF5 / NetCDF data files (ACDD
+names: time_coverage_start, geospatial_lon_min, ...). What the request itself says wins over all.
+"""
+import json
+import math
+from dataclasses import dataclass, field
+
+from .pdr import PvlError, parse_pvl, parse_time
+
+HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"
+NETCDF_CLASSIC = (b"CDF\x01", b"CDF\x02", b"CDF\x05")
+MAX_SIDECAR = 16 << 20
+MAX_ATTRIBUTES = 50
+
+
+class MetadataError(ValueError):
+    """Metadata that is there but cannot be read, said plainly."""
+
+
+@dataclass
+class Extracted:
+    start: object = None
+    end: object = None
+    bbox: list | None = None
+    attributes: dict = field(default_factory=dict)
+    sources: list = field(default_factory=list)
+
+    def absorb(self, other, source):
+        """Fill what is still unknown from `other`."""
+        used = False
+        if self.start is None and other.start is not None:
+            self.start, self.end, used = other.start, other.end, True
+        if self.bbox is None and other.bbox is not None:
+            self.bbox, used = other.bbox, True
+        for key, value in other.attributes.items():
+            if key not in self.attributes:
+                self.attributes[key], used = value, True
+        if used:
+            self.sources.append(source)
+
+
+def extract(files):
+    """Metadata of a granule from its files: (name, role, path) triples."""
+    found = Extracted()
+    ordered = sorted(files, key=lambda f: _rank(f[0], f[1]))
+    for name, role, path in ordered:
+        reader = _reader(name, role, path)
+        if reader is None:
+            continue
+        try:
+            found.absorb(reader(path), name)
+        except MetadataError as exc:
+            raise MetadataError(f"{name}: {exc}") from exc
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise MetadataError(f"{name} cannot be read: {exc}") from exc
+    return found
+
+
+def _rank(name, role):
+    lower = name.lower()
+    if lower.endswith(".json"):
+        return 0
+    if lower.endswith(".met"):
+        return 1
+    return 2 if role == "data" else 3
+
+
+def _reader(name, role, path):
+    lower = name.lower()
+    if lower.endswith(".json") and role in ("metadata", "qa"):
+        return from_json
+    if lower.endswith(".met"):
+        return from_met
+    if role != "data":
+        return None
+    with open(path, "rb") as f:
+        head = f.read(520)
+    if head.startswith(HDF5_SIGNATURE) or head[512:520] == HDF5_SIGNATURE:
+        return from_hdf5
+    if head[:4] in NETCDF_CLASSIC:
+        return from_netcdf
+    return None
+
+
+def _time(value, what):
+    try:
+        return parse_time(value)
+    except (TypeError, ValueError) as exc:
+        raise MetadataError(f"{what} {value!r} is not an ISO 8601 date and time") from exc
+
+
+def _number(value, what):
+    try:
+        number = float(value)
+    except (TypeError, ValueError) as exc:
+        raise MetadataError(f"{what} {value!r} is not a number") from exc
+    if not math.isfinite(number):
+        raise MetadataError(f"{what} is not a finite number")
+    return number
+
+
+def _box(west, south, east, north):
+    values = (west, south, east, north)
+    if all(v is None for v in values):
+        return None
+    if any(v is None for v in values):
+        raise MetadataError("the bounding box lacks a side: give west, south, east and north")
+    return [_number(v, what) for v, what in zip(values, ("west", "south", "east", "north"),
+                                                  strict=True)]
+
+
+# ---------------------------------------------------------------------------------------------
+# Sidecar JSON
+
+
+def from_json(path):
+    with open(path, "rb") as f:
+        raw = f.read(MAX_SIDECAR + 1)
+    if len(raw) > MAX_SIDECAR:
+        raise MetadataError("the sidecar JSON is larger than 16 MiB")
+    try:
+        doc = json.loads(raw)
+    except ValueError as exc:
+        raise MetadataError(f"the sidecar is not JSON: {exc}") from exc
+    if not isinstance(doc, dict):
+        raise MetadataError("the sidecar JSON must be an object")
+    if "TemporalExtent" in doc or "SpatialExtent" in doc:
+        return _umm_g(doc)
+    out = Extracted()
+    temporal = doc.get("temporal")
+    if temporal:
+        out.start = _time(temporal.get("start"), "temporal.start")
+        out.end = _time(temporal.get("end") or temporal.get("start"), "temporal.end")
+    if doc.get("bbox") is not None:
+        box = doc["bbox"]
+        if not isinstance(box, list) or len(box) != 4:
+            raise MetadataError("bbox must be [west, south, east, north]")
+        out.bbox = _box(*box)
+    if isinstance(doc.get("attributes"), dict):
+        out.attributes = dict(doc["attributes"])
+    return out
+
+
+def _umm_g(doc):
+    out = Extracted()
+    span = (doc.get("TemporalExtent") or {}).get("RangeDateTime") or {}
+    if span.get("BeginningDateTime"):
+        out.start = _time(span["BeginningDateTime"], "BeginningDateTime")
+        out.end = _time(span.get("EndingDateTime") or span["BeginningDateTime"],
+                        "EndingDateTime")
+    geometry = (((doc.get("SpatialExtent") or {}).get("HorizontalSpatialDomain") or {})
+                .get("Geometry") or {})
+    rectangles = geometry.get("BoundingRectangles") or []
+    if rectangles:
+        r = rectangles[0]
+        out.bbox = _box(r.get("WestBoundingCoordinate"), r.get("SouthBoundingCoordinate"),
+                        r.get("EastBoundingCoordinate"), r.get("NorthBoundingCoordinate"))
+    for attr in doc.get("AdditionalAttributes") or []:
+        values = attr.get("Values") or []
+        if attr.get("Name") and values:
+            out.attributes[attr["Name"]] = values[0] if len(values) == 1 else values
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# ECS .met (ODL)
+
+
+def _met_value(root, name):
+    for node in root.walk():
+        if node.name.upper() == name:
+            value = node.value("VALUE")
+            if value is not None:
+                return value.strip().strip('"')
+    return None
+
+
+def from_met(path):
+    with open(path, encoding="ascii", errors="replace") as f:
+        text = f.read(MAX_SIDECAR)
+    try:
+        root = parse_pvl(text)
+    except PvlError as exc:
+        raise MetadataError(f"the .met file is not ODL: {exc}") from exc
+    out = Extracted()
+    begin_date = _met_value(root, "RANGEBEGINNINGDATE")
+    if begin_date:
+        begin_time = _met_value(root, "RANGEBEGINNINGTIME") or "00:00:00"
+        end_date = _met_value(root, "RANGEENDINGDATE") or begin_date
+        end_time = _met_value(root, "RANGEENDINGTIME") or begin_time
+        out.start = _time(f"{begin_date}T{begin_time}", "RANGEBEGINNINGDATE/TIME")
+        out.end = _time(f"{end_date}T{end_time}", "RANGEENDINGDATE/TIME")
+    out.bbox = _box(*(_met_value(root, f"{side}BOUNDINGCOORDINATE")
+                      for side in ("WEST", "SOUTH", "EAST", "NORTH")))
+    for node in root.walk():
+        if node.name.upper() != "ADDITIONALATTRIBUTESCONTAINER":
+            continue
+        name = _met_value(node, "ADDITIONALATTRIBUTENAME")
+        value = _met_value(node, "PARAMETERVALUE")
+        if name and value is not None:
+            out.attributes[name] = value
+    local_id = _met_value(root, "LOCALGRANULEID")
+    if local_id:
+        out.attributes.setdefault("LocalGranuleID", local_id)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# HDF5 and NetCDF global attributes (ACDD)
+
+
+def _plain(value):
+    """An attribute value as JSON-friendly text or number (numpy scalars and arrays too)."""
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    if hasattr(value, "tolist"):
+        value = value.tolist()
+    if isinstance(value, list):
+        value = value[0] if len(value) == 1 else value
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return value
+
+
+def from_attributes(attrs):
+    """Interpret global attributes by the ACDD names."""
+    attrs = {k: _plain(v) for k, v in attrs.items()}
+    lower = {k.lower(): v for k, v in attrs.items()}
+    out = Extracted()
+    if lower.get("time_coverage_start"):
+        out.start = _time(lower["time_coverage_start"], "time_coverage_start")
+        out.end = _time(lower.get("time_coverage_end") or lower["time_coverage_start"],
+                        "time_coverage_end")
+    out.bbox = _box(lower.get("geospatial_lon_min"), lower.get("geospatial_lat_min"),
+                    lower.get("geospatial_lon_max"), lower.get("geospatial_lat_max"))
+    used = {"time_coverage_start", "time_coverage_end", "geospatial_lon_min",
+            "geospatial_lat_min", "geospatial_lon_max", "geospatial_lat_max"}
+    for key, value in attrs.items():
+        if len(out.attributes) >= MAX_ATTRIBUTES:
+            break
+        if key.lower() in used or not isinstance(value, str | int | float | bool):
+            continue
+        if isinstance(value, str) and len(value) > 256:
+            continue
+        if isinstance(value, float) and not math.isfinite(value):
+            continue
+        out.attributes[key] = value
+    return out
+
+
+def from_hdf5(path):
+    import h5py
+
+    with h5py.File(path, "r") as f:
+        return from_attributes(dict(f.attrs))
+
+
+def from_netcdf(path):
+    import netCDF4
+
+    with netCDF4.Dataset(path, "r") as ds:
+        return from_attributes({name: ds.getncattr(name) for name in ds.ncattrs()})

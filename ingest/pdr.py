@@ -1,0 +1,456 @@
+"""Product Delivery Records: read a PDR, answer with a PDRD or a PAN. Pure Python, no Django.
+
+Real PDRs (S4PA, SIPS) are not strict PVL: values with blanks go unquoted (`DESCRIPTOR = NOT
+USED;`), and a typed parser turns `DATA_VERSION = 061` into 61. So the text is cut into
+statements first, every value is set aside as its original text, and `pvl` parses the structure
+(names, nesting, matching END_OBJECTs) of a copy whose values are placeholders. Versions, ids and
+sizes therefore stay exactly as the provider wrote them.
+
+The same reader serves ECS `.met` files (ODL: newline-terminated statements, GROUP/OBJECT).
+"""
+import difflib
+import re
+import warnings
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+with warnings.catch_warnings():  # pvl 1.3 warns about its own deprecated Units on import
+    warnings.simplefilter("ignore", PendingDeprecationWarning)
+    import pvl
+
+from . import names
+
+# PDRD dispositions (the PDR is refused as a whole).
+INVALID_PVL = "INVALID PVL STATEMENT"
+INVALID_FILE_COUNT = "INVALID FILE COUNT"
+INVALID_ORIGINATING_SYSTEM = "MISSING OR INVALID ORIGINATING_SYSTEM PARAMETER"
+INVALID_DATA_TYPE = "INVALID DATA TYPE"
+INVALID_DATA_VERSION = "MISSING OR INVALID DATA_VERSION"
+INVALID_DIRECTORY = "INVALID DIRECTORY"
+INVALID_FILE_ID = "INVALID FILE ID"
+INVALID_FILE_SIZE = "INVALID FILE SIZE"
+INVALID_FILE_TYPE = "INVALID FILE TYPE"
+INVALID_CKSUM_TYPE = "INVALID CHECKSUM TYPE"
+INVALID_CKSUM_VALUE = "INVALID CHECKSUM VALUE"
+DUPLICATE_FILE_NAME = "DUPLICATE FILE NAME IN GRANULE"
+
+# PAN dispositions (one per file once the PDR's work is done).
+SUCCESSFUL = "SUCCESSFUL"
+FILES_NOT_FOUND = "ALL FILE GROUPS/FILES NOT FOUND"
+SIZE_CHECK_FAILURE = "POST-TRANSFER FILE SIZE CHECK FAILURE"
+CHECKSUM_FAILURE = "CHECKSUM VERIFICATION FAILURE"
+UNKNOWN_DATA_TYPE = "UNKNOWN DATA TYPE"
+METADATA_ERROR = "METADATA PREPROCESSING ERROR"
+FILE_IO_ERROR = "FILE I/O ERROR"
+ARCHIVE_ERROR = "DATA ARCHIVE ERROR"
+INTERNAL_ERROR = "ECS INTERNAL ERROR"
+
+# FILE_TYPE -> role of the file in the catalog.
+FILE_TYPES = {"SCIENCE": "data", "DATA": "data", "METADATA": "metadata", "BROWSE": "browse",
+              "QA": "qa", "LINKAGE": "metadata"}
+
+_TOP_KEYS = {"ORIGINATING_SYSTEM", "TOTAL_FILE_COUNT", "EXPIRATION_TIME", "FILE_GROUP",
+             "DESCRIPTOR"}
+_GROUP_KEYS = {"DATA_TYPE", "DATA_VERSION", "NODE_NAME", "FILE_SPEC", "DESCRIPTOR",
+               "BEGINNING_DATE/TIME", "ENDING_DATE/TIME"}
+_SPEC_KEYS = {"DIRECTORY_ID", "FILE_ID", "FILE_TYPE", "FILE_SIZE", "FILE_CKSUM_TYPE",
+              "FILE_CKSUM_VALUE", "DESCRIPTOR"}
+_BLOCK_OPEN = {"OBJECT", "GROUP", "BEGIN_OBJECT", "BEGIN_GROUP"}
+_BLOCK_CLOSE = {"END_OBJECT", "END_GROUP"}
+
+
+class PvlError(ValueError):
+    """Text that is not PVL/ODL, with the line it went wrong on."""
+
+
+class PdrRejected(Exception):
+    """A PDR refused as a whole: answered by a short PDRD."""
+
+    def __init__(self, disposition, detail):
+        super().__init__(detail)
+        self.disposition = disposition
+        self.detail = detail
+
+
+# ---------------------------------------------------------------------------------------------
+# PVL with values kept as text
+
+
+@dataclass
+class Node:
+    """A PVL object or group: its statements in order, values as the original text."""
+
+    name: str
+    items: list = field(default_factory=list)
+
+    def keys(self):
+        return [k for k, _ in self.items]
+
+    def values(self, key):
+        key = key.upper()
+        return [v for k, v in self.items if k.upper() == key and isinstance(v, str)]
+
+    def value(self, key):
+        found = self.values(key)
+        return found[0] if found else None
+
+    def children(self, name):
+        name = name.upper()
+        return [v for k, v in self.items if k.upper() == name and isinstance(v, Node)]
+
+    def walk(self):
+        """Every node below this one, depth first."""
+        for _, v in self.items:
+            if isinstance(v, Node):
+                yield v
+                yield from v.walk()
+
+
+_QUOTED = re.compile(r'"[^"]*"|\'[^\']*\'', re.S)
+
+
+def _statements(text):
+    """(line, statement) pairs: `;`-terminated when the text uses `;`, else one per line."""
+    statements, terminators = _cut(text, ";")
+    if terminators:
+        return statements, True
+    return _cut(text, "\n")[0], False
+
+
+def _cut(text, terminator):
+    """Cut at `terminator` outside comments, parentheses and quoted values (a quote opens a
+    value only right after '=', '(' or ',': an apostrophe inside a bare value is a letter)."""
+    out, buf, line, start, quote, depth, prev, cuts, i = [], [], 1, None, None, 0, "", 0, 0
+
+    def flush():
+        statement = "".join(buf).strip()
+        if statement:
+            out.append((start, statement))
+
+    while i < len(text):
+        ch = text[i]
+        if quote is None and text.startswith("/*", i):
+            end = text.find("*/", i + 2)
+            if end < 0:
+                raise PvlError(f"line {line}: a comment is never closed")
+            line += text.count("\n", i, end)
+            i = end + 2
+            continue
+        i += 1
+        if quote:
+            quote = None if ch == quote else quote
+        elif ch in "\"'" and prev in "=(,":
+            quote = ch
+        elif ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        elif depth == 0 and ch == terminator:
+            flush()
+            buf, start, prev, cuts = [], None, "", cuts + 1
+            line += ch == "\n"
+            continue
+        if start is None and not ch.isspace():
+            start = line
+        line += ch == "\n"
+        buf.append(ch)
+        if not ch.isspace():
+            prev = ch
+    if quote:
+        raise PvlError(f"line {start}: a quoted value is never closed")
+    flush()
+    return out, cuts
+
+
+def _unquote(value):
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
+        return value[1:-1]
+    return value
+
+
+def parse_pvl(text):
+    """Parse PVL/ODL text into a Node tree whose values are the original text."""
+    if not isinstance(text, str):
+        raise PvlError("the text is not a string")
+    statements, by_semicolon = _statements(text)
+    lines, values, origin, open_blocks = [], [], [], []
+    for line, statement in statements:
+        key, eq, value = statement.partition("=")
+        key, value = key.strip(), value.strip()
+        word = key.upper()
+        if not eq:
+            if word == "END":
+                break
+            if word in _BLOCK_CLOSE:
+                _close(open_blocks, line, word)
+                lines.append(word)
+                origin.append(line)
+                continue
+            raise PvlError(f"line {line}: expected KEYWORD = VALUE, found {statement[:60]!r}")
+        if word in _BLOCK_OPEN:
+            open_blocks.append((line, _unquote(value)))
+            lines.append(f"OBJECT = {_unquote(value)}" if "OBJECT" in word
+                         else f"GROUP = {_unquote(value)}")
+        elif word in _BLOCK_CLOSE:
+            _close(open_blocks, line, word)
+            lines.append(f"{word} = {_unquote(value)}" if value else word)
+        else:
+            if by_semicolon and "\n" in value and "=" in _QUOTED.sub("", value):
+                raise PvlError(f"line {line}: statement {key} is missing its ';'")
+            lines.append(f'{key} = "{len(values)}"')
+            values.append(_unquote(value))
+        origin.append(line)
+    if open_blocks:
+        line, name = open_blocks[-1]
+        raise PvlError(f"line {line}: {name} is opened but never closed with an END")
+    try:
+        module = pvl.loads(";\n".join(lines) + (";\n" if lines else "") + "END;\n")
+    except Exception as exc:
+        lineno = getattr(exc, "lineno", None)
+        where = f"line {origin[lineno - 1]}: " if lineno and lineno <= len(origin) else ""
+        reason = getattr(exc, "msg", exc)
+        raise PvlError(f"{where}{str(reason).split(' near ')[0].strip()}") from exc
+    return _to_node("ROOT", module, values)
+
+
+def _close(open_blocks, line, word):
+    if not open_blocks:
+        raise PvlError(f"line {line}: {word} closes nothing")
+    open_blocks.pop()
+
+
+def _to_node(name, block, values):
+    node = Node(name)
+    for key, value in block.items():
+        if isinstance(value, str):
+            node.items.append((key, values[int(value)]))
+        elif hasattr(value, "items"):
+            node.items.append((key, _to_node(key, value, values)))
+        else:
+            raise PvlError(f"unexpected value for {key}")
+    return node
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading a PDR
+
+
+@dataclass
+class FileSpec:
+    directory_id: str
+    file_id: str
+    file_type: str
+    file_size: int | None
+    cksum_type: str
+    cksum_value: str
+
+    @property
+    def path(self):
+        """Where the file lies in the provider's staging area (DIRECTORY_ID taken from it)."""
+        directory = self.directory_id.strip("/")
+        return f"{directory}/{self.file_id}" if directory else self.file_id
+
+    @property
+    def role(self):
+        return FILE_TYPES.get(self.file_type.upper(), "data")
+
+
+@dataclass
+class FileGroup:
+    number: int
+    data_type: str
+    data_version: str
+    node_name: str
+    files: list
+    extras: dict
+    disposition: str = SUCCESSFUL
+    detail: str = ""
+
+    @property
+    def collection_key(self):
+        return f"{self.data_type}.{self.data_version}"
+
+    def reject(self, disposition, detail):
+        """Keep the first problem of a group: it is the one the provider fixes first."""
+        if self.disposition == SUCCESSFUL:
+            self.disposition, self.detail = disposition, f"FILE_GROUP {self.number}: {detail}"
+
+
+@dataclass
+class Pdr:
+    originating_system: str
+    total_file_count: int
+    expiration_time: datetime | None
+    groups: list
+    extras: dict
+
+    @property
+    def rejected_groups(self):
+        return [g for g in self.groups if g.disposition != SUCCESSFUL]
+
+
+def parse_time(text):
+    """An ISO 8601 date and time; a time without zone is UTC."""
+    value = str(text).strip().replace(" ", "T", 1)
+    if value.endswith(("z", "Z")):
+        value = value[:-1] + "+00:00"
+    parsed = datetime.fromisoformat(value)
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def _check_keys(node, known, where):
+    """Refuse misspelt keywords (close to a known one); other unknown keywords are carried."""
+    seen = set()
+    for key in node.keys():
+        upper = key.upper()
+        if upper in known:
+            if upper in seen and upper not in ("FILE_GROUP", "FILE_SPEC"):
+                raise PdrRejected(INVALID_PVL, f"{where}: {key} is given twice")
+            seen.add(upper)
+            continue
+        close = difflib.get_close_matches(upper, known, n=1, cutoff=0.8)
+        if close:
+            raise PdrRejected(INVALID_PVL,
+                              f"{where}: unknown keyword {key} (did you mean {close[0]}?)")
+
+
+def _extras(node, parsed):
+    """Statements carried along (DESCRIPTOR, BEGINNING_DATE/TIME, ...), as text."""
+    return {k: v for k, v in node.items if isinstance(v, str) and k.upper() not in parsed}
+
+
+def read_pdr(text):
+    """Parse and check a PDR. PDR-wide faults raise PdrRejected (short PDRD); faults of a file
+    group are marked on the group (long PDRD)."""
+    if not isinstance(text, str) or not text.strip():
+        raise PdrRejected(INVALID_PVL, "the PDR is empty")
+    try:
+        root = parse_pvl(text)
+    except PvlError as exc:
+        raise PdrRejected(INVALID_PVL, f"the PDR is not valid PVL: {exc}") from exc
+    _check_keys(root, _TOP_KEYS, "PDR")
+    origin = (root.value("ORIGINATING_SYSTEM") or "").strip()
+    if not origin:
+        raise PdrRejected(INVALID_ORIGINATING_SYSTEM, "ORIGINATING_SYSTEM is missing")
+    count_text = root.value("TOTAL_FILE_COUNT")
+    if count_text is None:
+        raise PdrRejected(INVALID_FILE_COUNT, "TOTAL_FILE_COUNT is missing")
+    if not count_text.strip().isdigit():
+        raise PdrRejected(INVALID_FILE_COUNT,
+                          f"TOTAL_FILE_COUNT {count_text!r} is not a whole number")
+    expiration = root.value("EXPIRATION_TIME")
+    if expiration is not None:
+        try:
+            expiration = parse_time(expiration)
+        except ValueError as exc:
+            raise PdrRejected(INVALID_PVL, f"EXPIRATION_TIME {expiration!r} is not an ISO 8601 "
+                              "date and time") from exc
+    group_nodes = root.children("FILE_GROUP")
+    if not group_nodes:
+        raise PdrRejected(INVALID_FILE_COUNT, "the PDR has no FILE_GROUP")
+    groups = [_read_group(n, node) for n, node in enumerate(group_nodes, start=1)]
+    listed = sum(len(g.files) for g in groups)
+    if int(count_text) != listed:
+        raise PdrRejected(INVALID_FILE_COUNT,
+                          f"TOTAL_FILE_COUNT is {int(count_text)} but the PDR lists {listed} files")
+    return Pdr(origin, listed, expiration, groups,
+               _extras(root, {"ORIGINATING_SYSTEM", "TOTAL_FILE_COUNT", "EXPIRATION_TIME"}))
+
+
+def _read_group(number, node):
+    where = f"FILE_GROUP {number}"
+    _check_keys(node, _GROUP_KEYS, where)
+    specs = node.children("FILE_SPEC")
+    for i, spec in enumerate(specs, start=1):
+        _check_keys(spec, _SPEC_KEYS, f"{where}, FILE_SPEC {i}")
+    group = FileGroup(
+        number=number, data_type=(node.value("DATA_TYPE") or "").strip(),
+        data_version=(node.value("DATA_VERSION") or "").strip(),
+        node_name=(node.value("NODE_NAME") or "").strip(),
+        files=[_read_spec(s) for s in specs],
+        extras=_extras(node, {"DATA_TYPE", "DATA_VERSION", "NODE_NAME"}),
+    )
+    if not group.data_type or names.name_problem(group.data_type, "DATA_TYPE"):
+        group.reject(INVALID_DATA_TYPE, "DATA_TYPE is missing or not a name")
+    if not group.data_version or names.name_problem(group.data_version, "DATA_VERSION"):
+        group.reject(INVALID_DATA_VERSION, "DATA_VERSION is missing or not a name")
+    if not specs:
+        group.reject(INVALID_FILE_ID, "the group has no FILE_SPEC")
+    seen = set()
+    for i, spec in enumerate(group.files, start=1):
+        _check_spec(group, i, spec)
+        if spec.file_id in seen:
+            group.reject(DUPLICATE_FILE_NAME, f"{spec.file_id} is listed twice")
+        seen.add(spec.file_id)
+    return group
+
+
+def _read_spec(node):
+    size = (node.value("FILE_SIZE") or "").strip()
+    return FileSpec(
+        directory_id=(node.value("DIRECTORY_ID") or "").strip(),
+        file_id=(node.value("FILE_ID") or "").strip(),
+        file_type=(node.value("FILE_TYPE") or "").strip(),
+        file_size=int(size) if size.isdigit() else None,
+        cksum_type=(node.value("FILE_CKSUM_TYPE") or "").strip(),
+        cksum_value=(node.value("FILE_CKSUM_VALUE") or "").strip(),
+    )
+
+
+def _check_spec(group, i, spec):
+    where = f"FILE_SPEC {i}"
+    problem = names.name_problem(spec.file_id, "FILE_ID")
+    if problem:
+        group.reject(INVALID_FILE_ID, f"{where}: {problem}")
+    directory = spec.directory_id.strip("/")
+    problem = directory and names.path_problem(directory, "DIRECTORY_ID")
+    if not spec.directory_id:
+        group.reject(INVALID_DIRECTORY, f"{where}: DIRECTORY_ID is missing")
+    elif problem:
+        group.reject(INVALID_DIRECTORY, f"{where}: {problem}")
+    if spec.file_size is None:
+        group.reject(INVALID_FILE_SIZE, f"{where}: FILE_SIZE is missing or not a whole number")
+    elif spec.file_size == 0:
+        group.reject(INVALID_FILE_SIZE, f"{where}: {spec.file_id} is empty (FILE_SIZE = 0)")
+    if spec.file_type.upper() not in FILE_TYPES:
+        group.reject(INVALID_FILE_TYPE, f"{where}: FILE_TYPE {spec.file_type!r} is not one of "
+                     + ", ".join(FILE_TYPES))
+    if spec.cksum_value and not spec.cksum_type:
+        group.reject(INVALID_CKSUM_TYPE, f"{where}: FILE_CKSUM_VALUE without FILE_CKSUM_TYPE")
+    if spec.cksum_type and not re.fullmatch(r"[0-9A-Fa-f]+", spec.cksum_value):
+        group.reject(INVALID_CKSUM_VALUE, f"{where}: FILE_CKSUM_VALUE "
+                     f"{spec.cksum_value!r} is not a checksum")
+
+
+# ---------------------------------------------------------------------------------------------
+# Answers
+
+
+def _stamp(when):
+    return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def short_pdrd(disposition):
+    return f'MESSAGE_TYPE = SHORTPDRD;\nDISPOSITION = "{disposition}";\n'
+
+
+def long_pdrd(groups):
+    """One disposition per file group, SUCCESSFUL for the groups that were fine."""
+    lines = ["MESSAGE_TYPE = LONGPDRD;", f"NO_FILE_GRPS = {len(groups)};"]
+    for g in groups:
+        lines.append(f"DATA_TYPE = {g.data_type or 'UNKNOWN'};")
+        lines.append(f'FILE_GRP_DISPOSITION = "{g.disposition}";')
+    return "\n".join(lines) + "\n"
+
+
+def pan(files, when):
+    """The answer to an accepted PDR: files are (directory, name, disposition). Short when all
+    are SUCCESSFUL, long (a disposition per file) otherwise."""
+    stamp = _stamp(when)
+    if all(d == SUCCESSFUL for _, _, d in files):
+        return f'MESSAGE_TYPE = SHORTPAN;\nDISPOSITION = "{SUCCESSFUL}";\nTIME_STAMP = {stamp};\n'
+    lines = ["MESSAGE_TYPE = LONGPAN;", f"NO_OF_FILES = {len(files)};"]
+    for directory, name, disposition in files:
+        lines += [f"FILE_DIRECTORY = {directory};", f"FILE_NAME = {name};",
+                  f'DISPOSITION = "{disposition}";', f"TIME_STAMP = {stamp};"]
+    return "\n".join(lines) + "\n"

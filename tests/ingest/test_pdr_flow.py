@@ -1,0 +1,136 @@
+"""PDRs from the API and from the staging area end with a PAN; granules ARCHIVED."""
+import os
+import time
+
+import pytest
+
+from backend.archive.models import FileCopy
+from backend.catalog.models import Granule
+from ingest import pdr, services
+from ingest.models import IngestGranule, IngestRequest, Pdr
+from tests.ingest.builders import area, s4pa_pdr, stage_pdr_group
+
+pytestmark = pytest.mark.django_db
+
+PDR_URL = "/api/v1/ingest/pdrs/"
+DIR = "/data/MOD021KM/2024/001"
+
+
+def groups(provider, count=2, prefix="MOD021KM.A2024001"):
+    return [("MOD021KM", stage_pdr_group(provider, DIR, f"{prefix}.{i:04d}.061"))
+            for i in range(count)]
+
+
+def test_pdr_through_the_api_ends_with_pan_successful(client, provider, collection, drain):
+    text = s4pa_pdr(groups(provider))
+    answer = client.post(PDR_URL, {"name": "MODAPS.2024001.PDR", "text": text}, format="json")
+    assert answer.status_code == 202, answer.json()
+    body = answer.json()
+    assert body["state"] == "accepted" and body["pan"] == "" and body["request"]
+    request = client.get(body["request"]).json()
+    assert request["way"] == "pdr" and request["granule_count"] == 2
+    assert request["pdr"] == body["url"]
+
+    drain()
+
+    body = client.get(body["url"]).json()
+    assert body["state"] == "answered" and body["disposition"] == "SUCCESSFUL"
+    pan = pdr.parse_pvl(body["pan"])
+    assert pan.value("MESSAGE_TYPE") == "SHORTPAN" and pan.value("DISPOSITION") == "SUCCESSFUL"
+    assert (area(provider) / "MODAPS.2024001.PAN").read_text() == body["pan"]
+    archived = Granule.objects.filter(state=Granule.State.ARCHIVED)
+    assert sorted(archived.values_list("granule_id", flat=True)) == [
+        "MOD021KM.A2024001.0000.061.hdf", "MOD021KM.A2024001.0001.061.hdf"]
+    assert FileCopy.objects.filter(state="verified").count() == 2 * 2 * 2
+    one = archived.first()
+    # temporal from the PDR's BEGINNING_DATE/TIME, the box from the .met file
+    assert (one.temporal_start.minute, one.temporal_end.minute) == (5, 10)
+    assert one.bbox == [-20.5, 20.0, 10.25, 40.0]
+    assert one.attributes["DAYNIGHTFLAG"] == "Day"
+    assert sorted(one.files.values_list("role", flat=True)) == ["data", "metadata"]
+
+
+def test_pdr_dropped_into_staging_is_found_and_answered(provider, collection, drain):
+    text = s4pa_pdr(groups(provider, 1))
+    dropped = area(provider) / "MODAPS.2024001.PDR"
+    dropped.write_text(text)
+    assert services.poll_staging() == {"pdrs": 1, "drops": 0}
+    assert services.poll_staging() == {"pdrs": 0, "drops": 0}  # not taken twice
+    row = Pdr.objects.get()
+    assert (row.state, row.path, row.name) == ("accepted", "MODAPS.2024001.PDR", dropped.name)
+    drain()
+    pan = (area(provider) / "MODAPS.2024001.PAN").read_text()
+    assert 'DISPOSITION = "SUCCESSFUL";' in pan
+    assert Granule.objects.get().state == Granule.State.ARCHIVED
+    assert FileCopy.objects.filter(state="verified").count() == 2 * 2  # 2 files, 2 copies
+    assert services.poll_staging() == {"pdrs": 0, "drops": 0}  # answered: left alone
+
+
+def test_pdr_in_pdr_folder_waits_until_complete(provider, collection, settings):
+    settings.GRANARY_DROP_STABLE_S = 3600
+    folder = area(provider) / "pdr"
+    folder.mkdir(parents=True)
+    (folder / "X.PDR").write_text(s4pa_pdr(groups(provider, 1)))
+    assert services.poll_staging()["pdrs"] == 0  # still being written, for all we know
+    (folder / "X.PDR.done").touch()
+    assert services.poll_staging()["pdrs"] == 1
+    assert Pdr.objects.get().path == "pdr/X.PDR"
+
+
+def test_bad_pdr_in_staging_gets_a_pdrd_file(provider, collection):
+    dropped = area(provider) / "BAD.PDR"
+    dropped.parent.mkdir(parents=True, exist_ok=True)
+    dropped.write_text(s4pa_pdr(groups(provider, 1), total=7))
+    old = time.time() - 120
+    os.utime(dropped, (old, old))
+    services.poll_staging()
+    pdrd = (area(provider) / "BAD.PDRD").read_text()
+    assert pdrd == 'MESSAGE_TYPE = SHORTPDRD;\nDISPOSITION = "INVALID FILE COUNT";\n'
+    assert not IngestRequest.objects.exists()
+    assert services.poll_staging()["pdrs"] == 0
+
+
+def test_pan_names_each_failed_file(client, provider, collection, drain):
+    files = groups(provider, 2)
+    broken = area(provider) / DIR.strip("/") / files[1][1][0][1]
+    original = broken.read_bytes()
+    broken.write_bytes(b"\x00" * len(original))  # same size, other bytes
+    text = s4pa_pdr(files)
+    body = client.post(PDR_URL, {"name": "P.PDR", "text": text}, format="json").json()
+    drain()
+    body = client.get(body["url"]).json()
+    assert body["state"] == "answered"
+    assert body["disposition"] == "CHECKSUM VERIFICATION FAILURE"
+    pan = pdr.parse_pvl(body["pan"])
+    assert pan.value("MESSAGE_TYPE") == "LONGPAN" and pan.value("NO_OF_FILES") == "4"
+    assert pan.values("FILE_DIRECTORY") == [DIR] * 4
+    assert pan.values("DISPOSITION") == ["SUCCESSFUL", "SUCCESSFUL",
+                                         "CHECKSUM VERIFICATION FAILURE",
+                                         "CHECKSUM VERIFICATION FAILURE"]
+    assert Granule.objects.filter(state="archived").count() == 1
+
+    # fixed and retried: the PAN is written anew
+    broken.write_bytes(original)
+    request = IngestRequest.objects.get()
+    services.retry(request)
+    drain()
+    body = client.get(body["url"]).json()
+    assert body["disposition"] == "SUCCESSFUL"
+    assert "SHORTPAN" in (area(provider) / "P.PAN").read_text()
+
+
+def test_same_pdr_twice_is_one_request(client, provider, collection):
+    text = s4pa_pdr(groups(provider, 1))
+    first = client.post(PDR_URL, {"name": "A.PDR", "text": text}, format="json")
+    again = client.post(PDR_URL, {"name": "A.PDR", "text": text}, format="json")
+    assert (first.status_code, again.status_code) == (202, 200)
+    assert first.json()["id"] == again.json()["id"]
+    assert IngestRequest.objects.count() == 1 and IngestGranule.objects.count() == 1
+
+
+def test_plain_text_pdr(client, provider, collection):
+    text = s4pa_pdr(groups(provider, 1))
+    answer = client.post(PDR_URL + "?name=T.PDR", text, content_type="text/plain")
+    assert answer.status_code == 202 and answer.json()["name"] == "T.PDR"
+    listed = client.get(PDR_URL).json()["results"]
+    assert [p["name"] for p in listed] == ["T.PDR"]

@@ -1,0 +1,96 @@
+"""Nothing stays stuck: dead workers, a full cache, a missed signal, a poison granule."""
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from backend.catalog.models import Granule
+from ingest import services
+from ingest.models import IngestGranule, IngestRequest
+from tests.ingest.builders import staged_granules
+
+pytestmark = pytest.mark.django_db
+
+URL = "/api/v1/ingest/requests/"
+
+
+def submit(client, provider, collection, count=3):
+    answer = client.post(URL, {"granules": staged_granules(provider, collection, count)},
+                         format="json")
+    assert answer.status_code == 202
+    return IngestRequest.objects.get(pk=answer.json()["id"])
+
+
+def test_sweeper_rekicks_granules_of_a_dead_worker(client, provider, collection, eager,
+                                                   django_capture_on_commit_callbacks):
+    request = submit(client, provider, collection)
+    long_ago = timezone.now() - timedelta(hours=2)
+    # a worker holds them under a live lease: nobody else takes them
+    IngestGranule.objects.update(state="staged", lease_owner="busy", updated_at=long_ago,
+                                 lease_until=timezone.now() + timedelta(hours=1))
+    assert services.process_chunk(request.pk, 0, 3) == 0
+    assert services.sweep()["kicked"] == 0
+    # then it died: once the lease ran out and the rows went quiet, the sweeper re-kicks them
+    IngestGranule.objects.update(lease_until=long_ago, updated_at=timezone.now())
+    assert services.sweep()["kicked"] == 0  # quiet for too short a while yet
+    IngestGranule.objects.update(updated_at=long_ago)
+    with django_capture_on_commit_callbacks(execute=True):
+        assert services.sweep()["kicked"] == 1
+    request.refresh_from_db()
+    assert request.state == "completed" and request.archived_count == 3
+    assert all(g.attempts == 1 for g in IngestGranule.objects.all())
+
+
+def test_full_cache_leaves_granules_waiting_not_failed(client, provider, collection, drain,
+                                                        settings):
+    settings.GRANARY_CACHE_BYTES = 100
+    request = submit(client, provider, collection)
+    drain()
+    waiting = IngestGranule.objects.filter(state="archiving", admitted=False)
+    assert waiting.count() == 3
+    assert not IngestGranule.objects.filter(state="failed").exists()
+    request.refresh_from_db()
+    assert request.state == "running"
+
+    settings.GRANARY_CACHE_BYTES = 1 << 30
+    assert services.admit_waiting() == 3
+    drain()
+    request.refresh_from_db()
+    assert request.state == "completed" and request.archived_count == 3
+
+
+def test_sweeper_finishes_granules_whose_signal_was_missed(client, provider, collection):
+    request = submit(client, provider, collection, count=2)
+    services.run_request(request.pk)  # archived signal never delivered (no commit here)
+    Granule.objects.update(state=Granule.State.ARCHIVED)
+    assert services.sweep()["archived"] == 2
+    request.refresh_from_db()
+    assert request.state == "completed" and request.percent_done == 100.0
+
+
+def test_a_granule_that_kills_its_worker_is_given_up(client, provider, collection, settings):
+    settings.GRANARY_INGEST_MAX_ATTEMPTS = 2
+    request = submit(client, provider, collection, count=1)
+    IngestGranule.objects.update(attempts=2)
+    services.run_request(request.pk)
+    row = IngestGranule.objects.get()
+    assert row.state == "failed" and "gave up after 2 attempts" in row.reason
+    assert not Granule.objects.exists()
+
+
+def test_unexpected_error_fails_one_granule_only(client, provider, collection, drain,
+                                                 monkeypatch):
+    request = submit(client, provider, collection, count=3)
+    real = services.register
+
+    def flaky(row, *args):
+        if row.granule_id == "G00001":
+            raise RuntimeError("disk on fire")
+        return real(row, *args)
+
+    monkeypatch.setattr(services, "register", flaky)
+    drain()
+    request.refresh_from_db()
+    assert (request.archived_count, request.failed_count) == (2, 1)
+    bad = IngestGranule.objects.get(granule_id="G00001")
+    assert bad.disposition == "ECS INTERNAL ERROR" and "disk on fire" in bad.reason
