@@ -712,7 +712,9 @@ def read_copies(drive, volume, requests):
 def _recall_from(drive, volume, request, segments):
     f = request.file
     if not reserve_cache(f.size):
-        requeue([request], "waiting for cache space")
+        # a full cache is a reason to wait, never to fail: no attempt is counted
+        Req.objects.filter(pk=request.pk, state=Req.State.RUNNING).update(
+            state=Req.State.QUEUED, drive=None, error="waiting for cache space")
         return False
     target = cache_path(f)
     partial = target.with_name(target.name + ".recall")

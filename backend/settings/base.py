@@ -140,6 +140,7 @@ STORAGES = {
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
 }
 WHITENOISE_USE_FINDERS = True
+WHITENOISE_AUTOREFRESH = DEBUG  # development: pick up a rebuilt web app without a restart
 
 LOGIN_URL = "/admin/login/"
 

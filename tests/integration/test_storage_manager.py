@@ -169,3 +169,26 @@ def test_audit_of_good_copies_marks_them_checked(archive):
     services.run_until_idle()
     assert ArchiveRequest.objects.filter(kind="audit", state="done", error="").count() == 4
     assert FileCopy.objects.filter(state="verified").count() == 4
+
+
+def test_recall_waits_for_cache_room_however_long_and_never_fails(archive, settings):
+    collection, root = archive
+    [granule] = _archive_some(collection, root, n=1, size=3 << 20)
+    f = granule.files.get()
+    CacheEntry.objects.all().delete()
+    services.cache_path(f).unlink()
+    settings.GRANARY_CACHE_BYTES = 1 << 20           # the file cannot fit
+    services.make_available([f])
+    drive = Drive.objects.get(name="silo1-d1")
+    volume = FileCopy.objects.get(file=f, copy_number=1).volume
+    services.mount(drive, volume)
+    for _ in range(services.MAX_ATTEMPTS + 2):
+        won = services.claim(list(ArchiveRequest.objects.filter(kind="recall")), drive)
+        assert services.read_copies(drive, volume, won) == []
+    recall = ArchiveRequest.objects.get(kind="recall")
+    assert recall.state == "queued" and recall.attempts == 0
+    assert recall.error == "waiting for cache space"
+    settings.GRANARY_CACHE_BYTES = 1 << 30
+    services.run_until_idle()
+    recall.refresh_from_db()
+    assert recall.state == "done"
