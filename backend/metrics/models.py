@@ -50,3 +50,46 @@ class QueueHeartbeat(models.Model):
     @property
     def latency_s(self):
         return (self.seen_at - self.sent_at).total_seconds()
+
+
+class TransferRollup(models.Model):
+    """Bytes and transfers per period (minute, hour, day), direction and collection, kept up to
+    date as records arrive so dashboards never scan raw records. Times are UTC."""
+
+    class Period(models.TextChoices):
+        MINUTE = "minute", "Minute"
+        HOUR = "hour", "Hour"
+        DAY = "day", "Day"
+
+    period = models.CharField(max_length=6, choices=Period.choices)
+    start = models.DateTimeField()
+    direction = models.CharField(max_length=12, choices=TransferRecord.Direction.choices)
+    collection = models.CharField(max_length=120, blank=True, help_text="Collection key or ''")
+    bytes = models.BigIntegerField(default=0)
+    transfers = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["period", "start", "direction", "collection"],
+                                    name="rollup_unique"),
+        ]
+        indexes = [models.Index(fields=["period", "direction", "start"], name="rollup_lookup")]
+
+    def __str__(self):
+        return f"{self.period} {self.start:%Y-%m-%d %H:%M} {self.direction} {self.bytes} B"
+
+
+class DailyTarget(models.Model):
+    """The daily volume operators aim for, per direction (seed 004: 1 TB in, 2 TB out)."""
+
+    direction = models.CharField(max_length=12, choices=TransferRecord.Direction.choices,
+                                 unique=True)
+    terabytes = models.FloatField()
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self):
+        return f"{self.direction}: {self.terabytes} TB/day"
+
+    @property
+    def bytes(self):
+        return int(self.terabytes * 1e12)

@@ -1,7 +1,17 @@
-"""Recording measurements."""
+"""Measurements: transfers with their roll-ups, daily targets, queue heartbeats, and the
+figures the dashboards chart. All times UTC."""
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.db.models import F, Sum
 from django.utils import timezone
 
-from .models import QueueHeartbeat, TransferRecord
+from . import rollup
+from .models import DailyTarget, QueueHeartbeat, TransferRecord, TransferRollup
+
+DIRECTIONS = [d for d, _ in TransferRecord.Direction.choices]
+CHARTED = ("ingest", "distribution")
 
 
 def record_heartbeat(queue, worker, sent_at):
@@ -25,7 +35,141 @@ def queue_health(stale_after_s=300):
 
 
 def record_transfer(direction, nbytes, started_at, ended_at, collection=None):
-    return TransferRecord.objects.create(
-        direction=direction, bytes=nbytes, started_at=started_at, ended_at=ended_at,
-        collection=collection,
-    )
+    """Record one transfer and add it to the minute, hour and day roll-ups."""
+    key = collection.key if collection is not None else ""
+    with transaction.atomic():
+        record = TransferRecord.objects.create(
+            direction=direction, bytes=nbytes, started_at=started_at, ended_at=ended_at,
+            collection=collection,
+        )
+        for period, seconds in rollup.PERIODS.items():
+            parts = rollup.split(started_at, ended_at, nbytes, seconds)
+            closing = rollup.floor(ended_at, seconds)
+            if all(bucket != closing for bucket, _ in parts):
+                parts.append((closing, 0))
+            for bucket, share in parts:
+                _add(period, bucket, direction, key, share, 1 if bucket == closing else 0)
+    return record
+
+
+def _add(period, start, direction, collection, nbytes, transfers):
+    """Increment one roll-up row, creating it on first use (safe against a racing creator)."""
+    rows = TransferRollup.objects.filter(period=period, start=start, direction=direction,
+                                         collection=collection)
+    if rows.update(bytes=F("bytes") + nbytes, transfers=F("transfers") + transfers):
+        return
+    try:
+        with transaction.atomic():
+            TransferRollup.objects.create(period=period, start=start, direction=direction,
+                                          collection=collection, bytes=nbytes,
+                                          transfers=transfers)
+    except IntegrityError:
+        rows.update(bytes=F("bytes") + nbytes, transfers=F("transfers") + transfers)
+
+
+# ---------------------------------------------------------------------------------------------
+# Daily targets
+
+
+def targets():
+    """{direction: DailyTarget}, created from the settings' defaults on first use."""
+    defaults = {"ingest": settings.GRANARY_DAILY_INGEST_TB,
+                "distribution": settings.GRANARY_DAILY_DISTRIBUTION_TB}
+    have = {t.direction: t for t in DailyTarget.objects.all()}
+    for direction, tb in defaults.items():
+        if direction not in have:
+            have[direction], _ = DailyTarget.objects.get_or_create(
+                direction=direction, defaults={"terabytes": tb})
+    return have
+
+
+def set_target(direction, terabytes):
+    if direction not in CHARTED:
+        raise ValueError(f"no daily target for {direction!r}; use one of {', '.join(CHARTED)}")
+    if not terabytes >= 0:
+        raise ValueError("a daily target is a number of terabytes, 0 or more")
+    target, _ = DailyTarget.objects.update_or_create(direction=direction,
+                                                     defaults={"terabytes": terabytes})
+    return target
+
+
+# ---------------------------------------------------------------------------------------------
+# Dashboard figures (from roll-ups only)
+
+
+def _sum(period, direction, since, until=None):
+    qs = TransferRollup.objects.filter(period=period, direction=direction, start__gte=since)
+    if until is not None:
+        qs = qs.filter(start__lt=until)
+    return qs.aggregate(total=Sum("bytes"))["total"] or 0
+
+
+def today(now=None, rate_window_s=3600):
+    """Per charted direction: bytes so far today, the current rate, the projected end-of-day
+    total and the surplus (positive) or shortfall (negative) against the target."""
+    now = now or timezone.now()
+    day = rollup.floor(now, rollup.DAY)
+    elapsed = (now - day).total_seconds()
+    remaining = rollup.DAY - elapsed
+    window_start = now - timedelta(seconds=rate_window_s)
+    out = {"date": day.date().isoformat(), "now": now, "seconds_left": int(remaining),
+           "directions": {}}
+    goals = targets()
+    for direction in CHARTED:
+        so_far = _sum("minute", direction, day, now + timedelta(minutes=1))
+        recent = _sum("minute", direction, rollup.floor(window_start, rollup.MINUTE),
+                      now + timedelta(minutes=1))
+        rate = recent / rate_window_s
+        projected = so_far + rate * remaining
+        target = goals[direction].bytes
+        out["directions"][direction] = {
+            "bytes": so_far, "rate_b_s": round(rate, 1), "projected_bytes": int(projected),
+            "target_bytes": target, "surplus_bytes": int(projected - target),
+            "percent_of_target": round(100.0 * so_far / target, 2) if target else None,
+        }
+    return out
+
+
+def daily(days=30, now=None):
+    """Bytes per UTC day for the last `days` days (zeros included) and the targets."""
+    now = now or timezone.now()
+    first = rollup.floor(now, rollup.DAY) - timedelta(days=days - 1)
+    rows = (TransferRollup.objects.filter(period="day", start__gte=first,
+                                          direction__in=CHARTED)
+            .values("start", "direction").annotate(total=Sum("bytes")))
+    totals = {(r["start"], r["direction"]): r["total"] for r in rows}
+    goals = targets()
+    return {
+        "targets": {d: goals[d].bytes for d in CHARTED},
+        "days": [
+            {"date": (first + timedelta(days=i)).date().isoformat(),
+             **{d: totals.get((first + timedelta(days=i), d), 0) for d in CHARTED}}
+            for i in range(days)
+        ],
+    }
+
+
+def throughput(hours=48, now=None):
+    """MB/s per hour for the last `hours` hours, by direction and by collection."""
+    now = now or timezone.now()
+    first = rollup.floor(now, rollup.HOUR) - timedelta(hours=hours - 1)
+    rows = (TransferRollup.objects.filter(period="hour", start__gte=first)
+            .values("start", "direction", "collection").annotate(total=Sum("bytes")))
+    slots = [first + timedelta(hours=i) for i in range(hours)]
+    by_direction = {d: [0.0] * hours for d in DIRECTIONS}
+    by_collection = {}
+    for r in rows:
+        i = int((r["start"] - first).total_seconds() // rollup.HOUR)
+        mb_s = r["total"] / rollup.HOUR / 1e6
+        by_direction[r["direction"]][i] += mb_s
+        series = by_collection.setdefault(r["collection"] or "(none)", [0.0] * hours)
+        series[i] += mb_s
+    return {
+        "hours": [s.isoformat() for s in slots],
+        "by_direction": {d: _rounded(v) for d, v in by_direction.items()},
+        "by_collection": {c: _rounded(v) for c, v in sorted(by_collection.items())},
+    }
+
+
+def _rounded(values):
+    return [round(v, 4) for v in values]

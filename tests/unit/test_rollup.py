@@ -1,0 +1,41 @@
+"""Splitting transfers over periods: bytes land where they moved, and add up exactly."""
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from backend.metrics.rollup import DAY, HOUR, MINUTE, floor, split
+
+
+def at(h, m=0, s=0, day=1):
+    return datetime(2026, 3, day, h, m, s, tzinfo=UTC)
+
+
+def test_floor_is_utc():
+    assert floor(at(10, 59, 30), HOUR) == at(10)
+    assert floor(at(23, 59, 59), DAY) == at(0)
+
+
+def test_transfer_within_one_minute_goes_whole_to_it():
+    assert split(at(10, 1, 5), at(10, 1, 50), 1000, MINUTE) == [(at(10, 1), 1000)]
+
+
+def test_transfer_across_minutes_splits_in_proportion():
+    assert split(at(10, 59, 30), at(11, 0, 30), 1000, MINUTE) == [(at(10, 59), 500),
+                                                                  (at(11, 0), 500)]
+
+
+def test_transfer_across_midnight_splits_between_days_and_adds_up():
+    parts = split(at(23, 30), at(0, 30, day=2), 3_000_001, DAY)
+    assert [p[0] for p in parts] == [at(0), at(0, day=2)]
+    assert sum(p[1] for p in parts) == 3_000_001
+    assert abs(parts[0][1] - parts[1][1]) <= 1
+
+
+def test_very_long_transfer_is_capped_in_buckets_but_keeps_every_byte():
+    parts = split(at(0), at(0) + timedelta(days=5), 10**9, MINUTE, max_buckets=100)
+    assert len(parts) == 100 and sum(p[1] for p in parts) == 10**9
+
+
+def test_end_before_start_is_refused():
+    with pytest.raises(ValueError, match="cannot end before it starts"):
+        split(at(11), at(10), 1, MINUTE)
