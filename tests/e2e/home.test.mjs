@@ -80,7 +80,10 @@ async function checkHome(viewport, screenshotName) {
         .waitFor({ state: 'visible', timeout: TIMEOUT_MS })
         .catch(async () => {
           const text = (await page.locator('main').innerText().catch(() => '')).slice(0, 500);
-          throw new Error(`Collection ${key} never appeared on the page. The page says:\n${text}`);
+          const errors = consoleErrors.length ? `\nConsole errors:\n${consoleErrors.join('\n')}` : '';
+          throw new Error(
+            `Collection ${key} never appeared on the page. The page says:\n${text || '(nothing)'}${errors}`,
+          );
         });
     }
     // The header must have settled too: either the user's name or the login link.
