@@ -16,6 +16,8 @@ from . import operations, services
 from .models import ArchiveRequest, Drive, DriveModel, Silo, Volume
 from .serializers import (
     ArchiveRequestSerializer,
+    AuditSerializer,
+    BulkSerializer,
     CacheEntrySerializer,
     DriveSerializer,
     FileCopySerializer,
@@ -92,6 +94,18 @@ class VolumeViewSet(OperatorViewSet, viewsets.mixins.ListModelMixin,
             raise _operator_error(exc) from exc
         return Response(ArchiveRequestSerializer(job).data, status=status.HTTP_202_ACCEPTED)
 
+    @extend_schema(request=AuditSerializer, responses={202: {"type": "object"}})
+    @action(detail=False, methods=["post"], url_path="audit-sample")
+    def audit_sample(self, request):
+        """Fixity audit of a random sample of all copies."""
+        form = AuditSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        if not form.validated_data.get("sample"):
+            raise ValidationError({"sample": "give the number of copies to audit"})
+        queued = operations.start_audit(sample=form.validated_data["sample"],
+                                        requested_by=request.user)
+        return Response({"queued": queued}, status=status.HTTP_202_ACCEPTED)
+
     @extend_schema(request=None, responses={202: {"type": "object"}})
     @action(detail=True, methods=["post"])
     def audit(self, request, label=None):
@@ -142,6 +156,24 @@ class RequestViewSet(OperatorViewSet, viewsets.mixins.ListModelMixin,
             return operations.request_queue()
         return ArchiveRequest.objects.select_related("file", "volume_group", "volume", "drive")
 
+    @extend_schema(request=BulkSerializer, responses={200: {"type": "object"}})
+    @action(detail=False, methods=["post"], url_path="bulk")
+    def bulk(self, request):
+        """Retry failed or cancel queued requests: by id, or all matching kind and state."""
+        form = BulkSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        data = form.validated_data
+        chosen = ArchiveRequest.objects.all()
+        if data.get("ids"):
+            chosen = chosen.filter(pk__in=data["ids"])
+        if data.get("kind"):
+            chosen = chosen.filter(kind=data["kind"])
+        if data["action"] == "retry":
+            count = operations.retry_failed(chosen.filter(state=ArchiveRequest.State.FAILED))
+        else:
+            count = operations.cancel_queued(chosen.filter(state=ArchiveRequest.State.QUEUED))
+        return Response({"action": data["action"], "count": count})
+
     @extend_schema(request=None, responses=ArchiveRequestSerializer)
     @action(detail=True, methods=["post"])
     def cancel(self, request, pk=None):
@@ -152,6 +184,16 @@ class RequestViewSet(OperatorViewSet, viewsets.mixins.ListModelMixin,
             raise _operator_error(exc) from exc
         job.refresh_from_db()
         return Response(ArchiveRequestSerializer(job).data)
+
+
+class QueueSummaryView(APIView):
+    """Migrate, recall, repack and audit work pending per volume group."""
+
+    permission_classes = [IsOperator]
+
+    @extend_schema(responses={200: {"type": "array", "items": {"type": "object"}}})
+    def get(self, request):
+        return Response(operations.queue_summary())
 
 
 class FileStatusView(APIView):

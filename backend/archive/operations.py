@@ -309,3 +309,58 @@ def rebuild_catalog(volumes=None, progress=None):
         if progress:
             progress(volume, counts)
     return counts
+
+
+def queue_summary(now=None):
+    """Pending work per kind and volume group: counts, bytes, the oldest request's age, and how
+    far the running ones are."""
+    from django.db.models import Min
+
+    now = now or timezone.now()
+    rows = {}
+    pending = ArchiveRequest.objects.filter(state__in=[ArchiveRequest.State.QUEUED,
+                                                      ArchiveRequest.State.RUNNING])
+    grouped = (pending.values("kind", "state", "volume_group__name")
+               .annotate(n=Count("id"), total=Sum("bytes_total"), done=Sum("bytes_done"),
+                         oldest=Min("created_at")))
+    for g in grouped:
+        key = (g["kind"], g["volume_group__name"])
+        row = rows.setdefault(key, {
+            "kind": g["kind"], "volume_group": g["volume_group__name"], "queued": 0,
+            "queued_bytes": 0, "running": 0, "running_bytes": 0, "running_done_bytes": 0,
+            "oldest_at": None,
+        })
+        if g["state"] == ArchiveRequest.State.QUEUED:
+            row["queued"] += g["n"]
+            row["queued_bytes"] += g["total"] or 0
+        else:
+            row["running"] += g["n"]
+            row["running_bytes"] += g["total"] or 0
+            row["running_done_bytes"] += g["done"] or 0
+        if row["oldest_at"] is None or g["oldest"] < row["oldest_at"]:
+            row["oldest_at"] = g["oldest"]
+    out = []
+    for row in sorted(rows.values(), key=lambda r: (r["kind"], r["volume_group"] or "")):
+        row["oldest_age_s"] = round((now - row["oldest_at"]).total_seconds(), 1)
+        row["running_percent_done"] = (round(100.0 * row["running_done_bytes"]
+                                             / row["running_bytes"], 1)
+                                       if row["running_bytes"] else None)
+        out.append(row)
+    return out
+
+
+def retry_failed(requests):
+    """Put failed requests back in the queue with fresh attempts; returns how many."""
+    ids = [r.pk for r in requests]
+    count = ArchiveRequest.objects.filter(pk__in=ids, state=ArchiveRequest.State.FAILED).update(
+        state=ArchiveRequest.State.QUEUED, attempts=0, error="", drive=None, finished_at=None)
+    if count:
+        transaction.on_commit(services.nudge)
+    return count
+
+
+def cancel_queued(requests):
+    ids = [r.pk for r in requests]
+    return ArchiveRequest.objects.filter(pk__in=ids, state=ArchiveRequest.State.QUEUED).update(
+        state=ArchiveRequest.State.CANCELLED, finished_at=timezone.now(),
+        error="cancelled by an operator")

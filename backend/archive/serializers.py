@@ -93,6 +93,18 @@ class LabelVolumesSerializer(serializers.Serializer):
                                     help_text="1-4 capitals/digits, e.g. C")
 
 
+class BulkSerializer(serializers.Serializer):
+    action = serializers.ChoiceField(choices=["retry", "cancel"])
+    ids = serializers.ListField(child=serializers.IntegerField(), required=False, max_length=10000)
+    kind = serializers.ChoiceField(choices=ArchiveRequest.Kind.choices, required=False)
+    all = serializers.BooleanField(default=False, help_text="Everything matching kind")
+
+    def validate(self, data):
+        if not data.get("ids") and not data.get("all"):
+            raise serializers.ValidationError("name the requests (ids) or ask for all")
+        return data
+
+
 class AuditSerializer(serializers.Serializer):
     sample = serializers.IntegerField(min_value=1, required=False)
 

@@ -13,6 +13,7 @@ urlpatterns = [
     path("archive/volume-groups/", api.VolumeGroupView.as_view(), name="volume-groups"),
     path("archive/files/<int:file_id>/", api.FileStatusView.as_view(), name="file-status"),
     path("archive/cache/", api.CacheView.as_view(), name="cache"),
+    path("archive/queues/", api.QueueSummaryView.as_view(), name="archive-queues"),
     path("archive/cache/pin/", api.PinView.as_view(), name="cache-pin"),
     *router.urls,
 ]

@@ -125,3 +125,42 @@ def test_pin_and_cache_gauge(operator_api, archived):
     assert operator_api.get("/api/v1/archive/cache/").json()["clean_bytes"] == 12000
     missing = operator_api.post("/api/v1/archive/cache/pin/", {"files": [999999]}, format="json")
     assert missing.status_code == 400 and "no such files: [999999]" in missing.json()["detail"]
+
+
+def test_queue_summary_per_group_with_oldest_age(operator_api, archived):
+    f = archived.files.first()
+    from backend.archive.models import CacheEntry
+
+    CacheEntry.objects.filter(file=f).delete()
+    services.make_available([f])
+    rows = operator_api.get("/api/v1/archive/queues/").json()
+    assert [(r["kind"], r["volume_group"], r["queued"], r["running"]) for r in rows] == [
+        ("recall", None, 1, 0)]
+    assert rows[0]["queued_bytes"] == f.size and rows[0]["oldest_age_s"] >= 0
+
+
+def test_bulk_retry_and_cancel(operator_api, archived):
+    f = archived.files.first()
+    failed = ArchiveRequest.objects.create(kind="recall", priority=1, file=f, state="failed",
+                                           attempts=5, error="drive x: broken", bytes_total=1)
+    queued = ArchiveRequest.objects.create(kind="audit", priority=3, file=f, state="queued",
+                                           bytes_total=1)
+    response = operator_api.post("/api/v1/archive/requests/bulk/",
+                                 {"action": "retry", "all": True, "kind": "recall"},
+                                 format="json")
+    assert response.json() == {"action": "retry", "count": 1}
+    failed.refresh_from_db()
+    assert (failed.state, failed.attempts, failed.error) == ("queued", 0, "")
+    response = operator_api.post("/api/v1/archive/requests/bulk/",
+                                 {"action": "cancel", "ids": [queued.pk]}, format="json")
+    assert response.json()["count"] == 1
+    nothing = operator_api.post("/api/v1/archive/requests/bulk/", {"action": "retry"},
+                                format="json")
+    assert nothing.status_code == 400 and "name the requests (ids)" in nothing.json()["detail"]
+
+
+def test_audit_a_sample(operator_api, archived):
+    assert operator_api.post("/api/v1/archive/volumes/audit-sample/", {"sample": 3},
+                             format="json").json() == {"queued": 3}
+    missing = operator_api.post("/api/v1/archive/volumes/audit-sample/", {}, format="json")
+    assert missing.status_code == 400 and "number of copies" in missing.json()["detail"]
