@@ -1,12 +1,11 @@
 """Demo granules with real bytes: small stand-ins for the products of the demo collections,
-delivered into staging and handed to the archive exactly as ingest does."""
+written into the provider's staging area and delivered as a bulk ingest request, so the demo
+runs the whole pipeline (validation, registration, archive, metrics)."""
 import random
 from datetime import UTC, datetime, timedelta
 
 from backend.catalog import checksums
 from backend.catalog.geo import make_bbox
-
-from . import services
 
 DAY0 = datetime(2026, 11, 1, tzinfo=UTC)
 
@@ -51,27 +50,30 @@ def _products(short_name, rng, count):
                 ]
 
 
-def deliver_demo_granules(collection, staging_dir, count, seed=0):
-    """Write demo files into staging, register their granules, and hand them to the archive."""
-    from backend.archive import services as archive
+def deliver_demo_granules(provider, collection, count, seed=0):
+    """Write demo files into the provider's staging area and submit them as one bulk ingest
+    request; returns the new request, or None when it was submitted before (same body)."""
+    from ingest import services as ingest
 
     rng = random.Random(f"{collection.key}-{seed}")
-    made = 0
+    area = ingest.staging_area(provider)
+    folder = area / "demo" / collection.key
+    folder.mkdir(parents=True, exist_ok=True)
+    granules = []
     for gid, start, end, box, attrs, files in _products(collection.short_name, rng, count):
         if collection.granules.filter(granule_id=gid).exists():
             continue
-        folder = staging_dir / collection.key
-        folder.mkdir(parents=True, exist_ok=True)
-        specs, paths = [], {}
+        specs = []
         for name, role, size in files:
             path = folder / name
             path.write_bytes(rng.randbytes(size))
             digest, _ = checksums.of_file("MD5", path)
-            specs.append({"name": name, "role": role, "size": size, "checksum_type": "MD5",
-                          "checksum": digest})
-            paths[name] = path
-        granule = services.register_granule(collection, gid, start=start, end=end, bbox=box,
-                                             attributes=attrs, files=specs)
-        archive.archive_granule(granule, {f.pk: paths[f.name] for f in granule.files.all()})
-        made += 1
-    return made
+            specs.append({"name": name, "path": str(path.relative_to(area)), "role": role,
+                          "size": size, "checksum_type": "MD5", "checksum": digest})
+        granules.append({"collection": collection.key, "granule_id": gid,
+                         "temporal": {"start": start.isoformat(), "end": end.isoformat()},
+                         "bbox": box.as_list(), "attributes": attrs, "files": specs})
+    if not granules:
+        return None
+    request, created = ingest.submit(provider, granules, label=f"demo {collection.key}")
+    return request if created else None

@@ -1,8 +1,8 @@
 """Create the demo collections, providers and users (idempotent) and print the logins."""
-from django.conf import settings
 from django.core.management.base import BaseCommand
 from django.db import transaction
 
+from backend.accounts.models import Provider
 from backend.accounts.services import create_user
 from backend.archive import operations
 from backend.catalog.demo import DEMO_COLLECTIONS, DEMO_PROVIDERS, DEMO_USERS
@@ -22,12 +22,13 @@ class Command(BaseCommand):
         with transaction.atomic():
             self._catalog_and_users()
         made = 0
-        for key in ("MOD021KM.061", "MOD10C1.061", "GHRSST_OISST_L4.2.1"):
-            collection = Collection.objects.get_by_key(key)
-            made += deliver_demo_granules(collection, settings.STAGING_ROOT / "demo",
-                                          opts["granules"])
+        for provider in Provider.objects.filter(name__in=[p["name"] for p in DEMO_PROVIDERS]):
+            for collection in provider.collections.all():
+                request = deliver_demo_granules(provider, collection, opts["granules"])
+                made += request.granule_count if request else 0
         if made:
-            self.stdout.write(f"{made} demo granules delivered to the archive.")
+            self.stdout.write(f"{made} demo granules submitted for ingest; the worker archives "
+                              "them within a minute.")
         self.stdout.write(self._logins)
 
     def _catalog_and_users(self):
@@ -40,6 +41,10 @@ class Command(BaseCommand):
             p["name"]: [Collection.objects.get_by_key(k) for k in p["collections"]]
             for p in DEMO_PROVIDERS
         }
+        for spec in DEMO_PROVIDERS:
+            provider, _ = Provider.objects.get_or_create(name=spec["name"],
+                                                         defaults={"title": spec["title"]})
+            provider.collections.add(*collections_of[spec["name"]])
         primary, backup = operations.install_layout()
         for collection in Collection.objects.all():
             if not hasattr(collection, "archive_policy"):
