@@ -14,6 +14,7 @@ urlpatterns = [
     path("api/v1/", include("backend.catalog.urls")),
     path("api/v1/", include("ingest.urls")),
     path("api/v1/", include("backend.archive.urls")),
+    path("api/v1/", include("distribution.urls")),
     path("api/v1/", include("backend.metrics.urls")),
     path("stac/", include("backend.catalog.stac_urls")),
     re_path(r"^(?!api/|admin/|static/|stac/).*$", spa, name="spa"),

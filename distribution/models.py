@@ -1,1 +1,219 @@
-"""Orders, subscriptions and deliveries; built out in the distribution issue."""
+"""Orders, subscriptions and deliveries: what users asked for and what reached them."""
+from django.conf import settings
+from django.db import models
+
+
+class CartItem(models.Model):
+    """A granule a user has set aside to order."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE,
+                             related_name="cart_items")
+    granule = models.ForeignKey("catalog.Granule", on_delete=models.CASCADE, related_name="+")
+    added_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["added_at", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["user", "granule"], name="cart_user_granule_unique"),
+        ]
+
+    def __str__(self):
+        return f"{self.user} cart: {self.granule_id}"
+
+
+class Destination(models.Model):
+    """A directory a user's push deliveries are copied into (relative to OUTBOX_ROOT)."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE,
+                             related_name="destinations")
+    name = models.CharField(max_length=80)
+    path = models.CharField(max_length=255, blank=True,
+                            help_text="Folder under the outbox; blank: <username>/<name>")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["user", "name"], name="destination_user_name_unique"),
+        ]
+
+    def __str__(self):
+        return f"{self.user}:{self.name}"
+
+
+class Delivery(models.TextChoices):
+    HTTPS = "https", "HTTPS download links"
+    PUSH = "push", "Copy into a destination directory"
+
+
+class Order(models.Model):
+    """A user's request for granules; a subscription's standing order never completes."""
+
+    class State(models.TextChoices):
+        SUBMITTED = "submitted", "Submitted"
+        STAGING = "staging", "Staging (waiting for tape)"
+        READY = "ready", "Ready"
+        PARTIALLY_READY = "partially_ready", "Partially ready (some items failed)"
+        COMPLETED = "completed", "Completed"
+        FAILED = "failed", "Failed"
+        CANCELLED = "cancelled", "Cancelled"
+        EXPIRED = "expired", "Expired"
+
+    OPEN = (State.SUBMITTED, State.STAGING, State.READY, State.PARTIALLY_READY)
+    FINAL = (State.COMPLETED, State.FAILED, State.CANCELLED, State.EXPIRED)
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE,
+                             related_name="orders")
+    state = models.CharField(max_length=16, choices=State.choices, default=State.SUBMITTED)
+    delivery = models.CharField(max_length=8, choices=Delivery.choices, default=Delivery.HTTPS)
+    destination = models.ForeignKey(Destination, null=True, blank=True, on_delete=models.PROTECT,
+                                    related_name="orders")
+    subscription = models.OneToOneField(
+        "Subscription", null=True, blank=True, on_delete=models.CASCADE,
+        related_name="standing_order",
+    )
+    total_bytes = models.BigIntegerField(default=0)
+    error = models.TextField(blank=True)
+    notified_state = models.CharField(max_length=16, blank=True)
+    expiry_warned = models.BooleanField(default=False)
+    push_attempts = models.PositiveSmallIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    ready_at = models.DateTimeField(null=True, blank=True)
+    expires_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [
+            models.Index(fields=["state", "expires_at"], name="order_state_expiry"),
+            models.Index(fields=["user", "state"], name="order_user_state"),
+        ]
+
+    def __str__(self):
+        return f"order #{self.pk} ({self.state})"
+
+
+class OrderItem(models.Model):
+    """One file of an ordered granule, with its own state and where its bytes are."""
+
+    class State(models.TextChoices):
+        WAITING = "waiting", "Waiting for tape"
+        READY = "ready", "Ready"
+        FAILED = "failed", "Failed"
+        EXPIRED = "expired", "Expired"
+        CANCELLED = "cancelled", "Cancelled"
+
+    order = models.ForeignKey(Order, on_delete=models.CASCADE, related_name="items")
+    granule = models.ForeignKey("catalog.Granule", on_delete=models.PROTECT, related_name="+")
+    file = models.ForeignKey("catalog.File", on_delete=models.PROTECT, related_name="+")
+    state = models.CharField(max_length=10, choices=State.choices, default=State.WAITING)
+    in_cache = models.BooleanField(default=False)
+    recall_request_id = models.BigIntegerField(null=True, blank=True)
+    eta_s = models.FloatField(null=True, blank=True)
+    error = models.TextField(blank=True)
+    ready_at = models.DateTimeField(null=True, blank=True)
+    expires_at = models.DateTimeField(null=True, blank=True)
+    downloaded_at = models.DateTimeField(null=True, blank=True)
+    pushed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["granule_id", "file_id"]
+        constraints = [
+            models.UniqueConstraint(fields=["order", "file"], name="order_item_file_unique"),
+        ]
+        indexes = [models.Index(fields=["order", "state"], name="order_item_state")]
+
+    def __str__(self):
+        return f"order #{self.order_id} file {self.file_id} ({self.state})"
+
+
+class Subscription(models.Model):
+    """A standing filter; granules that match when they are archived are delivered once each.
+
+    The footprint and window use the catalog's column names so the catalog's bbox query
+    (rows whose box intersects a given box) selects subscriptions as well as granules.
+    """
+
+    class Mode(models.TextChoices):
+        NOTIFY = "notify", "Notify by email"
+        PUSH = "push", "Push into a destination directory"
+        ORDER = "order", "Add to a standing order (HTTPS links)"
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE,
+                             related_name="subscriptions")
+    name = models.CharField(max_length=120)
+    collections = models.ManyToManyField("catalog.Collection", through="SubscriptionCollection",
+                                         related_name="+")
+    west = models.FloatField(null=True, blank=True)
+    south = models.FloatField(null=True, blank=True)
+    east = models.FloatField(null=True, blank=True)
+    north = models.FloatField(null=True, blank=True)
+    temporal_start = models.DateTimeField(null=True, blank=True)
+    temporal_end = models.DateTimeField(null=True, blank=True)
+    conditions = models.JSONField(default=list, blank=True,
+                                  help_text="[{name, op, value}] on granule attributes")
+    mode = models.CharField(max_length=8, choices=Mode.choices, default=Mode.NOTIFY)
+    destination = models.ForeignKey(Destination, null=True, blank=True, on_delete=models.PROTECT,
+                                    related_name="subscriptions")
+    active = models.BooleanField(default=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self):
+        return self.name
+
+    @property
+    def bbox(self):
+        if None in (self.west, self.south, self.east, self.north):
+            return None
+        return [self.west, self.south, self.east, self.north]
+
+
+class SubscriptionCollection(models.Model):
+    """The index candidates are found by: the active subscriptions of a collection."""
+
+    subscription = models.ForeignKey(Subscription, on_delete=models.CASCADE)
+    collection = models.ForeignKey("catalog.Collection", on_delete=models.CASCADE,
+                                   related_name="+")
+    active = models.BooleanField(default=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["subscription", "collection"],
+                                    name="subscription_collection_unique"),
+        ]
+        indexes = [models.Index(fields=["collection", "active"], name="subscription_by_coll")]
+
+    def __str__(self):
+        return f"{self.subscription_id} -> {self.collection_id}"
+
+
+class SubscriptionDelivery(models.Model):
+    """One granule delivered for one subscription; the unique pair makes re-sends harmless."""
+
+    class State(models.TextChoices):
+        PENDING = "pending", "Pending"
+        DELIVERED = "delivered", "Delivered"
+        FAILED = "failed", "Failed"
+
+    subscription = models.ForeignKey(Subscription, on_delete=models.CASCADE,
+                                     related_name="deliveries")
+    granule = models.ForeignKey("catalog.Granule", on_delete=models.CASCADE, related_name="+")
+    state = models.CharField(max_length=10, choices=State.choices, default=State.PENDING)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    detail = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    delivered_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(fields=["subscription", "granule"],
+                                    name="subscription_delivery_unique"),
+        ]
+        indexes = [models.Index(fields=["state", "created_at"], name="delivery_state")]
+
+    def __str__(self):
+        return f"{self.subscription_id}: {self.granule_id} ({self.state})"

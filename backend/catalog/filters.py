@@ -18,9 +18,12 @@ def parse_instant(text, *, end=False):
     from datetime import datetime, time
 
     text = str(text).strip()
-    value = parse_datetime(text.replace("z", "Z").replace("t", "T"))
+    try:
+        value = parse_datetime(text.replace("z", "Z").replace("t", "T"))
+        day = None if value is not None else parse_date(text)
+    except ValueError as exc:     # well-formed but impossible, e.g. month 13
+        raise ValidationError(f"'{text}' is not a valid date: {exc}") from exc
     if value is None:
-        day = parse_date(text)
         if day is None:
             raise ValidationError(f"'{text}' is not an ISO 8601 date or date-time")
         value = datetime.combine(day, time.max if end else time.min)

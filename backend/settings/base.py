@@ -233,3 +233,22 @@ CELERY_BEAT_SCHEDULE.update({
     "ingest-poll-staging": {"task": "ingest.poll_staging", "schedule": 15.0},
     "ingest-clean-staging": {"task": "ingest.clean_staging", "schedule": 300.0},
 })
+
+# Distribution: per-user order limits, how long ready orders stay downloadable (signed links
+# expire with them), when to warn, push retries, and the base URL links in emails point to.
+GRANARY_ORDER_MAX_GRANULES = int(env("GRANARY_ORDER_MAX_GRANULES", "2000"))
+GRANARY_ORDER_MAX_GB = float(env("GRANARY_ORDER_MAX_GB", "500"))
+GRANARY_ORDER_MAX_OPEN = int(env("GRANARY_ORDER_MAX_OPEN", "10"))
+GRANARY_ORDER_RETENTION_DAYS = float(env("GRANARY_ORDER_RETENTION_DAYS", "7"))
+GRANARY_ORDER_EXPIRY_WARNING_H = float(env("GRANARY_ORDER_EXPIRY_WARNING_H", "24"))
+GRANARY_PUSH_MAX_ATTEMPTS = int(env("GRANARY_PUSH_MAX_ATTEMPTS", "5"))
+GRANARY_SITE_URL = env("GRANARY_SITE_URL", "http://127.0.0.1:8000/")
+SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"].update({
+    "OrderStateEnum": "distribution.models.Order.State",
+    "OrderItemStateEnum": "distribution.models.OrderItem.State",
+    "SubscriptionDeliveryStateEnum": "distribution.models.SubscriptionDelivery.State",
+})
+CELERY_BEAT_SCHEDULE.update({
+    "distribution-sweep": {"task": "distribution.sweep", "schedule": 30.0},
+    "distribution-expire": {"task": "distribution.expire", "schedule": 300.0},
+})

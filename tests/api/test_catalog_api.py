@@ -147,6 +147,8 @@ def test_ordering_by_size(api, public):
     ("bbox=0,50,10,10", "bbox: south (50) is north of north (10)"),
     ("bbox=x,1,2,3", "bbox: values must be numbers"),
     ("start=yesterday", "start: 'yesterday' is not an ISO 8601 date"),
+    ("start=2024-13-45", "start: '2024-13-45' is not a valid date"),
+    ("end=2024-02-30T10:00:00Z", "end: '2024-02-30T10:00:00Z' is not a valid date"),
     ("start=2024-03-02&end=2024-03-01", "end: 2024-03-01 is before start 2024-03-02"),
     ("collection=NOPE.1", "collection: unknown collection NOPE.1"),
     ("collection=NOPE", "must look like SHORT.VERSION"),

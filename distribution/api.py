@@ -1,0 +1,253 @@
+"""The distribution API: cart, orders, links, destinations, subscriptions and downloads."""
+import mimetypes
+
+from django.http import HttpResponse, StreamingHttpResponse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import exceptions, mixins, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.permissions import AllowAny, IsAuthenticated
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from . import services, tasks
+from .models import Destination, Order, Subscription
+from .serializers import (
+    CartSerializer,
+    DestinationSerializer,
+    GranuleIdsSerializer,
+    LinksSerializer,
+    OrderCreateSerializer,
+    OrderDetailSerializer,
+    OrderSerializer,
+    SubscriptionApplySerializer,
+    SubscriptionDeliverySerializer,
+    SubscriptionSerializer,
+    cart_body,
+)
+
+
+class _Refused(exceptions.APIException):
+    pass
+
+
+def api_error(exc):
+    """A services.DistributionError as the DRF exception of its status."""
+    if exc.status == 400:
+        return exceptions.ValidationError({exc.field: [exc.detail]} if exc.field else exc.detail)
+    error = _Refused(exc.detail)
+    error.status_code = exc.status
+    return error
+
+
+class DistributionErrors:
+    def handle_exception(self, exc):
+        if isinstance(exc, services.DistributionError):
+            exc = api_error(exc)
+        return super().handle_exception(exc)
+
+
+def _site(request):
+    return request.build_absolute_uri("/")
+
+
+class CartView(DistributionErrors, APIView):
+    """The granules a user has set aside to order."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(responses=CartSerializer)
+    def get(self, request):
+        return Response(cart_body(services.cart(request.user)))
+
+    @extend_schema(request=GranuleIdsSerializer, responses=CartSerializer)
+    def post(self, request):
+        body = GranuleIdsSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        return Response(cart_body(services.add_to_cart(request.user,
+                                                       body.validated_data["granules"])))
+
+    @extend_schema(responses=CartSerializer, operation_id="cart_clear")
+    def delete(self, request):
+        return Response(cart_body(services.remove_from_cart(request.user)))
+
+
+class CartGranuleView(DistributionErrors, APIView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(responses=CartSerializer, operation_id="cart_remove")
+    def delete(self, request, granule):
+        return Response(cart_body(services.remove_from_cart(request.user, [granule])))
+
+
+class OrderViewSet(DistributionErrors, mixins.ListModelMixin, mixins.RetrieveModelMixin,
+                   viewsets.GenericViewSet):
+    """Orders: the caller's own; operators see and cancel everyone's."""
+
+    permission_classes = [IsAuthenticated]
+    serializer_class = OrderSerializer
+    queryset = Order.objects.none()
+    filterset_fields = ["state", "delivery"]
+
+    def get_queryset(self):
+        if getattr(self, "swagger_fake_view", False):
+            return self.queryset
+        qs = services.orders_of(self.request.user).prefetch_related("items")
+        if self.action == "retrieve":
+            qs = qs.prefetch_related("items__file", "items__granule__collection")
+        return qs
+
+    def get_serializer_class(self):
+        return OrderDetailSerializer if self.action == "retrieve" else OrderSerializer
+
+    def get_object(self):
+        order = self.get_queryset().filter(pk=self.kwargs["pk"]).first()
+        if order is None:
+            raise exceptions.NotFound(f"There is no order {self.kwargs['pk']} of yours.")
+        return order
+
+    @extend_schema(request=OrderCreateSerializer, responses={201: OrderDetailSerializer})
+    def create(self, request):
+        body = OrderCreateSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        data = body.validated_data
+        order = services.create_order(
+            request.user, data.get("granules"), data["delivery"],
+            services.destination_of(request.user, data.get("destination")),
+        )
+        return Response(OrderDetailSerializer(self.get_queryset().get(pk=order.pk)).data,
+                        status=status.HTTP_201_CREATED)
+
+    @extend_schema(request=None, responses=OrderSerializer)
+    @action(detail=True, methods=["post"])
+    def cancel(self, request, pk):
+        order = services.cancel_order(request.user, pk)
+        return Response(OrderSerializer(order).data)
+
+    @extend_schema(responses=LinksSerializer)
+    @action(detail=True, methods=["get"])
+    def links(self, request, pk):
+        return Response(LinksSerializer(services.links(self.get_object(), _site(request))).data)
+
+    @extend_schema(responses={(200, "text/plain"): OpenApiTypes.STR})
+    @action(detail=True, methods=["get"])
+    def script(self, request, pk):
+        order = self.get_object()
+        response = HttpResponse(services.download_script(order, _site(request)),
+                                content_type="text/x-shellscript; charset=utf-8")
+        response["Content-Disposition"] = f'attachment; filename="granary-order-{order.pk}.sh"'
+        return response
+
+
+class DestinationViewSet(DistributionErrors, mixins.ListModelMixin, mixins.CreateModelMixin,
+                         mixins.RetrieveModelMixin, mixins.DestroyModelMixin,
+                         viewsets.GenericViewSet):
+    """Folders under the outbox that push orders and subscriptions copy into."""
+
+    permission_classes = [IsAuthenticated]
+    serializer_class = DestinationSerializer
+    pagination_class = None
+    queryset = Destination.objects.none()
+
+    def get_queryset(self):
+        if getattr(self, "swagger_fake_view", False):
+            return self.queryset
+        return Destination.objects.filter(user=self.request.user).select_related("user")
+
+    def perform_create(self, serializer):
+        serializer.save(user=self.request.user)
+
+    def perform_destroy(self, instance):
+        if instance.orders.exists() or instance.subscriptions.exists():
+            raise exceptions.ValidationError(
+                {"destination": "Orders or subscriptions still use this destination."})
+        instance.delete()
+
+
+class SubscriptionViewSet(DistributionErrors, viewsets.ModelViewSet):
+    """Standing filters; matching granules are delivered once each when archived."""
+
+    permission_classes = [IsAuthenticated]
+    serializer_class = SubscriptionSerializer
+    queryset = Subscription.objects.none()
+
+    def get_queryset(self):
+        if getattr(self, "swagger_fake_view", False):
+            return self.queryset
+        return services.subscriptions_of(self.request.user)
+
+    def get_object(self):
+        subscription = self.get_queryset().filter(pk=self.kwargs["pk"]).first()
+        if subscription is None:
+            raise exceptions.NotFound(f"There is no subscription {self.kwargs['pk']} of yours.")
+        return subscription
+
+    def perform_destroy(self, instance):
+        services.delete_subscription(instance)
+
+    @extend_schema(request=SubscriptionApplySerializer,
+                   responses={202: OpenApiResponse(description="Queued")})
+    @action(detail=True, methods=["post"])
+    def apply(self, request, pk):
+        subscription = self.get_object()
+        body = SubscriptionApplySerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        since = body.validated_data["since"]
+        tasks.apply_subscription.delay_on_commit(subscription.pk, since.isoformat())
+        return Response({"detail": f"Granules archived since {since:%Y-%m-%d %H:%M} UTC that "
+                                   "match are being delivered.", "since": since},
+                        status=status.HTTP_202_ACCEPTED)
+
+    @extend_schema(responses=SubscriptionDeliverySerializer(many=True))
+    @action(detail=True, methods=["get"])
+    def deliveries(self, request, pk):
+        subscription = self.get_object()
+        page = self.paginate_queryset(
+            subscription.deliveries.select_related("granule__collection").order_by("-id"))
+        return self.get_paginated_response(SubscriptionDeliverySerializer(page, many=True).data)
+
+
+class DownloadView(APIView):
+    """A file's bytes: by a signed order link, or to a logged-in user who may see it.
+
+    Streams from the cache in blocks, answers single Range requests with 206, and sends the
+    catalog checksum in `Digest` / `X-Checksum-*`.
+    """
+
+    permission_classes = [AllowAny]
+
+    def perform_content_negotiation(self, request, force=False):
+        return super().perform_content_negotiation(request, force=True)
+
+    @extend_schema(
+        parameters=[OpenApiParameter(n, str, required=False)
+                    for n in ("order", "expires", "sig")],
+        responses={(200, "application/octet-stream"): OpenApiTypes.BINARY,
+                   (206, "application/octet-stream"): OpenApiTypes.BINARY},
+    )
+    def get(self, request, file_id):
+        try:
+            download = services.authorize_download(request.user, file_id, request.query_params)
+            stream, span = services.open_download(download, request.headers.get("Range"))
+        except services.RangeError as exc:
+            response = Response({"detail": exc.detail},
+                                status=status.HTTP_416_REQUESTED_RANGE_NOT_SATISFIABLE)
+            response["Content-Range"] = f"bytes */{exc.size}"
+            return response
+        except services.DistributionError as exc:
+            raise api_error(exc) from exc
+        file = download.file
+        partial = span is not None
+        start, end = span or (0, file.size - 1)
+        response = StreamingHttpResponse(
+            stream, status=206 if partial else 200,
+            content_type=mimetypes.guess_type(file.name)[0] or "application/octet-stream",
+        )
+        response["Content-Length"] = str(end - start + 1)
+        response["Accept-Ranges"] = "bytes"
+        response["Content-Disposition"] = f'attachment; filename="{file.name}"'
+        if partial:
+            response["Content-Range"] = f"bytes {start}-{end}/{file.size}"
+        for name, value in services.digest_headers(file).items():
+            response[name] = value
+        return response

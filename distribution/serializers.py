@@ -1,0 +1,255 @@
+"""Shapes of carts, orders, destinations and subscriptions; input checks say what is wrong."""
+from django.core.exceptions import ValidationError as DjangoValidationError
+from rest_framework import serializers
+
+from backend.catalog.filters import parse_instant
+from backend.catalog.geo import BBoxError, parse_bbox
+
+from . import services
+from .matching import ConditionError, check_conditions
+from .models import (
+    CartItem,
+    Delivery,
+    Destination,
+    Order,
+    OrderItem,
+    Subscription,
+    SubscriptionDelivery,
+)
+
+
+def instant(value, end=False):
+    """An ISO 8601 date or date-time, or None; anything else is a 400 that says why."""
+    if value in (None, ""):
+        return None
+    try:
+        return parse_instant(value, end=end)
+    except DjangoValidationError as exc:
+        raise serializers.ValidationError(exc.messages) from exc
+
+
+class CartItemSerializer(serializers.ModelSerializer):
+    granule = serializers.IntegerField(source="granule_id")
+    collection = serializers.CharField(source="granule.collection.key")
+    granule_id = serializers.CharField(source="granule.granule_id")
+    size = serializers.IntegerField(source="granule.total_size")
+
+    class Meta:
+        model = CartItem
+        fields = ["granule", "collection", "granule_id", "size", "added_at"]
+
+
+class CartSerializer(serializers.Serializer):
+    count = serializers.IntegerField()
+    bytes = serializers.IntegerField()
+    granules = CartItemSerializer(many=True)
+
+
+def cart_body(items):
+    items = list(items)
+    return CartSerializer({"count": len(items), "bytes": sum(i.granule.total_size for i in items),
+                           "granules": items}).data
+
+
+class GranuleIdsSerializer(serializers.Serializer):
+    granules = serializers.ListField(child=serializers.IntegerField(), allow_empty=False)
+
+
+class OrderCreateSerializer(serializers.Serializer):
+    granules = serializers.ListField(
+        child=serializers.IntegerField(), required=False, allow_empty=False,
+        help_text="Granule ids; leave out to order the whole cart",
+    )
+    delivery = serializers.ChoiceField(choices=Delivery.choices, default=Delivery.HTTPS)
+    destination = serializers.IntegerField(required=False, allow_null=True)
+
+
+class OrderItemSerializer(serializers.ModelSerializer):
+    granule = serializers.CharField(source="granule.__str__")
+    granule_pk = serializers.IntegerField(source="granule_id")
+    name = serializers.CharField(source="file.name")
+    size = serializers.IntegerField(source="file.size")
+    checksum_type = serializers.CharField(source="file.checksum_type")
+    checksum = serializers.CharField(source="file.checksum")
+    residency = serializers.SerializerMethodField(help_text="cache, or tape while recalled")
+
+    class Meta:
+        model = OrderItem
+        fields = ["id", "granule_pk", "granule", "file_id", "name", "size", "checksum_type",
+                  "checksum", "state", "residency", "eta_s", "error", "ready_at", "expires_at",
+                  "downloaded_at", "pushed_at"]
+
+    def get_residency(self, item) -> str:
+        return "cache" if item.in_cache else "tape"
+
+
+class OrderSerializer(serializers.ModelSerializer):
+    user = serializers.CharField(source="user.username")
+    counts = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Order
+        fields = ["id", "user", "state", "delivery", "destination", "subscription",
+                  "total_bytes", "counts", "error", "created_at", "updated_at", "ready_at",
+                  "expires_at"]
+
+    def get_counts(self, order) -> dict[str, int]:
+        counts = {s: 0 for s in OrderItem.State.values}
+        for item in order.items.all():
+            counts[item.state] += 1
+        return counts
+
+
+class OrderDetailSerializer(OrderSerializer):
+    items = OrderItemSerializer(many=True, read_only=True)
+
+    class Meta(OrderSerializer.Meta):
+        fields = [*OrderSerializer.Meta.fields, "items"]
+
+
+class LinkSerializer(serializers.Serializer):
+    item = serializers.IntegerField()
+    file_id = serializers.IntegerField()
+    granule = serializers.CharField()
+    name = serializers.CharField()
+    size = serializers.IntegerField()
+    checksum_type = serializers.CharField()
+    checksum = serializers.CharField()
+    url = serializers.URLField(required=False)
+    expires_at = serializers.DateTimeField(required=False)
+    error = serializers.CharField(required=False)
+    eta_s = serializers.FloatField(required=False, allow_null=True)
+
+
+class LinksSerializer(serializers.Serializer):
+    order = serializers.IntegerField()
+    state = serializers.CharField()
+    expires_at = serializers.DateTimeField(allow_null=True)
+    links = LinkSerializer(many=True)
+    failed = LinkSerializer(many=True)
+    waiting = LinkSerializer(many=True)
+
+
+class DestinationSerializer(serializers.ModelSerializer):
+    folder = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Destination
+        fields = ["id", "name", "path", "folder", "created_at"]
+
+    def get_folder(self, destination) -> str:
+        return str(services.destination_root(destination))
+
+    def validate_path(self, value):
+        try:
+            return services.check_destination_path(value)
+        except services.DistributionError as exc:
+            raise serializers.ValidationError(exc.detail) from exc
+
+    def validate_name(self, value):
+        user = self.context["request"].user
+        if Destination.objects.filter(user=user, name=value).exists():
+            raise serializers.ValidationError(f"You already have a destination named {value}.")
+        return value
+
+
+class SubscriptionSerializer(serializers.ModelSerializer):
+    collections = serializers.ListField(
+        child=serializers.CharField(), allow_empty=False,
+        help_text="Collection keys SHORT.VERSION",
+    )
+    bbox = serializers.JSONField(required=False, allow_null=True,
+                                 help_text="[west, south, east, north] or 'w,s,e,n'")
+    start = serializers.CharField(required=False, allow_null=True, allow_blank=True,
+                                  help_text="Granules overlapping from (ISO 8601)")
+    end = serializers.CharField(required=False, allow_null=True, allow_blank=True,
+                                help_text="Granules overlapping until (ISO 8601)")
+    conditions = serializers.JSONField(required=False,
+                                       help_text="[{name, op (eq ne lt lte gt gte in), value}]")
+
+    class Meta:
+        model = Subscription
+        fields = ["id", "name", "collections", "bbox", "start", "end", "conditions", "mode",
+                  "destination", "active", "created_at"]
+
+    def to_representation(self, subscription):
+        return {
+            "id": subscription.pk, "name": subscription.name,
+            "collections": sorted(c.key for c in subscription.collections.all()),
+            "bbox": subscription.bbox,
+            "start": subscription.temporal_start, "end": subscription.temporal_end,
+            "conditions": subscription.conditions, "mode": subscription.mode,
+            "destination": subscription.destination_id, "active": subscription.active,
+            "created_at": subscription.created_at,
+        }
+
+    def validate_bbox(self, value):
+        if value in (None, ""):
+            return None
+        try:
+            return parse_bbox(value)
+        except BBoxError as exc:
+            raise serializers.ValidationError(str(exc)) from exc
+
+    def validate_start(self, value):
+        return instant(value)
+
+    def validate_end(self, value):
+        return instant(value, end=True)
+
+    def validate_conditions(self, value):
+        try:
+            return check_conditions(value)
+        except ConditionError as exc:
+            raise serializers.ValidationError(str(exc)) from exc
+
+    def validate_destination(self, value):
+        if value is not None and value.user_id != self.context["request"].user.pk:
+            raise serializers.ValidationError(f"You have no destination {value.pk}.")
+        return value
+
+    def validate(self, data):
+        start = data.get("start", getattr(self.instance, "temporal_start", None))
+        end = data.get("end", getattr(self.instance, "temporal_end", None))
+        if start and end and start > end:
+            raise serializers.ValidationError({"end": "The window ends before it starts."})
+        return data
+
+    def save(self, **kwargs):
+        data = dict(self.validated_data)
+        user = self.context["request"].user
+        subscription = self.instance or Subscription()
+        if "bbox" in data:
+            box = data.pop("bbox")
+            subscription.west, subscription.south, subscription.east, subscription.north = (
+                box.as_list() if box else (None, None, None, None))
+        if "start" in data:
+            subscription.temporal_start = data.pop("start")
+        if "end" in data:
+            subscription.temporal_end = data.pop("end")
+        keys = data.pop("collections", None)
+        for field, value in data.items():
+            setattr(subscription, field, value)
+        if keys is None:
+            collections = list(subscription.collections.all())
+        else:
+            collections = [services.collection_by_key(user, k) for k in keys]
+        self.instance = services.save_subscription(user, subscription, collections)
+        return self.instance
+
+
+class SubscriptionApplySerializer(serializers.Serializer):
+    since = serializers.CharField(help_text="Granules archived since (ISO 8601)")
+
+    def validate_since(self, value):
+        return instant(value)
+
+
+class SubscriptionDeliverySerializer(serializers.ModelSerializer):
+    granule = serializers.CharField(source="granule.__str__")
+    granule_pk = serializers.IntegerField(source="granule_id")
+
+    class Meta:
+        model = SubscriptionDelivery
+        fields = ["id", "granule_pk", "granule", "state", "attempts", "detail", "created_at",
+                  "delivered_at"]

@@ -1,0 +1,928 @@
+"""Distribution: carts, orders, signed downloads, push deliveries and subscriptions.
+
+An order holds one item per file. Items ask the archive for their bytes (`make_available`),
+wait while a recall runs, and become ready on their own: a failed item never hides the links
+of the others (the Earthdata Search lesson), and the order's expiry starts only when nothing
+is left waiting, so a slow recall does not eat the time users have to download (ESPA).
+Ready files are kept in the cache through `CacheEntry.keep_until`, never pinned.
+"""
+import json
+import logging
+import os
+import shutil
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path, PurePosixPath
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.mail import send_mail
+from django.core.signing import Signer
+from django.db import transaction
+from django.db.models import Count, Q, Sum
+from django.utils import timezone
+from django.utils.crypto import constant_time_compare
+
+from backend.accounts import roles
+from backend.archive import services as archive
+from backend.archive.models import ArchiveRequest, CacheEntry
+from backend.catalog import checksums
+from backend.catalog.geo import BBox
+from backend.catalog.models import Collection, File, Granule
+from backend.catalog.services import bbox_q, temporal_q, visible_collections, visible_granules
+from backend.metrics.models import TransferRecord
+from backend.metrics.services import record_transfer
+
+from .matching import attributes_match
+from .models import (
+    CartItem,
+    Delivery,
+    Destination,
+    Order,
+    OrderItem,
+    Subscription,
+    SubscriptionCollection,
+    SubscriptionDelivery,
+)
+
+log = logging.getLogger(__name__)
+
+CHUNK = 1 << 20
+_signer = Signer(salt="distribution.download")
+
+
+class DistributionError(Exception):
+    """A request distribution refuses, with a sentence for the user and an HTTP status."""
+
+    status = 400
+
+    def __init__(self, detail, field=None):
+        super().__init__(detail)
+        self.detail = detail
+        self.field = field
+
+
+class Forbidden(DistributionError):
+    status = 403
+
+
+class NotFound(DistributionError):
+    status = 404
+
+
+class Conflict(DistributionError):
+    status = 409
+
+
+class Gone(DistributionError):
+    status = 410
+
+
+class Unavailable(DistributionError):
+    status = 503
+
+
+# ---------------------------------------------------------------------------------------------
+# Who may order what
+
+
+def orders_of(user):
+    """Operators see every order; everyone else only their own."""
+    qs = Order.objects.select_related("user", "destination")
+    return qs if roles.is_operator(user) else qs.filter(user=user)
+
+
+def get_order(user, order_id):
+    order = orders_of(user).filter(pk=order_id).first()
+    if order is None:
+        raise NotFound(f"There is no order {order_id} of yours.")
+    return order
+
+
+def orderable_granules(user, granule_ids):
+    """The granules `user` may order, or a 400 (unknown, not archived) or 403 (restricted)."""
+    try:
+        ids = sorted({int(g) for g in granule_ids})
+    except (TypeError, ValueError) as exc:
+        raise DistributionError("Granules are given by their numeric ids.", "granules") from exc
+    if not ids:
+        raise DistributionError("Name at least one granule.", "granules")
+    found = {g.pk: g for g in Granule.objects.select_related("collection").filter(pk__in=ids)}
+    missing = [i for i in ids if i not in found]
+    if missing:
+        raise DistributionError(f"There is no granule {', '.join(map(str, missing))}.",
+                                "granules")
+    visible = set(visible_collections(user).filter(
+        pk__in={g.collection_id for g in found.values()}).values_list("pk", flat=True))
+    hidden = sorted({g.collection.key for g in found.values() if g.collection_id not in visible})
+    if hidden:
+        raise Forbidden(f"Collection {', '.join(hidden)} is restricted and you are not "
+                        "approved to order it.")
+    unarchived = [g for g in found.values() if g.state != Granule.State.ARCHIVED]
+    if unarchived:
+        raise DistributionError(
+            f"Granule {unarchived[0]} is {unarchived[0].state}, not archived: it cannot be "
+            "ordered yet.", "granules")
+    return [found[i] for i in ids]
+
+
+# ---------------------------------------------------------------------------------------------
+# Limits
+
+
+@dataclass(frozen=True)
+class Limits:
+    granules: int
+    bytes: int
+    open_orders: int
+
+
+def limits():
+    return Limits(
+        granules=settings.GRANARY_ORDER_MAX_GRANULES,
+        bytes=int(settings.GRANARY_ORDER_MAX_GB * 10**9),
+        open_orders=settings.GRANARY_ORDER_MAX_OPEN,
+    )
+
+
+def _check_size(granules, what):
+    limit = limits()
+    if len(granules) > limit.granules:
+        raise DistributionError(
+            f"{what} has {len(granules)} granules; the limit is {limit.granules} granules "
+            "(GRANARY_ORDER_MAX_GRANULES). Split it into several orders.", "limit_granules")
+    nbytes = sum(g.total_size for g in granules)
+    if nbytes > limit.bytes:
+        raise DistributionError(
+            f"{what} holds {nbytes / 1e9:.1f} GB; the limit is {limit.bytes / 1e9:g} GB "
+            "(GRANARY_ORDER_MAX_GB). Split it into several orders.", "limit_bytes")
+    return nbytes
+
+
+def open_orders(user):
+    return Order.objects.filter(user=user, subscription__isnull=True, state__in=Order.OPEN)
+
+
+# ---------------------------------------------------------------------------------------------
+# The cart
+
+
+def cart(user):
+    return CartItem.objects.filter(user=user).select_related("granule__collection")
+
+
+def add_to_cart(user, granule_ids):
+    granules = orderable_granules(user, granule_ids)
+    with transaction.atomic():
+        get_user_model().objects.select_for_update().filter(pk=user.pk).first()
+        have = set(CartItem.objects.filter(user=user).values_list("granule_id", flat=True))
+        new = [g for g in granules if g.pk not in have]
+        limit = limits().granules
+        if len(have) + len(new) > limit:
+            raise DistributionError(
+                f"The cart would hold {len(have) + len(new)} granules; the limit is {limit} "
+                "granules (GRANARY_ORDER_MAX_GRANULES).", "limit_granules")
+        CartItem.objects.bulk_create([CartItem(user=user, granule=g) for g in new],
+                                     ignore_conflicts=True)
+    return cart(user)
+
+
+def remove_from_cart(user, granule_ids=None):
+    items = CartItem.objects.filter(user=user)
+    if granule_ids is not None:
+        items = items.filter(granule_id__in=granule_ids)
+    items.delete()
+    return cart(user)
+
+
+# ---------------------------------------------------------------------------------------------
+# Orders
+
+
+def destination_of(user, destination_id):
+    if destination_id in (None, ""):
+        return None
+    found = Destination.objects.filter(user=user, pk=destination_id).first()
+    if found is None:
+        raise DistributionError(f"You have no destination {destination_id}.", "destination")
+    return found
+
+
+def create_order(user, granule_ids=None, delivery=Delivery.HTTPS, destination=None):
+    """Submit an order for `granule_ids` (or the whole cart, which it then empties)."""
+    from_cart = granule_ids is None
+    if from_cart:
+        granule_ids = list(CartItem.objects.filter(user=user).values_list("granule_id",
+                                                                          flat=True))
+        if not granule_ids:
+            raise DistributionError("The cart is empty; add granules or name them.", "granules")
+    if delivery not in Delivery.values:
+        raise DistributionError(f"delivery must be one of {', '.join(Delivery.values)}.",
+                                "delivery")
+    if delivery == Delivery.PUSH and destination is None:
+        raise DistributionError("A push order needs a destination.", "destination")
+    granules = orderable_granules(user, granule_ids)
+    nbytes = _check_size(granules, "The order")
+    with transaction.atomic():
+        get_user_model().objects.select_for_update().filter(pk=user.pk).first()
+        count, limit = open_orders(user).count(), limits().open_orders
+        if count >= limit:
+            raise DistributionError(
+                f"You have {count} open orders; the limit is {limit} open orders "
+                "(GRANARY_ORDER_MAX_OPEN). Wait for one to finish or cancel one.",
+                "limit_open_orders")
+        order = Order.objects.create(user=user, delivery=delivery, destination=destination,
+                                     total_bytes=nbytes)
+        _add_items(order, granules)
+        if from_cart:
+            CartItem.objects.filter(user=user, granule__in=granules).delete()
+    _kick(order.pk)
+    return order
+
+
+def _add_items(order, granules):
+    files = File.objects.filter(granule__in=granules)
+    OrderItem.objects.bulk_create(
+        [OrderItem(order=order, granule_id=f.granule_id, file=f) for f in files],
+        ignore_conflicts=True,
+    )
+
+
+def _kick(order_id):
+    from .tasks import refresh_order
+
+    refresh_order.delay_on_commit(order_id)
+
+
+def _retention():
+    return timedelta(days=settings.GRANARY_ORDER_RETENTION_DAYS)
+
+
+def _keep_in_cache(file_ids, until):
+    """Keep ready files from the purge until `until` (never shortening a longer residency)."""
+    (CacheEntry.objects.filter(file_id__in=file_ids)
+     .filter(Q(keep_until__isnull=True) | Q(keep_until__lt=until))
+     .update(keep_until=until))
+
+
+def _release_cache(items):
+    """Drop the keep of items that no longer need their files (a later keep stays)."""
+    for item in items:
+        if item.expires_at:
+            CacheEntry.objects.filter(file_id=item.file_id,
+                                      keep_until__lte=item.expires_at).update(keep_until=None)
+
+
+def refresh_order(order_id):
+    """Ask the archive again for the waiting items; settle the order's state (idempotent)."""
+    with transaction.atomic():
+        order = Order.objects.select_for_update().filter(pk=order_id).first()
+        if order is None or order.state in Order.FINAL:
+            return None
+        now = timezone.now()
+        waiting = list(order.items.filter(state=OrderItem.State.WAITING)
+                       .select_related("file__granule__collection"))
+        failed_recalls = dict(ArchiveRequest.objects.filter(
+            pk__in=[i.recall_request_id for i in waiting if i.recall_request_id],
+            state=ArchiveRequest.State.FAILED).values_list("pk", "error"))
+        asking = []
+        for item in waiting:
+            if item.recall_request_id in failed_recalls:
+                item.state = OrderItem.State.FAILED
+                item.error = f"recall failed: {failed_recalls[item.recall_request_id]}"
+                item.eta_s = None
+            else:
+                asking.append(item)
+        answers = archive.make_available([i.file for i in asking], requested_by=order.user)
+        for item, answer in zip(asking, answers, strict=True):
+            if answer.ready:
+                item.state, item.in_cache, item.eta_s = OrderItem.State.READY, True, None
+                item.ready_at, item.expires_at = now, now + _retention()
+            elif answer.error:
+                item.state, item.error, item.eta_s = OrderItem.State.FAILED, answer.error, None
+            else:
+                item.in_cache, item.eta_s = False, answer.eta_s
+                item.recall_request_id = answer.request_id
+        OrderItem.objects.bulk_update(
+            waiting, ["state", "in_cache", "eta_s", "error", "ready_at", "expires_at",
+                      "recall_request_id"])
+        ready = [i for i in waiting if i.state == OrderItem.State.READY]
+        if ready:
+            _keep_in_cache([i.file_id for i in ready], now + _retention())
+        _settle(order, now)
+    return order
+
+
+def _settle(order, now):
+    """The order's state from its items'; starts its expiry once nothing waits."""
+    counts = dict(order.items.order_by().values("state").annotate(n=Count("pk"))
+                  .values_list("state", "n"))
+    waiting = counts.get(OrderItem.State.WAITING, 0)
+    ready = counts.get(OrderItem.State.READY, 0)
+    failed = counts.get(OrderItem.State.FAILED, 0)
+    if not counts:
+        state = Order.State.SUBMITTED
+    elif waiting:
+        state = Order.State.STAGING
+    elif not ready:
+        state = Order.State.FAILED
+    elif failed:
+        state = Order.State.PARTIALLY_READY
+    else:
+        state = Order.State.READY
+    if order.state == Order.State.COMPLETED and state in (Order.State.READY,
+                                                          Order.State.PARTIALLY_READY):
+        state = Order.State.COMPLETED
+    became_ready = (state in (Order.State.READY, Order.State.PARTIALLY_READY)
+                    and order.state not in (Order.State.READY, Order.State.PARTIALLY_READY))
+    if became_ready and order.subscription_id is None:
+        order.ready_at, order.expires_at = now, now + _retention()
+        ready_items = order.items.filter(state=OrderItem.State.READY)
+        ready_items.update(expires_at=order.expires_at)
+        _keep_in_cache(list(ready_items.values_list("file_id", flat=True)), order.expires_at)
+    order.state = state
+    if state == Order.State.FAILED:
+        order.error = "; ".join(sorted(set(
+            order.items.filter(state=OrderItem.State.FAILED).values_list("error", flat=True))))
+    order.save(update_fields=["state", "ready_at", "expires_at", "error", "updated_at"])
+    if order.delivery == Delivery.PUSH and ready and order.items.filter(
+            state=OrderItem.State.READY, pushed_at__isnull=True).exists():
+        from .tasks import push_order
+
+        push_order.delay_on_commit(order.pk)
+    if state != order.notified_state and state in (
+            Order.State.READY, Order.State.PARTIALLY_READY, Order.State.FAILED):
+        order.notified_state = state
+        order.save(update_fields=["notified_state"])
+        _notify_order(order)
+
+
+def cancel_order(user, order_id):
+    with transaction.atomic():
+        order = get_order(user, order_id)
+        order = Order.objects.select_for_update().get(pk=order.pk)
+        if order.state in Order.FINAL:
+            raise Conflict(f"Order {order.pk} is already {order.state}.")
+        if order.subscription_id:
+            raise Conflict(f"Order {order.pk} is the standing order of a subscription: pause or "
+                           "delete the subscription instead.")
+        live = order.items.filter(state__in=[OrderItem.State.WAITING, OrderItem.State.READY])
+        _release_cache(list(live.filter(state=OrderItem.State.READY)))
+        live.update(state=OrderItem.State.CANCELLED)
+        order.state = Order.State.CANCELLED
+        order.save(update_fields=["state", "updated_at"])
+    return order
+
+
+def expire():
+    """Beat: expire ready items and orders past their time, and warn a day before."""
+    now = timezone.now()
+    items = list(OrderItem.objects.filter(state=OrderItem.State.READY, expires_at__lte=now))
+    _release_cache(items)
+    OrderItem.objects.filter(pk__in=[i.pk for i in items]).update(state=OrderItem.State.EXPIRED)
+    live = Order.objects.filter(subscription__isnull=True,
+                                state__in=[Order.State.READY, Order.State.PARTIALLY_READY])
+    expired = live.filter(expires_at__lte=now).update(state=Order.State.EXPIRED, updated_at=now)
+    warn_by = now + timedelta(hours=settings.GRANARY_ORDER_EXPIRY_WARNING_H)
+    for order in live.filter(expiry_warned=False, expires_at__gt=now, expires_at__lte=warn_by):
+        _notify(order.user, f"Granary order {order.pk} expires soon",
+                f"Your order {order.pk} can be downloaded until {order.expires_at:%Y-%m-%d %H:%M}"
+                f" UTC.\nLinks: {_site()}api/v1/orders/{order.pk}/links/\n")
+        Order.objects.filter(pk=order.pk).update(expiry_warned=True)
+    return {"items": len(items), "orders": expired}
+
+
+def sweep():
+    """Beat: re-check staging orders, re-kick pushes and pending subscription deliveries."""
+    for order_id in Order.objects.filter(
+            state__in=[Order.State.SUBMITTED, Order.State.STAGING]).values_list("pk", flat=True):
+        try:
+            refresh_order(order_id)
+        except Exception:
+            log.exception("refreshing order %s", order_id)
+    pushes = (OrderItem.objects.filter(order__delivery=Delivery.PUSH, state=OrderItem.State.READY,
+                                       pushed_at__isnull=True,
+                                       order__push_attempts__lt=settings.GRANARY_PUSH_MAX_ATTEMPTS)
+              .values_list("order_id", flat=True).distinct())
+    for order_id in pushes:
+        try:
+            push_order(order_id)
+        except Exception:
+            log.exception("pushing order %s", order_id)
+    for delivery_id in SubscriptionDelivery.objects.filter(
+            state=SubscriptionDelivery.State.PENDING).values_list("pk", flat=True):
+        try:
+            deliver(delivery_id)
+        except Exception:
+            log.exception("subscription delivery %s", delivery_id)
+
+
+# ---------------------------------------------------------------------------------------------
+# Signed links and downloads
+
+
+def sign(file_id, order_id, expires):
+    return _signer.signature(f"{file_id}:{order_id}:{int(expires)}")
+
+
+def download_url(item, site=None):
+    expires = int(item.expires_at.timestamp())
+    return (f"{_site(site)}api/v1/files/{item.file_id}/download?order={item.order_id}"
+            f"&expires={expires}&sig={sign(item.file_id, item.order_id, expires)}")
+
+
+def _site(site=None):
+    """The site's base URL: the request's when there is one, else the configured one."""
+    return (site or settings.GRANARY_SITE_URL).rstrip("/") + "/"
+
+
+def links(order, site=None):
+    """Ready items with their signed URL; failed and waiting ones listed beside them."""
+    items = order.items.select_related("file", "granule__collection")
+    ready, failed, waiting = [], [], []
+    for item in items:
+        row = {"item": item.pk, "file_id": item.file_id, "granule": str(item.granule),
+               "name": item.file.name, "size": item.file.size,
+               "checksum_type": item.file.checksum_type, "checksum": item.file.checksum}
+        if item.state == OrderItem.State.READY and order.state not in (Order.State.CANCELLED,
+                                                                       Order.State.EXPIRED):
+            ready.append({**row, "url": download_url(item, site), "expires_at": item.expires_at})
+        elif item.state == OrderItem.State.FAILED:
+            failed.append({**row, "error": item.error})
+        elif item.state == OrderItem.State.WAITING:
+            waiting.append({**row, "eta_s": item.eta_s})
+    return {"order": order.pk, "state": order.state, "expires_at": order.expires_at,
+            "links": ready, "failed": failed, "waiting": waiting}
+
+
+def download_script(order, site=None):
+    """A bash script that fetches every ready file with curl, resumes, checks checksums and
+    carries on past a failed file (one bad file must not stall the rest: the ESPA lesson)."""
+    listing = links(order, site)
+    tools = {"MD5": "md5sum", "SHA256": "sha256sum"}
+    lines = [
+        "#!/usr/bin/env bash",
+        f"# Granary order {order.pk}: {len(listing['links'])} files, links valid until "
+        f"{order.expires_at:%Y-%m-%d %H:%M} UTC." if order.expires_at else
+        f"# Granary order {order.pk}: {len(listing['links'])} files.",
+        "set -u",
+        "failed=0",
+        "fetch() {  # url name checksum-tool checksum",
+        '  if ! curl --fail --location --retry 3 --continue-at - --output "$2" "$1"; then',
+        '    echo "FAILED: $2" >&2; failed=$((failed + 1)); return',
+        "  fi",
+        '  if [ -n "$3" ] && ! echo "$4  $2" | "$3" --check --quiet -; then',
+        '    echo "CHECKSUM MISMATCH: $2" >&2; failed=$((failed + 1))',
+        "  fi",
+        "}",
+    ]
+    for row in listing["links"]:
+        tool = tools.get(row["checksum_type"], "")
+        checksum = row["checksum"] if tool else ""
+        lines.append(f"fetch '{row['url']}' '{_shell_safe(row['name'])}' '{tool}' '{checksum}'")
+    for row in listing["failed"]:
+        lines.append(f"echo 'not available: {_shell_safe(row['name'])}' >&2")
+    lines += ['echo "done; $failed failed"', '[ "$failed" -eq 0 ]', ""]
+    return "\n".join(lines)
+
+
+def _shell_safe(name):
+    return name.replace("'", "")
+
+
+@dataclass
+class Download:
+    file: File
+    item: OrderItem | None
+
+
+def authorize_download(user, file_id, params):
+    """The file to send: by a signed link (any client), else to a user who may see it."""
+    file = File.objects.select_related("granule__collection").filter(pk=file_id).first()
+    sig = params.get("sig")
+    if sig is not None:
+        try:
+            order_id, expires = int(params.get("order", "")), int(params.get("expires", ""))
+        except ValueError as exc:
+            raise Forbidden("This download link is malformed.") from exc
+        if not constant_time_compare(sig, sign(file_id, order_id, expires)):
+            raise Forbidden("This download link's signature is not valid.")
+        if expires < timezone.now().timestamp():
+            raise Gone("This download link has expired; order the granule again.")
+        item = (OrderItem.objects.select_related("order").filter(order_id=order_id,
+                                                                 file_id=file_id).first())
+        if item is None or file is None:
+            raise Forbidden("This download link's signature is not valid.")
+        if item.state in (OrderItem.State.EXPIRED, OrderItem.State.CANCELLED) or \
+                item.order.state in (Order.State.CANCELLED, Order.State.EXPIRED):
+            raise Gone(f"Order {order_id} is {item.order.state}; its links no longer work.")
+        if item.state != OrderItem.State.READY:
+            raise Conflict(f"{file.name} is not ready yet.")
+        return Download(file, item)
+    if not user.is_authenticated:
+        raise Forbidden("Log in, or use the signed link of an order, to download.")
+    if file is None or not visible_granules(user).filter(pk=file.granule_id).exists():
+        raise Forbidden("You may not download this file.")
+    return Download(file, None)
+
+
+def open_download(download, range_header):
+    """(stream, span): the bytes to send, span (start, end) for a range or None for all.
+    The stream records the transfer when it ends.
+
+    A whole file is read through `open_verified` (checksum checked first); a range of a
+    cached file is read directly, since re-hashing a large file for every range would make
+    resumable downloads quadratic, and the client checks the whole file by its Digest.
+    """
+    from .matching import RangeNotSatisfiable, parse_range
+
+    file = download.file
+    try:
+        span = parse_range(range_header, file.size)
+    except RangeNotSatisfiable as exc:
+        raise RangeError(file.size) from exc
+    try:
+        if span is None:
+            handle = archive.open_verified(file)
+        else:
+            handle = _open_cached(file)
+    except archive.ArchiveError as exc:
+        if download.item is not None:
+            OrderItem.objects.filter(pk=download.item.pk).update(
+                state=OrderItem.State.WAITING, in_cache=False)
+            Order.objects.filter(pk=download.item.order_id).update(state=Order.State.STAGING)
+            _kick(download.item.order_id)
+            raise Unavailable(f"{file.name} left the cache; it is being recalled.") from exc
+        raise Conflict(f"{file.name} is on tape only; order it to have it recalled.") from exc
+    start, end = span if span else (0, file.size - 1)
+    return _stream(handle, download, start, end), span
+
+
+class RangeError(DistributionError):
+    status = 416
+
+    def __init__(self, size):
+        super().__init__(f"The range asked for lies beyond the file's {size} bytes.")
+        self.size = size
+
+
+def _open_cached(file):
+    path = archive.cache_path(file)
+    if not CacheEntry.objects.filter(file=file).exclude(
+            state=CacheEntry.State.STAGING).exists() or not path.exists():
+        raise archive.ArchiveError(f"{file.name} is not in the cache")
+    archive.touch([file])
+    return open(path, "rb")
+
+
+def _stream(handle, download, start, end):
+    started, sent = timezone.now(), 0
+    try:
+        handle.seek(start)
+        left = end - start + 1
+        while left > 0:
+            block = handle.read(min(CHUNK, left))
+            if not block:
+                break
+            left -= len(block)
+            sent += len(block)
+            yield block
+    finally:
+        handle.close()
+        _downloaded(download, sent, started, start + sent >= download.file.size)
+
+
+def _downloaded(download, sent, started, to_the_end):
+    if sent:
+        record_transfer(TransferRecord.Direction.DISTRIBUTION, sent, started, timezone.now(),
+                        download.file.granule.collection)
+    item = download.item
+    if item is None or not to_the_end:
+        return
+    OrderItem.objects.filter(pk=item.pk, downloaded_at__isnull=True).update(
+        downloaded_at=timezone.now())
+    order = item.order
+    if (order.subscription_id is None and order.delivery == Delivery.HTTPS
+            and order.state in (Order.State.READY, Order.State.PARTIALLY_READY)
+            and not order.items.filter(state=OrderItem.State.READY,
+                                       downloaded_at__isnull=True).exists()):
+        Order.objects.filter(pk=order.pk, state=order.state).update(
+            state=Order.State.COMPLETED, updated_at=timezone.now())
+
+
+def digest_headers(file):
+    """Checksum headers: RFC 3230 `Digest` where the type has a name there, and X-Checksum-*."""
+    import base64
+
+    kind = checksums.normalise(file.checksum_type)
+    headers = {f"X-Checksum-{kind.capitalize()}": file.checksum}
+    names = {"MD5": "md5", "SHA256": "sha-256"}
+    if kind in names:
+        raw = base64.b64encode(bytes.fromhex(file.checksum)).decode()
+        headers["Digest"] = f"{names[kind]}={raw}"
+    elif kind == "ADLER32":
+        headers["Digest"] = f"adler32={file.checksum}"
+    return headers
+
+
+# ---------------------------------------------------------------------------------------------
+# Push delivery
+
+
+def destination_root(destination):
+    relative = destination.path or f"{destination.user.username}/{destination.name}"
+    return Path(settings.OUTBOX_ROOT) / relative
+
+
+def check_destination_path(path):
+    """A destination folder must stay inside the outbox."""
+    parts = PurePosixPath(path or "").parts
+    if path and (PurePosixPath(path).is_absolute() or ".." in parts):
+        raise DistributionError("path must be a relative folder inside the outbox, without '..'.",
+                                "path")
+    return path or ""
+
+
+class PushError(Exception):
+    """A push that failed and is worth retrying."""
+
+
+def push_order(order_id):
+    """Copy the ready, not yet pushed files of a push order into its destination, verify each
+    copy, and rewrite the manifest. Idempotent: pushed items are skipped."""
+    order = Order.objects.select_related("destination__user", "user").filter(pk=order_id).first()
+    if order is None or order.delivery != Delivery.PUSH or order.state in (
+            Order.State.CANCELLED, Order.State.EXPIRED):
+        return 0
+    folder = destination_root(order.destination) / (
+        f"subscription-{order.subscription_id}" if order.subscription_id else f"order-{order.pk}")
+    items = list(order.items.filter(state=OrderItem.State.READY, pushed_at__isnull=True)
+                 .select_related("file__granule__collection"))
+    pushed = 0
+    try:
+        for item in items:
+            _push_file(item, folder)
+            pushed += 1
+        _write_manifest(order, folder)
+    except (OSError, archive.ArchiveError, PushError) as exc:
+        _push_failed(order, exc)
+        raise PushError(str(exc)) from exc
+    Order.objects.filter(pk=order.pk).update(push_attempts=0, error="")
+    if order.subscription_id is None and not order.items.filter(
+            Q(state=OrderItem.State.WAITING)
+            | Q(state=OrderItem.State.READY, pushed_at__isnull=True)).exists():
+        Order.objects.filter(pk=order.pk, state__in=[Order.State.READY,
+                                                     Order.State.PARTIALLY_READY]).update(
+            state=Order.State.COMPLETED, updated_at=timezone.now())
+    if pushed:
+        _notify(order.user, f"Granary order {order.pk}: {pushed} files delivered",
+                f"{pushed} files were copied into {folder} with manifest.json and a checksum "
+                "list.\n")
+    return pushed
+
+
+def _push_file(item, folder):
+    file = item.file
+    target = folder / file.granule.granule_id / file.name
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_name(target.name + ".partial")
+    started = timezone.now()
+    with archive.open_verified(file) as src, open(partial, "wb") as dst:
+        shutil.copyfileobj(src, dst, CHUNK)
+        dst.flush()
+        os.fsync(dst.fileno())
+    digest, size = checksums.of_file(file.checksum_type, partial)
+    if size != file.size or not checksums.same(file.checksum_type, digest, file.checksum):
+        partial.unlink(missing_ok=True)
+        raise PushError(f"the copy of {file.name} does not match its checksum")
+    os.replace(partial, target)
+    record_transfer(TransferRecord.Direction.DISTRIBUTION, size, started, timezone.now(),
+                    file.granule.collection)
+    OrderItem.objects.filter(pk=item.pk).update(pushed_at=timezone.now())
+
+
+def _write_manifest(order, folder):
+    pushed = (order.items.filter(pushed_at__isnull=False)
+              .select_related("file__granule").order_by("granule_id", "file_id"))
+    rows = [{"path": f"{i.file.granule.granule_id}/{i.file.name}", "size": i.file.size,
+             "checksum_type": i.file.checksum_type, "checksum": i.file.checksum,
+             "granule": str(i.granule)} for i in pushed]
+    folder.mkdir(parents=True, exist_ok=True)
+    tmp = folder / "manifest.json.partial"
+    tmp.write_text(json.dumps({"order": order.pk, "files": rows}, indent=1))
+    os.replace(tmp, folder / "manifest.json")
+    tmp = folder / "CHECKSUMS.partial"
+    tmp.write_text("".join(f"{r['checksum_type']} {r['checksum']}  {r['path']}\n" for r in rows))
+    os.replace(tmp, folder / "CHECKSUMS")
+
+
+def _push_failed(order, exc):
+    attempts = order.push_attempts + 1
+    Order.objects.filter(pk=order.pk).update(push_attempts=attempts, error=f"push: {exc}")
+    if attempts >= settings.GRANARY_PUSH_MAX_ATTEMPTS:
+        with transaction.atomic():
+            order.items.filter(state=OrderItem.State.READY, pushed_at__isnull=True).update(
+                state=OrderItem.State.FAILED, error=f"push failed {attempts} times: {exc}")
+            _settle(Order.objects.select_for_update().get(pk=order.pk), timezone.now())
+
+
+# ---------------------------------------------------------------------------------------------
+# Subscriptions
+
+
+def save_subscription(user, subscription, collections):
+    """Store a validated subscription and its collection index rows."""
+    hidden = [c.key for c in collections if not visible_collections(user).filter(
+        pk=c.pk).exists()]
+    if hidden:
+        raise Forbidden(f"Collection {', '.join(hidden)} is restricted and you are not approved "
+                        "to subscribe to it.")
+    if subscription.mode == Subscription.Mode.PUSH and subscription.destination is None:
+        raise DistributionError("A push subscription needs a destination.", "destination")
+    with transaction.atomic():
+        subscription.user = user
+        subscription.save()
+        SubscriptionCollection.objects.filter(subscription=subscription).exclude(
+            collection__in=collections).delete()
+        for collection in collections:
+            SubscriptionCollection.objects.update_or_create(
+                subscription=subscription, collection=collection,
+                defaults={"active": subscription.active})
+        SubscriptionCollection.objects.filter(subscription=subscription).update(
+            active=subscription.active)
+        order = getattr(subscription, "standing_order", None) if subscription.pk else None
+        if order is not None:
+            Order.objects.filter(pk=order.pk).update(
+                delivery=_order_delivery(subscription), destination=subscription.destination)
+    return subscription
+
+
+def delete_subscription(subscription):
+    """Delete a subscription with its standing order, letting the cache purge its files."""
+    with transaction.atomic():
+        order = Order.objects.filter(subscription=subscription).first()
+        if order is not None:
+            _release_cache(list(order.items.filter(state=OrderItem.State.READY)))
+        subscription.delete()
+
+
+def subscriptions_of(user):
+    qs = Subscription.objects.select_related("user", "destination").prefetch_related(
+        "collections")
+    return qs if roles.is_operator(user) else qs.filter(user=user)
+
+
+def matching_subscriptions(granule):
+    """Active subscriptions whose filter holds for `granule`.
+
+    Candidates come from the (collection, active) index, footprint and window are tested
+    in SQL, and only the attribute conditions of what is left are checked here.
+    """
+    qs = Subscription.objects.filter(
+        subscriptioncollection__collection_id=granule.collection_id,
+        subscriptioncollection__active=True, active=True,
+    )
+    if granule.bbox:
+        qs = qs.filter(Q(west__isnull=True) | bbox_q(BBox(*granule.bbox)))
+    else:
+        qs = qs.filter(west__isnull=True)
+    qs = qs.filter(
+        Q(temporal_start__isnull=True) | Q(temporal_start__lte=granule.temporal_end),
+        Q(temporal_end__isnull=True) | Q(temporal_end__gte=granule.temporal_start),
+    )
+    return [s for s in qs if attributes_match(s.conditions, granule.attributes)]
+
+
+def on_granule_archived(sender, granule, **kwargs):
+    """Receiver of archive.signals.granule_archived: hand the matching to a worker. It never
+    raises into the storage manager; the sweep of pending deliveries covers a lost message."""
+    try:
+        from .tasks import match_granule
+
+        match_granule.delay_on_commit(granule.pk)
+    except Exception:
+        log.exception("queueing subscription matching for granule %s", granule.pk)
+
+
+def match_granule(granule_id):
+    """Record and make the deliveries of an archived granule (re-running adds none)."""
+    granule = Granule.objects.select_related("collection").filter(pk=granule_id).first()
+    if granule is None or granule.state != Granule.State.ARCHIVED:
+        return 0
+    made = 0
+    for subscription in matching_subscriptions(granule):
+        made += _deliver_once(subscription, granule)
+    return made
+
+
+def _deliver_once(subscription, granule):
+    delivery, created = SubscriptionDelivery.objects.get_or_create(
+        subscription=subscription, granule=granule)
+    if delivery.state == SubscriptionDelivery.State.PENDING:
+        deliver(delivery.pk)
+    return int(created)
+
+
+def apply_since(subscription_id, since):
+    """Deliver what was already archived since `since` and matches the subscription."""
+    subscription = Subscription.objects.filter(pk=subscription_id).first()
+    if subscription is None:
+        return 0
+    granules = Granule.objects.filter(
+        state=Granule.State.ARCHIVED, archived_at__gte=since,
+        collection__in=subscription.collections.all(),
+    ).filter(temporal_q(subscription.temporal_start, subscription.temporal_end))
+    if subscription.bbox:
+        granules = granules.filter(bbox_q(BBox(*subscription.bbox)))
+    made = 0
+    for granule in granules.select_related("collection").iterator(chunk_size=500):
+        if attributes_match(subscription.conditions, granule.attributes):
+            made += _deliver_once(subscription, granule)
+    return made
+
+
+def _order_delivery(subscription):
+    return Delivery.PUSH if subscription.mode == Subscription.Mode.PUSH else Delivery.HTTPS
+
+
+def standing_order(subscription):
+    order, _ = Order.objects.get_or_create(
+        subscription=subscription,
+        defaults={"user": subscription.user, "delivery": _order_delivery(subscription),
+                  "destination": subscription.destination})
+    return order
+
+
+def deliver(delivery_id):
+    """Make one pending delivery. The mail goes out inside the transaction, so a failure leaves
+    the delivery pending for the sweep: at least once, and never twice once recorded."""
+    with transaction.atomic():
+        delivery = (SubscriptionDelivery.objects.select_for_update()
+                    .select_related("subscription__user", "granule__collection")
+                    .filter(pk=delivery_id).first())
+        if delivery is None or delivery.state != SubscriptionDelivery.State.PENDING:
+            return False
+        subscription, granule = delivery.subscription, delivery.granule
+        delivery.attempts += 1
+        now = timezone.now()
+        if not visible_granules(subscription.user).filter(pk=granule.pk).exists():
+            delivery.state = SubscriptionDelivery.State.FAILED
+            delivery.detail = f"{subscription.user} may no longer see {granule.collection.key}"
+            delivery.save(update_fields=["state", "detail", "attempts"])
+            return False
+        text = f"{granule} ({granule.temporal_start:%Y-%m-%d %H:%M} UTC) matches {subscription}."
+        if subscription.mode == Subscription.Mode.NOTIFY:
+            delivery.detail = "notified"
+            body = f"{text}\nSTAC item: {_site()}stac/collections/{granule.collection.key}" \
+                   f"/items/{granule.granule_id}\n"
+        else:
+            order = standing_order(subscription)
+            _add_items(order, [granule])
+            Order.objects.filter(pk=order.pk).update(
+                total_bytes=order.items.aggregate(t=Sum("file__size"))["t"] or 0)
+            _kick(order.pk)
+            delivery.detail = f"added to order {order.pk}"
+            body = (f"{text}\nIt was added to your standing order {order.pk}: "
+                    f"{_site()}api/v1/orders/{order.pk}/links/\n")
+        _notify(subscription.user, f"Granary subscription {subscription}: {granule}", body,
+                fail_silently=False)
+        delivery.state, delivery.delivered_at = SubscriptionDelivery.State.DELIVERED, now
+        delivery.save(update_fields=["state", "detail", "attempts", "delivered_at"])
+    return True
+
+
+# ---------------------------------------------------------------------------------------------
+# Notifications
+
+
+def _notify(user, subject, body, fail_silently=True):
+    if not user.email:
+        return 0
+    return send_mail(subject, body, None, [user.email], fail_silently=fail_silently)
+
+
+def _notify_order(order):
+    if order.subscription_id:
+        return
+    listing = links(order)
+    subject = {
+        Order.State.READY: f"Granary order {order.pk} is ready",
+        Order.State.PARTIALLY_READY: f"Granary order {order.pk} is ready in part",
+        Order.State.FAILED: f"Granary order {order.pk} failed",
+    }[order.state]
+    lines = [subject + "."]
+    if listing["links"]:
+        how = ("They are being copied into your destination." if order.delivery == Delivery.PUSH
+               else f"Download them by {order.expires_at:%Y-%m-%d %H:%M} UTC: "
+                    f"{_site()}api/v1/orders/{order.pk}/script/")
+        lines.append(f"{len(listing['links'])} files are ready. {how}")
+    for row in listing["failed"]:
+        lines.append(f"Not available: {row['name']}: {row['error']}")
+    transaction.on_commit(lambda: _notify(order.user, subject, "\n".join(lines) + "\n"))
+
+
+def collection_by_key(user, key):
+    try:
+        return Collection.objects.get_by_key(key)
+    except Collection.DoesNotExist as exc:
+        raise DistributionError(str(exc), "collections") from exc

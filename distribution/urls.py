@@ -1,0 +1,17 @@
+from django.urls import path
+from rest_framework.routers import DefaultRouter
+
+from . import api
+
+router = DefaultRouter(trailing_slash=True)
+router.include_root_view = False
+router.register("orders", api.OrderViewSet, basename="order")
+router.register("destinations", api.DestinationViewSet, basename="destination")
+router.register("subscriptions", api.SubscriptionViewSet, basename="subscription")
+
+urlpatterns = [
+    path("cart/", api.CartView.as_view(), name="cart"),
+    path("cart/<int:granule>/", api.CartGranuleView.as_view(), name="cart-granule"),
+    path("files/<int:file_id>/download", api.DownloadView.as_view(), name="file-download"),
+    *router.urls,
+]

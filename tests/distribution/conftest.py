@@ -1,0 +1,98 @@
+"""Distribution fixtures: a two-silo archive with real bytes, users, and a way to run the
+after-commit work (archive signals, distribution tasks) inline."""
+import pytest
+from rest_framework.test import APIClient
+
+from backend import celery_app
+from backend.accounts import roles
+from backend.archive import services as archive
+from backend.archive.models import CacheEntry
+from tests.archive_fixtures import archived_collection, small_layout, staged_granule
+from tests.factories import UserFactory
+
+
+@pytest.fixture
+def archive_layout(data_root, settings):
+    settings.GRANARY_CACHE_BYTES = 1 << 30
+    settings.GRANARY_WRITE_MAX_WAIT_S = 0
+    settings.GRANARY_READ_MAX_WAIT_S = 0
+    settings.GRANARY_REMOUNT_DELAY_S = 0
+    settings.GRANARY_SITE_URL = "http://testserver/"
+    primary, backup, _ = small_layout()
+    return [primary, backup]
+
+
+@pytest.fixture
+def collection(archive_layout):
+    return archived_collection(archive_layout, short_name="MOD021KM", version="061")
+
+
+@pytest.fixture
+def eager():
+    conf = celery_app.conf
+    before = conf.task_always_eager, conf.task_eager_propagates
+    conf.task_always_eager = conf.task_eager_propagates = True
+    yield
+    conf.task_always_eager, conf.task_eager_propagates = before
+
+
+@pytest.fixture
+def inline(django_capture_on_commit_callbacks, eager):
+    """Call fn with the after-commit work it starts (tasks, signals) carried out at once."""
+    def run(fn, *args, **kwargs):
+        with django_capture_on_commit_callbacks(execute=True):
+            return fn(*args, **kwargs)
+    return run
+
+
+@pytest.fixture
+def archived(inline, data_root):
+    """archived(collection, n, **granule fields) -> granules on tape (and in the cache)."""
+    def make(collection, n=1, sizes=(3000, 500), **fields):
+        made = []
+        for _ in range(n):
+            granule, sources = staged_granule(collection, data_root / "staging", sizes=sizes,
+                                              **fields)
+            assert archive.archive_granule(granule, sources).admitted
+            made.append(granule)
+        inline(archive.run_until_idle)
+        for g in made:
+            g.refresh_from_db()
+            assert g.state == "archived"
+        return made
+    return make
+
+
+def evict(granules):
+    """Leave only the tape copies: the cache forgets the granules' files."""
+    for granule in granules:
+        for f in granule.files.all():
+            CacheEntry.objects.filter(file=f).delete()
+            archive.cache_path(f).unlink(missing_ok=True)
+
+
+def client_for(role=roles.USER, **kwargs):
+    user = UserFactory(role=role, **kwargs)
+    client = APIClient()
+    client.force_authenticate(user)
+    client.user = user
+    return client
+
+
+@pytest.fixture
+def alice(db):
+    return client_for()
+
+
+@pytest.fixture
+def bob(db):
+    return client_for()
+
+
+@pytest.fixture
+def operator(db):
+    return client_for(roles.OPERATOR)
+
+
+def body(response):
+    return b"".join(response.streaming_content)

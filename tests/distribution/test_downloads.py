@@ -1,0 +1,124 @@
+"""Signed links: tampering, expiry, ranges, access without a link, and expiry of orders."""
+import hashlib
+import time
+from datetime import timedelta
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+from django.utils import timezone
+from rest_framework.test import APIClient
+
+from backend.archive.models import CacheEntry
+from backend.catalog.models import Collection
+from backend.metrics.models import TransferRecord
+from distribution import services
+from distribution.models import Order, OrderItem
+
+from .conftest import body
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def ready_order(alice, collection, archived, inline):
+    granules = archived(collection, 1, sizes=(5000,))
+    response = inline(alice.post, "/api/v1/orders/", {"granules": [granules[0].pk]},
+                      format="json")
+    order = Order.objects.get(pk=response.json()["id"])
+    assert order.state == "ready"
+    [link] = alice.get(f"/api/v1/orders/{order.pk}/links/").json()["links"]
+    return order, link
+
+
+def _path(url):
+    parts = urlsplit(url)
+    return f"{parts.path}?{parts.query}", parse_qs(parts.query)
+
+
+def test_tampered_signature_is_403(ready_order):
+    _, link = ready_order
+    path, query = _path(link["url"])
+    sig = query["sig"][0]
+    for bad in (path.replace(sig, sig[:-1] + ("A" if sig[-1] != "A" else "B")),
+                path.replace(f"expires={query['expires'][0]}",
+                             f"expires={int(query['expires'][0]) + 3600}"),
+                path.replace("order=", "order=9")):
+        response = APIClient().get(bad)
+        assert response.status_code == 403
+        assert "signature" in response.json()["detail"]
+
+
+def test_expired_link_is_410(ready_order):
+    order, link = ready_order
+    past = int(time.time()) - 60
+    sig = services.sign(link["file_id"], order.pk, past)
+    response = APIClient().get(f"/api/v1/files/{link['file_id']}/download?order={order.pk}"
+                               f"&expires={past}&sig={sig}")
+    assert response.status_code == 410 and "expired" in response.json()["detail"]
+
+
+def test_range_requests(ready_order):
+    _, link = ready_order
+    path, _ = _path(link["url"])
+    client = APIClient()
+    whole = body(client.get(path))
+    response = client.get(path, HTTP_RANGE="bytes=100-199")
+    assert response.status_code == 206
+    assert response["Content-Range"] == "bytes 100-199/5000"
+    assert response["Content-Length"] == "100" and body(response) == whole[100:200]
+    response = client.get(path, HTTP_RANGE="bytes=-10")
+    assert response.status_code == 206 and body(response) == whole[-10:]
+    response = client.get(path, HTTP_RANGE="bytes=5000-")
+    assert response.status_code == 416
+    assert response["Content-Range"] == "bytes */5000"
+    assert hashlib.md5(whole).hexdigest() == link["checksum"]
+    assert TransferRecord.objects.filter(direction="distribution").count() == 3
+
+
+def test_without_a_link_only_users_who_may_see_it(alice, bob, ready_order, collection):
+    _, link = ready_order
+    path = f"/api/v1/files/{link['file_id']}/download"
+    assert APIClient().get(path).status_code == 403
+    assert bob.get(path).status_code == 200
+    Collection.objects.filter(pk=collection.pk).update(access="restricted")
+    assert bob.get(path).status_code == 403
+    assert alice.get(path).status_code == 403
+    collection.approved_users.add(alice.user)
+    response = alice.get(path)
+    assert response.status_code == 200 and len(body(response)) == 5000
+
+
+def test_expiry_moves_orders_to_expired_and_releases_the_cache(ready_order, alice):
+    from django.core import mail
+
+    order, link = ready_order
+    item = OrderItem.objects.get(order=order)
+    entry = CacheEntry.objects.get(file_id=item.file_id)
+    assert entry.keep_until == order.expires_at
+
+    soon = timezone.now() + timedelta(hours=2)
+    Order.objects.filter(pk=order.pk).update(expires_at=soon)
+    OrderItem.objects.filter(order=order).update(expires_at=soon)
+    CacheEntry.objects.filter(pk=entry.pk).update(keep_until=soon)
+    services.expire()
+    assert any("expires soon" in m.subject for m in mail.outbox)
+
+    past = timezone.now() - timedelta(seconds=1)
+    Order.objects.filter(pk=order.pk).update(expires_at=past)
+    OrderItem.objects.filter(order=order).update(expires_at=past)
+    CacheEntry.objects.filter(pk=entry.pk).update(keep_until=past)
+    services.expire()
+    assert Order.objects.get(pk=order.pk).state == "expired"
+    assert CacheEntry.objects.get(pk=entry.pk).keep_until is None
+    path, _ = _path(link["url"])
+    assert APIClient().get(path).status_code == 410
+    assert alice.get(f"/api/v1/orders/{order.pk}/links/").json()["links"] == []
+
+
+def test_a_longer_data_pool_residency_is_kept(ready_order):
+    order, _ = ready_order
+    item = OrderItem.objects.get(order=order)
+    later = order.expires_at + timedelta(days=30)
+    CacheEntry.objects.filter(file_id=item.file_id).update(keep_until=later)
+    services.cancel_order(order.user, order.pk)
+    assert CacheEntry.objects.get(file_id=item.file_id).keep_until == later

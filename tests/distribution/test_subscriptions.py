@@ -1,0 +1,146 @@
+"""Subscriptions: validation, rights, matching on archive (once each), apply-since, modes."""
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from django.core import mail
+
+from backend.archive.signals import granule_archived
+from backend.catalog.models import Collection, Granule
+from distribution import services
+from distribution.models import Order, SubscriptionDelivery
+from tests.archive_fixtures import archived_collection
+
+pytestmark = pytest.mark.django_db
+
+T0 = datetime(2024, 6, 1, tzinfo=UTC)
+
+
+def _subscribe(client, **fields):
+    data = {"name": "fires", "collections": ["MOD021KM.061"], **fields}
+    return client.post("/api/v1/subscriptions/", data, format="json")
+
+
+@pytest.mark.parametrize("fields, message", [
+    ({"bbox": [10, 20, 0]}, "bbox"),
+    ({"bbox": "0,50,10,40"}, "south"),
+    ({"bbox": [0, 0, 200, 10]}, "longitudes"),
+    ({"start": "yesterday"}, "not an ISO 8601"),
+    ({"end": "2024-13-45"}, "'2024-13-45' is not a valid date"),
+    ({"start": "2024-06-02", "end": "2024-06-01"}, "ends before it starts"),
+    ({"conditions": [{"name": "cloud_cover", "op": "lt", "value": "low"}]}, "needs a number"),
+    ({"conditions": {"cloud_cover": 1}}, "list"),
+    ({"collections": ["NOPE.001"]}, "unknown collection"),
+    ({"mode": "push"}, "destination"),
+])
+def test_bad_filters_are_400_with_a_message(alice, collection, fields, message):
+    response = _subscribe(alice, **fields)
+    assert response.status_code == 400, response.json()
+    assert message in response.json()["detail"]
+
+
+def test_restricted_collection_is_403(alice, collection):
+    Collection.objects.filter(pk=collection.pk).update(access="restricted")
+    response = _subscribe(alice)
+    assert response.status_code == 403 and "restricted" in response.json()["detail"]
+
+
+def test_matching_granules_of_a_later_archive_run_are_delivered_once(
+        alice, bob, collection, archived, archive_layout, inline):
+    window = {"start": T0.isoformat(), "end": (T0 + timedelta(days=1)).isoformat()}
+    response = _subscribe(alice, bbox=[170, -10, -170, 10], **window,
+                          conditions=[{"name": "day_night", "value": "Day"}])
+    assert response.status_code == 201, response.json()
+    sub = response.json()
+    assert sub["bbox"] == [170, -10, -170, 10]
+    other = _subscribe(bob, mode="order").json()
+    elsewhere = archived_collection(archive_layout, short_name="OTHER", version="001")
+
+    inside = {"west": 175, "south": -5, "east": 179, "north": 5,
+              "temporal_start": T0 + timedelta(hours=2),
+              "temporal_end": T0 + timedelta(hours=3)}
+    crossing = {**inside, "west": 178, "east": -178}
+    wrong_place = {**inside, "west": 0, "east": 10}
+    wrong_time = {**inside, "temporal_start": T0 - timedelta(days=3),
+                  "temporal_end": T0 - timedelta(days=2)}
+    night = {**inside, "attributes": {"day_night": "Night"}}
+    granules = {}
+    for label, fields in [("inside", inside), ("crossing", crossing),
+                          ("wrong_place", wrong_place), ("wrong_time", wrong_time),
+                          ("night", night)]:
+        granules[label] = archived(collection, 1, sizes=(100,), **fields)[0]
+    [foreign] = archived(elsewhere, 1, sizes=(100,), **inside)
+
+    delivered = SubscriptionDelivery.objects.filter(subscription_id=sub["id"])
+    assert {d.granule_id for d in delivered} == {granules["inside"].pk,
+                                                 granules["crossing"].pk}
+    assert {d.state for d in delivered} == {"delivered"}
+    assert SubscriptionDelivery.objects.filter(subscription_id=other["id"]).count() == 5
+    assert not SubscriptionDelivery.objects.filter(granule=foreign).exists()
+    mails = len(mail.outbox)
+
+    for g in Granule.objects.all():
+        inline(granule_archived.send, sender=Granule, granule=g)
+        inline(services.match_granule, g.pk)
+    assert delivered.count() == 2
+    assert SubscriptionDelivery.objects.filter(subscription_id=other["id"]).count() == 5
+    assert len(mail.outbox) == mails
+
+    log = alice.get(f"/api/v1/subscriptions/{sub['id']}/deliveries/").json()["results"]
+    assert {row["granule_pk"] for row in log} == {granules["inside"].pk,
+                                                  granules["crossing"].pk}
+    assert bob.get(f"/api/v1/subscriptions/{sub['id']}/deliveries/").status_code == 404
+
+    standing = Order.objects.get(subscription_id=other["id"])
+    assert standing.state == "ready"
+    links = bob.get(f"/api/v1/orders/{standing.pk}/links/").json()
+    assert len(links["links"]) == 5
+
+
+def test_apply_since_delivers_what_is_already_archived(alice, collection, archived, inline):
+    old, new = archived(collection, 2)
+    Granule.objects.filter(pk=old.pk).update(archived_at=T0 - timedelta(days=10))
+    Granule.objects.filter(pk=new.pk).update(archived_at=T0)
+    sub = _subscribe(alice).json()
+    assert not SubscriptionDelivery.objects.exists()
+    response = inline(alice.post, f"/api/v1/subscriptions/{sub['id']}/apply/",
+                      {"since": "2024-05-30"}, format="json")
+    assert response.status_code == 202
+    assert list(SubscriptionDelivery.objects.values_list("granule_id", flat=True)) == [new.pk]
+    inline(alice.post, f"/api/v1/subscriptions/{sub['id']}/apply/", {"since": "2024-05-30"},
+           format="json")
+    assert SubscriptionDelivery.objects.count() == 1
+    response = alice.post(f"/api/v1/subscriptions/{sub['id']}/apply/", {"since": "soon"},
+                          format="json")
+    assert response.status_code == 400 and "ISO 8601" in response.json()["detail"]
+
+
+def test_push_subscription_copies_into_the_destination(alice, collection, archived, inline,
+                                                      data_root):
+    dest = alice.post("/api/v1/destinations/", {"name": "feed"}, format="json").json()
+    sub = _subscribe(alice, mode="push", destination=dest["id"]).json()
+    [granule] = archived(collection, 1, sizes=(700,))
+    folder = data_root / "outbox" / alice.user.username / "feed" / f"subscription-{sub['id']}"
+    assert (folder / granule.granule_id / granule.files.get().name).stat().st_size == 700
+    assert (folder / "manifest.json").exists()
+
+
+def test_inactive_subscription_gets_nothing(alice, collection, archived):
+    sub = _subscribe(alice).json()
+    response = alice.patch(f"/api/v1/subscriptions/{sub['id']}/", {"active": False},
+                           format="json")
+    assert response.status_code == 200 and response.json()["active"] is False
+    archived(collection, 1)
+    assert not SubscriptionDelivery.objects.exists()
+
+
+def test_deleting_a_subscription_releases_its_standing_order(alice, collection, archived):
+    from backend.archive.models import CacheEntry
+
+    sub = _subscribe(alice, mode="order").json()
+    [granule] = archived(collection, 1)
+    order = Order.objects.get(subscription_id=sub["id"])
+    assert alice.post(f"/api/v1/orders/{order.pk}/cancel/").status_code == 409
+    assert CacheEntry.objects.filter(file__granule=granule, keep_until__isnull=False).exists()
+    assert alice.delete(f"/api/v1/subscriptions/{sub['id']}/").status_code == 204
+    assert not Order.objects.filter(pk=order.pk).exists()
+    assert not CacheEntry.objects.filter(file__granule=granule, keep_until__isnull=False).exists()
