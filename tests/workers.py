@@ -25,9 +25,24 @@ def database_url():
     return f"postgres://{auth}@{host}:{s['PORT'] or 5432}/{s['NAME']}"
 
 
+def purge(queues):
+    """Drop messages earlier runs left in these queues (nudges nobody consumed): the database
+    is the source of truth, so a purge loses no work, and the test starts from a clean broker."""
+    from backend.celery import app
+
+    with app.connection_for_write() as conn:
+        channel = conn.default_channel
+        for name in queues:
+            try:
+                channel.queue_purge(name)
+            except Exception:  # noqa: BLE001 - a queue that does not exist yet has nothing to drop
+                channel = conn.channel()
+
+
 @contextmanager
 def celery_worker(queues, extra_env=None):
-    """Start a worker consuming `queues`; stop it (warm, then hard) on exit."""
+    """Start a worker consuming `queues` (purged first); stop it (warm, then hard) on exit."""
+    purge(queues)
     env = dict(os.environ)
     env.update({"DATABASE_URL": database_url(), "DJANGO_SETTINGS_MODULE": "backend.settings"})
     env.update(extra_env or {})

@@ -52,6 +52,32 @@ def record_transfer(direction, nbytes, started_at, ended_at, collection=None):
     return record
 
 
+def record_transfers(records):
+    """Record many transfers at once (unsaved TransferRecord objects), with their roll-ups:
+    one insert for the records and one update per roll-up row they touch."""
+    from backend.catalog.models import Collection
+
+    records = list(records)
+    if not records:
+        return records
+    wanted = {r.collection_id for r in records if r.collection_id}
+    keys = {c.pk: c.key for c in Collection.objects.filter(pk__in=wanted)}
+    sums = {}
+    for r in records:
+        key = keys.get(r.collection_id, "")
+        for period, seconds in rollup.PERIODS.items():
+            closing = rollup.floor(r.ended_at, seconds)
+            for bucket, share in rollup.split(r.started_at, r.ended_at, r.bytes, seconds):
+                row = sums.setdefault((period, bucket, r.direction, key), [0, 0])
+                row[0] += share
+            sums.setdefault((period, closing, r.direction, key), [0, 0])[1] += 1
+    with transaction.atomic():
+        TransferRecord.objects.bulk_create(records, batch_size=1000)
+        for (period, bucket, direction, key), (nbytes, count) in sums.items():
+            _add(period, bucket, direction, key, nbytes, count)
+    return records
+
+
 def _add(period, start, direction, collection, nbytes, transfers):
     """Increment one roll-up row, creating it on first use (safe against a racing creator)."""
     rows = TransferRollup.objects.filter(period=period, start=start, direction=direction,

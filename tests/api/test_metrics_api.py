@@ -92,3 +92,20 @@ def test_bad_windows_are_400_with_a_message(operator_api, query, message):
 def test_negative_target_is_refused(operator_api):
     response = operator_api.put("/api/v1/metrics/targets/", {"distribution": -1}, format="json")
     assert response.status_code == 400 and "distribution" in response.json()["detail"]
+
+
+def test_bulk_records_keep_the_rollups_equal_to_one_by_one():
+    c = CollectionFactory(short_name="MOD021KM", version="061")
+    spans = [(at(1, 23, 50), at(2, 0, 10), 7 * GB), (at(2, 5), at(2, 5, 1), 3), (at(2, 6),
+                                                                                   at(2, 7), 0)]
+    services.record_transfers([TransferRecord(direction="ingest", bytes=b, started_at=s,
+                                              ended_at=e, collection=c) for s, e, b in spans])
+    bulk = sorted(TransferRollup.objects.values_list("period", "start", "direction",
+                                                     "collection", "bytes", "transfers"))
+    TransferRollup.objects.all().delete()
+    for s, e, b in spans:
+        services.record_transfer("ingest", b, s, e, c)
+    single = sorted(TransferRollup.objects.values_list("period", "start", "direction",
+                                                       "collection", "bytes", "transfers"))
+    assert bulk == single
+    assert TransferRecord.objects.count() == 6

@@ -1,8 +1,12 @@
+import { useQuery } from '@tanstack/react-query';
 import { Link, NavLink, Outlet } from 'react-router';
 
+import { meQuery } from '../features/auth/api/me';
 import { UserMenu } from '../features/auth/UserMenu';
 
 export function Layout() {
+  const me = useQuery(meQuery());
+  const operator = me.data?.authenticated === true && me.data.role === 'operator';
   return (
     <>
       <a className="skip-link" href="#main">
@@ -21,6 +25,7 @@ export function Layout() {
             <NavLink to="/" end>
               Collections
             </NavLink>
+            {operator && <NavLink to="/dashboards">Dashboards</NavLink>}
             <a href="/api/docs/">API</a>
           </nav>
           <UserMenu />

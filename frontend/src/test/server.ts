@@ -46,3 +46,17 @@ export const server = setupServer(
   http.get('/api/v1/me/', () => HttpResponse.json(anonymous)),
   http.get('/api/v1/collections/', () => HttpResponse.json(page([]))),
 );
+
+export const operator: Me = {
+  authenticated: true,
+  username: 'ops',
+  email: 'ops@example.org',
+  role: 'operator',
+  roles: ['operator'],
+  providers: [],
+};
+
+/** Answer /me/ as the operator. */
+export function asOperator() {
+  server.use(http.get('/api/v1/me/', () => HttpResponse.json(operator)));
+}

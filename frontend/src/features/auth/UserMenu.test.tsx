@@ -10,7 +10,7 @@ describe('header', () => {
     renderApp('/');
 
     const login = await screen.findByRole('link', { name: 'Log in' });
-    expect(login).toHaveAttribute('href', '/admin/login/?next=/');
+    expect(login).toHaveAttribute('href', '/login');
     expect(screen.getByRole('link', { name: 'Granary' })).toHaveAttribute('href', '/');
   });
 

@@ -1,12 +1,23 @@
-import { useQuery } from '@tanstack/react-query';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { Link, useLocation, useNavigate } from 'react-router';
 
-import { meQuery } from './api/me';
-
-/** Until the app has its own login form, the Django admin login stands in. */
-export const LOGIN_URL = '/admin/login/?next=/';
+import { anonymousMe, meQuery } from './api/me';
+import { logOut } from './api/session';
 
 export function UserMenu() {
   const me = useQuery(meQuery());
+  const location = useLocation();
+  const navigate = useNavigate();
+  const queryClient = useQueryClient();
+  const logout = useMutation({
+    mutationFn: logOut,
+    onSuccess: async () => {
+      // Nothing fetched for the old session may linger on screen.
+      queryClient.removeQueries({ predicate: (query) => query.queryKey[0] !== 'auth' });
+      queryClient.setQueryData(meQuery().queryKey, anonymousMe);
+      await navigate('/');
+    },
+  });
 
   if (me.isPending) return <div className="user-menu" aria-hidden="true" />;
 
@@ -18,16 +29,33 @@ export function UserMenu() {
           {me.data.username}
         </span>
         {me.data.role !== 'user' && <span className="badge badge--role">{me.data.role}</span>}
+        <button
+          type="button"
+          className="button button--small button--quiet"
+          onClick={() => logout.mutate()}
+          disabled={logout.isPending}
+        >
+          Log out
+        </button>
+        {logout.isError && (
+          <span className="user-menu__error" role="alert">
+            {logout.error.message}
+          </span>
+        )}
       </div>
     );
   }
 
   // Anonymous, or /me/ failed: offering a login is the useful thing either way.
+  const here = `${location.pathname}${location.search}`;
+  const to = here === '/' || location.pathname === '/login' ? '/login' : `/login?next=${encodeURIComponent(here)}`;
   return (
     <div className="user-menu">
-      <a className="button button--small" href={LOGIN_URL}>
-        Log in
-      </a>
+      {location.pathname !== '/login' && (
+        <Link className="button button--small" to={to}>
+          Log in
+        </Link>
+      )}
     </div>
   );
 }

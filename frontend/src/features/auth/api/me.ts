@@ -14,11 +14,20 @@ export interface Me {
   providers: string[];
 }
 
+export const anonymousMe: Me = {
+  authenticated: false,
+  username: '',
+  email: '',
+  role: 'anonymous',
+  roles: [],
+  providers: [],
+};
+
 export function meQuery() {
   return queryOptions({
     queryKey: ['auth', 'me'] as const,
     queryFn: ({ signal }) => apiFetch<Me>('/api/v1/me/', { signal }),
-    // The session rarely changes under a page; login and logout go through full page loads.
+    // The session only changes through the login page and the Log out button, which update it.
     staleTime: 5 * 60 * 1000,
   });
 }

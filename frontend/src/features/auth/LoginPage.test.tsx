@@ -1,0 +1,94 @@
+import { screen, waitFor } from '@testing-library/react';
+import userEvent from '@testing-library/user-event';
+import { http, HttpResponse } from 'msw';
+import { describe, expect, it } from 'vitest';
+
+import { renderApp } from '../../test/renderApp';
+import { anonymous, operator, server } from '../../test/server';
+
+describe('login page', () => {
+  it('logs in, sends the CSRF token and goes back to where the user was', async () => {
+    document.cookie = 'csrftoken=tok123; path=/';
+    let sent: { body: unknown; csrf: string | null } | undefined;
+    server.use(
+      http.post('/api/v1/auth/login/', async ({ request }) => {
+        sent = { body: await request.json(), csrf: request.headers.get('X-CSRFToken') };
+        return HttpResponse.json(operator);
+      }),
+      http.get('/api/v1/metrics/today/', () => HttpResponse.json({ detail: 'later' }, { status: 500 })),
+      http.get('/api/v1/metrics/daily/', () => HttpResponse.json({ detail: 'later' }, { status: 500 })),
+      http.get('/api/v1/metrics/throughput/', () => HttpResponse.json({ detail: 'later' }, { status: 500 })),
+      http.get('/api/v1/metrics/targets/', () => HttpResponse.json({ ingest: 1, distribution: 2 })),
+    );
+    const { router } = renderApp('/login?next=/dashboards');
+
+    await userEvent.type(screen.getByLabelText('User name'), 'ops');
+    await userEvent.type(screen.getByLabelText('Password'), 'secret');
+    await userEvent.click(screen.getByRole('button', { name: 'Log in' }));
+
+    await waitFor(() => expect(router.state.location.pathname).toBe('/dashboards'));
+    expect(sent).toEqual({ body: { username: 'ops', password: 'secret' }, csrf: 'tok123' });
+    expect(await screen.findByText('ops')).toBeInTheDocument();
+    expect(screen.getByRole('link', { name: 'Dashboards' })).toBeInTheDocument();
+    expect(screen.getByRole('button', { name: 'Log out' })).toBeInTheDocument();
+  });
+
+  it('shows the API’s words when the login is refused', async () => {
+    server.use(
+      http.post('/api/v1/auth/login/', () =>
+        HttpResponse.json({ detail: 'Wrong user name or password.' }, { status: 400 }),
+      ),
+    );
+    const { router } = renderApp('/login');
+
+    await userEvent.type(screen.getByLabelText('User name'), 'ops');
+    await userEvent.type(screen.getByLabelText('Password'), 'nope');
+    await userEvent.keyboard('{Enter}');
+
+    const alert = await screen.findByRole('alert');
+    expect(alert).toHaveTextContent('Wrong user name or password.');
+    expect(alert).toHaveFocus();
+    expect(router.state.location.pathname).toBe('/login');
+  });
+
+  it('never follows a next= that leaves the site', async () => {
+    server.use(http.post('/api/v1/auth/login/', () => HttpResponse.json(operator)));
+    const { router } = renderApp('/login?next=//evil.example/');
+
+    await userEvent.type(screen.getByLabelText('User name'), 'ops');
+    await userEvent.type(screen.getByLabelText('Password'), 'x');
+    await userEvent.click(screen.getByRole('button', { name: 'Log in' }));
+
+    await waitFor(() => expect(router.state.location.pathname).toBe('/'));
+  });
+
+  it('logs out from the header', async () => {
+    let loggedOut = false;
+    server.use(
+      http.get('/api/v1/me/', () => HttpResponse.json(loggedOut ? anonymous : operator)),
+      http.post('/api/v1/auth/logout/', () => {
+        loggedOut = true;
+        return new HttpResponse(null, { status: 204 });
+      }),
+    );
+    renderApp('/');
+
+    await userEvent.click(await screen.findByRole('button', { name: 'Log out' }));
+
+    expect(await screen.findByRole('link', { name: 'Log in' })).toBeInTheDocument();
+    expect(loggedOut).toBe(true);
+    expect(screen.queryByRole('link', { name: 'Dashboards' })).not.toBeInTheDocument();
+  });
+
+  it('keeps the dashboards from anonymous visitors with a way to log in', async () => {
+    renderApp('/dashboards/archive');
+
+    expect(await screen.findByText(/The dashboards are for archive operators/)).toBeInTheDocument();
+    // Both the header and the page offer a login that comes back here.
+    const links = screen.getAllByRole('link', { name: 'Log in' });
+    expect(links.map((a) => a.getAttribute('href'))).toEqual([
+      '/login?next=%2Fdashboards%2Farchive',
+      '/login?next=%2Fdashboards%2Farchive',
+    ]);
+  });
+});

@@ -1,0 +1,177 @@
+import { screen, waitFor, within } from '@testing-library/react';
+import userEvent from '@testing-library/user-event';
+import { http, HttpResponse } from 'msw';
+import { beforeEach, describe, expect, it } from 'vitest';
+
+import { renderApp } from '../../test/renderApp';
+import { asOperator, page, server } from '../../test/server';
+import type { Drive } from './api/drives';
+import type { Volume } from './api/volumes';
+
+function drive(overrides: Partial<Drive> = {}): Drive {
+  return {
+    name: 'silo1-d1',
+    silo: 'silo1',
+    model: 'LTO-9 (emulated)',
+    state: 'idle',
+    mode: '',
+    mounted_volume: null,
+    volume_group: null,
+    mounted_at: null,
+    last_used_at: null,
+    consecutive_errors: 0,
+    error_count: 0,
+    last_error: '',
+    offline_reason: '',
+    current_rate_b_s: 0,
+    ...overrides,
+  };
+}
+
+function volume(label: string, state: string, percent: number): Volume {
+  return {
+    label,
+    silo: 'silo1',
+    group: state === 'scratch' ? null : 'primary',
+    media: 'LTO-9 (emulated)',
+    state,
+    capacity_bytes: 5e9,
+    end_of_data: 2048,
+    live_bytes: (percent / 100) * 5e9,
+    file_count: 1,
+    percent_full: percent,
+    mount_count: 1,
+    mounted_on: null,
+    fault: '',
+  };
+}
+
+let drives: Drive[];
+
+beforeEach(() => {
+  asOperator();
+  drives = [
+    drive({ name: 'silo1-d1', state: 'writing', mode: 'write', mounted_volume: 'A00001', volume_group: 'primary', current_rate_b_s: 250_000 }),
+    drive({ name: 'silo1-d2' }),
+    drive({ name: 'silo2-d1', silo: 'silo2', state: 'offline', offline_reason: 'cleaning' }),
+  ];
+  server.use(
+    http.get('/api/v1/archive/drives/', () => HttpResponse.json(drives)),
+    http.get('/api/v1/archive/cache/', () =>
+      HttpResponse.json({
+        capacity_bytes: 100e9,
+        used_bytes: 30e9,
+        free_bytes: 70e9,
+        dirty_bytes: 20e9,
+        clean_bytes: 10e9,
+        pinned_bytes: 5e9,
+        staging_bytes: 0,
+        high_watermark: 0.8,
+        low_watermark: 0.4,
+      }),
+    ),
+    http.get('/api/v1/archive/volume-groups/', () =>
+      HttpResponse.json([
+        { name: 'primary', role: 'primary', silo: 'silo1', volumes: 2, capacity_bytes: 10e9, used_bytes: 5e9, live_bytes: 5e9, percent_full: 50 },
+      ]),
+    ),
+    http.get('/api/v1/archive/volumes/', ({ request }) => {
+      const cursor = new URL(request.url).searchParams.get('cursor');
+      return cursor === 'p2'
+        ? HttpResponse.json(page([volume('A00003', 'scratch', 0)]))
+        : HttpResponse.json(
+            page([volume('A00001', 'filling', 12), volume('A00002', 'full', 97)], {
+              next: 'http://testserver/api/v1/archive/volumes/?cursor=p2',
+            }),
+          );
+    }),
+  );
+});
+
+describe('archive board', () => {
+  it('shows every drive per silo with state, volume, group and KB/s', async () => {
+    renderApp('/dashboards/archive');
+
+    const silo1 = await screen.findByRole('table', { name: 'Silo silo1: 2 of 2 drives online' });
+    const row = within(silo1).getByRole('row', { name: /silo1-d1/ });
+    expect(row).toHaveTextContent('writing');
+    expect(row).toHaveTextContent('A00001');
+    expect(row).toHaveTextContent('primary');
+    expect(within(row).getAllByRole('cell')[3]).toHaveTextContent('250');
+
+    const silo2 = screen.getByRole('table', { name: 'Silo silo2: 0 of 1 drives online' });
+    expect(silo2).toHaveTextContent('cleaning');
+    expect(within(silo2).getByRole('button', { name: 'Vary silo2-d1 on' })).toBeInTheDocument();
+  });
+
+  it('varies a drive off with the reason and shows it offline', async () => {
+    let sent: unknown;
+    server.use(
+      http.post('/api/v1/archive/drives/silo1-d2/vary/', async ({ request }) => {
+        sent = await request.json();
+        drives = drives.map((d) => (d.name === 'silo1-d2' ? { ...d, state: 'offline', offline_reason: 'head errors' } : d));
+        return HttpResponse.json(drives[1]);
+      }),
+    );
+    renderApp('/dashboards/archive');
+
+    await userEvent.type(await screen.findByLabelText('Reason recorded when a drive is varied off'), 'head errors');
+    await userEvent.click(screen.getByRole('button', { name: 'Vary silo1-d2 off' }));
+
+    expect(await screen.findByText('silo1-d2 varied off: now offline.')).toBeInTheDocument();
+    expect(sent).toEqual({ online: false, reason: 'head errors' });
+    const row = screen.getByRole('row', { name: /silo1-d2/ });
+    await waitFor(() => expect(row).toHaveTextContent('offline'));
+    expect(within(row).getByRole('button', { name: 'Vary silo1-d2 on' })).toBeInTheDocument();
+  });
+
+  it('shows the API’s words when a vary is refused', async () => {
+    server.use(
+      http.post('/api/v1/archive/drives/silo1-d1/vary/', () =>
+        HttpResponse.json(
+          { detail: 'silo1-d1 is writing A00001; vary it off when the mount ends.' },
+          { status: 409 },
+        ),
+      ),
+    );
+    renderApp('/dashboards/archive');
+
+    await userEvent.click(await screen.findByRole('button', { name: 'Vary silo1-d1 off' }));
+
+    expect(await screen.findByRole('alert')).toHaveTextContent(
+      'Could not vary silo1-d1 off: silo1-d1 is writing A00001; vary it off when the mount ends.',
+    );
+  });
+
+  it('shows the cache gauge with its watermarks', async () => {
+    renderApp('/dashboards/archive');
+
+    const gauge = await screen.findByRole('meter', { name: 'Cache used' });
+    expect(gauge).toHaveAttribute('aria-valuenow', '30');
+    expect(gauge).toHaveAttribute(
+      'aria-valuetext',
+      '30.0 GB of 100 GB used (30 %): 20.0 GB dirty, 5.00 GB pinned, 70.0 GB free. Purge starts at 80 % and stops at 40 %.',
+    );
+  });
+
+  it('follows the volume pages and counts volumes by state with a % full histogram', async () => {
+    renderApp('/dashboards/archive');
+
+    const states = await screen.findByRole('table', { name: 'Volumes by state' });
+    expect(within(states).getByRole('row', { name: 'filling 1' })).toBeInTheDocument();
+    expect(within(states).getByRole('row', { name: 'scratch 1' })).toBeInTheDocument();
+    expect(within(states).getByRole('row', { name: 'all 3' })).toBeInTheDocument();
+    expect(screen.getByRole('img', { name: '2 volumes: 1 at 10–20 %, 1 at 90–100 %.' })).toBeInTheDocument();
+    expect(screen.getByRole('table', { name: 'Volume groups' })).toHaveTextContent('50 %');
+  });
+
+  it('keeps the board up when one panel fails', async () => {
+    server.use(
+      http.get('/api/v1/archive/cache/', () => HttpResponse.json({ detail: 'The cache filesystem is not mounted.' }, { status: 503 })),
+    );
+    renderApp('/dashboards/archive');
+
+    expect(await screen.findByRole('alert')).toHaveTextContent('The cache filesystem is not mounted.');
+    expect(screen.getByRole('table', { name: /Silo silo1/ })).toBeInTheDocument();
+  });
+});

@@ -1,0 +1,309 @@
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useId, useState } from 'react';
+
+import { formatBytes, formatCount, formatNumber, formatPercent } from '../../lib/format';
+import { cacheQuery, type CacheUsage } from './api/cache';
+import { drivesQuery, varyDrive, type Drive } from './api/drives';
+import { volumeGroupsQuery, volumesQuery, type VolumeGroup, type VolumeList } from './api/volumes';
+import { HistogramChart } from './charts/HistogramChart';
+import { Loaded } from './Loaded';
+
+export function ArchivePage() {
+  const drives = useQuery(drivesQuery());
+  const cache = useQuery(cacheQuery());
+  const volumes = useQuery(volumesQuery());
+  const groups = useQuery(volumeGroupsQuery());
+
+  return (
+    <section className="page" aria-labelledby="archive-heading">
+      <div className="page__header">
+        <h1 id="archive-heading">Archive</h1>
+        <p className="page__lead">Silos and drives, the RAID cache, and the tape volumes.</p>
+      </div>
+
+      <section className="dash-section" aria-labelledby="drives-heading">
+        <h2 id="drives-heading">Drives</h2>
+        <Loaded query={drives} what="the drives">
+          {(data) => <DriveBoard drives={data} />}
+        </Loaded>
+      </section>
+
+      <section className="dash-section" aria-labelledby="cache-heading">
+        <h2 id="cache-heading">RAID cache</h2>
+        <Loaded query={cache} what="the cache">
+          {(data) => <CacheGauge cache={data} />}
+        </Loaded>
+      </section>
+
+      <section className="dash-section" aria-labelledby="volumes-heading">
+        <h2 id="volumes-heading">Volumes</h2>
+        <Loaded query={groups} what="the volume groups">
+          {(data) => <GroupTable groups={data} />}
+        </Loaded>
+        <Loaded query={volumes} what="the volumes">
+          {(data) => <VolumeSummary list={data} />}
+        </Loaded>
+      </section>
+    </section>
+  );
+}
+
+function bySilo(drives: Drive[]): [string, Drive[]][] {
+  const silos = new Map<string, Drive[]>();
+  for (const drive of drives) {
+    const list = silos.get(drive.silo) ?? [];
+    list.push(drive);
+    silos.set(drive.silo, list);
+  }
+  return [...silos.entries()];
+}
+
+function DriveBoard({ drives }: { drives: Drive[] }) {
+  const queryClient = useQueryClient();
+  const reasonId = useId();
+  const [reason, setReason] = useState('');
+  const [outcome, setOutcome] = useState<{ ok: boolean; text: string } | null>(null);
+  const vary = useMutation({
+    mutationFn: ({ drive, online }: { drive: Drive; online: boolean }) =>
+      varyDrive(drive.name, online, online ? '' : reason.trim() || 'Varied off from the archive board'),
+    onSuccess: (updated, { online }) => {
+      queryClient.setQueryData(drivesQuery().queryKey, (old: Drive[] | undefined) =>
+        old?.map((drive) => (drive.name === updated.name ? updated : drive)),
+      );
+      setOutcome({ ok: true, text: `${updated.name} varied ${online ? 'on' : 'off'}: now ${updated.state}.` });
+      void queryClient.invalidateQueries({ queryKey: ['archive'] });
+    },
+    onError: (error, { drive, online }) => {
+      setOutcome({ ok: false, text: `Could not vary ${drive.name} ${online ? 'on' : 'off'}: ${error.message}` });
+    },
+  });
+
+  if (drives.length === 0) return <p>No drives are configured.</p>;
+
+  return (
+    <>
+      <div className="field field--inline vary-reason">
+        <label htmlFor={reasonId}>Reason recorded when a drive is varied off</label>
+        <input
+          id={reasonId}
+          type="text"
+          value={reason}
+          placeholder="e.g. cleaning, head errors"
+          onChange={(event) => setReason(event.target.value)}
+        />
+      </div>
+      <div aria-live="polite">
+        {outcome && (
+          <p className={outcome.ok ? 'notice notice--ok' : 'notice notice--error'} role={outcome.ok ? undefined : 'alert'}>
+            {outcome.text}
+          </p>
+        )}
+      </div>
+      {bySilo(drives).map(([silo, list]) => (
+        <div key={silo} className="table-card">
+          <table className="data-table data-table--cards">
+            <caption>
+              Silo {silo}: {list.filter((d) => d.state !== 'offline').length} of {list.length} drives online
+            </caption>
+            <thead>
+              <tr>
+                <th scope="col">Drive</th>
+                <th scope="col">State</th>
+                <th scope="col">Mounted volume</th>
+                <th scope="col">Volume group</th>
+                <th scope="col" className="numeric">
+                  KB/s
+                </th>
+                <th scope="col">Note</th>
+                <th scope="col">
+                  <span className="visually-hidden">Vary</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {list.map((drive) => {
+                const offline = drive.state === 'offline';
+                const busy = vary.isPending && vary.variables?.drive.name === drive.name;
+                return (
+                  <tr key={drive.name} data-drive={drive.name}>
+                    <th scope="row" data-label="Drive">
+                      <span>
+                        <span className="mono">{drive.name}</span>
+                        <span className="muted small"> {drive.model}</span>
+                      </span>
+                    </th>
+                    <td data-label="State">
+                      <span>
+                        <span className={`badge badge--state badge--${drive.state}`}>{drive.state}</span>
+                        {drive.mode && <span className="muted small"> {drive.mode}</span>}
+                      </span>
+                    </td>
+                    <td data-label="Mounted volume" className="mono">
+                      {drive.mounted_volume ?? '—'}
+                    </td>
+                    <td data-label="Volume group">{drive.volume_group ?? '—'}</td>
+                    <td data-label="KB/s" className="numeric">
+                      {formatNumber(drive.current_rate_b_s / 1000)}
+                    </td>
+                    <td data-label="Note">{drive.offline_reason || drive.last_error || '—'}</td>
+                    <td data-label="Vary">
+                      <button
+                        type="button"
+                        className={offline ? 'button button--small' : 'button button--small button--quiet'}
+                        onClick={() => vary.mutate({ drive, online: offline })}
+                        disabled={busy}
+                        aria-label={`Vary ${drive.name} ${offline ? 'on' : 'off'}`}
+                      >
+                        {offline ? 'Vary on' : 'Vary off'}
+                      </button>
+                    </td>
+                  </tr>
+                );
+              })}
+            </tbody>
+          </table>
+        </div>
+      ))}
+    </>
+  );
+}
+
+function CacheGauge({ cache }: { cache: CacheUsage }) {
+  const capacity = cache.capacity_bytes || 1;
+  const pct = (bytes: number) => (100 * bytes) / capacity;
+  // Pinned bytes are part of the dirty or clean bytes; draw them as their own band out of clean.
+  const pinned = Math.min(cache.pinned_bytes, cache.used_bytes);
+  const dirty = Math.min(cache.dirty_bytes, cache.used_bytes);
+  const clean = Math.max(0, cache.used_bytes - dirty - pinned);
+  const usedPct = pct(cache.used_bytes);
+  const summary =
+    `${formatBytes(cache.used_bytes)} of ${formatBytes(cache.capacity_bytes)} used (${formatPercent(usedPct)}): ` +
+    `${formatBytes(cache.dirty_bytes)} dirty, ${formatBytes(cache.pinned_bytes)} pinned, ` +
+    `${formatBytes(cache.free_bytes)} free. Purge starts at ${formatPercent(cache.high_watermark * 100)} ` +
+    `and stops at ${formatPercent(cache.low_watermark * 100)}.`;
+  return (
+    <div className="cache">
+      <div
+        className="gauge"
+        role="meter"
+        aria-label="Cache used"
+        aria-valuemin={0}
+        aria-valuemax={100}
+        aria-valuenow={Math.round(usedPct * 100) / 100}
+        aria-valuetext={summary}
+      >
+        <div className="gauge__band gauge__band--dirty" style={{ width: `${pct(dirty)}%` }} />
+        <div className="gauge__band gauge__band--pinned" style={{ width: `${pct(pinned)}%` }} />
+        <div className="gauge__band gauge__band--clean" style={{ width: `${pct(clean)}%` }} />
+        <div className="gauge__mark" style={{ left: `${cache.low_watermark * 100}%` }} title="Low watermark" />
+        <div className="gauge__mark gauge__mark--high" style={{ left: `${cache.high_watermark * 100}%` }} title="High watermark" />
+      </div>
+      <div className="gauge__scale" aria-hidden="true">
+        <span style={{ left: `${cache.low_watermark * 100}%` }}>low {formatPercent(cache.low_watermark * 100)}</span>
+        <span style={{ left: `${cache.high_watermark * 100}%` }}>high {formatPercent(cache.high_watermark * 100)}</span>
+      </div>
+      <p className="dash-note">{summary}</p>
+      <dl className="figures figures--legend">
+        <div>
+          <dt>Total</dt>
+          <dd>{formatBytes(cache.capacity_bytes)}</dd>
+        </div>
+        <div>
+          <dt>
+            <span className="swatch swatch--dirty" aria-hidden="true" /> Dirty
+          </dt>
+          <dd>{formatBytes(cache.dirty_bytes)}</dd>
+        </div>
+        <div>
+          <dt>
+            <span className="swatch swatch--pinned" aria-hidden="true" /> Pinned
+          </dt>
+          <dd>{formatBytes(cache.pinned_bytes)}</dd>
+        </div>
+        <div>
+          <dt>
+            <span className="swatch swatch--clean" aria-hidden="true" /> Clean
+          </dt>
+          <dd>{formatBytes(cache.clean_bytes)}</dd>
+        </div>
+        <div>
+          <dt>
+            <span className="swatch swatch--free" aria-hidden="true" /> Free
+          </dt>
+          <dd>{formatBytes(cache.free_bytes)}</dd>
+        </div>
+      </dl>
+    </div>
+  );
+}
+
+function GroupTable({ groups }: { groups: VolumeGroup[] }) {
+  if (groups.length === 0) return <p>No volume groups.</p>;
+  return (
+    <div className="table-card">
+      <table className="data-table data-table--cards">
+        <caption>Volume groups</caption>
+        <thead>
+          <tr>
+            <th scope="col">Group</th>
+            <th scope="col">Role</th>
+            <th scope="col">Silo</th>
+            <th scope="col" className="numeric">Volumes</th>
+            <th scope="col" className="numeric">Used</th>
+            <th scope="col" className="numeric">Capacity</th>
+            <th scope="col" className="numeric">% full</th>
+          </tr>
+        </thead>
+        <tbody>
+          {groups.map((group) => (
+            <tr key={group.name}>
+              <th scope="row" data-label="Group">{group.name}</th>
+              <td data-label="Role">{group.role}</td>
+              <td data-label="Silo">{group.silo}</td>
+              <td data-label="Volumes" className="numeric">{formatCount(group.volumes)}</td>
+              <td data-label="Used" className="numeric">{formatBytes(group.used_bytes)}</td>
+              <td data-label="Capacity" className="numeric">{formatBytes(group.capacity_bytes)}</td>
+              <td data-label="% full" className="numeric">{formatPercent(group.percent_full)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+function VolumeSummary({ list }: { list: VolumeList }) {
+  const counts = new Map<string, number>();
+  for (const volume of list.volumes) counts.set(volume.state, (counts.get(volume.state) ?? 0) + 1);
+  const used = list.volumes.filter((volume) => volume.state !== 'scratch');
+  return (
+    <div className="chart-grid">
+      <div className="table-card">
+        <table className="data-table">
+          <caption>
+            Volumes by state{list.truncated ? ` (first ${list.volumes.length} only)` : ''}
+          </caption>
+          <thead>
+            <tr>
+              <th scope="col">State</th>
+              <th scope="col" className="numeric">Volumes</th>
+            </tr>
+          </thead>
+          <tbody>
+            {[...counts.entries()].map(([state, n]) => (
+              <tr key={state}>
+                <th scope="row">{state}</th>
+                <td className="numeric">{formatCount(n)}</td>
+              </tr>
+            ))}
+            <tr className="total">
+              <th scope="row">all</th>
+              <td className="numeric">{formatCount(list.volumes.length)}</td>
+            </tr>
+          </tbody>
+        </table>
+      </div>
+      <HistogramChart title="% full of volumes in use (not scratch)" values={used.map((volume) => volume.percent_full)} />
+    </div>
+  );
+}

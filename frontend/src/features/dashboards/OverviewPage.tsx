@@ -1,0 +1,194 @@
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useEffect, useId, useState, type FormEvent } from 'react';
+
+import { formatAge, formatBytes, formatPercent, formatRate } from '../../lib/format';
+import { dailyQuery } from './api/daily';
+import { todayQuery, type ChartedDirection, type Today, type TodayDirection } from './api/metrics';
+import { saveTargets, targetsQuery, type Targets } from './api/targets';
+import { throughputQuery } from './api/throughput';
+import { DailyChart } from './charts/DailyChart';
+import { ThroughputChart } from './charts/ThroughputChart';
+import { Loaded } from './Loaded';
+
+const DIRECTION_NAMES: Record<ChartedDirection, string> = {
+  ingest: 'Ingest',
+  distribution: 'Distribution',
+};
+
+export function OverviewPage() {
+  const today = useQuery(todayQuery());
+  const daily = useQuery(dailyQuery(30));
+  const throughput = useQuery(throughputQuery(48));
+
+  return (
+    <section className="page" aria-labelledby="overview-heading">
+      <div className="page__header">
+        <h1 id="overview-heading">Throughput</h1>
+        <p className="page__lead">Bytes in and out against the daily targets.</p>
+      </div>
+
+      <section className="dash-section" aria-labelledby="today-heading">
+        <h2 id="today-heading">Today</h2>
+        <Loaded query={today} what="today’s figures">
+          {(data) => <TodayPanel today={data} />}
+        </Loaded>
+        <TargetsForm />
+      </section>
+
+      <section className="dash-section" aria-labelledby="daily-heading">
+        <h2 id="daily-heading" className="visually-hidden">
+          Last 30 days
+        </h2>
+        <Loaded query={daily} what="the daily totals">
+          {(data) => <DailyChart daily={data} />}
+        </Loaded>
+      </section>
+
+      <section className="dash-section" aria-labelledby="throughput-heading">
+        <h2 id="throughput-heading">Last 48 hours</h2>
+        <Loaded query={throughput} what="the hourly throughput">
+          {(data) => (
+            <div className="chart-grid">
+              <ThroughputChart title="MB/s by direction" hours={data.hours} series={data.by_direction} what="direction" />
+              <ThroughputChart title="MB/s by collection" hours={data.hours} series={data.by_collection} what="collection" />
+            </div>
+          )}
+        </Loaded>
+      </section>
+    </section>
+  );
+}
+
+function TodayPanel({ today }: { today: Today }) {
+  return (
+    <>
+      <p className="dash-note">
+        {today.date} (UTC), {formatAge(today.seconds_left)} left in the day.
+      </p>
+      <div className="card-grid">
+        {(Object.keys(DIRECTION_NAMES) as ChartedDirection[]).map((direction) => {
+          const figures = today.directions[direction];
+          return figures ? (
+            <TodayCard key={direction} name={DIRECTION_NAMES[direction]} figures={figures} />
+          ) : null;
+        })}
+      </div>
+    </>
+  );
+}
+
+function TodayCard({ name, figures }: { name: string; figures: TodayDirection }) {
+  const headingId = useId();
+  const percent = figures.percent_of_target ?? 0;
+  const surplus = figures.surplus_bytes >= 0;
+  return (
+    <article className="card" aria-labelledby={headingId}>
+      <h3 id={headingId}>{name}</h3>
+      <p className="card__big">
+        {formatBytes(figures.bytes)} <span className="card__of">of {formatBytes(figures.target_bytes)}</span>
+      </p>
+      <div
+        className="meter"
+        role="meter"
+        aria-label={`${name} so far, percent of the daily target`}
+        aria-valuemin={0}
+        aria-valuemax={100}
+        aria-valuenow={Math.min(100, percent)}
+        aria-valuetext={formatPercent(figures.percent_of_target)}
+      >
+        <div className="meter__fill" style={{ width: `${Math.min(100, percent)}%` }} />
+      </div>
+      <dl className="figures">
+        <div>
+          <dt>Of target</dt>
+          <dd>{formatPercent(figures.percent_of_target)}</dd>
+        </div>
+        <div>
+          <dt>Current rate</dt>
+          <dd>{formatRate(figures.rate_b_s)}</dd>
+        </div>
+        <div>
+          <dt>Projected by midnight</dt>
+          <dd>{formatBytes(figures.projected_bytes)}</dd>
+        </div>
+        <div>
+          <dt>{surplus ? 'Surplus' : 'Shortfall'}</dt>
+          <dd className={surplus ? 'good' : 'bad'}>{formatBytes(Math.abs(figures.surplus_bytes))}</dd>
+        </div>
+      </dl>
+    </article>
+  );
+}
+
+function TargetsForm() {
+  const targets = useQuery(targetsQuery());
+  const queryClient = useQueryClient();
+  const [draft, setDraft] = useState<{ ingest: string; distribution: string } | null>(null);
+  const ingestId = useId();
+  const outId = useId();
+  const save = useMutation({
+    mutationFn: (values: Targets) => saveTargets(values),
+    onSuccess: async (saved) => {
+      queryClient.setQueryData(targetsQuery().queryKey, saved);
+      setDraft(null);
+      await queryClient.invalidateQueries({ queryKey: ['metrics'] });
+    },
+  });
+
+  useEffect(() => {
+    if (targets.data && draft === null) {
+      setDraft({ ingest: String(targets.data.ingest), distribution: String(targets.data.distribution) });
+    }
+  }, [targets.data, draft]);
+
+  if (targets.isError) {
+    return <p className="dash-note">Daily targets could not be read: {targets.error.message}</p>;
+  }
+  if (!draft) return null;
+
+  function onSubmit(event: FormEvent<HTMLFormElement>) {
+    event.preventDefault();
+    if (!draft) return;
+    save.mutate({ ingest: Number(draft.ingest), distribution: Number(draft.distribution) });
+  }
+
+  return (
+    <form className="targets-form" onSubmit={onSubmit} aria-label="Daily targets">
+      <div className="field field--inline">
+        <label htmlFor={ingestId}>Ingest target (TB/day)</label>
+        <input
+          id={ingestId}
+          type="number"
+          min={0}
+          step="any"
+          inputMode="decimal"
+          value={draft.ingest}
+          onChange={(event) => setDraft({ ...draft, ingest: event.target.value })}
+        />
+      </div>
+      <div className="field field--inline">
+        <label htmlFor={outId}>Distribution target (TB/day)</label>
+        <input
+          id={outId}
+          type="number"
+          min={0}
+          step="any"
+          inputMode="decimal"
+          value={draft.distribution}
+          onChange={(event) => setDraft({ ...draft, distribution: event.target.value })}
+        />
+      </div>
+      <button type="submit" className="button button--small" disabled={save.isPending}>
+        Save targets
+      </button>
+      <p className="targets-form__result" aria-live="polite">
+        {save.isSuccess && !save.isPending ? 'Targets saved.' : ''}
+      </p>
+      {save.isError && (
+        <p className="targets-form__error" role="alert">
+          {save.error.message}
+        </p>
+      )}
+    </form>
+  );
+}

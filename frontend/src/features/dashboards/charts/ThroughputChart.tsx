@@ -1,0 +1,88 @@
+import type { ChartData, ChartOptions } from 'chart.js';
+import { Line } from 'react-chartjs-2';
+
+import { ChartFigure } from '../../../components/ChartFigure';
+import { seriesColour } from '../../../lib/chart';
+import { formatNumber } from '../../../lib/format';
+
+/** "14:00" for an hour start; the day too when the series spans midnight. */
+export function hourLabel(iso: string): string {
+  const date = new Date(iso);
+  if (Number.isNaN(date.getTime())) return iso;
+  const hh = String(date.getUTCHours()).padStart(2, '0');
+  return hh === '00' ? `${date.getUTCDate()} ${date.toLocaleString('en', { month: 'short', timeZone: 'UTC' })}` : `${hh}:00`;
+}
+
+/** MB/s per hour, one line per series (direction or collection). */
+export function ThroughputChart({
+  title,
+  hours,
+  series,
+  what,
+}: {
+  title: string;
+  hours: string[];
+  series: Record<string, number[]>;
+  /** "direction" or "collection", for the summary. */
+  what: string;
+}) {
+  const names = Object.keys(series);
+  const data: ChartData<'line', number[], string> = {
+    labels: hours.map(hourLabel),
+    datasets: names.map((name, index) => ({
+      label: name,
+      data: series[name] ?? [],
+      borderColor: seriesColour(index),
+      backgroundColor: seriesColour(index),
+      borderWidth: 2,
+      pointRadius: 0,
+      pointHoverRadius: 4,
+      tension: 0.2,
+    })),
+  };
+  const options: ChartOptions<'line'> = {
+    responsive: true,
+    interaction: { mode: 'index', intersect: false },
+    scales: {
+      y: { beginAtZero: true, title: { display: true, text: 'MB/s' } },
+      x: { ticks: { maxRotation: 0, autoSkipPadding: 12 } },
+    },
+    plugins: {
+      legend: { position: 'bottom' },
+      tooltip: { callbacks: { label: (item) => `${item.dataset.label}: ${formatNumber(Number(item.raw))} MB/s` } },
+    },
+  };
+
+  const peaks = names.map((name) => ({ name, peak: Math.max(0, ...(series[name] ?? [])) }));
+  const busy = peaks.filter((p) => p.peak > 0);
+  const summary =
+    names.length === 0
+      ? `No transfers by ${what} in the last ${hours.length} hours.`
+      : busy.length === 0
+        ? `No bytes moved in the last ${hours.length} hours.`
+        : `Peak hourly rate in the last ${hours.length} hours by ${what}: ` +
+          busy.map((p) => `${p.name} ${formatNumber(p.peak)} MB/s`).join(', ') +
+          '.';
+
+  const rows = hours
+    .map((hour, i) => [hour.slice(0, 16).replace('T', ' '), ...names.map((name) => formatNumber(series[name]?.[i] ?? 0))])
+    .filter((row) => row.slice(1).some((cell) => cell !== '0'));
+
+  return (
+    <ChartFigure
+      title={title}
+      summary={summary}
+      table={{
+        caption: `MB/s per hour by ${what} (hours with transfers only)`,
+        columns: ['Hour (UTC)', ...names.map((name) => `${name} MB/s`)],
+        rows,
+      }}
+    >
+      {names.length ? (
+        <Line data={data} options={options} role="img" aria-label={summary} />
+      ) : (
+        <p className="chart-figure__empty">Nothing to chart yet.</p>
+      )}
+    </ChartFigure>
+  );
+}

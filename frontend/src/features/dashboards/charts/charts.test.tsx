@@ -1,0 +1,97 @@
+import { render, screen, within } from '@testing-library/react';
+import userEvent from '@testing-library/user-event';
+import { describe, expect, it } from 'vitest';
+
+import { Chart } from '../../../lib/chart';
+import { DailyChart } from './DailyChart';
+import { HistogramChart, percentBins } from './HistogramChart';
+import { ThroughputChart } from './ThroughputChart';
+
+function chartOf(canvas: HTMLElement) {
+  const chart = Chart.getChart(canvas as HTMLCanvasElement);
+  if (!chart) throw new Error('no Chart.js instance on the canvas');
+  return chart;
+}
+
+describe('DailyChart', () => {
+  const daily = {
+    targets: { ingest: 1e12, distribution: 2e12 },
+    days: [
+      { date: '2026-11-21', ingest: 5e11, distribution: 0 },
+      { date: '2026-11-22', ingest: 1.5e12, distribution: 2.5e12 },
+    ],
+  };
+
+  it('draws bars per day and the target lines in TB', () => {
+    render(<DailyChart daily={daily} />);
+
+    const canvas = screen.getByRole('img');
+    expect(canvas.tagName).toBe('CANVAS');
+    const chart = chartOf(canvas);
+    expect(chart.data.labels).toEqual(['11-21', '11-22']);
+    const [ingest, out, ingestTarget, outTarget] = chart.data.datasets;
+    expect(ingest?.label).toBe('Ingest');
+    expect(ingest?.data).toEqual([0.5, 1.5]);
+    expect(out?.data).toEqual([0, 2.5]);
+    expect(ingestTarget?.data).toEqual([1, 1]);
+    expect(outTarget?.data).toEqual([2, 2]);
+  });
+
+  it('says the same in words and in a table', async () => {
+    render(<DailyChart daily={daily} />);
+
+    const summary =
+      'Over 2 days 2.00 TB ingested and 2.50 TB distributed, against daily targets of 1.00 TB in and 2.00 TB out; the ingest target was met on 1 day.';
+    expect(screen.getByRole('img')).toHaveAccessibleName(summary);
+    expect(screen.getByText(summary)).toBeInTheDocument();
+
+    await userEvent.click(screen.getByText('Show the numbers'));
+    const row = screen.getByRole('row', { name: /2026-11-22/ });
+    expect(within(row).getAllByRole('cell').map((cell) => cell.textContent)).toEqual(['1.50 TB', '2.50 TB']);
+  });
+});
+
+describe('ThroughputChart', () => {
+  const hours = ['2026-11-22T00:00:00+00:00', '2026-11-22T01:00:00+00:00'];
+
+  it('draws one line per series and names the peaks', () => {
+    render(
+      <ThroughputChart
+        title="MB/s by direction"
+        hours={hours}
+        series={{ ingest: [0, 0], migrate: [0, 0.0244] }}
+        what="direction"
+      />,
+    );
+
+    const chart = chartOf(screen.getByRole('img'));
+    expect(chart.data.labels).toEqual(['22 Nov', '01:00']);
+    expect(chart.data.datasets.map((d) => d.label)).toEqual(['ingest', 'migrate']);
+    expect(chart.data.datasets[1]?.data).toEqual([0, 0.0244]);
+    expect(screen.getByRole('img')).toHaveAccessibleName(
+      'Peak hourly rate in the last 2 hours by direction: migrate 0.02 MB/s.',
+    );
+    expect(screen.getByRole('heading', { name: 'MB/s by direction' })).toBeInTheDocument();
+  });
+
+  it('shows a message instead of an empty canvas when there are no series', () => {
+    render(<ThroughputChart title="MB/s by collection" hours={hours} series={{}} what="collection" />);
+
+    expect(screen.queryByRole('img')).not.toBeInTheDocument();
+    expect(screen.getByText('No transfers by collection in the last 2 hours.')).toBeInTheDocument();
+  });
+});
+
+describe('HistogramChart', () => {
+  it('bins % full into tenths, 100 % in the last bin', () => {
+    expect(percentBins([0, 9.99, 10, 55, 100, 120])).toEqual([2, 1, 0, 0, 0, 1, 0, 0, 0, 2]);
+  });
+
+  it('charts the bins', () => {
+    render(<HistogramChart title="% full" values={[0.88, 0.88, 95]} />);
+
+    const chart = chartOf(screen.getByRole('img'));
+    expect(chart.data.datasets[0]?.data).toEqual([2, 0, 0, 0, 0, 0, 0, 0, 0, 1]);
+    expect(screen.getByRole('img')).toHaveAccessibleName('3 volumes: 2 at 0–10 %, 1 at 90–100 %.');
+  });
+});

@@ -1,0 +1,66 @@
+/** Number formats the dashboards share: decimal units, as the archive counts bytes. */
+
+const UNITS = ['B', 'KB', 'MB', 'GB', 'TB', 'PB'];
+const numberFormat = new Intl.NumberFormat('en', { maximumFractionDigits: 2 });
+const countFormat = new Intl.NumberFormat('en');
+
+export function formatBytes(bytes: number | null | undefined): string {
+  if (bytes === null || bytes === undefined || !Number.isFinite(bytes)) return '—';
+  const sign = bytes < 0 ? '−' : '';
+  let value = Math.abs(bytes);
+  let unit = 0;
+  while (value >= 1000 && unit < UNITS.length - 1) {
+    value /= 1000;
+    unit += 1;
+  }
+  const digits = value >= 100 || unit === 0 ? 0 : value >= 10 ? 1 : 2;
+  return `${sign}${value.toFixed(digits)} ${UNITS[unit]}`;
+}
+
+/** Bytes per second as MB/s (the unit the seeds and the throughput chart use). */
+export function formatRate(bytesPerSecond: number | null | undefined): string {
+  if (bytesPerSecond === null || bytesPerSecond === undefined) return '—';
+  return `${numberFormat.format(bytesPerSecond / 1e6)} MB/s`;
+}
+
+export function formatNumber(value: number | null | undefined): string {
+  if (value === null || value === undefined) return '—';
+  return numberFormat.format(value);
+}
+
+export function formatCount(value: number | null | undefined): string {
+  if (value === null || value === undefined) return '—';
+  return countFormat.format(value);
+}
+
+export function formatPercent(value: number | null | undefined): string {
+  if (value === null || value === undefined) return '—';
+  return `${numberFormat.format(value)} %`;
+}
+
+/** An age in seconds as "45 s", "12 min", "3 h 5 min", "2 d 4 h". */
+export function formatAge(seconds: number | null | undefined): string {
+  if (seconds === null || seconds === undefined) return '—';
+  const s = Math.max(0, Math.round(seconds));
+  if (s < 60) return `${s} s`;
+  const minutes = Math.floor(s / 60);
+  if (minutes < 60) return `${minutes} min`;
+  const hours = Math.floor(minutes / 60);
+  if (hours < 24) return minutes % 60 ? `${hours} h ${minutes % 60} min` : `${hours} h`;
+  const days = Math.floor(hours / 24);
+  return hours % 24 ? `${days} d ${hours % 24} h` : `${days} d`;
+}
+
+const timeFormat = new Intl.DateTimeFormat('en-GB', {
+  timeZone: 'UTC',
+  month: 'short',
+  day: 'numeric',
+  hour: '2-digit',
+  minute: '2-digit',
+});
+
+export function formatDateTime(iso: string | null | undefined): string {
+  if (!iso) return '—';
+  const date = new Date(iso);
+  return Number.isNaN(date.getTime()) ? iso : `${timeFormat.format(date)} UTC`;
+}

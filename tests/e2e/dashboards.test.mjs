@@ -1,0 +1,289 @@
+// Operator dashboards end to end: log in through the SPA's login page, read the charts and the
+// archive board fed by a real archive run, vary a drive off and on again.
+//
+//   GRANARY_URL=http://127.0.0.1:8765 node --test tests/e2e/dashboards.test.mjs
+//
+// Uses the system Chromium through playwright-core. Screenshots land in var/screenshots/.
+import assert from 'node:assert/strict';
+import { mkdir } from 'node:fs/promises';
+import { after, before, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+import { chromium } from 'playwright-core';
+
+const BASE_URL = (process.env.GRANARY_URL || 'http://127.0.0.1:8000').replace(/\/+$/, '');
+const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
+const SCREENSHOTS = fileURLToPath(new URL('../../var/screenshots/', import.meta.url));
+const USER = process.env.E2E_OPERATOR || 'operator';
+const PASSWORD = process.env.E2E_OPERATOR_PASSWORD || 'granary-operator';
+const TIMEOUT_MS = 20_000;
+
+/** @type {import('playwright-core').Browser | undefined} */
+let browser;
+
+before(async () => {
+  await mkdir(SCREENSHOTS, { recursive: true });
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+});
+
+after(async () => {
+  await browser?.close();
+});
+
+/**
+ * A fresh browser context with console errors collected.
+ * @param {{ width: number, height: number }} viewport
+ */
+async function open(viewport) {
+  assert.ok(browser, 'Chromium did not start');
+  const context = await browser.newContext({ viewport });
+  const page = await context.newPage();
+  page.setDefaultTimeout(TIMEOUT_MS);
+  /** @type {string[]} */
+  const consoleErrors = [];
+  page.on('console', (message) => {
+    if (message.type() === 'error') consoleErrors.push(message.text());
+  });
+  page.on('pageerror', (error) => consoleErrors.push(`uncaught: ${error.message}`));
+  return { context, page, consoleErrors };
+}
+
+/**
+ * Log in through the login page and land on `next`.
+ * @param {import('playwright-core').Page} page
+ * @param {string} next
+ */
+async function logIn(page, next) {
+  await page.goto(`${BASE_URL}/login?next=${encodeURIComponent(next)}`, { waitUntil: 'load' });
+  await page.getByLabel('User name').fill(USER);
+  await page.getByLabel('Password').fill(PASSWORD);
+  await page.getByRole('button', { name: 'Log in' }).click();
+  await page.waitForURL((url) => url.pathname === next);
+  await page.getByRole('button', { name: 'Log out' }).waitFor();
+}
+
+/**
+ * What the page says, for failure messages.
+ * @param {import('playwright-core').Page} page
+ */
+async function pageText(page) {
+  return (await page.locator('main').innerText().catch(() => '')).slice(0, 800);
+}
+
+/**
+ * GET an API path with the page's session.
+ * @param {import('playwright-core').Page} page
+ * @param {string} path
+ */
+async function api(page, path) {
+  return page.evaluate(async (url) => {
+    const response = await fetch(url, { headers: { Accept: 'application/json' } });
+    return { status: response.status, body: await response.json() };
+  }, path);
+}
+
+const MIGRATE_WAIT_MS = Number(process.env.E2E_MIGRATE_WAIT_MS || 120_000);
+
+/**
+ * Poll the throughput API until the archive has migrated something (or give up).
+ * @param {import('playwright-core').Page} page
+ * @returns {Promise<{ by_direction: Record<string, number[]> }>}
+ */
+async function waitForMigrate(page) {
+  const deadline = Date.now() + MIGRATE_WAIT_MS;
+  for (;;) {
+    const answer = await api(page, '/api/v1/metrics/throughput/?hours=48');
+    assert.equal(answer.status, 200, JSON.stringify(answer.body));
+    if (Math.max(...answer.body.by_direction.migrate) > 0 || Date.now() > deadline) return answer.body;
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+  }
+}
+
+/**
+ * How many pixels of a canvas are not transparent: a drawn chart has plenty.
+ * @param {import('playwright-core').Locator} canvas
+ */
+async function paintedPixels(canvas) {
+  return canvas.evaluate((element) => {
+    const c = /** @type {HTMLCanvasElement} */ (element);
+    const ctx = c.getContext('2d');
+    if (!ctx || !c.width || !c.height) return 0;
+    const data = ctx.getImageData(0, 0, c.width, c.height).data;
+    let painted = 0;
+    for (let i = 3; i < data.length; i += 4) if (data[i] !== 0) painted += 1;
+    return painted;
+  });
+}
+
+/** @param {import('playwright-core').Page} page */
+async function sidewaysOverflow(page) {
+  return page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+}
+
+/**
+ * @param {import('playwright-core').Page} page
+ * @param {string} name
+ */
+async function shoot(page, name) {
+  await page.screenshot({ path: `${SCREENSHOTS}${name}`, fullPage: true }).catch(() => {});
+}
+
+test('login page refuses a wrong password in the API’s words', async () => {
+  const { context, page } = await open({ width: 1280, height: 800 });
+  try {
+    await page.goto(`${BASE_URL}/login`, { waitUntil: 'load' });
+    await page.getByLabel('User name').fill(USER);
+    await page.getByLabel('Password').fill('not-the-password');
+    await page.getByRole('button', { name: 'Log in' }).click();
+    const alert = page.getByRole('alert');
+    await alert.waitFor();
+    assert.match(await alert.innerText(), /Wrong user name or password\./);
+  } finally {
+    await shoot(page, 'login-refused.png');
+    await context.close();
+  }
+});
+
+test('an operator logs in and reads the throughput charts fed by the archive', async () => {
+  const { context, page, consoleErrors } = await open({ width: 1280, height: 900 });
+  try {
+    await logIn(page, '/dashboards');
+    await page.getByRole('link', { name: 'Dashboards' }).waitFor();
+
+    // Today: both directions against their targets, numbers from the API.
+    const today = await api(page, '/api/v1/metrics/today/');
+    assert.equal(today.status, 200);
+    const ingestCard = page.getByRole('article', { name: 'Ingest' });
+    await ingestCard.waitFor();
+    assert.match(await ingestCard.innerText(), /of 1\.00 TB|of [\d.]+ [KMGTP]?B/);
+    await page.getByRole('article', { name: 'Distribution' }).waitFor();
+
+    // The worker ingests and archives the demo granules: wait until the migrate series is
+    // non-zero in the API (seed_demo only submits them) …
+    const throughput = await waitForMigrate(page);
+    assert.ok(
+      Math.max(...throughput.by_direction.migrate) > 0,
+      `no migrate throughput after ${MIGRATE_WAIT_MS / 1000} s: ${JSON.stringify(throughput.by_direction)}`,
+    );
+    // The page refreshes every 10 s; a reload shows the new figures at once.
+    await page.reload({ waitUntil: 'load' });
+
+    // … and the chart says so and has actually drawn something.
+    const byDirection = page.getByRole('img', { name: /Peak hourly rate .* by direction: .*migrate [\d.]+ MB\/s/ });
+    await byDirection.waitFor().catch(async () => {
+      throw new Error(`the throughput chart never named the migrate rate. The page says:\n${await pageText(page)}`);
+    });
+    assert.ok((await paintedPixels(byDirection)) > 500, 'the by-direction chart drew nothing');
+    const byCollection = page.getByRole('img', { name: /by collection: / });
+    await byCollection.waitFor();
+    assert.ok((await paintedPixels(byCollection)) > 500, 'the by-collection chart drew nothing');
+    const daily = page.getByRole('img', { name: /^Over 30 days / });
+    await daily.waitFor();
+    assert.ok((await paintedPixels(daily)) > 500, 'the 30-day chart drew nothing');
+
+    // The numbers behind the chart are there for keyboard and screen-reader users.
+    await page.getByText('Show the numbers').nth(1).click();
+    await page.getByRole('columnheader', { name: 'migrate MB/s' }).waitFor();
+
+    assert.ok((await sidewaysOverflow(page)) <= 0, 'the dashboard scrolls sideways');
+    assert.deepEqual(consoleErrors, [], 'the browser console logged errors');
+  } finally {
+    await shoot(page, 'dashboard-throughput.png');
+    await context.close();
+  }
+});
+
+test('the archive board shows the drives and cache, and a drive varies off and on', async () => {
+  const { context, page, consoleErrors } = await open({ width: 1280, height: 900 });
+  try {
+    await logIn(page, '/dashboards/archive');
+
+    const drives = await api(page, '/api/v1/archive/drives/');
+    assert.equal(drives.status, 200);
+    /** @type {{ name: string, state: string }[]} */
+    const list = drives.body;
+    assert.ok(list.length > 0, 'the demo archive has no drives');
+    for (const drive of list) await page.getByRole('row', { name: new RegExp(`^${drive.name} `) }).waitFor();
+    await page.getByRole('meter', { name: 'Cache used' }).waitFor();
+    await page.getByRole('table', { name: 'Volume groups' }).waitFor();
+    const histogram = page.getByRole('img', { name: / volumes: / });
+    await histogram.waitFor();
+    assert.ok((await paintedPixels(histogram)) > 500, 'the % full histogram drew nothing');
+    await shoot(page, 'dashboard-archive.png');
+
+    // Vary the last idle drive off, see it offline, and put it back.
+    const idle = [...list].reverse().find((drive) => drive.state === 'idle');
+    assert.ok(idle, `no idle drive to vary: ${list.map((d) => `${d.name}=${d.state}`).join(', ')}`);
+    const row = page.getByRole('row', { name: new RegExp(`^${idle.name} `) });
+    await page.getByLabel('Reason recorded when a drive is varied off').fill('e2e: cleaning');
+    await row.getByRole('button', { name: `Vary ${idle.name} off` }).click();
+    await page.getByText(`${idle.name} varied off: now offline.`).waitFor().catch(async () => {
+      throw new Error(`the drive did not go offline. The page says:\n${await pageText(page)}`);
+    });
+    assert.match(await row.innerText(), /offline/);
+    assert.match(await row.innerText(), /e2e: cleaning/);
+    const after = await api(page, `/api/v1/archive/drives/${idle.name}/`);
+    assert.equal(after.body.state, 'offline');
+    await shoot(page, 'dashboard-archive-varied-off.png');
+
+    await row.getByRole('button', { name: `Vary ${idle.name} on` }).click();
+    await page.getByText(new RegExp(`${idle.name} varied on: now `)).waitFor();
+    assert.deepEqual(consoleErrors, [], 'the browser console logged errors');
+  } finally {
+    await shoot(page, 'dashboard-archive-end.png');
+    await context.close();
+  }
+});
+
+test('queues and failures dashboards answer', async () => {
+  const { context, page, consoleErrors } = await open({ width: 1280, height: 900 });
+  try {
+    await logIn(page, '/dashboards/queues');
+    await page.getByRole('heading', { name: 'Queues', level: 1 }).waitFor();
+    await page.locator('table, .status--empty').first().waitFor();
+    await shoot(page, 'dashboard-queues.png');
+
+    await page.getByRole('navigation', { name: 'Dashboards' }).getByRole('link', { name: 'Failures' }).click();
+    await page.getByRole('heading', { name: 'Archive requests' }).waitFor();
+    await page.getByRole('button', { name: 'Retry all failed requests' }).waitFor();
+    await page.locator('.dash-section').nth(1).locator('.ingest-failures, .status--empty').first().waitFor();
+    await shoot(page, 'dashboard-failures.png');
+    assert.deepEqual(consoleErrors, [], 'the browser console logged errors');
+  } finally {
+    await context.close();
+  }
+});
+
+test('dashboards work at phone width', async () => {
+  const { context, page, consoleErrors } = await open({ width: 390, height: 844 });
+  try {
+    await logIn(page, '/dashboards');
+    await page.getByRole('img', { name: /by direction/ }).waitFor();
+    assert.ok((await sidewaysOverflow(page)) <= 0, 'the throughput dashboard scrolls sideways on a phone');
+    await shoot(page, 'dashboard-throughput-phone.png');
+
+    await page.getByRole('navigation', { name: 'Dashboards' }).getByRole('link', { name: 'Archive' }).click();
+    await page.getByRole('meter', { name: 'Cache used' }).waitFor();
+    assert.ok((await sidewaysOverflow(page)) <= 0, 'the archive board scrolls sideways on a phone');
+    await shoot(page, 'dashboard-archive-phone.png');
+
+    await page.getByRole('button', { name: 'Log out' }).click();
+    await page.getByRole('link', { name: 'Log in' }).waitFor();
+    assert.deepEqual(consoleErrors, [], 'the browser console logged errors');
+  } finally {
+    await context.close();
+  }
+});
