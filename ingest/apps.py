@@ -6,8 +6,9 @@ class IngestConfig(AppConfig):
     verbose_name = "Ingest"
 
     def ready(self):
-        from backend.archive.signals import granule_archived
+        from backend.archive.signals import granules_archived
 
-        from .services import on_granule_archived
+        from .services import on_granules_archived
 
-        granule_archived.connect(on_granule_archived, dispatch_uid="ingest.granule_archived")
+        granules_archived.connect(on_granules_archived,
+                                  dispatch_uid="ingest.granules_archived")

@@ -6,7 +6,7 @@ archive; PDRDs and PANs out.
 - process_chunk(request_id, start, stop) carries up to GRANARY_INGEST_CHUNK granules through the
   pipeline under a lease, with bulk state updates. A granule that fails gets a reason (and an
   ECS disposition) and never holds up the others; retry() sends failed granules round again.
-- The archive tier says when a granule is ARCHIVED (signal granule_archived); then the request's
+- The archive tier says when granules are ARCHIVED (signal granules_archived); then the request's
   counters move, and a finished PDR request gets its PAN.
 - sweep() (beat) re-kicks work whose worker died, admits granules that waited for cache room and
   finishes what is finished; clean_staging() drops staged copies after the retention.
@@ -24,7 +24,7 @@ from pathlib import Path
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import Count, F, Q, Sum
+from django.db.models import Count, F, OuterRef, Q, Subquery, Sum
 from django.utils import timezone
 
 from backend.accounts.models import Provider
@@ -32,8 +32,9 @@ from backend.archive import services as archive
 from backend.catalog import checksums
 from backend.catalog.geo import BBoxError, make_bbox
 from backend.catalog.models import Collection, File, Granule
-from backend.catalog.services import register_granule
+from backend.catalog.services import register_granule, register_granules
 from backend.metrics.models import TransferRecord
+from backend.metrics.services import record_transfers
 
 from . import metadata, names, pdr
 from .models import IngestGranule, IngestRequest, Pdr
@@ -380,11 +381,9 @@ class _Chunk:
         changed = [r for r in self.rows if getattr(r, "_spec_changed", False)]
         if changed:
             IngestGranule.objects.bulk_update(changed, ["spec"], batch_size=500)
-        for row in self.rows:
-            if row.state == G.VALIDATED:
-                self._guard(row, self._register_and_archive)
+        self._register_and_archive([r for r in self.rows if r.state == G.VALIDATED])
         if self.transfers:
-            TransferRecord.objects.bulk_create(self.transfers, batch_size=1000)
+            record_transfers(self.transfers)
 
     def _guard(self, row, action):
         """Run one granule's step; an unexpected error fails that granule, not the chunk."""
@@ -468,12 +467,29 @@ class _Chunk:
                         f"the provider declared {f['checksum']}")
         return None
 
-    def _register_and_archive(self, row):
-        collection = self.collections[row.collection_key]
-        granule = register(row, collection, self.area)
-        if granule is None:
-            return
-        admit(row, granule, self.area, self.started.get(row.pk), self.transfers)
+    def _register_and_archive(self, rows):
+        """The validated granules into the catalog and the archive, in bulk where it can be."""
+        prepared = [(row, p) for row in rows
+                    if (p := self._guard(row, lambda r: _prepare(r, self.area))) is not None]
+        try:
+            registered = register_many(prepared, self.collections, self.token)
+        except Exception:
+            log.exception("bulk registration failed; registering granule by granule")
+            registered = []
+            for row, p in prepared:
+                if row.state == G.VALIDATED:
+                    granule = self._guard(row, lambda r, p=p: register(
+                        r, self.collections[r.collection_key], self.area, p))
+                    if granule is not None:
+                        registered.append((row, granule))
+        try:
+            admit_many(registered, self.area, self.started, self.transfers)
+        except Exception:
+            log.exception("bulk admission failed; admitting granule by granule")
+            for row, granule in registered:
+                self._guard(row, lambda r, g=granule: admit(r, g, self.area,
+                                                            self.started.get(r.pk),
+                                                            self.transfers))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -503,9 +519,8 @@ def _same_files(granule, files):
     return have == want
 
 
-def register(row, collection, area):
-    """Register the granule in the catalog per the collection's duplicate policy, and link it.
-    Returns the granule to hand to the archive, or None when there is nothing to archive."""
+def _prepare(row, area):
+    """(metadata, box, file dicts) to register the row's granule with, or None when it failed."""
     try:
         meta = _metadata(row, area)
     except metadata.MetadataError as exc:
@@ -525,17 +540,80 @@ def register(row, collection, area):
         return None
     files = [{k: f[k] for k in ("name", "role", "size", "checksum_type", "checksum")}
              for f in row.spec["files"]]
+    return meta, box, files
+
+
+def register(row, collection, area, prepared=None):
+    """Register the granule in the catalog per the collection's duplicate policy, and link it.
+    Returns the granule to hand to the archive, or None when there is nothing to archive."""
+    prepared = prepared or _prepare(row, area)
+    if prepared is None:
+        return None
     for _ in range(3):
         try:
-            return _register_once(row, collection, meta, box, files)
+            return _register_once(row, collection, *prepared)
         except IntegrityError:
             continue  # another request registered the same granule meanwhile: decide again
     fail(row, pdr.INTERNAL_ERROR, "the granule could not be registered; retry it")
     return None
 
 
+def register_many(prepared, collections, token):
+    """register() for a chunk's validated rows [(row, _prepare(row))]: granules the catalog has
+    never seen go in with one bulk insert; the others (duplicates, races) take the one-by-one
+    path that applies the duplicate policy. Returns [(row, granule to archive)]."""
+    wanted = {}
+    for row, _ in prepared:
+        wanted.setdefault(row.collection_key, set()).add(row.granule_id)
+    one_by_one, fresh = [], []
+    try:
+        with transaction.atomic():
+            known = Q(pk__in=[])
+            for key, ids in wanted.items():
+                known |= Q(collection=collections[key], granule_id__in=ids)
+            seen = set(Granule.objects.select_for_update().filter(known)
+                       .values_list("collection_id", "granule_id"))
+            held = set(IngestGranule.objects.select_for_update().filter(
+                pk__in=[r.pk for r, _ in prepared], state=G.VALIDATED, lease_owner=token)
+                .values_list("pk", flat=True))
+            for row, p in prepared:
+                new = (collections[row.collection_key].pk, row.granule_id) not in seen
+                (fresh if new and row.pk in held else one_by_one).append((row, p))
+            granules = register_granules([
+                {"collection": collections[row.collection_key], "granule_id": row.granule_id,
+                 "start": meta.start, "end": meta.end, "bbox": box,
+                 "attributes": meta.attributes, "files": files}
+                for row, (meta, box, files) in fresh])
+            now = timezone.now()
+            by_collection = {}
+            for row, _ in fresh:
+                by_collection.setdefault(collections[row.collection_key].pk, []).append(row.pk)
+            for collection_id, pks in by_collection.items():
+                IngestGranule.objects.filter(pk__in=pks).update(
+                    state=G.ARCHIVING, admitted=False, updated_at=now,
+                    catalog_granule=Subquery(Granule.objects.filter(
+                        collection_id=collection_id, granule_id=OuterRef("granule_id"),
+                        version=1).values("pk")[:1]))
+            for (row, _), granule in zip(fresh, granules, strict=True):
+                row.catalog_granule, row.state = granule, G.ARCHIVING
+    except Exception as exc:
+        for row, _ in fresh:
+            row.state, row.catalog_granule = G.VALIDATED, None
+        if not isinstance(exc, IntegrityError):
+            raise
+        # another request registered one of them meanwhile: decide one by one
+        one_by_one, fresh, granules = prepared, [], []
+    out = [(row, granule) for (row, _), granule in zip(fresh, granules, strict=True)]
+    for row, p in one_by_one:
+        granule = register(row, collections[row.collection_key], None, p)
+        if granule is not None:
+            out.append((row, granule))
+    return out
+
+
 @transaction.atomic
 def _register_once(row, collection, meta, box, files):
+    """Register one granule, deciding on the versions the catalog already has."""
     versions = list(Granule.objects.select_for_update()
                     .filter(collection=collection, granule_id=row.granule_id)
                     .order_by("-version"))
@@ -592,22 +670,41 @@ def _link(row, granule, why):
 def admit(row, granule, area, started, transfers):
     """Hand the granule's staged files to the archive tier: True when it took them, False when
     the cache is full (no failure: the granule waits), None when the granule failed."""
-    paths = {f["name"]: staged_path(area, f["path"]) for f in row.spec["files"]}
-    sources = {f.pk: paths[f.name] for f in granule.files.all()}
-    try:
-        admission = archive.archive_granule(granule, sources)
-    except (archive.ArchiveError, OSError) as exc:
-        fail(row, pdr.ARCHIVE_ERROR, f"the archive did not take the granule: {exc}")
-        _discard_registration(granule)
-        return None
-    if not admission.admitted:
-        return False
-    now = timezone.now()
-    IngestGranule.objects.filter(pk=row.pk, admitted=False).update(admitted=True)
-    transfers.append(TransferRecord(
-        direction=TransferRecord.Direction.INGEST, bytes=row.bytes_total,
-        started_at=min(started or now, now), ended_at=now, collection_id=granule.collection_id))
-    return True
+    return admit_many([(row, granule)], area, {row.pk: started}, transfers)[0]
+
+
+def admit_many(pairs, area, started, transfers):
+    """admit() for [(row, granule)] with one call to the archive tier; `area` is a staging
+    area or {provider id: area}, `started` {row pk: when its pipeline started}."""
+    if not pairs:
+        return []
+    files = {}
+    for f in File.objects.filter(granule_id__in=[g.pk for _, g in pairs]):
+        files.setdefault(f.granule_id, []).append(f)
+    items = []
+    for row, granule in pairs:
+        where = area.get(row.request.provider_id) if isinstance(area, dict) else area
+        paths = {f["name"]: staged_path(where, f["path"]) for f in row.spec["files"]}
+        items.append((granule, {f.pk: paths[f.name] for f in files.get(granule.pk, [])}))
+    admissions = archive.archive_granules(items)
+    now, taken, out = timezone.now(), [], []
+    for (row, granule), admission in zip(pairs, admissions, strict=True):
+        if admission.error:
+            fail(row, pdr.ARCHIVE_ERROR, f"the archive did not take the granule: "
+                 f"{admission.error}")
+            _discard_registration(granule)
+            out.append(None)
+            continue
+        out.append(admission.admitted)
+        if not admission.admitted:
+            continue
+        taken.append(row.pk)
+        when = started.get(row.pk) or now
+        transfers.append(TransferRecord(
+            direction=TransferRecord.Direction.INGEST, bytes=row.bytes_total,
+            started_at=min(when, now), ended_at=now, collection_id=granule.collection_id))
+    IngestGranule.objects.filter(pk__in=taken, admitted=False).update(admitted=True)
+    return out
 
 
 def _discard_registration(granule):
@@ -664,32 +761,32 @@ def _finish_if_done(request, now):
                                 "finished_at", "updated_at"])
 
 
-def on_granule_archived(sender, granule, **kwargs):
-    """Receiver of archive.signals.granule_archived. It never raises into the storage manager:
-    what it misses, sweep() finds."""
+def on_granules_archived(sender, granules, **kwargs):
+    """Receiver of archive.signals.granules_archived: one update per request for the whole
+    batch. It never raises into the storage manager: what it misses, sweep() finds."""
     try:
-        rows = IngestGranule.objects.filter(catalog_granule=granule, state=G.ARCHIVING)
+        rows = IngestGranule.objects.filter(catalog_granule__in=[g.pk for g in granules],
+                                            state=G.ARCHIVING)
         by_request = {}
         for pk, request_id in rows.values_list("pk", "request_id"):
             by_request.setdefault(request_id, []).append(pk)
         for request_id, pks in by_request.items():
             _mark_archived(request_id, pks)
-        _retire_replaced(granule)
+        _retire_replaced([g for g in granules if g.replaces_id])
     except Exception:
-        log.exception("marking granule %s archived failed; the sweeper will", granule.pk)
+        log.exception("marking %d archived granules failed; the sweeper will", len(granules))
 
 
-def _retire_replaced(granule):
-    """Once a new version is archived, the one it replaces is superseded (or deleted, for a
+def _retire_replaced(granules):
+    """Once new versions are archived, the ones they replace are superseded (or deleted, for a
     collection whose policy replaces)."""
-    if not granule.replaces_id:
-        return
-    policy = Granule.objects.filter(pk=granule.pk).values_list(
-        "collection__duplicate_policy", flat=True).first()
-    state = (Granule.State.DELETED if policy == Collection.DuplicatePolicy.REPLACE
-             else Granule.State.SUPERSEDED)
-    Granule.objects.filter(pk=granule.replaces_id, state=Granule.State.ARCHIVED).update(
-        state=state, updated_at=timezone.now())
+    for granule in granules:
+        policy = Granule.objects.filter(pk=granule.pk).values_list(
+            "collection__duplicate_policy", flat=True).first()
+        state = (Granule.State.DELETED if policy == Collection.DuplicatePolicy.REPLACE
+                 else Granule.State.SUPERSEDED)
+        Granule.objects.filter(pk=granule.replaces_id, state=Granule.State.ARCHIVED).update(
+            state=state, updated_at=timezone.now())
 
 
 def retry(request, positions=None):
@@ -908,22 +1005,17 @@ def admit_waiting(limit=500):
     IngestGranule.objects.filter(pk__in=pks).filter(
         Q(lease_until__isnull=True) | Q(lease_until__lt=now)).update(
         lease_owner=token, lease_until=now + timedelta(seconds=settings.GRANARY_INGEST_LEASE_S))
-    admitted, transfers = 0, []
-    areas = {}
+    transfers = []
     try:
-        for row in (IngestGranule.objects.filter(lease_owner=token)
-                    .select_related("catalog_granule", "request__provider")):
-            provider = row.request.provider
-            area = areas.setdefault(provider.pk, staging_area(provider))
-            taken = admit(row, row.catalog_granule, area, None, transfers)
-            if taken:
-                admitted += 1
-            elif taken is False:
-                break  # the cache is still full: the rest wait for the next round
+        rows = list(IngestGranule.objects.filter(lease_owner=token)
+                    .select_related("catalog_granule__collection", "request__provider")
+                    .order_by("updated_at"))
+        areas = {r.request.provider_id: staging_area(r.request.provider) for r in rows}
+        taken = admit_many([(r, r.catalog_granule) for r in rows], areas, {}, transfers)
     finally:
         IngestGranule.objects.filter(lease_owner=token).update(lease_owner="", lease_until=None)
-        TransferRecord.objects.bulk_create(transfers)
-    return admitted
+        record_transfers(transfers)
+    return sum(1 for t in taken if t)
 
 
 def sweep():

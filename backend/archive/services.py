@@ -7,7 +7,9 @@ Interface for ingest and distribution (everything else here is the storage manag
     usually in staging) into the cache and queue one migration per copy its policy requires.
     Never fails for lack of cache space: it answers admitted=False and the caller tries again.
     The granule becomes ARCHIVED, and `signals.granule_archived` is sent, once every copy is
-    written and verified.
+    written and verified (and `signals.granules_archived` once per batch archived together).
+- archive_granules([(granule, sources)]) -> [Admission]
+    The same for many granules at once (one reservation, one transaction, one nudge).
 - make_available(files, requested_by=None, priority=USER) -> [Availability]
     Files in the cache are ready now; the others get a recall (one per file, shared by all who
     ask) and an estimate of when they will be.
@@ -25,7 +27,7 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import F, Q, Sum
+from django.db.models import Count, F, Q, Sum
 from django.utils import timezone
 
 from backend.catalog import checksums
@@ -41,7 +43,7 @@ from .models import (
     FileCopy,
     Volume,
 )
-from .signals import granule_archived
+from .signals import granule_archived, granules_archived
 
 log = logging.getLogger(__name__)
 
@@ -128,8 +130,8 @@ def _watermarks():
 
 def _copies_verified_ids(file_ids):
     """The files among file_ids whose every required copy is verified end to end."""
-    files = File.objects.filter(pk__in=file_ids).select_related("granule__collection")
-    return {f.pk for f in files if file_copies_complete(f)}
+    return files_copies_complete(list(
+        File.objects.filter(pk__in=file_ids).select_related("granule__collection")))
 
 
 def purge(incoming=0):
@@ -217,29 +219,88 @@ class Admission:
     admitted: bool
     reason: str = ""
     migrations: int = 0
+    error: str = ""
 
 
 def archive_granule(granule, sources):
     """Take a granule's files into the cache and queue its migrations (idempotent)."""
-    copies = policy_copies(granule.collection)
-    files = list(granule.files.all())
-    missing = [f.name for f in files if f.pk not in sources and not _cached(f)]
-    if missing:
-        raise ArchiveError(f"no source for {', '.join(missing)}")
-    to_place = [f for f in files if not _cached(f)]
-    if not reserve_cache(sum(f.size for f in to_place)):
-        return Admission(False, "the cache is full; the granule waits for space")
-    placed = []
+    admission = archive_granules([(granule, sources)])[0]
+    if admission.error:
+        raise ArchiveError(admission.error)
+    return admission
+
+
+def archive_granules(items):
+    """archive_granule for many granules [(granule, sources)] at once: one cache reservation,
+    one transaction of bulk inserts and one nudge. Returns an Admission per item, in order;
+    a granule that cannot be taken gets one with `error` set and holds up no other."""
+    out = [None] * len(items)
+    granule_ids = [g.pk for g, _ in items]
+    files = {}
+    for f in File.objects.filter(granule_id__in=granule_ids).order_by("pk"):
+        files.setdefault(f.granule_id, []).append(f)
+    cached = set(CacheEntry.objects.filter(file__granule_id__in=granule_ids).exclude(
+        state=CacheEntry.State.STAGING).values_list("file_id", flat=True))
+    policies, todo = {}, []
+    for i, (granule, sources) in enumerate(items):
+        try:
+            if granule.collection_id not in policies:
+                policies[granule.collection_id] = policy_copies(granule.collection)
+        except ArchiveError as exc:
+            out[i] = Admission(False, error=str(exc))
+            continue
+        mine = files.get(granule.pk, [])
+        missing = [f.name for f in mine if f.pk not in sources and f.pk not in cached]
+        if missing:
+            out[i] = Admission(False, error=f"no source for {', '.join(missing)}")
+            continue
+        todo.append((i, granule, sources, mine, [f for f in mine if f.pk not in cached]))
+    todo = _reserve_room(todo, out)
+    placed = {}
+    for i, granule, sources, _, to_place in todo:
+        done = []
+        try:
+            for f in to_place:
+                f.granule = granule
+                _place(sources[f.pk], cache_path(f))
+                done.append(f)
+        except OSError as exc:
+            for f in done:
+                cache_path(f).unlink(missing_ok=True)
+            out[i] = Admission(False, error=f"{exc}")
+            continue
+        placed[i] = done
+    todo = [t for t in todo if t[0] in placed]
     try:
-        for f in to_place:
-            _place(sources[f.pk], cache_path(f))
-            placed.append(f)
-        migrations = _register_in_cache(granule, files, placed, copies)
+        created = _register_in_cache([(g, mine, placed[i], policies[g.collection_id])
+                                      for i, g, _, mine, _ in todo])
     except Exception:
-        for f in placed:
-            cache_path(f).unlink(missing_ok=True)
+        for done in placed.values():
+            for f in done:
+                cache_path(f).unlink(missing_ok=True)
         raise
-    return Admission(True, migrations=migrations)
+    for (i, _, _, _, _), migrations in zip(todo, created, strict=True):
+        out[i] = Admission(True, migrations=migrations)
+    return out
+
+
+def _reserve_room(todo, out):
+    """The items that fit in the cache, all at once when possible, else in order until one
+    does not; the others are answered admitted=False (they wait, they do not fail)."""
+    def size(item):
+        return sum(f.size for f in item[4])
+
+    if not reserve_cache(sum(size(t) for t in todo)):
+        fits, total = [], 0
+        for item in todo:
+            if not reserve_cache(total + size(item)):
+                break
+            fits.append(item)
+            total += size(item)
+        for item in todo[len(fits):]:
+            out[item[0]] = Admission(False, "the cache is full; the granule waits for space")
+        todo = fits
+    return todo
 
 
 def _cached(file):
@@ -247,69 +308,116 @@ def _cached(file):
 
 
 @transaction.atomic
-def _register_in_cache(granule, files, placed, copies):
+def _register_in_cache(batch):
+    """Cache entries for the placed files and the migrations still missing, for a batch of
+    (granule, files, placed, copies); the number of migrations queued per granule."""
     now = timezone.now()
-    residency = granule.collection.archive_policy.cache_residency_days
-    keep_until = now + timedelta(days=residency) if residency else None
-    for f in placed:
-        CacheEntry.objects.update_or_create(file=f, defaults={
-            "state": CacheEntry.State.DIRTY, "size": f.size, "last_access": now,
-            "keep_until": keep_until,
-        })
-    created = 0
-    for f in files:
-        for copy_number, group in copies:
-            if _copy_done_or_queued(f, copy_number):
-                continue
-            Req.objects.create(
-                kind=Req.Kind.MIGRATE, priority=Req.Priority.MIGRATION, file=f,
-                copy_number=copy_number, volume_group=group, bytes_total=f.size,
-            )
-            created += 1
-    Granule.objects.filter(pk=granule.pk).update(state=Granule.State.ARCHIVING, updated_at=now)
-    if created:
+    entries, wanted, residency = [], [], {}
+    for granule, files, placed, copies in batch:
+        if granule.collection_id not in residency:
+            residency[granule.collection_id] = (
+                granule.collection.archive_policy.cache_residency_days)
+        days = residency[granule.collection_id]
+        keep_until = now + timedelta(days=days) if days else None
+        entries += [CacheEntry(file=f, state=CacheEntry.State.DIRTY, size=f.size,
+                               last_access=now, keep_until=keep_until) for f in placed]
+        wanted += [(f, n, group) for f in files for n, group in copies]
+    CacheEntry.objects.bulk_create(entries, batch_size=1000, update_conflicts=True,
+                                   unique_fields=["file"],
+                                   update_fields=["state", "size", "last_access", "keep_until"])
+    file_ids = [f.pk for f, _, _ in wanted]
+    pending = set(Req.objects.filter(
+        file_id__in=file_ids, kind=Req.Kind.MIGRATE,
+        state__in=[Req.State.QUEUED, Req.State.RUNNING]).values_list("file_id", "copy_number"))
+    complete = _complete_copies([f for f, _, _ in wanted])
+    new = [Req(kind=Req.Kind.MIGRATE, priority=Req.Priority.MIGRATION, file=f, copy_number=n,
+               volume_group=group, bytes_total=f.size)
+           for f, n, group in wanted
+           if (f.pk, n) not in pending and (f.pk, n) not in complete]
+    Req.objects.bulk_create(new, batch_size=1000)
+    per_granule = {}
+    for r in new:
+        per_granule[r.file.granule_id] = per_granule.get(r.file.granule_id, 0) + 1
+    Granule.objects.filter(pk__in=[g.pk for g, _, _, _ in batch]).update(
+        state=Granule.State.ARCHIVING, updated_at=now)
+    if new:
         transaction.on_commit(nudge)
-    else:
-        _complete_granule_if_archived(granule)
-    return created
-
-
-def _copy_done_or_queued(file, copy_number):
-    if Req.objects.filter(file=file, kind=Req.Kind.MIGRATE, copy_number=copy_number,
-                          state__in=[Req.State.QUEUED, Req.State.RUNNING]).exists():
-        return True
-    return copy_complete(file, copy_number)
+    _complete_granules_if_archived([g.pk for g, _, _, _ in batch if g.pk not in per_granule])
+    return [per_granule.get(g.pk, 0) for g, _, _, _ in batch]
 
 
 # ---------------------------------------------------------------------------------------------
 # Completeness
 
 
+def _complete_copies(files):
+    """{(file id, copy number)} among `files` whose verified segments cover the whole file."""
+    sizes = {f.pk: f.size for f in files}
+    rows = (FileCopy.objects.filter(file_id__in=list(sizes), state=FileCopy.State.VERIFIED)
+            .order_by().values_list("file_id", "copy_number").annotate(total=Sum("length")))
+    return {(file_id, n) for file_id, n, total in rows if (total or 0) >= sizes[file_id]}
+
+
 def copy_complete(file, copy_number):
     """Verified segments of this copy cover the whole file."""
-    covered = (FileCopy.objects.filter(file=file, copy_number=copy_number,
-                                       state=FileCopy.State.VERIFIED)
-               .aggregate(total=Sum("length"))["total"] or 0)
-    return covered >= file.size and (file.size > 0 or FileCopy.objects.filter(
-        file=file, copy_number=copy_number, state=FileCopy.State.VERIFIED).exists())
+    return (file.pk, copy_number) in _complete_copies([file])
+
+
+def files_copies_complete(files):
+    """The ids of `files` (granule and collection loaded) whose every required copy is
+    verified end to end."""
+    complete, policies = _complete_copies(files), {}
+    out = set()
+    for f in files:
+        collection = f.granule.collection
+        if collection.pk not in policies:
+            policies[collection.pk] = [n for n, _ in policy_copies(collection)]
+        if all((f.pk, n) in complete for n in policies[collection.pk]):
+            out.add(f.pk)
+    return out
 
 
 def file_copies_complete(file):
-    return all(copy_complete(file, n) for n, _ in policy_copies(file.granule.collection))
+    return file.pk in files_copies_complete([file])
 
 
 def _complete_granule_if_archived(granule):
-    granule = Granule.objects.select_related("collection").get(pk=granule.pk)
-    if granule.state == Granule.State.ARCHIVED:
-        return False
-    if not all(file_copies_complete(f) for f in granule.files.all()):
-        return False
-    now = timezone.now()
-    Granule.objects.filter(pk=granule.pk).update(
-        state=Granule.State.ARCHIVED, archived_at=now, updated_at=now)
-    granule.state, granule.archived_at = Granule.State.ARCHIVED, now
-    transaction.on_commit(lambda: granule_archived.send(sender=Granule, granule=granule))
-    return True
+    return bool(_complete_granules_if_archived([granule.pk]))
+
+
+def _complete_granules_if_archived(granule_ids):
+    """Mark ARCHIVED those granules whose every file has every required copy verified, and
+    send granule_archived for each after commit. The granule rows are locked first, so two
+    movers that verify the last two copies at once cannot both miss the other's."""
+    if not granule_ids:
+        return []
+    with transaction.atomic():
+        granules = {g.pk: g for g in Granule.objects.select_for_update().select_related(
+            "collection").filter(pk__in=granule_ids).exclude(
+            state=Granule.State.ARCHIVED).order_by("pk")}
+        if not granules:
+            return []
+        files = list(File.objects.filter(granule_id__in=list(granules)))
+        for f in files:
+            f.granule = granules[f.granule_id]
+        complete = files_copies_complete(files)
+        done = set(granules) - {f.granule_id for f in files if f.pk not in complete}
+        if not done:
+            return []
+        now = timezone.now()
+        Granule.objects.filter(pk__in=done).update(
+            state=Granule.State.ARCHIVED, archived_at=now, updated_at=now)
+        archived = [granules[pk] for pk in sorted(done)]
+        for granule in archived:
+            granule.state, granule.archived_at = Granule.State.ARCHIVED, now
+        transaction.on_commit(lambda: _announce(archived))
+    return archived
+
+
+def _announce(granules):
+    granules_archived.send(sender=Granule, granules=granules)
+    for granule in granules:
+        granule_archived.send(sender=Granule, granule=granule)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -495,9 +603,12 @@ def claim(requests, drive):
     return sorted(won, key=lambda r: order[r.pk])
 
 
-def _segment_number(file, copy_number):
-    return FileCopy.objects.filter(file=file, copy_number=copy_number).exclude(
-        state=FileCopy.State.RELEASED).count()
+def _segment_numbers(requests):
+    """{(file id, copy number): segments already recorded} for the requests' copies."""
+    rows = (FileCopy.objects.filter(file_id__in=[r.file_id for r in requests])
+            .exclude(state=FileCopy.State.RELEASED).order_by()
+            .values_list("file_id", "copy_number").annotate(n=Count("pk")))
+    return {(file_id, n): count for file_id, n, count in rows}
 
 
 def write_copies(drive, volume, requests):
@@ -513,6 +624,7 @@ def write_copies(drive, volume, requests):
     _set_drive(drive, state=Drive.State.WRITING)
     writer = tape.VolumeWriter(volume_path(volume), volume.end_of_data)
     written, started = [], timezone.now()
+    segments = _segment_numbers(requests)
     try:
         for request in requests:
             f = request.file
@@ -523,8 +635,8 @@ def write_copies(drive, volume, requests):
                 break  # volume is full: the rest waits for the next volume
             hardware.check_fault(drive, "write")
             spanning = length < f.size
-            renumber = spanning or request.bytes_done or _segment_number(f, request.copy_number)
-            segment = _segment_number(f, request.copy_number) if renumber else 0
+            recorded = segments.get((f.pk, request.copy_number), 0)
+            segment = recorded if spanning or request.bytes_done or recorded else 0
             expected = _expected_checksum(f, request.bytes_done, length, spanning)
             headers = {
                 "granule_id": f.granule.granule_id, "collection": f.granule.collection.key,
@@ -556,19 +668,22 @@ def write_copies(drive, volume, requests):
     return verified
 
 
-def _release_replaced(request):
-    """A new copy is verified: release the bad segments of that copy and, for a repack, the
-    old segments on the volume being emptied. Runs in the transaction that records the copy."""
-    old = FileCopy.objects.filter(file=request.file, copy_number=request.copy_number)
-    old = old.filter(Q(state=FileCopy.State.BAD) | Q(volume_id=request.volume_id,
-                                                   state=FileCopy.State.VERIFIED))
-    if request.volume_id is None:
-        old = old.filter(state=FileCopy.State.BAD)
-    for segment in old.select_related("volume"):
+def _release_replaced(requests):
+    """New copies are verified: release the bad segments of those copies and, for a repack, the
+    old segments on the volume being emptied. Runs in the transaction that records the copies."""
+    if not requests:
+        return
+    replacing = {r.volume_id for r in requests if r.volume_id is not None}
+    candidates = FileCopy.objects.filter(file_id__in=[r.file_id for r in requests]).filter(
+        Q(state=FileCopy.State.BAD) | Q(volume_id__in=replacing, state=FileCopy.State.VERIFIED))
+    wanted = {(r.file_id, r.copy_number): r.volume_id for r in requests}
+    old = [c for c in candidates if (c.file_id, c.copy_number) in wanted and (
+        c.state == FileCopy.State.BAD or c.volume_id == wanted[(c.file_id, c.copy_number)])]
+    for segment in old:
         if segment.state == FileCopy.State.VERIFIED:
             Volume.objects.filter(pk=segment.volume_id).update(
                 live_bytes=F("live_bytes") - segment.length, file_count=F("file_count") - 1)
-    old.update(state=FileCopy.State.RELEASED)
+    FileCopy.objects.filter(pk__in=[c.pk for c in old]).update(state=FileCopy.State.RELEASED)
 
 
 def _expected_checksum(file, offset, length, spanning):
@@ -602,10 +717,11 @@ def _verify_written(volume, written):
 
 @transaction.atomic
 def _record_writes(drive, volume, written, verified, end_of_data, unwritten, started):
+    """Record a write batch in bulk: its copies, its requests, the cache entries made clean,
+    one transfer record per collection and the granules now archived."""
     now = timezone.now()
     volume = Volume.objects.select_for_update().get(pk=volume.pk)
-    good_bytes = 0
-    granules = {}
+    copies, done, moved = [], [], {}
     for request, result, segment in written:
         f = request.file
         if request.pk not in verified:
@@ -614,32 +730,42 @@ def _record_writes(drive, volume, written, verified, end_of_data, unwritten, sta
             request.state = Req.State.QUEUED
             request.attempts += 1
             request.drive = None
-            request.save(update_fields=["error", "state", "attempts", "drive"])
             continue
-        FileCopy.objects.create(
+        copies.append(FileCopy(
             file=f, copy_number=request.copy_number, segment=segment,
             file_offset=request.bytes_done, volume=volume, position=result.position,
             data_offset=result.data_offset, length=result.length,
             checksum_type=f.checksum_type, checksum=result.checksum,
             state=FileCopy.State.VERIFIED, verified_at=now,
-        )
-        good_bytes += result.length
+        ))
         request.bytes_done += result.length
         request.error = ""
         if request.bytes_done >= f.size:
             request.state, request.finished_at = Req.State.DONE, now
+            done.append(request)
         else:
             request.state, request.drive = Req.State.QUEUED, None
-        request.save(update_fields=["bytes_done", "error", "state", "finished_at", "drive"])
-        if request.state == Req.State.DONE:
-            _release_replaced(request)
-        if request.state == Req.State.DONE and file_copies_complete(f):
-            CacheEntry.objects.filter(file=f, state=CacheEntry.State.DIRTY, pinned=False).update(
-                state=CacheEntry.State.CLEAN)
-            CacheEntry.objects.filter(file=f, state=CacheEntry.State.DIRTY, pinned=True).update(
-                state=CacheEntry.State.PINNED)
-            granules[f.granule_id] = f.granule
-        record_transfer("migrate", result.length, started, now, f.granule.collection)
+        collection = f.granule.collection
+        moved[collection.pk] = (collection, moved.get(collection.pk, (None, 0))[1] + result.length)
+    FileCopy.objects.bulk_create(copies, batch_size=1000)
+    Req.objects.filter(pk__in=[r.pk for r in done]).update(
+        state=Req.State.DONE, bytes_done=F("bytes_total"), error="", finished_at=now)
+    Req.objects.bulk_update([r for r, _, _ in written if r.state != Req.State.DONE],
+                            ["bytes_done", "error", "state", "drive", "attempts"])
+    _release_replaced(done)
+    # Lock the granules first: a mover recording another copy of the same files waits here, so
+    # whichever commits second sees both copies (and cleans the files, completes the granules).
+    granule_ids = sorted({r.file.granule_id for r in done})
+    list(Granule.objects.select_for_update().filter(pk__in=granule_ids).order_by("pk")
+         .values_list("pk", flat=True))
+    clean = files_copies_complete([r.file for r in done])
+    CacheEntry.objects.filter(file_id__in=clean, state=CacheEntry.State.DIRTY,
+                              pinned=False).update(state=CacheEntry.State.CLEAN)
+    CacheEntry.objects.filter(file_id__in=clean, state=CacheEntry.State.DIRTY,
+                              pinned=True).update(state=CacheEntry.State.PINNED)
+    for collection, nbytes in moved.values():
+        record_transfer("migrate", nbytes, started, now, collection)
+    good_bytes = sum(c.length for c in copies)
     volume.end_of_data = end_of_data
     volume.live_bytes += good_bytes
     volume.file_count += len(verified)
@@ -655,8 +781,8 @@ def _record_writes(drive, volume, written, verified, end_of_data, unwritten, sta
     elapsed = max((now - started).total_seconds(), 1e-6)
     _set_drive(drive, state=Drive.State.IDLE, last_used_at=now,
                current_rate_b_s=sum(r.length for _, r, _ in written) / elapsed)
-    for granule in granules.values():
-        _complete_granule_if_archived(granule)
+    _complete_granules_if_archived(sorted({r.file.granule_id for r in done
+                                           if r.file_id in clean}))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -848,10 +974,13 @@ def snapshot(drive_id, now=None):
                           v.last_dismounted_at.timestamp() if v.last_dismounted_at else None)
         for v in Volume.objects.exclude(state=Volume.State.RETIRED).select_related("silo", "group")
     }
+    # plain rows, not model objects: the queue can hold thousands and this runs per decision
     queue = list(Req.objects.filter(state=Req.State.QUEUED, kind__in=[
         Req.Kind.MIGRATE, Req.Kind.RECALL, Req.Kind.AUDIT])
-                 .select_related("volume_group__silo").order_by("priority", "created_at")
-                 [:SNAPSHOT_LIMIT])
+                 .order_by("priority", "created_at")
+                 .values_list("pk", "kind", "priority", "created_at", "file_id", "copy_number",
+                              "volume_id", "bytes_total", "bytes_done", "volume_group__name",
+                              "volume_group__silo__name", named=True)[:SNAPSHOT_LIMIT])
     recall_files = [r.file_id for r in queue if r.kind != Req.Kind.MIGRATE]
     segments = {}
     for c in (FileCopy.objects.filter(file_id__in=recall_files, state=FileCopy.State.VERIFIED)
@@ -861,10 +990,10 @@ def snapshot(drive_id, now=None):
     for r in queue:
         klass = _KLASS[r.priority]
         if r.kind == Req.Kind.MIGRATE:
-            group = r.volume_group
             requests.append(s.Request(r.pk, s.WRITE, klass, r.created_at.timestamp(),
-                                      group=group.name, size=r.bytes_total - r.bytes_done,
-                                      silo=group.silo.name if group.silo else None))
+                                      group=r.volume_group__name,
+                                      size=r.bytes_total - r.bytes_done,
+                                      silo=r.volume_group__silo__name))
         elif r.kind == Req.Kind.AUDIT:
             copies = tuple(s.Copy(c.volume.label, c.data_offset, c.length)
                            for c in segments.get(r.file_id, ())
@@ -950,19 +1079,24 @@ def run_drive(drive_id, max_steps=200):
     owner = uuid.uuid4().hex
     if not _acquire_lease(drive_id, owner):
         return 0
-    steps = 0
+    steps, looked_at = 0, timezone.now()
     try:
         while steps < max_steps:
             drive = Drive.objects.select_related("model", "silo", "mounted_volume").get(
                 pk=drive_id)
             if drive.state == Drive.State.OFFLINE:
                 break
+            looked_at = timezone.now()
             decision = step(drive, owner)
             if decision.action == scheduler.WAIT:
                 break
             steps += 1
     finally:
         _release_lease(drive_id, owner)
+    # work queued after the last look found this drive still leased, so its nudge started
+    # nothing: nudge again now that the drive is free (the next look sees that work)
+    if Req.objects.filter(state=Req.State.QUEUED, created_at__gte=looked_at).exists():
+        nudge()
     return steps
 
 

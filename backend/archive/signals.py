@@ -4,3 +4,8 @@ from django.dispatch import Signal
 # Sent (after commit) when every copy its policy requires of every file of a granule is verified.
 # Arguments: granule.
 granule_archived = Signal()
+
+# Sent (after commit) once per batch of granules archived together, before granule_archived is
+# sent for each: receivers with work per batch (one UPDATE for many rows) listen here.
+# Arguments: granules (a list).
+granules_archived = Signal()

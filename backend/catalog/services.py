@@ -123,24 +123,38 @@ def register_granule(collection, granule_id, *, start, end, bbox=None, attribute
                      files=(), version=1, replaces=None):
     """Create a granule in REGISTERED state with its files (dicts: name, role, size,
     checksum_type, checksum). Validation of the bytes happens before this, in ingest."""
+    return register_granules([{
+        "collection": collection, "granule_id": granule_id, "start": start, "end": end,
+        "bbox": bbox, "attributes": attributes, "files": files, "version": version,
+        "replaces": replaces}])[0]
+
+
+def register_granules(specs):
+    """register_granule for many at once (dicts of its arguments): two INSERTs in one
+    transaction, however many granules and files. Returns the granules in order."""
     from django.db import transaction
 
     from .models import File
 
-    box = bbox.as_list() if bbox is not None else [None] * 4
+    granules = []
+    for spec in specs:
+        bbox = spec.get("bbox")
+        box = bbox.as_list() if bbox is not None else [None] * 4
+        granules.append(Granule(
+            collection=spec["collection"], granule_id=spec["granule_id"],
+            version=spec.get("version", 1), replaces=spec.get("replaces"),
+            temporal_start=spec["start"], temporal_end=spec["end"], west=box[0], south=box[1],
+            east=box[2], north=box[3], attributes=spec.get("attributes") or {},
+            total_size=sum(int(f["size"]) for f in spec.get("files", ()))))
     with transaction.atomic():
-        granule = Granule.objects.create(
-            collection=collection, granule_id=granule_id, version=version, replaces=replaces,
-            temporal_start=start, temporal_end=end, west=box[0], south=box[1], east=box[2],
-            north=box[3], attributes=attributes or {},
-            total_size=sum(int(f["size"]) for f in files),
-        )
+        Granule.objects.bulk_create(granules, batch_size=1000)
         File.objects.bulk_create([
             File(granule=granule, name=f["name"], role=f.get("role", File.Role.DATA),
                  size=int(f["size"]), checksum_type=f["checksum_type"], checksum=f["checksum"])
-            for f in files
-        ])
-    return granule
+            for granule, spec in zip(granules, specs, strict=True)
+            for f in spec.get("files", ())
+        ], batch_size=1000)
+    return granules
 
 
 def collection_key_q(keys):

@@ -81,16 +81,30 @@ def test_a_granule_that_kills_its_worker_is_given_up(client, provider, collectio
 def test_unexpected_error_fails_one_granule_only(client, provider, collection, drain,
                                                  monkeypatch):
     request = submit(client, provider, collection, count=3)
-    real = services.register
+    real = services._prepare
 
     def flaky(row, *args):
         if row.granule_id == "G00001":
             raise RuntimeError("disk on fire")
         return real(row, *args)
 
-    monkeypatch.setattr(services, "register", flaky)
+    monkeypatch.setattr(services, "_prepare", flaky)
     drain()
     request.refresh_from_db()
     assert (request.archived_count, request.failed_count) == (2, 1)
     bad = IngestGranule.objects.get(granule_id="G00001")
     assert bad.disposition == "ECS INTERNAL ERROR" and "disk on fire" in bad.reason
+
+
+def test_a_failed_bulk_registration_falls_back_to_one_by_one(client, provider, collection,
+                                                            drain, monkeypatch):
+    request = submit(client, provider, collection, count=3)
+
+    def broken(specs):
+        raise RuntimeError("bulk insert refused")
+
+    monkeypatch.setattr(services, "register_granules", broken)
+    drain()
+    request.refresh_from_db()
+    assert (request.archived_count, request.failed_count) == (3, 0)
+    assert Granule.objects.filter(state=Granule.State.ARCHIVED).count() == 3

@@ -247,3 +247,29 @@ def test_damaged_cache_copy_is_never_counted(layout):
     assert request.state == Req.State.QUEUED and "cached copy damaged" in request.error
     granule.refresh_from_db()
     assert granule.state == Granule.State.ARCHIVING
+
+
+def test_archive_granules_takes_many_at_once_and_answers_each(
+        layout, django_capture_on_commit_callbacks):
+    from backend.archive.signals import granules_archived
+
+    primary, backup, collection, root = layout
+    items = [staged_granule(collection, root / "staging", sizes=(2000, 700)) for _ in range(3)]
+    broken, _ = staged_granule(collection, root / "staging")
+    batches = []
+    granules_archived.connect(lambda sender, granules, **kw: batches.append(len(granules)),
+                              weak=False)
+
+    answers = services.archive_granules([*items, (broken, {})])
+    assert [a.admitted for a in answers] == [True, True, True, False]
+    assert [a.migrations for a in answers[:3]] == [4, 4, 4]
+    assert "no source" in answers[3].error
+    assert services.archive_granules(items[:1])[0].migrations == 0  # idempotent
+
+    migrate_group(primary)
+    assert not Granule.objects.filter(state="archived").exists()
+    with django_capture_on_commit_callbacks(execute=True):
+        migrate_group(backup)
+    assert Granule.objects.filter(state="archived").count() == 3
+    assert CacheEntry.objects.filter(state="clean").count() == 6
+    assert sum(batches) == 3

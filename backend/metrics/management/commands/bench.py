@@ -8,6 +8,7 @@ measure the same disk) and whose database is a throwaway one (a SQLite file ther
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -47,12 +48,18 @@ class Command(BaseCommand):
         else:
             env.pop("DATABASE_URL", None)
         argv = [sys.executable, "manage.py", *sys.argv[1:], "--inner"]
+        signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+        child = subprocess.Popen(argv, cwd=settings.BASE_DIR, env=env)
         try:
-            result = subprocess.run(argv, cwd=settings.BASE_DIR, env=env)
+            child.wait()
+        except BaseException:
+            child.terminate()  # stopped from outside: the child stops what it started first
+            child.wait()
+            raise
         finally:
             if not opts["keep"]:
                 shutil.rmtree(root, ignore_errors=True)
-        if result.returncode:
+        if child.returncode:
             raise CommandError(f"benchmark {name} failed")
 
     def _inner(self, name, opts):

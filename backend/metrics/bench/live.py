@@ -1,0 +1,184 @@
+"""A live Granary for end-to-end benchmarks: gunicorn and Celery workers as subprocesses on the
+bench database and the configured broker, driven over HTTP with a provider's token."""
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from contextlib import contextmanager
+
+from django.conf import settings
+from django.db import connection
+
+# The archive must not hold writes back waiting for fuller batches: the clock is running.
+NO_WAITS = {"GRANARY_WRITE_MAX_WAIT_S": "0", "GRANARY_READ_MAX_WAIT_S": "0",
+            "GRANARY_REMOUNT_DELAY_S": "0", "GRANARY_DISMOUNT_DELAY_S": "0",
+            "GRANARY_TIME_SCALE": "0"}
+
+# One worker for ingest and one for the storage manager (its drive tasks run side by side in
+# threads, as separate movers would, so both copies are written at once). Distribution is left
+# out: subscription matching is not ingest; its nudges are purged at the end.
+WORKERS = (("ingest", "ingest", ["--pool", "solo"]),
+           ("archive", "archive,default", ["--pool", "threads", "--concurrency", "4"]))
+
+
+def media(capacity_bytes=10**13):
+    """A fast drive model: delays are skipped anyway (time scale 0)."""
+    return {"name": "bench-media", "rate_mb_s": 400, "mount_s_min": 10, "mount_s_max": 20,
+            "unmount_s": 15, "position_s_per_gb": 0.3, "capacity_bytes": capacity_bytes}
+
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _database_url():
+    s = connection.settings_dict
+    if connection.vendor == "sqlite":
+        return f"sqlite:///{s['NAME']}"
+    return os.environ["DATABASE_URL"]
+
+
+def purge_queues():
+    """Drop messages left on the broker by earlier runs (they name rows of other databases)."""
+    from backend.celery import app
+
+    return app.control.purge()
+
+
+class Live:
+    """The running processes and an HTTP client holding the provider's token."""
+
+    def __init__(self, base_url, token, procs, logs):
+        self.base_url, self.token, self.procs, self.logs = base_url, token, procs, logs
+
+    def call(self, method, path, body=None, content_type="application/json", timeout=600):
+        data = None
+        if body is not None:
+            data = body.encode() if isinstance(body, str) else json.dumps(body).encode()
+        request = urllib.request.Request(self.base_url + path, data=data, method=method,
+                                         headers={"Authorization": f"Token {self.token}",
+                                                  "Content-Type": content_type,
+                                                  "Accept": "application/json"})
+        try:
+            with urllib.request.urlopen(request, timeout=timeout) as answer:
+                return answer.status, json.loads(answer.read() or b"null")
+        except urllib.error.HTTPError as exc:
+            return exc.code, json.loads(exc.read() or b"null")
+
+    def check(self):
+        for name, proc in self.procs.items():
+            if proc.poll() is not None:
+                raise RuntimeError(f"{name} exited ({proc.returncode}):\n{self.tail(name)}")
+
+    def tail(self, name, chars=4000):
+        try:
+            with open(self.logs[name], errors="replace") as f:
+                return f.read()[-chars:]
+        except OSError:
+            return ""
+
+    def wait(self, predicate, timeout, what, interval=0.05):
+        """Poll predicate() until true; fail with the processes' logs when it never is."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if predicate():
+                return
+            self.check()
+            time.sleep(interval)
+        logs = "\n".join(f"--- {n}\n{self.tail(n)}" for n in self.procs)
+        raise RuntimeError(f"{what} did not finish in {timeout} s\n{logs}")
+
+
+@contextmanager
+def running(token, extra_env=None, workers=WORKERS):
+    """Start web and workers (waiting until the web answers); stop them all on exit."""
+    env = dict(os.environ, DATABASE_URL=_database_url(), **NO_WAITS, **(extra_env or {}))
+    env.setdefault("DJANGO_SETTINGS_MODULE", "backend.settings")
+    env["GRANARY_LOG_LEVEL"] = "WARNING"
+    logs_dir = settings.DATA_ROOT / "bench-logs"
+    logs_dir.mkdir(parents=True, exist_ok=True)
+    port = _free_port()
+    commands = {"web": [sys.executable, "-m", "gunicorn", "-c", "deploy/gunicorn.conf.py",
+                        "backend.wsgi:application"]}
+    web_env = dict(env, GRANARY_BIND=f"127.0.0.1:{port}", GRANARY_WEB_WORKERS="2")
+    for name, queues, pool in workers:
+        commands[name] = [sys.executable, "-m", "celery", "-A", "backend", "worker", "-Q", queues,
+                          "-n", f"bench-{name}-{os.getpid()}@%h", *pool, "--without-mingle",
+                          "--without-gossip", "--without-heartbeat", "-l", "WARNING"]
+    purge_queues()
+    procs, logs = {}, {}
+    # a benchmark stopped from outside still stops what it started
+    previous = signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    try:
+        for name, argv in commands.items():
+            logs[name] = logs_dir / f"{name}.log"
+            with open(logs[name], "wb") as out:
+                procs[name] = subprocess.Popen(
+                    argv, cwd=settings.BASE_DIR, env=web_env if name == "web" else env,
+                    stdout=out, stderr=subprocess.STDOUT)
+        live = Live(f"http://127.0.0.1:{port}", token, procs, logs)
+
+        def answers():
+            try:
+                return live.call("GET", "/api/v1/ingest/requests/?limit=1", timeout=5)[0] == 200
+            except OSError:
+                return False
+
+        live.wait(answers, 60, "the web app", interval=0.2)
+        yield live
+    finally:
+        for proc in procs.values():
+            if proc.poll() is None:
+                proc.terminate()
+        for proc in procs.values():
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        purge_queues()
+        signal.signal(signal.SIGTERM, previous)
+
+
+def provider_token(name, collections):
+    """A provider user for `name` that may deliver `collections`; its API token."""
+    from backend.accounts import roles
+    from backend.accounts.services import create_user
+
+    _, _, token = create_user(f"{name.lower()}-bench", roles.PROVIDER, provider=name,
+                              collections=collections)
+    return token
+
+
+def archived_counts(collection):
+    """(granules ARCHIVED, verified copies) of a collection."""
+    from backend.archive.models import FileCopy
+    from backend.catalog.models import Granule
+
+    archived = Granule.objects.filter(collection=collection,
+                                      state=Granule.State.ARCHIVED).count()
+    verified = FileCopy.objects.filter(file__granule__collection=collection,
+                                       state=FileCopy.State.VERIFIED).count()
+    return archived, verified
+
+
+def layout(collection_names, capacity_bytes=10**13):
+    """Two silos (two drives each) and a collection per name with a two-copy policy."""
+    from backend.archive import operations
+    from backend.catalog.models import Collection
+
+    primary, backup = operations.install_layout(drives_per_silo=2, volumes_per_silo=2,
+                                                model=media(capacity_bytes))
+    out = []
+    for short_name in collection_names:
+        collection = Collection.objects.create(short_name=short_name, version="1", title="bench")
+        operations.set_policy(collection, [primary, backup])
+        out.append(collection)
+    return out
