@@ -25,13 +25,11 @@ cleanup() {
 trap cleanup EXIT
 
 $PY manage.py migrate --noinput -v0
-$PY manage.py seed_demo >/dev/null
-# Move whatever seed_demo put in the cache to tape in-process once (granules it submits for ingest
-# are archived by the worker below); the transfer records feed the dashboards' throughput charts.
-$PY manage.py archive run >/dev/null
+# Drop nudges earlier runs left on a shared broker *before* seed_demo queues the demo's ingest.
 if [[ "${CELERY_BROKER_URL:-}" == amqp* ]]; then
   $PY -m celery -A backend purge -f -Q ingest,archive,distribution,default >/dev/null || true
 fi
+$PY manage.py seed_demo >/dev/null
 $PY -m celery -A backend worker -Q ingest,archive,distribution,default --concurrency 2 \
   -n "e2e@%h" -l WARNING --logfile "$GRANARY_DATA_ROOT/worker.log" &
 .venv/bin/gunicorn backend.wsgi:application --bind "127.0.0.1:$PORT" --worker-class gthread \
