@@ -17,6 +17,17 @@ def data_root(tmp_path, settings):
 
 
 @pytest.fixture
+def eager():
+    """Celery tasks run inline when sent (pair with django_capture_on_commit_callbacks)."""
+    from backend.celery import app
+
+    before = app.conf.task_always_eager, app.conf.task_eager_propagates
+    app.conf.task_always_eager = app.conf.task_eager_propagates = True
+    yield
+    app.conf.task_always_eager, app.conf.task_eager_propagates = before
+
+
+@pytest.fixture
 def api():
     return APIClient()
 

@@ -3,7 +3,6 @@ after-commit work (archive signals, distribution tasks) inline."""
 import pytest
 from rest_framework.test import APIClient
 
-from backend import celery_app
 from backend.accounts import roles
 from backend.archive import services as archive
 from backend.archive.models import CacheEntry
@@ -25,15 +24,6 @@ def archive_layout(data_root, settings):
 @pytest.fixture
 def collection(archive_layout):
     return archived_collection(archive_layout, short_name="MOD021KM", version="061")
-
-
-@pytest.fixture
-def eager():
-    conf = celery_app.conf
-    before = conf.task_always_eager, conf.task_eager_propagates
-    conf.task_always_eager = conf.task_eager_propagates = True
-    yield
-    conf.task_always_eager, conf.task_eager_propagates = before
 
 
 @pytest.fixture

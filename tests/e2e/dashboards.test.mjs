@@ -5,15 +5,11 @@
 //
 // Uses the system Chromium through playwright-core. Screenshots land in var/screenshots/.
 import assert from 'node:assert/strict';
-import { mkdir } from 'node:fs/promises';
 import { after, before, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 
-import { chromium } from 'playwright-core';
+import { launchChromium, SCREENSHOTS } from './browser.mjs';
 
 const BASE_URL = (process.env.GRANARY_URL || 'http://127.0.0.1:8000').replace(/\/+$/, '');
-const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
-const SCREENSHOTS = fileURLToPath(new URL('../../var/screenshots/', import.meta.url));
 const USER = process.env.E2E_OPERATOR || 'operator';
 const PASSWORD = process.env.E2E_OPERATOR_PASSWORD || 'granary-operator';
 const TIMEOUT_MS = 20_000;
@@ -22,21 +18,7 @@ const TIMEOUT_MS = 20_000;
 let browser;
 
 before(async () => {
-  await mkdir(SCREENSHOTS, { recursive: true });
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
+  browser = await launchChromium();
 });
 
 after(async () => {

@@ -4,40 +4,22 @@
 //
 // Uses the system Chromium through playwright-core: no browser is ever downloaded.
 import assert from 'node:assert/strict';
-import { mkdir } from 'node:fs/promises';
 import { after, before, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 
-import { chromium } from 'playwright-core';
+import { launchChromium, SCREENSHOTS } from './browser.mjs';
 
 const BASE_URL = (process.env.GRANARY_URL || 'http://127.0.0.1:8000').replace(/\/+$/, '');
 const EXPECTED_KEYS = (process.env.E2E_EXPECT_COLLECTIONS || 'MOD021KM.061,MOD10C1.061')
   .split(',')
   .map((key) => key.trim())
   .filter(Boolean);
-const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
-const SCREENSHOTS = fileURLToPath(new URL('../../var/screenshots/', import.meta.url));
 const TIMEOUT_MS = 20_000;
 
 /** @type {import('playwright-core').Browser | undefined} */
 let browser;
 
 before(async () => {
-  await mkdir(SCREENSHOTS, { recursive: true });
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
+  browser = await launchChromium();
 });
 
 // Runs even when a test failed, so no Chromium is left behind.

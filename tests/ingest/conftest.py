@@ -2,7 +2,6 @@
 import pytest
 from rest_framework.test import APIClient
 
-from backend import celery_app
 from backend.accounts import roles
 from backend.archive import services as archive
 from ingest import services
@@ -42,16 +41,6 @@ def client(provider):
     api.force_authenticate(user)
     api.user = user
     return api
-
-
-@pytest.fixture
-def eager():
-    """Celery tasks run inline when sent (pair with django_capture_on_commit_callbacks)."""
-    conf = celery_app.conf
-    before = conf.task_always_eager, conf.task_eager_propagates
-    conf.task_always_eager = conf.task_eager_propagates = True
-    yield
-    conf.task_always_eager, conf.task_eager_propagates = before
 
 
 @pytest.fixture
