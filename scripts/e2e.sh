@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Browser journeys: a live Granary (gunicorn + worker) on a throw-away database and data root,
 # driven by Playwright in Debian's Chromium. Screenshots land in var/screenshots/.
+# `scripts/e2e.sh [FILE...]` runs only those journeys; E2E_PORT and E2E_DB keep parallel runs apart.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=.venv/bin/python
@@ -11,7 +12,7 @@ GRANARY_DATA_ROOT=$(mktemp -d /tmp/granary-e2e.XXXXXX)
 # (and the dashboards' migrate figures) before the journeys look.
 export GRANARY_WRITE_MAX_WAIT_S=0
 if [[ "${DATABASE_URL:-}" == postgres* ]]; then
-  export DATABASE_URL="${DATABASE_URL%/*}/granary_e2e"
+  export DATABASE_URL="${DATABASE_URL%/*}/${E2E_DB:-granary_e2e}"
   $PY scripts/pg_recreate.py "$DATABASE_URL"
 else
   unset DATABASE_URL
@@ -40,7 +41,11 @@ for _ in $(seq 60); do
 done
 
 status=0
-GRANARY_URL="http://127.0.0.1:$PORT" npm run --silent e2e || status=$?
+if (($#)); then
+  GRANARY_URL="http://127.0.0.1:$PORT" node --test "$@" || status=$?
+else
+  GRANARY_URL="http://127.0.0.1:$PORT" npm run --silent e2e || status=$?
+fi
 if ((status)); then
   echo "--- web log ---"; tail -50 "$GRANARY_DATA_ROOT/web.log" || true
   echo "--- worker log ---"; tail -50 "$GRANARY_DATA_ROOT/worker.log" || true
