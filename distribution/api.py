@@ -22,6 +22,8 @@ from .serializers import (
     OrderSerializer,
     SubscriptionApplySerializer,
     SubscriptionDeliverySerializer,
+    SubscriptionPreviewResultSerializer,
+    SubscriptionPreviewSerializer,
     SubscriptionSerializer,
     cart_body,
 )
@@ -184,6 +186,23 @@ class SubscriptionViewSet(DistributionErrors, viewsets.ModelViewSet):
 
     def perform_destroy(self, instance):
         services.delete_subscription(instance)
+
+    @extend_schema(request=SubscriptionPreviewSerializer,
+                   responses=SubscriptionPreviewResultSerializer)
+    @action(detail=False, methods=["post"])
+    def preview(self, request):
+        """How many granules of the last N days (default 30) a filter would have delivered."""
+        body = SubscriptionPreviewSerializer(data=request.data, context={"request": request})
+        body.is_valid(raise_exception=True)
+        data = body.validated_data
+        box = data.get("bbox")
+        result = services.preview_subscription(
+            request.user, [services.collection_by_key(request.user, k)
+                           for k in data["collections"]],
+            bbox=box.as_list() if box else None, start=data.get("start"), end=data.get("end"),
+            conditions=data.get("conditions") or [], new_versions=data.get("new_versions", False),
+            days=data["days"])
+        return Response(SubscriptionPreviewResultSerializer(result).data)
 
     @extend_schema(request=SubscriptionApplySerializer,
                    responses={202: OpenApiResponse(description="Queued")})

@@ -155,6 +155,8 @@ class Subscription(models.Model):
     mode = models.CharField(max_length=8, choices=Mode.choices, default=Mode.NOTIFY)
     destination = models.ForeignKey(Destination, null=True, blank=True, on_delete=models.PROTECT,
                                     related_name="subscriptions")
+    new_versions = models.BooleanField(
+        default=False, help_text="Also deliver new versions of granules that were reprocessed")
     active = models.BooleanField(default=True)
     created_at = models.DateTimeField(auto_now_add=True)
 

@@ -170,7 +170,7 @@ class SubscriptionSerializer(serializers.ModelSerializer):
     class Meta:
         model = Subscription
         fields = ["id", "name", "collections", "bbox", "start", "end", "conditions", "mode",
-                  "destination", "active", "created_at"]
+                  "destination", "new_versions", "active", "created_at"]
 
     def to_representation(self, subscription):
         return {
@@ -179,7 +179,8 @@ class SubscriptionSerializer(serializers.ModelSerializer):
             "bbox": subscription.bbox,
             "start": subscription.temporal_start, "end": subscription.temporal_end,
             "conditions": subscription.conditions, "mode": subscription.mode,
-            "destination": subscription.destination_id, "active": subscription.active,
+            "destination": subscription.destination_id,
+            "new_versions": subscription.new_versions, "active": subscription.active,
             "created_at": subscription.created_at,
         }
 
@@ -236,6 +237,35 @@ class SubscriptionSerializer(serializers.ModelSerializer):
             collections = [services.collection_by_key(user, k) for k in keys]
         self.instance = services.save_subscription(user, subscription, collections)
         return self.instance
+
+
+class SubscriptionPreviewSerializer(SubscriptionSerializer):
+    """The filter of a subscription (checked the same way) and how many days back to look."""
+
+    days = serializers.IntegerField(min_value=1, max_value=366, default=30,
+                                    help_text="Count granules archived in the last N days")
+
+    class Meta(SubscriptionSerializer.Meta):
+        fields = ["collections", "bbox", "start", "end", "conditions", "new_versions", "days"]
+
+    def save(self, **kwargs):
+        raise NotImplementedError("a preview is never saved")
+
+
+class PreviewGranuleSerializer(serializers.Serializer):
+    id = serializers.IntegerField(source="pk")
+    collection = serializers.CharField(source="collection.key")
+    granule_id = serializers.CharField()
+    temporal_start = serializers.DateTimeField()
+    temporal_end = serializers.DateTimeField()
+    archived_at = serializers.DateTimeField()
+
+
+class SubscriptionPreviewResultSerializer(serializers.Serializer):
+    count = serializers.IntegerField(help_text="Granules archived since `since` that match")
+    days = serializers.IntegerField()
+    since = serializers.DateTimeField()
+    sample = PreviewGranuleSerializer(many=True, help_text="The newest few of them")
 
 
 class SubscriptionApplySerializer(serializers.Serializer):

@@ -11,7 +11,7 @@ import logging
 import os
 import shutil
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path, PurePosixPath
 
 from django.conf import settings
@@ -730,13 +730,17 @@ def _push_failed(order, exc):
 # Subscriptions
 
 
-def save_subscription(user, subscription, collections):
-    """Store a validated subscription and its collection index rows."""
+def _check_visible(user, collections):
     hidden = [c.key for c in collections if not visible_collections(user).filter(
         pk=c.pk).exists()]
     if hidden:
         raise Forbidden(f"Collection {', '.join(hidden)} is restricted and you are not approved "
                         "to subscribe to it.")
+
+
+def save_subscription(user, subscription, collections):
+    """Store a validated subscription and its collection index rows."""
+    _check_visible(user, collections)
     if subscription.mode == Subscription.Mode.PUSH and subscription.destination is None:
         raise DistributionError("A push subscription needs a destination.", "destination")
     with transaction.atomic():
@@ -811,7 +815,8 @@ def match_granule(granule_id):
         return 0
     made = 0
     for subscription in matching_subscriptions(granule):
-        made += _deliver_once(subscription, granule)
+        if granule.replaces_id is None or subscription.new_versions:
+            made += _deliver_once(subscription, granule)
     return made
 
 
@@ -828,17 +833,63 @@ def apply_since(subscription_id, since):
     subscription = Subscription.objects.filter(pk=subscription_id).first()
     if subscription is None:
         return 0
-    granules = Granule.objects.filter(
-        state=Granule.State.ARCHIVED, archived_at__gte=since,
-        collection__in=subscription.collections.all(),
-    ).filter(temporal_q(subscription.temporal_start, subscription.temporal_end))
-    if subscription.bbox:
-        granules = granules.filter(bbox_q(BBox(*subscription.bbox)))
+    granules = archived_candidates(
+        subscription.collections.all(), since, bbox=subscription.bbox,
+        start=subscription.temporal_start, end=subscription.temporal_end,
+        new_versions=subscription.new_versions)
     made = 0
     for granule in granules.select_related("collection").iterator(chunk_size=500):
         if attributes_match(subscription.conditions, granule.attributes):
             made += _deliver_once(subscription, granule)
     return made
+
+
+def archived_candidates(collections, since, *, bbox=None, start=None, end=None,
+                        new_versions=True):
+    """Granules archived since `since` that a filter's collections, box and window select, by
+    the catalog's indexed queries; the caller checks the attribute conditions on what is left."""
+    granules = Granule.objects.filter(
+        state=Granule.State.ARCHIVED, archived_at__gte=since, collection__in=collections,
+    ).filter(temporal_q(start, end))
+    if bbox:
+        granules = granules.filter(bbox_q(BBox(*bbox)))
+    if not new_versions:
+        granules = granules.filter(replaces__isnull=True)
+    return granules
+
+
+@dataclass
+class Preview:
+    count: int
+    days: int
+    since: datetime
+    sample: list
+
+
+PREVIEW_SAMPLE = 5
+
+
+def preview_subscription(user, collections, *, bbox=None, start=None, end=None, conditions=(),
+                         new_versions=False, days=30):
+    """How many granules archived in the last `days` days a filter matches, and the newest few:
+    the query "apply since" delivers from, so the preview promises what a subscription sends."""
+    _check_visible(user, collections)
+    since = timezone.now() - timedelta(days=days)
+    granules = archived_candidates(collections, since, bbox=bbox, start=start, end=end,
+                                   new_versions=new_versions).order_by("-archived_at", "-id")
+    if conditions:
+        count, newest = 0, []
+        rows = granules.values_list("pk", "attributes").iterator(chunk_size=2000)
+        for pk, attributes in rows:
+            if attributes_match(conditions, attributes):
+                count += 1
+                if len(newest) < PREVIEW_SAMPLE:
+                    newest.append(pk)
+        sample = granules.filter(pk__in=newest)
+    else:
+        count, sample = granules.count(), granules[:PREVIEW_SAMPLE]
+    return Preview(count=count, days=days, since=since,
+                   sample=list(sample.select_related("collection")))
 
 
 def _order_delivery(subscription):
