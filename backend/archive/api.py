@@ -23,6 +23,7 @@ from .serializers import (
     FileCopySerializer,
     LabelVolumesSerializer,
     PinSerializer,
+    ReleaseSerializer,
     SiloSerializer,
     VaryDriveSerializer,
     VolumeSerializer,
@@ -213,6 +214,14 @@ class FileStatusView(APIView):
         })
 
 
+def _named_files(ids):
+    files = list(File.objects.filter(pk__in=ids).select_related("granule__collection"))
+    missing = set(ids) - {f.pk for f in files}
+    if missing:
+        raise ValidationError({"files": f"no such files: {sorted(missing)}"})
+    return files
+
+
 class PinView(APIView):
     permission_classes = [IsOperator]
 
@@ -220,16 +229,30 @@ class PinView(APIView):
     def post(self, request):
         form = PinSerializer(data=request.data)
         form.is_valid(raise_exception=True)
-        files = list(File.objects.filter(pk__in=form.validated_data["files"]))
-        missing = set(form.validated_data["files"]) - {f.pk for f in files}
-        if missing:
-            raise ValidationError({"files": f"no such files: {sorted(missing)}"})
+        files = _named_files(form.validated_data["files"])
         try:
             entries = operations.pin(files, form.validated_data["pinned"])
         except services.ArchiveError as exc:
             raise _operator_error(exc) from exc
         return Response({"files": [e.file_id for e in entries],
                          "pinned": form.validated_data["pinned"]})
+
+
+class ReleaseView(APIView):
+    """Drop files' cache copies now; they stay on tape and an order recalls them."""
+
+    permission_classes = [IsOperator]
+
+    @extend_schema(request=ReleaseSerializer, responses={200: {"type": "object"}})
+    def post(self, request):
+        form = ReleaseSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        files = _named_files(form.validated_data["files"])
+        try:
+            freed = operations.release(files)
+        except services.ArchiveError as exc:
+            raise _operator_error(exc) from exc
+        return Response({"files": [f.pk for f in files], "freed_bytes": freed})
 
 
 class CacheView(APIView):

@@ -136,6 +136,11 @@ def pin(files, pinned=True):
     return [services.set_pinned(f, pinned) for f in files]
 
 
+def release(files):
+    """Drop the cache copies of `files` now; they stay on tape. Returns the bytes freed."""
+    return sum(services.release(f) for f in files)
+
+
 def find_file(ref):
     """A file by id or by 'COLLECTION:GRANULE/NAME'."""
     try:

@@ -109,6 +109,9 @@ class AuditSerializer(serializers.Serializer):
     sample = serializers.IntegerField(min_value=1, required=False)
 
 
-class PinSerializer(serializers.Serializer):
+class ReleaseSerializer(serializers.Serializer):
     files = serializers.ListField(child=serializers.IntegerField(), min_length=1, max_length=10000)
+
+
+class PinSerializer(ReleaseSerializer):
     pinned = serializers.BooleanField(default=True)

@@ -170,6 +170,28 @@ def _drop_from_cache(file_id):
     return entry.size
 
 
+def release(file):
+    """Drop one file's cache copy now instead of waiting for the watermarks (an operator's
+    purge: frees room, or sends a file to tape only). Refused, with the reason, when the
+    purge could not drop it either: dirty, pinned, kept for an order, or copies unverified."""
+    with transaction.atomic():
+        entry = CacheEntry.objects.select_for_update().filter(file=file).first()
+        if entry is None or entry.state == CacheEntry.State.STAGING:
+            raise ArchiveError(f"{file.name} is not in the cache")
+        if entry.state == CacheEntry.State.DIRTY:
+            raise ArchiveError(f"{file.name} is dirty: a copy is still to be written to tape")
+        if entry.state == CacheEntry.State.PINNED:
+            raise ArchiveError(f"{file.name} is pinned; unpin it first")
+        if entry.keep_until and entry.keep_until > timezone.now():
+            raise ArchiveError(f"{file.name} is kept in the cache for an order until "
+                               f"{entry.keep_until:%Y-%m-%d %H:%M} UTC")
+        if not file_copies_complete(file):
+            raise ArchiveError(f"{file.name} has tape copies still unverified")
+        entry.delete()
+    cache_path(file).unlink(missing_ok=True)
+    return entry.size
+
+
 def reserve_cache(nbytes):
     """True when `nbytes` more fit in the cache (purging clean files if need be)."""
     usage = cache_usage()

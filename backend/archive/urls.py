@@ -15,5 +15,6 @@ urlpatterns = [
     path("archive/cache/", api.CacheView.as_view(), name="cache"),
     path("archive/queues/", api.QueueSummaryView.as_view(), name="archive-queues"),
     path("archive/cache/pin/", api.PinView.as_view(), name="cache-pin"),
+    path("archive/cache/release/", api.ReleaseView.as_view(), name="cache-release"),
     *router.urls,
 ]

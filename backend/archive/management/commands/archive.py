@@ -186,6 +186,13 @@ def _pin(command, opts):
     command.stdout.write(f"{len(files)} files {opts['action']}ned")
 
 
+def _release(command, opts):
+    files = [operations.find_file(ref) for ref in opts["files"]]
+    freed = operations.release(files)
+    command.stdout.write(f"{len(files)} files released from the cache ({_mib(freed)}); "
+                         "they are on tape only now")
+
+
 def _cache(command, opts):
     usage = services.cache_usage()
     _rows(command, ("capacity", "used", "free", "dirty", "clean", "pinned"),
@@ -275,6 +282,11 @@ SUBCOMMANDS = {
     "audit": Subcommand("Fixity audit of a volume or a sample", _audit_arguments,
                         _operator(_audit)),
     "pin": Subcommand("Pin or unpin cached files", _pin_arguments, _operator(_pin)),
+    "release": Subcommand(
+        "Drop files' cache copies now (clean, unpinned, not kept for an order)",
+        lambda p: p.add_argument("files", nargs="+", help="file ids or COLLECTION:GRANULE/NAME"),
+        _operator(_release),
+    ),
     "cache": Subcommand("Cache usage", _none, _operator(_cache)),
     "rebuild-catalog": Subcommand("Rebuild the copy catalog from the volumes alone", _none,
                                   _operator(_rebuild)),
