@@ -60,18 +60,18 @@ class CartView(DistributionErrors, APIView):
 
     @extend_schema(responses=CartSerializer)
     def get(self, request):
-        return Response(cart_body(services.cart(request.user)))
+        return Response(cart_body(request.user, services.cart(request.user)))
 
     @extend_schema(request=GranuleIdsSerializer, responses=CartSerializer)
     def post(self, request):
         body = GranuleIdsSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        return Response(cart_body(services.add_to_cart(request.user,
-                                                       body.validated_data["granules"])))
+        return Response(cart_body(request.user, services.add_to_cart(
+            request.user, body.validated_data["granules"])))
 
     @extend_schema(responses=CartSerializer, operation_id="cart_clear")
     def delete(self, request):
-        return Response(cart_body(services.remove_from_cart(request.user)))
+        return Response(cart_body(request.user, services.remove_from_cart(request.user)))
 
 
 class CartGranuleView(DistributionErrors, APIView):
@@ -79,7 +79,8 @@ class CartGranuleView(DistributionErrors, APIView):
 
     @extend_schema(responses=CartSerializer, operation_id="cart_remove")
     def delete(self, request, granule):
-        return Response(cart_body(services.remove_from_cart(request.user, [granule])))
+        return Response(cart_body(request.user,
+                                  services.remove_from_cart(request.user, [granule])))
 
 
 class OrderViewSet(DistributionErrors, mixins.ListModelMixin, mixins.RetrieveModelMixin,

@@ -39,16 +39,24 @@ class CartItemSerializer(serializers.ModelSerializer):
         fields = ["granule", "collection", "granule_id", "size", "added_at"]
 
 
+class OrderLimitsSerializer(serializers.Serializer):
+    granules = serializers.IntegerField(help_text="Most granules in one order (and the cart)")
+    bytes = serializers.IntegerField(help_text="Most bytes in one order")
+    open_orders = serializers.IntegerField(help_text="Most orders open at once")
+    open_orders_used = serializers.IntegerField(help_text="The caller's open orders now")
+
+
 class CartSerializer(serializers.Serializer):
     count = serializers.IntegerField()
     bytes = serializers.IntegerField()
     granules = CartItemSerializer(many=True)
+    limits = OrderLimitsSerializer(help_text="What an order of the cart must keep within")
 
 
-def cart_body(items):
+def cart_body(user, items):
     items = list(items)
     return CartSerializer({"count": len(items), "bytes": sum(i.granule.total_size for i in items),
-                           "granules": items}).data
+                           "granules": items, "limits": services.order_limits(user)}).data
 
 
 class GranuleIdsSerializer(serializers.Serializer):

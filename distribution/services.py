@@ -163,6 +163,13 @@ def open_orders(user):
     return Order.objects.filter(user=user, subscription__isnull=True, state__in=Order.OPEN)
 
 
+def order_limits(user):
+    """The limits as a user sees them before ordering, with their open orders counted."""
+    limit = limits()
+    return {"granules": limit.granules, "bytes": limit.bytes, "open_orders": limit.open_orders,
+            "open_orders_used": open_orders(user).count()}
+
+
 # ---------------------------------------------------------------------------------------------
 # The cart
 
@@ -519,7 +526,9 @@ def authorize_download(user, file_id, params):
         if item.state != OrderItem.State.READY:
             raise Conflict(f"{file.name} is not ready yet.")
         return Download(file, item)
-    if not user.is_authenticated:
+    # Browse images are shown to every visitor who may see the granule, logged in or not.
+    browse = file is not None and file.role == File.Role.BROWSE
+    if not user.is_authenticated and not browse:
         raise Forbidden("Log in, or use the signed link of an order, to download.")
     if file is None or not visible_granules(user).filter(pk=file.granule_id).exists():
         raise Forbidden("You may not download this file.")

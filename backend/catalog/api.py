@@ -15,7 +15,7 @@ from rest_framework.response import Response
 from . import services
 from .filters import CollectionFilter, GranuleFilter
 from .models import Collection
-from .serializers import CollectionSerializer, GranuleSerializer
+from .serializers import CollectionSerializer, GranuleDetailSerializer, GranuleSerializer
 
 
 class CollectionViewSet(viewsets.ReadOnlyModelViewSet):
@@ -67,7 +67,13 @@ class GranuleViewSet(viewsets.ReadOnlyModelViewSet):
         granules = services.visible_granules(self.request.user)
         if self.action == "facets":
             return granules
+        if self.action == "retrieve":
+            return services.with_residency(granules).prefetch_related(
+                "files__cache_entry", "files__copies__volume__silo")
         return services.with_residency(granules).prefetch_related("files")
+
+    def get_serializer_class(self):
+        return GranuleDetailSerializer if self.action == "retrieve" else GranuleSerializer
 
     @extend_schema(
         summary="Facet counts of the granules matching the same filters as the list",

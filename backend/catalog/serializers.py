@@ -1,3 +1,5 @@
+from django.urls import reverse
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from .models import Collection, File, Granule
@@ -39,3 +41,50 @@ class GranuleSerializer(serializers.ModelSerializer):
             "bbox", "attributes", "total_size", "residency", "files", "replaces", "created_at",
             "archived_at",
         ]
+
+
+class TapeCopySerializer(serializers.Serializer):
+    copy_number = serializers.IntegerField()
+    volume = serializers.CharField(source="volume.label")
+    silo = serializers.CharField(source="volume.silo.name")
+    state = serializers.CharField()
+
+
+class FileStorageSerializer(FileSerializer):
+    """A file with where its bytes are: the disk cache and each copy on tape."""
+
+    in_cache = serializers.SerializerMethodField(help_text="In the disk cache now")
+    tape_copies = serializers.SerializerMethodField()
+
+    class Meta(FileSerializer.Meta):
+        fields = [*FileSerializer.Meta.fields, "in_cache", "tape_copies"]
+
+    def get_in_cache(self, file) -> bool:
+        from backend.archive.models import CacheEntry
+
+        entry = getattr(file, "cache_entry", None)
+        return entry is not None and entry.state != CacheEntry.State.STAGING
+
+    @extend_schema_field(TapeCopySerializer(many=True))
+    def get_tape_copies(self, file):
+        from backend.archive.models import FileCopy
+
+        copies = sorted((c for c in file.copies.all() if c.state != FileCopy.State.RELEASED),
+                        key=lambda c: (c.copy_number, c.segment))
+        return TapeCopySerializer(copies, many=True).data
+
+
+class GranuleDetailSerializer(GranuleSerializer):
+    """One granule with its files' storage and the link to its browse image, if it has one."""
+
+    files = FileStorageSerializer(many=True, read_only=True)
+    browse_url = serializers.SerializerMethodField(
+        help_text="Where the browse image downloads from (anyone who may see the granule)",
+    )
+
+    class Meta(GranuleSerializer.Meta):
+        fields = [*GranuleSerializer.Meta.fields, "browse_url"]
+
+    def get_browse_url(self, granule) -> str | None:
+        browse = next((f for f in granule.files.all() if f.role == File.Role.BROWSE), None)
+        return reverse("file-download", args=[browse.pk]) if browse else None

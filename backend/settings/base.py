@@ -169,6 +169,12 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
+    # Catalog choice sets shared by the granule list and the granule page keep plain names.
+    "ENUM_NAME_OVERRIDES": {
+        "GranuleStateEnum": "backend.catalog.models.Granule.State",
+        "FileRoleEnum": "backend.catalog.models.File.Role",
+        "FileChecksumTypeEnum": "backend.catalog.models.File.ChecksumType",
+    },
 }
 
 # Celery: the database is the source of truth, messages are nudges.

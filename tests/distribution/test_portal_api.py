@@ -1,0 +1,82 @@
+"""What the web portal reads besides the plain lists: a granule's storage and browse image, and
+the order limits shown in the cart before ordering."""
+import pytest
+from rest_framework.test import APIClient
+
+from backend.catalog.models import Collection, File
+from tests.factories import FileFactory
+
+from .conftest import evict
+
+pytestmark = pytest.mark.django_db
+
+
+def test_granule_page_says_where_each_file_lives(alice, collection, archived):
+    granule, other = archived(collection, 2, sizes=(3000, 500))
+    detail = alice.get(f"/api/v1/granules/{granule.pk}/").json()
+    assert detail["residency"] == "cache" and detail["browse_url"] is None
+    for shown in detail["files"]:
+        assert shown["in_cache"] is True
+        copies = [(c["copy_number"], c["state"]) for c in shown["tape_copies"]]
+        assert copies == [(1, "verified"), (2, "verified")]
+        assert {c["silo"] for c in shown["tape_copies"]} == {"silo1", "silo2"}
+        assert all(c["volume"] for c in shown["tape_copies"])
+
+    evict([granule])
+    detail = alice.get(f"/api/v1/granules/{granule.pk}/").json()
+    assert detail["residency"] == "tape"
+    assert [f["in_cache"] for f in detail["files"]] == [False, False]
+    assert all(len(f["tape_copies"]) == 2 for f in detail["files"])
+
+    # The list stays lean: no storage per file there.
+    listed = alice.get("/api/v1/granules/").json()["results"]
+    assert {g["id"] for g in listed} == {granule.pk, other.pk}
+    assert all("in_cache" not in f for g in listed for f in g["files"])
+
+
+def test_browse_image_is_shown_to_anonymous_visitors_but_data_is_not(collection, archived):
+    granule, = archived(collection, 1, sizes=(2000,))
+    data = granule.files.get()
+    browse = FileFactory(granule=granule, name=f"{granule.granule_id}.png",
+                         role=File.Role.BROWSE, size=0)
+    anonymous = APIClient()
+
+    detail = anonymous.get(f"/api/v1/granules/{granule.pk}/").json()
+    assert detail["browse_url"] == f"/api/v1/files/{browse.pk}/download"
+
+    refused = anonymous.get(f"/api/v1/files/{data.pk}/download")
+    assert refused.status_code == 403
+    assert refused.json()["detail"] == "Log in, or use the signed link of an order, to download."
+    # The browse file has no bytes in the cache here: the answer says so, not "log in".
+    answer = anonymous.get(detail["browse_url"])
+    assert answer.status_code == 409 and "on tape only" in answer.json()["detail"]
+
+    Collection.objects.filter(pk=collection.pk).update(access="restricted")
+    hidden = anonymous.get(f"/api/v1/files/{browse.pk}/download")
+    assert hidden.status_code == 403
+    assert hidden.json()["detail"] == "You may not download this file."
+
+
+def test_browse_image_bytes_reach_an_anonymous_visitor(collection, archived):
+    granule, = archived(collection, 1, sizes=(700,))
+    File.objects.filter(granule=granule).update(role=File.Role.BROWSE)
+    detail = APIClient().get(f"/api/v1/granules/{granule.pk}/").json()
+    answer = APIClient().get(detail["browse_url"])
+    assert answer.status_code == 200
+    assert len(b"".join(answer.streaming_content)) == 700
+
+
+def test_cart_shows_the_limits_before_ordering(alice, collection, archived, inline, settings):
+    settings.GRANARY_ORDER_MAX_GRANULES = 5
+    settings.GRANARY_ORDER_MAX_GB = 2
+    settings.GRANARY_ORDER_MAX_OPEN = 3
+    granules = archived(collection, 2, sizes=(1000,))
+    cart = alice.post("/api/v1/cart/", {"granules": [granules[0].pk]}, format="json").json()
+    assert cart["count"] == 1 and cart["bytes"] == 1000
+    assert cart["limits"] == {"granules": 5, "bytes": 2_000_000_000, "open_orders": 3,
+                              "open_orders_used": 0}
+
+    inline(alice.post, "/api/v1/orders/", {"granules": [granules[1].pk]}, format="json")
+    assert alice.get("/api/v1/cart/").json()["limits"]["open_orders_used"] == 1
+    emptied = alice.delete(f"/api/v1/cart/{granules[0].pk}/").json()
+    assert emptied["count"] == 0 and emptied["limits"]["open_orders_used"] == 1
