@@ -14,7 +14,7 @@ DEMO_COLLECTIONS = [
         "title": "MODIS/Terra Snow Cover Daily L3 Global 0.05Deg CMG",
         "description": "Daily global snow cover on a 0.05 degree climate modelling grid.",
         "processing_level": "3", "platform": "Terra", "instrument": "MODIS",
-        "file_patterns": [r"^(?P<granule>MOD10C1\.A\d{7}\.061\.\d{13})\.(hdf|hdf\.met|jpg)$"],
+        "file_patterns": [r"^(?P<granule>MOD10C1\.A\d{7}\.061\.\d{13})\.(hdf|hdf\.met|jpg|png)$"],
     },
     {
         "short_name": "GHRSST_OISST_L4", "version": "2.1",

@@ -1,7 +1,10 @@
 """Demo granules with real bytes: small stand-ins for the products of the demo collections,
 written into the provider's staging area and delivered as a bulk ingest request, so the demo
 runs the whole pipeline (validation, registration, archive, metrics)."""
+import math
 import random
+import struct
+import zlib
 from datetime import UTC, datetime, timedelta
 
 from backend.catalog import checksums
@@ -19,8 +22,38 @@ def _swath(rng, i):
     return make_bbox(west, lat, east, min(lat + 20, 90))
 
 
+def _png(width, height, pixel):
+    """A truecolour PNG of pixel(x, y) -> (r, g, b): enough of the format for a browse image."""
+    def chunk(kind, data):
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(
+            ">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+
+    rows = b"".join(b"\0" + bytes(v for x in range(width) for v in pixel(x, y))
+                    for y in range(height))
+    return (b"\x89PNG\r\n\x1a\n"
+            + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0))
+            + chunk(b"IDAT", zlib.compress(rows, 9)) + chunk(b"IEND", b""))
+
+
+def _snow_browse(rng, day):
+    """A global snow cover picture (plate carrée, 2 degrees a pixel): snow from the poles
+    down to a snow line that wanders with longitude and moves south as winter comes."""
+    waves = [(rng.uniform(1, 4), rng.uniform(0, 2 * math.pi), rng.uniform(3, 8))
+             for _ in range(3)]
+
+    def pixel(x, y):
+        lon, lat = x * 2 - 179, 89 - y * 2
+        line = 52 - day * 0.6 + sum(a * math.sin(k * math.radians(lon) + p) * 2
+                                    for k, p, a in waves)
+        north, south = lat - line, -lat - 62
+        cover = max(0.0, min(1.0, max(north, south) / 12 + 0.5))
+        return tuple(round(c0 + (255 - c0) * cover) for c0 in (34, 74, 96))
+
+    return _png(180, 90, pixel)
+
+
 def _products(short_name, rng, count):
-    """(granule_id, start, end, bbox, attributes, [file specs without bytes])"""
+    """(granule_id, start, end, bbox, attributes, [(name, role, size or bytes)])"""
     for i in range(count):
         day = DAY0 + timedelta(days=i // 4, hours=(i % 4) * 6)
         doy = day.timetuple().tm_yday
@@ -39,7 +72,7 @@ def _products(short_name, rng, count):
             yield gid, start, start + timedelta(days=1) - timedelta(seconds=1), \
                 make_bbox(-180, -90, 180, 90), {"snow_cover_pct": rng.randint(5, 30)}, [
                     (f"{gid}.hdf", "data", rng.randint(800, 2000) * 1024),
-                    (f"{gid}.jpg", "browse", 40 * 1024),
+                    (f"{gid}.png", "browse", _snow_browse(rng, i)),
                 ]
         else:
             start = DAY0 + timedelta(days=i)
@@ -64,9 +97,12 @@ def deliver_demo_granules(provider, collection, count, seed=0):
         if collection.granules.filter(granule_id=gid).exists():
             continue
         specs = []
-        for name, role, size in files:
+        for name, role, content in files:
             path = folder / name
-            path.write_bytes(rng.randbytes(size))
+            # A size stands for random bytes; browse images come as their real bytes.
+            data = content if isinstance(content, bytes) else rng.randbytes(content)
+            path.write_bytes(data)
+            size = len(data)
             digest, _ = checksums.of_file("MD5", path)
             specs.append({"name": name, "path": str(path.relative_to(area)), "role": role,
                           "size": size, "checksum_type": "MD5", "checksum": digest})
