@@ -7,6 +7,8 @@ import { UserMenu } from '../features/auth/UserMenu';
 export function Layout() {
   const me = useQuery(meQuery());
   const operator = me.data?.authenticated === true && me.data.role === 'operator';
+  const loggedIn = me.data?.authenticated === true;
+  const provider = loggedIn && me.data?.roles.includes('provider');
   return (
     <>
       <a className="skip-link" href="#main">
@@ -25,6 +27,8 @@ export function Layout() {
             <NavLink to="/" end>
               Collections
             </NavLink>
+            {loggedIn && <NavLink to="/subscriptions">Subscriptions</NavLink>}
+            {provider && <NavLink to="/provider">My ingest</NavLink>}
             {operator && <NavLink to="/dashboards">Dashboards</NavLink>}
             <a href="/api/docs/">API</a>
           </nav>

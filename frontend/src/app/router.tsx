@@ -37,6 +37,45 @@ export const routes: RouteObject[] = [
           },
         ],
       },
+      {
+        path: 'subscriptions',
+        lazy: async () => ({ Component: (await import('../features/subscriptions/SubscriptionsPage')).SubscriptionsPage }),
+      },
+      {
+        path: 'subscriptions/new',
+        lazy: async () => ({ Component: (await import('../features/subscriptions/SubscriptionEditPages')).NewSubscriptionPage }),
+      },
+      {
+        path: 'subscriptions/:id',
+        lazy: async () => ({ Component: (await import('../features/subscriptions/SubscriptionPage')).SubscriptionPage }),
+      },
+      {
+        path: 'subscriptions/:id/edit',
+        lazy: async () => ({ Component: (await import('../features/subscriptions/SubscriptionEditPages')).EditSubscriptionPage }),
+      },
+      {
+        // The provider's own ingest requests and PDRs.
+        path: 'provider',
+        lazy: async () => ({ Component: (await import('../features/provider/ProviderLayout')).ProviderLayout }),
+        children: [
+          {
+            index: true,
+            lazy: async () => ({ Component: (await import('../features/provider/RequestsPage')).RequestsPage }),
+          },
+          {
+            path: 'requests/:id',
+            lazy: async () => ({ Component: (await import('../features/provider/RequestPage')).RequestPage }),
+          },
+          {
+            path: 'pdrs',
+            lazy: async () => ({ Component: (await import('../features/provider/PdrsPage')).PdrsPage }),
+          },
+          {
+            path: 'pdrs/:id',
+            lazy: async () => ({ Component: (await import('../features/provider/PdrPage')).PdrPage }),
+          },
+        ],
+      },
       { path: '*', element: <NotFoundPage /> },
     ],
   },

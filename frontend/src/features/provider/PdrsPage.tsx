@@ -1,0 +1,98 @@
+import { useQuery } from '@tanstack/react-query';
+import { useState } from 'react';
+import { Link } from 'react-router';
+
+import { EmptyState } from '../../components/StatusMessage';
+import { cursorOf } from '../../lib/api';
+import { formatDateTime } from '../../lib/format';
+import { Loaded } from '../dashboards/Loaded';
+import { pdrIsFinal, pdrsQuery, type Pdr } from './api/pdrs';
+import { idFromUrl, PROVIDER_REFRESH_MS } from './api/requests';
+import { StateBadge } from './StateBadge';
+
+export function PdrsPage() {
+  const [cursor, setCursor] = useState<string | null>(null);
+  const pdrs = useQuery(pdrsQuery(cursor));
+  const waiting = pdrs.data?.results.some((pdr) => !pdrIsFinal(pdr));
+  return (
+    <section className="page" aria-labelledby="pdrs-heading">
+      <div className="page__header">
+        <h1 id="pdrs-heading">PDRs</h1>
+        <p className="page__lead">
+          Product Delivery Records you sent, and Granary’s answers: a PDRD when a PDR was refused, a PAN once its
+          granules are done.
+        </p>
+      </div>
+      <Loaded query={pdrs} what="your PDRs">
+        {(page) =>
+          page.results.length === 0 && !cursor ? (
+            <EmptyState title="No PDRs yet">
+              <p>PDRs dropped in your staging area or sent to the API appear here.</p>
+            </EmptyState>
+          ) : (
+            <>
+              <PdrTable rows={page.results} />
+              {(page.next || page.previous) && (
+                <nav className="pager" aria-label="PDR pages">
+                  <button type="button" className="button button--quiet" disabled={!page.previous} onClick={() => setCursor(cursorOf(page.previous))}>
+                    ← Newer
+                  </button>
+                  <button type="button" className="button button--quiet" disabled={!page.next} onClick={() => setCursor(cursorOf(page.next))}>
+                    Older →
+                  </button>
+                </nav>
+              )}
+            </>
+          )
+        }
+      </Loaded>
+      {waiting && <p className="hint">PDRs waiting for their PAN refresh every {PROVIDER_REFRESH_MS / 1000} seconds.</p>}
+    </section>
+  );
+}
+
+function PdrTable({ rows }: { rows: Pdr[] }) {
+  return (
+    <div className="table-card">
+      <table className="data-table data-table--cards">
+        <caption className="visually-hidden">PDRs, newest first</caption>
+        <thead>
+          <tr>
+            <th scope="col">PDR</th>
+            <th scope="col">State</th>
+            <th scope="col">Disposition</th>
+            <th scope="col">Request</th>
+            <th scope="col">Received</th>
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map((pdr) => {
+            const requestId = idFromUrl(pdr.request);
+            return (
+              <tr key={pdr.id}>
+                <th scope="row" data-label="PDR">
+                  <Link to={`/provider/pdrs/${pdr.id}`} className="mono wrap">
+                    {pdr.name}
+                  </Link>
+                </th>
+                <td data-label="State">
+                  <StateBadge state={pdr.state} />
+                </td>
+                <td data-label="Disposition">
+                  <span className="request-name">
+                    <span className="mono small">{pdr.disposition || '—'}</span>
+                    {pdr.detail && <span className="small">{pdr.detail}</span>}
+                  </span>
+                </td>
+                <td data-label="Request">
+                  {requestId === null ? <span className="muted">none</span> : <Link to={`/provider/requests/${requestId}`}>Request {requestId}</Link>}
+                </td>
+                <td data-label="Received">{formatDateTime(pdr.created_at)}</td>
+              </tr>
+            );
+          })}
+        </tbody>
+      </table>
+    </div>
+  );
+}

@@ -1,0 +1,237 @@
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useId, useState } from 'react';
+import { Link, useParams } from 'react-router';
+
+import { EmptyState } from '../../components/StatusMessage';
+import { formatBytes, formatCount, formatDateTime } from '../../lib/format';
+import { retryIngest } from '../dashboards/api/ingestRequests';
+import { Loaded } from '../dashboards/Loaded';
+import { GRANULE_STATES, ingestRequestQuery, type IngestGranuleRow, type IngestRequestDetail } from './api/request';
+import { idFromUrl, isFinal, PROVIDER_REFRESH_MS } from './api/requests';
+import { PercentDone, StateBadge } from './StateBadge';
+
+/** Rows drawn at once; a request can hold 10,000 granules. */
+const PAGE_ROWS = 100;
+
+export function RequestPage() {
+  const id = Number(useParams().id);
+  const [state, setState] = useState('');
+  const request = useQuery(ingestRequestQuery(id, state));
+  return (
+    <section className="page" aria-labelledby="request-heading">
+      <p className="breadcrumb">
+        <Link to="/provider">Ingest requests</Link> /
+      </p>
+      <h1 id="request-heading">
+        Ingest request {id} {request.data && <StateBadge state={request.data.state} />}
+      </h1>
+      <Loaded query={request} what={`ingest request ${id}`}>
+        {(data) => <RequestDetail request={data} state={state} onState={setState} />}
+      </Loaded>
+    </section>
+  );
+}
+
+function RequestDetail({ request, state, onState }: { request: IngestRequestDetail; state: string; onState: (s: string) => void }) {
+  const queryClient = useQueryClient();
+  const [outcome, setOutcome] = useState<{ ok: boolean; text: string } | null>(null);
+  const retry = useMutation({
+    mutationFn: (positions?: number[]) => retryIngest(request.id, positions),
+    onMutate: () => setOutcome(null),
+    onSuccess: async (result) => {
+      const granules = result.retried === 1 ? 'granule' : 'granules';
+      setOutcome({ ok: true, text: `Sent ${formatCount(result.retried)} ${granules} round again.` });
+      await queryClient.invalidateQueries({ queryKey: ['ingest'] });
+    },
+    onError: (error) => setOutcome({ ok: false, text: error.message }),
+  });
+  const pdrId = idFromUrl(request.pdr);
+  const failed = request.counts.failed ?? request.failed_count;
+
+  return (
+    <>
+      <div className="progress-card">
+        <PercentDone percent={request.percent_done} label="Percent done in bytes" />
+        <p className="small muted">
+          {formatBytes(request.bytes_done)} of {formatBytes(request.bytes_total)} in a final state ·{' '}
+          {formatCount(request.archived_count)} of {formatCount(request.granule_count)} granules archived
+          {request.failed_count > 0 && `, ${formatCount(request.failed_count)} failed`}
+        </p>
+        <ul className="state-counts" aria-label="Granules per state">
+          {GRANULE_STATES.filter((s) => request.counts[s]).map((s) => (
+            <li key={s}>
+              <StateBadge state={s} /> {formatCount(request.counts[s])}
+            </li>
+          ))}
+        </ul>
+      </div>
+
+      <dl className="figures summary-list">
+        <div>
+          <dt>Provider</dt>
+          <dd>{request.provider}</dd>
+        </div>
+        <div>
+          <dt>Delivered by</dt>
+          <dd>
+            {request.way}
+            {request.label ? ` · ${request.label}` : ''}
+          </dd>
+        </div>
+        <div>
+          <dt>Submitted</dt>
+          <dd>{formatDateTime(request.created_at)}</dd>
+        </div>
+        <div>
+          <dt>Last change</dt>
+          <dd>{formatDateTime(request.updated_at)}</dd>
+        </div>
+        <div>
+          <dt>Finished</dt>
+          <dd>{request.finished_at ? formatDateTime(request.finished_at) : 'Not yet'}</dd>
+        </div>
+        {pdrId !== null && (
+          <div>
+            <dt>From PDR</dt>
+            <dd>
+              <Link to={`/provider/pdrs/${pdrId}`}>PDR {pdrId} and its PAN</Link>
+            </dd>
+          </div>
+        )}
+      </dl>
+
+      {!isFinal(request) && <p className="hint">Refreshing every {PROVIDER_REFRESH_MS / 1000} seconds until the request is finished.</p>}
+
+      <section className="page-section" aria-labelledby="granules-heading">
+        <h2 id="granules-heading">Granules</h2>
+        <div className="toolbar">
+          <StateFilter value={state} onChange={onState} />
+          {failed > 0 && (
+            <button type="button" className="button button--small" disabled={retry.isPending} onClick={() => retry.mutate(undefined)}>
+              Retry all {formatCount(failed)} failed
+            </button>
+          )}
+        </div>
+        <div aria-live="polite">
+          {outcome && (
+            <p className={outcome.ok ? 'notice notice--ok' : 'notice notice--error'} role={outcome.ok ? undefined : 'alert'}>
+              {outcome.text}
+            </p>
+          )}
+        </div>
+        <GranuleTable
+          key={state}
+          rows={request.granules}
+          state={state}
+          busy={retry.isPending}
+          onRetry={(position) => retry.mutate([position])}
+        />
+      </section>
+    </>
+  );
+}
+
+function StateFilter({ value, onChange }: { value: string; onChange: (state: string) => void }) {
+  const id = useId();
+  return (
+    <div className="field">
+      <label htmlFor={id}>Show</label>
+      <select id={id} value={value} onChange={(event) => onChange(event.target.value)}>
+        <option value="">every granule</option>
+        {GRANULE_STATES.map((s) => (
+          <option key={s} value={s}>
+            {s}
+          </option>
+        ))}
+      </select>
+    </div>
+  );
+}
+
+function GranuleTable({
+  rows,
+  state,
+  busy,
+  onRetry,
+}: {
+  rows: IngestGranuleRow[];
+  state: string;
+  busy: boolean;
+  onRetry: (position: number) => void;
+}) {
+  const [shown, setShown] = useState(PAGE_ROWS);
+  if (rows.length === 0) {
+    return <EmptyState title={state ? `No ${state} granules` : 'No granules'} />;
+  }
+  return (
+    <>
+      <div className="table-card">
+        <table className="data-table data-table--cards">
+          <caption className="visually-hidden">Granules of the request in the order delivered</caption>
+          <thead>
+            <tr>
+              <th scope="col" className="numeric">#</th>
+              <th scope="col">Granule</th>
+              <th scope="col">State</th>
+              <th scope="col">Validated</th>
+              <th scope="col">Why it failed</th>
+              <th scope="col">
+                <span className="visually-hidden">Actions</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {rows.slice(0, shown).map((row) => (
+              <tr key={row.position}>
+                <td data-label="#" className="numeric">
+                  {row.position}
+                </td>
+                <th scope="row" data-label="Granule">
+                  <span className="request-name">
+                    <span className="mono wrap">{row.granule_id}</span>
+                    <span className="muted small">{row.collection}</span>
+                  </span>
+                </th>
+                <td data-label="State">
+                  <StateBadge state={row.state} />
+                  {row.attempts > 1 && <span className="muted small"> {row.attempts} attempts</span>}
+                </td>
+                <td data-label="Validated">
+                  {formatBytes(row.bytes_done)} of {formatBytes(row.bytes_total)}
+                </td>
+                <td data-label="Why it failed">
+                  {row.state === 'failed' ? (
+                    <span className="failure">
+                      {row.disposition && <span className="mono small">{row.disposition}</span>}
+                      <span>{row.reason || 'No reason recorded.'}</span>
+                    </span>
+                  ) : (
+                    <span className="muted">—</span>
+                  )}
+                </td>
+                <td data-label="Actions">
+                  {row.state === 'failed' && (
+                    <button
+                      type="button"
+                      className="button button--small button--quiet"
+                      disabled={busy}
+                      onClick={() => onRetry(row.position)}
+                      aria-label={`Retry ${row.granule_id}`}
+                    >
+                      Retry
+                    </button>
+                  )}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+      {rows.length > shown && (
+        <button type="button" className="button button--quiet" onClick={() => setShown((n) => n + PAGE_ROWS)}>
+          Show {formatCount(Math.min(PAGE_ROWS, rows.length - shown))} more of {formatCount(rows.length - shown)}
+        </button>
+      )}
+    </>
+  );
+}

@@ -1,0 +1,99 @@
+import { useQuery } from '@tanstack/react-query';
+import { useState } from 'react';
+import { Link } from 'react-router';
+
+import { EmptyState } from '../../components/StatusMessage';
+import { cursorOf } from '../../lib/api';
+import { formatBytes, formatCount, formatDateTime } from '../../lib/format';
+import { Loaded } from '../dashboards/Loaded';
+import { isFinal, PROVIDER_REFRESH_MS, providerRequestsQuery, type IngestRequest } from './api/requests';
+import { PercentDone, StateBadge } from './StateBadge';
+
+export function RequestsPage() {
+  const [cursor, setCursor] = useState<string | null>(null);
+  const requests = useQuery(providerRequestsQuery(cursor));
+  const running = requests.data?.results.some((request) => !isFinal(request));
+  return (
+    <section className="page" aria-labelledby="requests-heading">
+      <div className="page__header">
+        <h1 id="requests-heading">Ingest requests</h1>
+        <p className="page__lead">What you delivered, how far each request got, and why a granule failed.</p>
+      </div>
+      <Loaded query={requests} what="your ingest requests">
+        {(page) =>
+          page.results.length === 0 && !cursor ? (
+            <EmptyState title="No ingest requests yet">
+              <p>Requests appear here when you submit them through the bulk API, a PDR or a drop folder.</p>
+            </EmptyState>
+          ) : (
+            <>
+              <RequestTable rows={page.results} />
+              {(page.next || page.previous) && (
+                <nav className="pager" aria-label="Ingest request pages">
+                  <button type="button" className="button button--quiet" disabled={!page.previous} onClick={() => setCursor(cursorOf(page.previous))}>
+                    ← Newer
+                  </button>
+                  <button type="button" className="button button--quiet" disabled={!page.next} onClick={() => setCursor(cursorOf(page.next))}>
+                    Older →
+                  </button>
+                </nav>
+              )}
+            </>
+          )
+        }
+      </Loaded>
+      {running && <p className="hint">Running requests refresh every {PROVIDER_REFRESH_MS / 1000} seconds.</p>}
+    </section>
+  );
+}
+
+function RequestTable({ rows }: { rows: IngestRequest[] }) {
+  return (
+    <div className="table-card">
+      <table className="data-table data-table--cards">
+        <caption className="visually-hidden">Ingest requests, newest first</caption>
+        <thead>
+          <tr>
+            <th scope="col">Request</th>
+            <th scope="col">State</th>
+            <th scope="col">Done (bytes)</th>
+            <th scope="col">Granules</th>
+            <th scope="col" className="numeric">Size</th>
+            <th scope="col">Submitted</th>
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map((request) => (
+            <tr key={request.id}>
+              <th scope="row" data-label="Request">
+                <span className="request-name">
+                  <Link to={`/provider/requests/${request.id}`}>Request {request.id}</Link>
+                  <span className="muted small wrap">
+                    {request.way}
+                    {request.label ? ` · ${request.label}` : ''}
+                    {' · '}
+                    {request.provider}
+                  </span>
+                </span>
+              </th>
+              <td data-label="State">
+                <StateBadge state={request.state} />
+              </td>
+              <td data-label="Done (bytes)">
+                <PercentDone percent={request.percent_done} label={`Request ${request.id}, percent done`} />
+              </td>
+              <td data-label="Granules">
+                {formatCount(request.archived_count)} of {formatCount(request.granule_count)} archived
+                {request.failed_count > 0 && <span className="bad">, {formatCount(request.failed_count)} failed</span>}
+              </td>
+              <td data-label="Size" className="numeric">
+                {formatBytes(request.bytes_total)}
+              </td>
+              <td data-label="Submitted">{formatDateTime(request.created_at)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}

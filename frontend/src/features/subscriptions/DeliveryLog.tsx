@@ -1,0 +1,86 @@
+import { useQuery } from '@tanstack/react-query';
+import { useState } from 'react';
+
+import { EmptyState } from '../../components/StatusMessage';
+import { cursorOf } from '../../lib/api';
+import { formatDateTime } from '../../lib/format';
+import { Loaded } from '../dashboards/Loaded';
+import { deliveriesQuery, DELIVERY_REFRESH_MS, type SubscriptionDelivery } from './api/deliveries';
+
+/** Every granule delivered for a subscription, newest first, refreshed while the page is open. */
+export function DeliveryLog({ subscriptionId }: { subscriptionId: number }) {
+  const [cursor, setCursor] = useState<string | null>(null);
+  const deliveries = useQuery(deliveriesQuery(subscriptionId, cursor));
+  return (
+    <section className="page-section" aria-labelledby="delivery-log-heading">
+      <h2 id="delivery-log-heading">Delivery log</h2>
+      <Loaded query={deliveries} what="the delivery log">
+        {(page) => (
+          <>
+            {page.results.length === 0 && !cursor ? (
+              <EmptyState title="Nothing delivered yet">
+                <p>Granules appear here as soon as matching ones are archived.</p>
+              </EmptyState>
+            ) : (
+              <DeliveryTable rows={page.results} />
+            )}
+            {(page.next || page.previous) && (
+              <nav className="pager" aria-label="Delivery log pages">
+                <button type="button" className="button button--quiet" disabled={!page.previous} onClick={() => setCursor(cursorOf(page.previous))}>
+                  ← Newer
+                </button>
+                <button type="button" className="button button--quiet" disabled={!page.next} onClick={() => setCursor(cursorOf(page.next))}>
+                  Older →
+                </button>
+              </nav>
+            )}
+          </>
+        )}
+      </Loaded>
+      <p className="hint">The log refreshes every {DELIVERY_REFRESH_MS / 1000} seconds.</p>
+    </section>
+  );
+}
+
+const STATE_LABELS: Record<SubscriptionDelivery['state'], string> = {
+  pending: 'Pending',
+  delivered: 'Delivered',
+  failed: 'Failed',
+};
+
+function DeliveryTable({ rows }: { rows: SubscriptionDelivery[] }) {
+  return (
+    <div className="table-card">
+      <table className="data-table data-table--cards">
+        <caption className="visually-hidden">Deliveries, newest first</caption>
+        <thead>
+          <tr>
+            <th scope="col">Granule</th>
+            <th scope="col">State</th>
+            <th scope="col">What happened</th>
+            <th scope="col">Matched</th>
+            <th scope="col">Delivered</th>
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map((row) => (
+            <tr key={row.id}>
+              <th scope="row" data-label="Granule">
+                <span className="mono wrap">{row.granule}</span>
+              </th>
+              <td data-label="State">
+                <span className={`badge badge--delivery-${row.state}`}>{STATE_LABELS[row.state] ?? row.state}</span>
+              </td>
+              <td data-label="What happened">
+                {row.detail || <span className="muted">—</span>}
+                {row.attempts > 1 && <span className="muted small"> ({row.attempts} attempts)</span>}
+              </td>
+              <td data-label="Matched">{formatDateTime(row.created_at)}</td>
+              <td data-label="Delivered">{formatDateTime(row.delivered_at)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}

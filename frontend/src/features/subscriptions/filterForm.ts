@@ -1,0 +1,210 @@
+/**
+ * The subscription form's state and how it maps to the API's body, kept apart from React so
+ * the mapping can be read (and tested) on its own. Dates are UTC calendar days: the API takes a
+ * bare date as the start (or, for `end`, the end) of that day.
+ */
+import type {
+  Condition,
+  ConditionOp,
+  ConditionValue,
+  DeliveryMode,
+  Subscription,
+  SubscriptionBody,
+  SubscriptionFilter,
+} from './api/subscriptions';
+
+export interface ConditionRow {
+  key: number;
+  name: string;
+  op: ConditionOp;
+  value: string;
+}
+
+export type DayNight = '' | 'Day' | 'Night';
+
+export interface FormState {
+  name: string;
+  collections: string[];
+  west: string;
+  south: string;
+  east: string;
+  north: string;
+  start: string;
+  end: string;
+  dayNight: DayNight;
+  cloudBelow: string;
+  others: ConditionRow[];
+  newVersions: boolean;
+  mode: DeliveryMode;
+  destination: string;
+  applySince: boolean;
+  since: string;
+}
+
+export const OP_SYMBOLS: Record<ConditionOp, string> = {
+  eq: '=',
+  ne: '≠',
+  lt: '<',
+  lte: '≤',
+  gt: '>',
+  gte: '≥',
+  in: 'is one of',
+};
+
+const DAY_NIGHT = 'day_night';
+const CLOUD_COVER = 'cloud_cover';
+
+let nextKey = 1;
+export function newConditionRow(): ConditionRow {
+  nextKey += 1;
+  return { key: nextKey, name: '', op: 'eq', value: '' };
+}
+
+/** yyyy-mm-dd of a UTC instant. */
+export function utcDay(date: Date): string {
+  return date.toISOString().slice(0, 10);
+}
+
+export function emptyForm(today = new Date()): FormState {
+  return {
+    name: '',
+    collections: [],
+    west: '',
+    south: '',
+    east: '',
+    north: '',
+    start: '',
+    end: '',
+    dayNight: '',
+    cloudBelow: '',
+    others: [],
+    newVersions: false,
+    mode: 'notify',
+    destination: '',
+    applySince: false,
+    since: utcDay(new Date(today.getTime() - 30 * 86_400_000)),
+  };
+}
+
+function valueText(value: ConditionValue): string {
+  return Array.isArray(value) ? value.join(', ') : String(value);
+}
+
+export function formFromSubscription(subscription: Subscription, today = new Date()): FormState {
+  const form = emptyForm(today);
+  const others: ConditionRow[] = [];
+  for (const condition of subscription.conditions) {
+    if (condition.name === DAY_NIGHT && condition.op === 'eq' && !form.dayNight &&
+        (condition.value === 'Day' || condition.value === 'Night')) {
+      form.dayNight = condition.value;
+    } else if (condition.name === CLOUD_COVER && condition.op === 'lt' && !form.cloudBelow) {
+      form.cloudBelow = valueText(condition.value);
+    } else {
+      others.push({ ...newConditionRow(), name: condition.name, op: condition.op, value: valueText(condition.value) });
+    }
+  }
+  const [west, south, east, north] = subscription.bbox ?? [];
+  return {
+    ...form,
+    name: subscription.name,
+    collections: [...subscription.collections],
+    west: west === undefined ? '' : String(west),
+    south: south === undefined ? '' : String(south),
+    east: east === undefined ? '' : String(east),
+    north: north === undefined ? '' : String(north),
+    start: subscription.start ? subscription.start.slice(0, 10) : '',
+    end: subscription.end ? subscription.end.slice(0, 10) : '',
+    others,
+    newVersions: subscription.new_versions,
+    mode: subscription.mode,
+    destination: subscription.destination === null ? '' : String(subscription.destination),
+  };
+}
+
+/** A number when the text is one, else the text as typed (the API then says what is wrong). */
+function numberOrText(text: string): string | number {
+  const trimmed = text.trim();
+  return trimmed !== '' && Number.isFinite(Number(trimmed)) ? Number(trimmed) : trimmed;
+}
+
+function conditionValue(row: ConditionRow): ConditionValue {
+  if (row.op === 'in') return row.value.split(',').map((part) => numberOrText(part)).filter((v) => v !== '');
+  return numberOrText(row.value);
+}
+
+export function conditionsOf(form: FormState): Condition[] {
+  const conditions: Condition[] = [];
+  if (form.dayNight) conditions.push({ name: DAY_NIGHT, op: 'eq', value: form.dayNight });
+  if (form.cloudBelow.trim()) conditions.push({ name: CLOUD_COVER, op: 'lt', value: numberOrText(form.cloudBelow) });
+  for (const row of form.others) {
+    if (!row.name.trim() && !row.value.trim()) continue;
+    conditions.push({ name: row.name.trim(), op: row.op, value: conditionValue(row) });
+  }
+  return conditions;
+}
+
+/** The day as typed, or the original instant when the day is unchanged (keeps its time). */
+function instantOf(day: string, original: string | null | undefined): string | null {
+  if (!day) return null;
+  return original && original.slice(0, 10) === day ? original : day;
+}
+
+export function filterOf(form: FormState, original?: Subscription | null): SubscriptionFilter {
+  const box = [form.west, form.south, form.east, form.north];
+  return {
+    collections: form.collections,
+    bbox: box.every((v) => v.trim() === '') ? null : box.map(numberOrText),
+    start: instantOf(form.start, original?.start),
+    end: instantOf(form.end, original?.end),
+    conditions: conditionsOf(form),
+    new_versions: form.newVersions,
+  };
+}
+
+export function bodyOf(form: FormState, original?: Subscription | null): SubscriptionBody {
+  return {
+    ...filterOf(form, original),
+    name: form.name.trim(),
+    mode: form.mode,
+    destination: form.mode === 'push' && form.destination ? Number(form.destination) : null,
+  };
+}
+
+/** Per-field messages from an API error's `errors`, one sentence per field. */
+export function fieldErrors(errors: unknown): Record<string, string> {
+  if (!errors || typeof errors !== 'object' || Array.isArray(errors)) return {};
+  const out: Record<string, string> = {};
+  for (const [field, value] of Object.entries(errors as Record<string, unknown>)) {
+    out[field] = Array.isArray(value) ? value.map(String).join(' ') : String(value);
+  }
+  return out;
+}
+
+const dayFormat = new Intl.DateTimeFormat('en-GB', { timeZone: 'UTC', day: 'numeric', month: 'short', year: 'numeric' });
+
+function formatDay(iso: string): string {
+  const date = new Date(iso);
+  return Number.isNaN(date.getTime()) ? iso : dayFormat.format(date);
+}
+
+function degrees(value: number, positive: string, negative: string): string {
+  return `${Math.abs(value)}° ${value < 0 ? negative : positive}`;
+}
+
+/** Plain-language lines for a subscription's filter. */
+export function describe(subscription: Pick<Subscription, 'bbox' | 'start' | 'end' | 'conditions'>) {
+  const box = subscription.bbox;
+  const area = box
+    ? `${degrees(box[0], 'E', 'W')} to ${degrees(box[2], 'E', 'W')}, ${degrees(box[1], 'N', 'S')} to ${degrees(box[3], 'N', 'S')}${
+        box[0] > box[2] ? ' (across the antimeridian)' : ''
+      }`
+    : 'Anywhere';
+  let window = 'Any time';
+  if (subscription.start && subscription.end) window = `${formatDay(subscription.start)} to ${formatDay(subscription.end)}`;
+  else if (subscription.start) window = `From ${formatDay(subscription.start)}`;
+  else if (subscription.end) window = `Until ${formatDay(subscription.end)}`;
+  const conditions = subscription.conditions.length
+    ? subscription.conditions.map((c) => `${c.name} ${OP_SYMBOLS[c.op]} ${valueText(c.value)}`).join('; ')
+    : 'None';
+  return { area, window, conditions };
+}
