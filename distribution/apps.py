@@ -6,9 +6,9 @@ class DistributionConfig(AppConfig):
     verbose_name = "Distribution"
 
     def ready(self):
-        from backend.archive.signals import granule_archived
+        from backend.archive.signals import granules_archived
 
-        from .services import on_granule_archived
+        from .services import on_granules_archived
 
-        granule_archived.connect(on_granule_archived,
-                                 dispatch_uid="distribution.granule_archived")
+        granules_archived.connect(on_granules_archived,
+                                  dispatch_uid="distribution.granules_archived")

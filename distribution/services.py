@@ -806,15 +806,22 @@ def matching_subscriptions(granule):
     return [s for s in qs if attributes_match(s.conditions, granule.attributes)]
 
 
-def on_granule_archived(sender, granule, **kwargs):
-    """Receiver of archive.signals.granule_archived: hand the matching to a worker. It never
-    raises into the storage manager; the sweep of pending deliveries covers a lost message."""
+def on_granules_archived(sender, granules, **kwargs):
+    """Receiver of archive.signals.granules_archived: hand the matching of a batch archived
+    together to a worker as one message (a message per granule cost the storage manager more
+    than the writes). It never raises into the storage manager; the sweep of pending
+    deliveries covers a lost message."""
     try:
-        from .tasks import match_granule
+        from .tasks import match_granules
 
-        match_granule.delay_on_commit(granule.pk)
+        match_granules.delay_on_commit([g.pk for g in granules])
     except Exception:
-        log.exception("queueing subscription matching for granule %s", granule.pk)
+        log.exception("queueing subscription matching for %d granules", len(granules))
+
+
+def match_granules(granule_ids):
+    """match_granule for each of a batch; the deliveries made."""
+    return sum(match_granule(pk) for pk in granule_ids)
 
 
 def match_granule(granule_id):

@@ -23,6 +23,11 @@ def match_granule(granule_id):
     return services.match_granule(granule_id)
 
 
+@shared_task(name="distribution.match_granules")
+def match_granules(granule_ids):
+    return services.match_granules(granule_ids)
+
+
 @shared_task(name="distribution.apply_subscription")
 def apply_subscription(subscription_id, since):
     """Deliver what was archived since `since` (ISO 8601) and matches."""

@@ -683,8 +683,8 @@ def write_copies(drive, volume, requests):
         writer.abandon()
         raise
     verified = _verify_written(volume, written)
-    done = [r for r, _, _ in written]
-    unwritten = [r for r in requests if r not in done]
+    done = {r.pk for r, _, _ in written}
+    unwritten = [r for r in requests if r.pk not in done]
     _record_writes(drive, volume, written, verified, writer.end_of_data, unwritten, started)
     _drive_ok(drive)
     return verified

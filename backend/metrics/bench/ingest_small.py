@@ -75,7 +75,7 @@ def _through_bulk(web, body):
         last.update(web.call("GET", f"/api/v1/ingest/requests/{answer['id']}/?granules=0")[1])
         return last["state"] in ("completed", "failed")
 
-    web.wait(finished, 3600, "the bulk request")
+    web.wait(finished, 3600, "the bulk request", interval=0.2)
     if last["state"] != "completed":
         raise RuntimeError(f"the bulk request ended {last['state']}: {last}")
     return time.perf_counter() - started, accepted
@@ -102,7 +102,7 @@ def _through_pdrs(web, pdrs):
             waiting.pop(0)
         return True
 
-    web.wait(answered, 3600, "the PDRs")
+    web.wait(answered, 3600, "the PDRs", interval=0.2)
     return time.perf_counter() - started, accepted
 
 
