@@ -25,3 +25,65 @@ export async function launchChromium() {
     ],
   });
 }
+
+export const BASE_URL = (process.env.GRANARY_URL || 'http://127.0.0.1:8000').replace(/\/+$/, '');
+export const TIMEOUT_MS = 20_000;
+
+/**
+ * A fresh browser context and page, with console errors collected.
+ * @param {import('playwright-core').Browser | undefined} browser
+ * @param {{ width: number, height: number }} viewport
+ */
+export async function openPage(browser, viewport) {
+  if (!browser) throw new Error('Chromium did not start');
+  const context = await browser.newContext({ viewport });
+  const page = await context.newPage();
+  page.setDefaultTimeout(TIMEOUT_MS);
+  /** @type {string[]} */
+  const consoleErrors = [];
+  page.on('console', (message) => {
+    if (message.type() === 'error') consoleErrors.push(message.text());
+  });
+  page.on('pageerror', (error) => consoleErrors.push(`uncaught: ${error.message}`));
+  return { context, page, consoleErrors };
+}
+
+/**
+ * Log in through the SPA's login page and land on `next`.
+ * @param {import('playwright-core').Page} page
+ * @param {{ user: string, password: string }} login
+ * @param {string} next
+ */
+export async function logIn(page, { user, password }, next) {
+  await page.goto(`${BASE_URL}/login?next=${encodeURIComponent(next)}`, { waitUntil: 'load' });
+  await page.getByLabel('User name').fill(user);
+  await page.getByLabel('Password').fill(password);
+  await page.getByRole('button', { name: 'Log in' }).click();
+  await page.waitForURL((url) => url.pathname === next);
+  await page.getByRole('button', { name: 'Log out' }).waitFor();
+}
+
+/**
+ * What the page says, for failure messages.
+ * @param {import('playwright-core').Page} page
+ */
+export async function pageText(page) {
+  return (await page.locator('main').innerText().catch(() => '')).slice(0, 800);
+}
+
+/**
+ * How far the page scrolls sideways (0 when it fits the window).
+ * @param {import('playwright-core').Page} page
+ */
+export async function sidewaysOverflow(page) {
+  return page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+}
+
+/**
+ * Save a full-page screenshot under var/screenshots/.
+ * @param {import('playwright-core').Page} page
+ * @param {string} name
+ */
+export async function shoot(page, name) {
+  await page.screenshot({ path: `${SCREENSHOTS}${name}`, fullPage: true }).catch(() => {});
+}

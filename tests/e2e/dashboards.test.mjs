@@ -7,12 +7,10 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 
-import { launchChromium, SCREENSHOTS } from './browser.mjs';
+import { BASE_URL, launchChromium, logIn as logInAs, openPage, pageText, shoot, sidewaysOverflow } from './browser.mjs';
 
-const BASE_URL = (process.env.GRANARY_URL || 'http://127.0.0.1:8000').replace(/\/+$/, '');
 const USER = process.env.E2E_OPERATOR || 'operator';
 const PASSWORD = process.env.E2E_OPERATOR_PASSWORD || 'granary-operator';
-const TIMEOUT_MS = 20_000;
 
 /** @type {import('playwright-core').Browser | undefined} */
 let browser;
@@ -29,40 +27,17 @@ after(async () => {
  * A fresh browser context with console errors collected.
  * @param {{ width: number, height: number }} viewport
  */
-async function open(viewport) {
-  assert.ok(browser, 'Chromium did not start');
-  const context = await browser.newContext({ viewport });
-  const page = await context.newPage();
-  page.setDefaultTimeout(TIMEOUT_MS);
-  /** @type {string[]} */
-  const consoleErrors = [];
-  page.on('console', (message) => {
-    if (message.type() === 'error') consoleErrors.push(message.text());
-  });
-  page.on('pageerror', (error) => consoleErrors.push(`uncaught: ${error.message}`));
-  return { context, page, consoleErrors };
+function open(viewport) {
+  return openPage(browser, viewport);
 }
 
 /**
- * Log in through the login page and land on `next`.
+ * Log in as the operator through the login page and land on `next`.
  * @param {import('playwright-core').Page} page
  * @param {string} next
  */
-async function logIn(page, next) {
-  await page.goto(`${BASE_URL}/login?next=${encodeURIComponent(next)}`, { waitUntil: 'load' });
-  await page.getByLabel('User name').fill(USER);
-  await page.getByLabel('Password').fill(PASSWORD);
-  await page.getByRole('button', { name: 'Log in' }).click();
-  await page.waitForURL((url) => url.pathname === next);
-  await page.getByRole('button', { name: 'Log out' }).waitFor();
-}
-
-/**
- * What the page says, for failure messages.
- * @param {import('playwright-core').Page} page
- */
-async function pageText(page) {
-  return (await page.locator('main').innerText().catch(() => '')).slice(0, 800);
+function logIn(page, next) {
+  return logInAs(page, { user: USER, password: PASSWORD }, next);
 }
 
 /**
@@ -108,19 +83,6 @@ async function paintedPixels(canvas) {
     for (let i = 3; i < data.length; i += 4) if (data[i] !== 0) painted += 1;
     return painted;
   });
-}
-
-/** @param {import('playwright-core').Page} page */
-async function sidewaysOverflow(page) {
-  return page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
-}
-
-/**
- * @param {import('playwright-core').Page} page
- * @param {string} name
- */
-async function shoot(page, name) {
-  await page.screenshot({ path: `${SCREENSHOTS}${name}`, fullPage: true }).catch(() => {});
 }
 
 test('login page refuses a wrong password in the API’s words', async () => {

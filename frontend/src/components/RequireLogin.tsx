@@ -13,6 +13,7 @@ export function RequireLogin({
   title,
   why,
   roles,
+  audience,
   children,
 }: {
   /** The page's heading, shown above the explanation. */
@@ -21,6 +22,8 @@ export function RequireLogin({
   why: string;
   /** Roles allowed in; any logged-in user when left out. */
   roles?: Role[];
+  /** Who the page is for, e.g. "The dashboards are for archive operators". */
+  audience?: string;
   children: (me: Me) => ReactNode;
 }) {
   const me = useQuery(meQuery());
@@ -36,6 +39,7 @@ export function RequireLogin({
       <section className="page">
         <h1>{title}</h1>
         <p>
+          {audience && `${audience}. `}
           <Link to={`/login?next=${next}`}>Log in</Link> {why}.
         </p>
       </section>
@@ -46,7 +50,7 @@ export function RequireLogin({
       <section className="page">
         <h1>{title}</h1>
         <p>
-          This page is for {roles.join(' and ')} accounts; {me.data.username} is not one.
+          {audience ?? `This page is for ${roles.join(' and ')} accounts`}; {me.data.username} is not one.
         </p>
       </section>
     );

@@ -1,6 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useId, useState } from 'react';
 
+import { OutcomeNotice, type Outcome } from '../../components/OutcomeNotice';
 import { formatBytes, formatCount, formatNumber, formatPercent } from '../../lib/format';
 import { cacheQuery, type CacheUsage } from './api/cache';
 import { drivesQuery, varyDrive, type Drive } from './api/drives';
@@ -62,7 +63,7 @@ function DriveBoard({ drives }: { drives: Drive[] }) {
   const queryClient = useQueryClient();
   const reasonId = useId();
   const [reason, setReason] = useState('');
-  const [outcome, setOutcome] = useState<{ ok: boolean; text: string } | null>(null);
+  const [outcome, setOutcome] = useState<Outcome | null>(null);
   const vary = useMutation({
     mutationFn: ({ drive, online }: { drive: Drive; online: boolean }) =>
       varyDrive(drive.name, online, online ? '' : reason.trim() || 'Varied off from the archive board'),
@@ -92,13 +93,7 @@ function DriveBoard({ drives }: { drives: Drive[] }) {
           onChange={(event) => setReason(event.target.value)}
         />
       </div>
-      <div aria-live="polite">
-        {outcome && (
-          <p className={outcome.ok ? 'notice notice--ok' : 'notice notice--error'} role={outcome.ok ? undefined : 'alert'}>
-            {outcome.text}
-          </p>
-        )}
-      </div>
+      <OutcomeNotice outcome={outcome} />
       {bySilo(drives).map(([silo, list]) => (
         <div key={silo} className="table-card">
           <table className="data-table data-table--cards">

@@ -1,6 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useId, useState } from 'react';
 
+import { OutcomeNotice, type Outcome } from '../../components/OutcomeNotice';
 import { formatBytes, formatDateTime } from '../../lib/format';
 import {
   archiveRequestsQuery,
@@ -42,7 +43,7 @@ function ArchiveFailures() {
   const failed = useQuery(archiveRequestsQuery('failed', kind));
   const queryClient = useQueryClient();
   const [selected, setSelected] = useState<Set<number>>(new Set());
-  const [outcome, setOutcome] = useState<{ ok: boolean; text: string } | null>(null);
+  const [outcome, setOutcome] = useState<Outcome | null>(null);
 
   const bulk = useMutation({
     mutationFn: bulkRequests,
@@ -96,13 +97,7 @@ function ArchiveFailures() {
           Cancel all queued {kindWords}requests
         </button>
       </div>
-      <div aria-live="polite">
-        {outcome && (
-          <p className={outcome.ok ? 'notice notice--ok' : 'notice notice--error'} role={outcome.ok ? undefined : 'alert'}>
-            {outcome.text}
-          </p>
-        )}
-      </div>
+      <OutcomeNotice outcome={outcome} />
       <Loaded query={failed} what="the failed archive requests">
         {(page) =>
           page.results.length === 0 ? (
@@ -227,7 +222,7 @@ function IngestFailures() {
 function IngestFailure({ request }: { request: IngestRequest }) {
   const [open, setOpen] = useState(false);
   const [selected, setSelected] = useState<Set<number>>(new Set());
-  const [outcome, setOutcome] = useState<{ ok: boolean; text: string } | null>(null);
+  const [outcome, setOutcome] = useState<Outcome | null>(null);
   const queryClient = useQueryClient();
   const detail = useQuery({ ...failedGranulesQuery(request.id), enabled: open });
   const retry = useMutation({
@@ -255,13 +250,7 @@ function IngestFailure({ request }: { request: IngestRequest }) {
           Retry all failed
         </button>
       </div>
-      <div aria-live="polite">
-        {outcome && (
-          <p className={outcome.ok ? 'notice notice--ok' : 'notice notice--error'} role={outcome.ok ? undefined : 'alert'}>
-            {outcome.text}
-          </p>
-        )}
-      </div>
+      <OutcomeNotice outcome={outcome} />
       <div id={panelId} hidden={!open}>
         {open && (
           <Loaded query={detail} what="the failed granules">

@@ -2,8 +2,8 @@ import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Link } from 'react-router';
 
+import { CursorPager } from '../../components/CursorPager';
 import { EmptyState } from '../../components/StatusMessage';
-import { cursorOf } from '../../lib/api';
 import { formatDateTime } from '../../lib/format';
 import { Loaded } from '../dashboards/Loaded';
 import { pdrIsFinal, pdrsQuery, type Pdr } from './api/pdrs';
@@ -32,16 +32,7 @@ export function PdrsPage() {
           ) : (
             <>
               <PdrTable rows={page.results} />
-              {(page.next || page.previous) && (
-                <nav className="pager" aria-label="PDR pages">
-                  <button type="button" className="button button--quiet" disabled={!page.previous} onClick={() => setCursor(cursorOf(page.previous))}>
-                    ← Newer
-                  </button>
-                  <button type="button" className="button button--quiet" disabled={!page.next} onClick={() => setCursor(cursorOf(page.next))}>
-                    Older →
-                  </button>
-                </nav>
-              )}
+              <CursorPager page={page} label="PDR pages" onCursor={setCursor} />
             </>
           )
         }
@@ -80,7 +71,9 @@ function PdrTable({ rows }: { rows: Pdr[] }) {
                 </td>
                 <td data-label="Disposition">
                   <span className="request-name">
-                    <span className="mono small">{pdr.disposition || '—'}</span>
+                    <span className={`mono small ${pdr.disposition && pdr.disposition !== 'SUCCESSFUL' ? 'bad' : ''}`}>
+                      {pdr.disposition || '—'}
+                    </span>
                     {pdr.detail && <span className="small">{pdr.detail}</span>}
                   </span>
                 </td>

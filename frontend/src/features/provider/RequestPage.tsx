@@ -2,6 +2,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useId, useState } from 'react';
 import { Link, useParams } from 'react-router';
 
+import { OutcomeNotice, type Outcome } from '../../components/OutcomeNotice';
 import { EmptyState } from '../../components/StatusMessage';
 import { formatBytes, formatCount, formatDateTime } from '../../lib/format';
 import { retryIngest } from '../dashboards/api/ingestRequests';
@@ -34,7 +35,7 @@ export function RequestPage() {
 
 function RequestDetail({ request, state, onState }: { request: IngestRequestDetail; state: string; onState: (s: string) => void }) {
   const queryClient = useQueryClient();
-  const [outcome, setOutcome] = useState<{ ok: boolean; text: string } | null>(null);
+  const [outcome, setOutcome] = useState<Outcome | null>(null);
   const retry = useMutation({
     mutationFn: (positions?: number[]) => retryIngest(request.id, positions),
     onMutate: () => setOutcome(null),
@@ -112,13 +113,7 @@ function RequestDetail({ request, state, onState }: { request: IngestRequestDeta
             </button>
           )}
         </div>
-        <div aria-live="polite">
-          {outcome && (
-            <p className={outcome.ok ? 'notice notice--ok' : 'notice notice--error'} role={outcome.ok ? undefined : 'alert'}>
-              {outcome.text}
-            </p>
-          )}
-        </div>
+        <OutcomeNotice outcome={outcome} />
         <GranuleTable
           key={state}
           rows={request.granules}
@@ -188,7 +183,13 @@ function GranuleTable({
                 </td>
                 <th scope="row" data-label="Granule">
                   <span className="request-name">
-                    <span className="mono wrap">{row.granule_id}</span>
+                    {row.catalog_granule !== null && row.state === 'archived' ? (
+                      <Link to={`/granules/${row.catalog_granule}`} className="mono">
+                        {row.granule_id}
+                      </Link>
+                    ) : (
+                      <span className="mono">{row.granule_id}</span>
+                    )}
                     <span className="muted small">{row.collection}</span>
                   </span>
                 </th>

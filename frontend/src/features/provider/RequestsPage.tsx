@@ -2,8 +2,8 @@ import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Link } from 'react-router';
 
+import { CursorPager } from '../../components/CursorPager';
 import { EmptyState } from '../../components/StatusMessage';
-import { cursorOf } from '../../lib/api';
 import { formatBytes, formatCount, formatDateTime } from '../../lib/format';
 import { Loaded } from '../dashboards/Loaded';
 import { isFinal, PROVIDER_REFRESH_MS, providerRequestsQuery, type IngestRequest } from './api/requests';
@@ -28,16 +28,7 @@ export function RequestsPage() {
           ) : (
             <>
               <RequestTable rows={page.results} />
-              {(page.next || page.previous) && (
-                <nav className="pager" aria-label="Ingest request pages">
-                  <button type="button" className="button button--quiet" disabled={!page.previous} onClick={() => setCursor(cursorOf(page.previous))}>
-                    ← Newer
-                  </button>
-                  <button type="button" className="button button--quiet" disabled={!page.next} onClick={() => setCursor(cursorOf(page.next))}>
-                    Older →
-                  </button>
-                </nav>
-              )}
+              <CursorPager page={page} label="Ingest request pages" onCursor={setCursor} />
             </>
           )
         }

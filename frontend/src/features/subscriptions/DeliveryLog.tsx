@@ -1,8 +1,9 @@
 import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
+import { Link } from 'react-router';
 
+import { CursorPager } from '../../components/CursorPager';
 import { EmptyState } from '../../components/StatusMessage';
-import { cursorOf } from '../../lib/api';
 import { formatDateTime } from '../../lib/format';
 import { Loaded } from '../dashboards/Loaded';
 import { deliveriesQuery, DELIVERY_REFRESH_MS, type SubscriptionDelivery } from './api/deliveries';
@@ -24,16 +25,7 @@ export function DeliveryLog({ subscriptionId }: { subscriptionId: number }) {
             ) : (
               <DeliveryTable rows={page.results} />
             )}
-            {(page.next || page.previous) && (
-              <nav className="pager" aria-label="Delivery log pages">
-                <button type="button" className="button button--quiet" disabled={!page.previous} onClick={() => setCursor(cursorOf(page.previous))}>
-                  ← Newer
-                </button>
-                <button type="button" className="button button--quiet" disabled={!page.next} onClick={() => setCursor(cursorOf(page.next))}>
-                  Older →
-                </button>
-              </nav>
-            )}
+            <CursorPager page={page} label="Delivery log pages" onCursor={setCursor} />
           </>
         )}
       </Loaded>
@@ -66,7 +58,9 @@ function DeliveryTable({ rows }: { rows: SubscriptionDelivery[] }) {
           {rows.map((row) => (
             <tr key={row.id}>
               <th scope="row" data-label="Granule">
-                <span className="mono wrap">{row.granule}</span>
+                <Link to={`/granules/${row.granule_pk}`} className="mono wrap">
+                  {row.granule}
+                </Link>
               </th>
               <td data-label="State">
                 <span className={`badge badge--delivery-${row.state}`}>{STATE_LABELS[row.state] ?? row.state}</span>
