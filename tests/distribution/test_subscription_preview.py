@@ -63,8 +63,8 @@ def test_preview_counts_what_the_filter_matches_in_the_last_30_days(user_api, mo
     assert _preview(user_api, days=366).json()["count"] == 7
 
 
-def test_preview_promises_what_apply_since_delivers(user_api, modis, django_capture_on_commit_callbacks,
-                                                   eager):
+def test_preview_promises_what_apply_since_delivers(user_api, modis, eager,
+                                                   django_capture_on_commit_callbacks):
     for i in range(6):
         _granule(modis, days_ago=i * 10, west=i * 10, east=i * 10 + 5,
                  attributes={"cloud_cover": i * 20})
