@@ -407,10 +407,11 @@ def _complete_granule_if_archived(granule):
     return bool(_complete_granules_if_archived([granule.pk]))
 
 
-def _complete_granules_if_archived(granule_ids):
+def _complete_granules_if_archived(granule_ids, complete_files=frozenset()):
     """Mark ARCHIVED those granules whose every file has every required copy verified, and
     send granule_archived for each after commit. The granule rows are locked first, so two
-    movers that verify the last two copies at once cannot both miss the other's."""
+    movers that verify the last two copies at once cannot both miss the other's.
+    `complete_files`: ids the caller has just found complete under the same locks."""
     if not granule_ids:
         return []
     with transaction.atomic():
@@ -419,10 +420,12 @@ def _complete_granules_if_archived(granule_ids):
             state=Granule.State.ARCHIVED).order_by("pk")}
         if not granules:
             return []
-        files = list(File.objects.filter(granule_id__in=list(granules)))
-        for f in files:
+        files = list(File.objects.filter(granule_id__in=list(granules)).only(
+            "pk", "granule_id", "size"))
+        unknown = [f for f in files if f.pk not in complete_files]
+        for f in unknown:
             f.granule = granules[f.granule_id]
-        complete = files_copies_complete(files)
+        complete = set(complete_files) | files_copies_complete(unknown)
         done = set(granules) - {f.granule_id for f in files if f.pk not in complete}
         if not done:
             return []
@@ -610,18 +613,29 @@ def _drive_ok(drive):
 # Writing copies (migration)
 
 
+# What a mover never reads of the granule behind a request: left in the database, so claiming
+# a batch of thousands does not parse thousands of footprints, attributes and timestamps.
+_MOVER_DEFERS = tuple(f"file__granule__{name}" for name in (
+    "attributes", "west", "south", "east", "north", "temporal_start", "temporal_end",
+    "created_at", "updated_at", "archived_at", "replaces"))
+
+
 def claim(requests, drive):
-    """Mark queued requests (objects or ids) as running on `drive`; returns those won, in order."""
+    """Mark queued requests (objects or ids) as running on `drive`; returns those won, in order.
+
+    One conditional UPDATE claims them: a request another mover claimed first is no longer
+    QUEUED when this UPDATE sees it (PostgreSQL re-checks the condition after the other commits)
+    so it is not won twice. The rows won are read back by this claim's drive and start time.
+    """
     ids = [getattr(r, "pk", r) for r in requests]
-    with transaction.atomic():
-        won = list(Req.objects.select_for_update(skip_locked=True)
-                   .filter(pk__in=ids, state=Req.State.QUEUED))
-        now = timezone.now()
-        Req.objects.filter(pk__in=[r.pk for r in won]).update(
-            state=Req.State.RUNNING, drive=drive, started_at=now)
+    now = timezone.now()
+    Req.objects.filter(pk__in=ids, state=Req.State.QUEUED).update(
+        state=Req.State.RUNNING, drive=drive, started_at=now)
     order = {pk: i for i, pk in enumerate(ids)}
-    won = list(Req.objects.filter(pk__in=[r.pk for r in won])
-               .select_related("file__granule__collection", "volume_group"))
+    won = list(Req.objects.filter(pk__in=ids, state=Req.State.RUNNING, drive=drive,
+                                  started_at=now)
+               .select_related("file__granule__collection", "volume_group")
+               .defer(*_MOVER_DEFERS))
     return sorted(won, key=lambda r: order[r.pk])
 
 
@@ -804,7 +818,7 @@ def _record_writes(drive, volume, written, verified, end_of_data, unwritten, sta
     _set_drive(drive, state=Drive.State.IDLE, last_used_at=now,
                current_rate_b_s=sum(r.length for _, r, _ in written) / elapsed)
     _complete_granules_if_archived(sorted({r.file.granule_id for r in done
-                                           if r.file_id in clean}))
+                                           if r.file_id in clean}), clean)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -98,3 +98,27 @@ def test_source_shorter_than_declared_is_refused(volume):
     with pytest.raises(tape.VolumeError, match="ended 5 bytes early"):
         writer.add("c/g/short", io.BytesIO(b"12345"), 10, "MD5", {})
     writer.abandon()
+
+
+def test_long_and_non_ascii_names_and_sizes_past_ustar_survive_standard_tar(volume, tmp_path):
+    """Names longer than ustar's 100 bytes or outside ASCII travel in pax records, as does a
+    size past ustar's 8 GiB field; GNU tar and Python's tarfile read them back."""
+    path, end = volume
+    long_name = "COLL.1/" + "g" * 120 + "/données-été.nc"
+    writer = tape.VolumeWriter(str(path), end)
+    add(writer, long_name, b"snow", file="données-été.nc")
+    writer.close()
+    listing = subprocess.run(["tar", "tvf", str(path)], capture_output=True, text=True, check=True)
+    assert listing.stderr == ""
+    assert listing.stdout.splitlines()[-1].endswith(long_name)
+    members = tape.scan(str(path))
+    assert members[-1].name == long_name and members[-1].headers["file"] == "données-été.nc"
+
+    import tarfile
+
+    huge = 9 * 2**30
+    block = io.BytesIO(tape._header("big.dat", huge, {"copy": 1}))
+    assert tarfile.TarInfo.frombuf(block.read(512), "utf-8", "strict").type == tarfile.XHDTYPE
+    block.seek(0)
+    info = tarfile.open(fileobj=io.BytesIO(block.read() + b"\0" * 1024), mode="r:").next()
+    assert (info.name, info.size) == ("big.dat", huge)
