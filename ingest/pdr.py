@@ -106,6 +106,7 @@ class Node:
                 yield from v.walk()
 
 
+_ORDINARY = re.compile(r"[^\"'()/;\n]+")
 _QUOTED = re.compile(r'"[^"]*"|\'[^\']*\'', re.S)
 
 
@@ -128,8 +129,25 @@ def _cut(text, terminator):
             out.append((start, statement))
 
     while i < len(text):
+        if quote is None and (run := _ORDINARY.match(text, i)):
+            # a stretch with nothing to decide in it: taken whole, not a character at a time
+            bare = run.group().rstrip()
+            if bare:
+                start = line if start is None else start
+                prev = bare[-1]
+            buf.append(run.group())
+            i = run.end()
+            continue
+        if quote is not None:
+            end = text.find(quote, i)
+            if end < 0:
+                break
+            buf.append(text[i:end + 1])
+            line += text.count("\n", i, end)
+            i, quote, prev = end + 1, None, quote
+            continue
         ch = text[i]
-        if quote is None and text.startswith("/*", i):
+        if text.startswith("/*", i):
             end = text.find("*/", i + 2)
             if end < 0:
                 raise PvlError(f"line {line}: a comment is never closed")
@@ -137,9 +155,7 @@ def _cut(text, terminator):
             i = end + 2
             continue
         i += 1
-        if quote:
-            quote = None if ch == quote else quote
-        elif ch in "\"'" and prev in "=(,":
+        if ch in "\"'" and prev in "=(,":
             quote = ch
         elif ch == "(":
             depth += 1

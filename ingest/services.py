@@ -12,6 +12,7 @@ archive; PDRDs and PANs out.
   finishes what is finished; clean_staging() drops staged copies after the retention.
 """
 import fcntl
+import functools
 import hashlib
 import json
 import logging
@@ -74,10 +75,15 @@ def staging_area(provider):
     return Path(settings.STAGING_ROOT) / provider.name
 
 
+@functools.lru_cache(maxsize=256)
+def _real_area(area):
+    return os.path.realpath(area)
+
+
 def staged_path(area, relative):
     """The file `relative` names inside `area`, or None when it (or a link in it) leads out."""
     path = Path(area) / relative
-    root = os.path.realpath(area)
+    root = _real_area(str(area))
     real = os.path.realpath(path)
     if real != root and not real.startswith(root + os.sep):
         return None

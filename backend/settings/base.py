@@ -217,7 +217,7 @@ CELERY_BEAT_SCHEDULE = {
 
 # Ingest: granules move through the pipeline in chunks (one task each) under a lease; the sweeper
 # re-kicks work idle for longer than the stale time; staged copies go after the retention.
-GRANARY_INGEST_CHUNK = int(env("GRANARY_INGEST_CHUNK", "200"))
+GRANARY_INGEST_CHUNK = int(env("GRANARY_INGEST_CHUNK", "1000"))
 GRANARY_INGEST_MAX_GRANULES = int(env("GRANARY_INGEST_MAX_GRANULES", "50000"))
 # A bulk request of 10,000 granules is ~10 MB of JSON: room for the largest request allowed.
 DATA_UPLOAD_MAX_MEMORY_SIZE = int(float(env("GRANARY_INGEST_MAX_BODY_MB", "64")) * 2**20)
