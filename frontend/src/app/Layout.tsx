@@ -3,6 +3,7 @@ import { Link, NavLink, Outlet } from 'react-router';
 
 import { meQuery } from '../features/auth/api/me';
 import { UserMenu } from '../features/auth/UserMenu';
+import { CartLink } from '../features/cart/CartLink';
 
 export function Layout() {
   const me = useQuery(meQuery());
@@ -27,6 +28,9 @@ export function Layout() {
             <NavLink to="/" end>
               Collections
             </NavLink>
+            <NavLink to="/search">Search</NavLink>
+            {loggedIn && <CartLink />}
+            {loggedIn && <NavLink to="/orders">Orders</NavLink>}
             {loggedIn && <NavLink to="/subscriptions">Subscriptions</NavLink>}
             {provider && <NavLink to="/provider">My ingest</NavLink>}
             {operator && <NavLink to="/dashboards">Dashboards</NavLink>}

@@ -14,6 +14,15 @@ export const routes: RouteObject[] = [
     children: [
       { index: true, element: <CollectionsPage /> },
       { path: 'login', element: <LoginPage /> },
+      // The scientist's pages; the map inside them loads Leaflet on its own, later still.
+      { path: 'search', lazy: async () => ({ Component: (await import('../features/search/SearchPage')).SearchPage }) },
+      {
+        path: 'granules/:id',
+        lazy: async () => ({ Component: (await import('../features/granules/GranulePage')).GranulePage }),
+      },
+      { path: 'cart', lazy: async () => ({ Component: (await import('../features/cart/CartPage')).CartPage }) },
+      { path: 'orders', lazy: async () => ({ Component: (await import('../features/orders/OrdersPage')).OrdersPage }) },
+      { path: 'orders/:id', lazy: async () => ({ Component: (await import('../features/orders/OrderPage')).OrderPage }) },
       {
         // Operator dashboards and Chart.js load only when an operator opens them.
         path: 'dashboards',

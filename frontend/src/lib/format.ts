@@ -64,3 +64,25 @@ export function formatDateTime(iso: string | null | undefined): string {
   const date = new Date(iso);
   return Number.isNaN(date.getTime()) ? iso : `${timeFormat.format(date)} UTC`;
 }
+
+/** "2026-11-01 00:05 UTC": granule times, where the year and the minute both matter. */
+export function formatUtc(iso: string | null | undefined): string {
+  if (!iso) return '—';
+  const date = new Date(iso);
+  if (Number.isNaN(date.getTime())) return iso;
+  return `${date.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+}
+
+/** A granule's time range, the second date left out when it is the same day. */
+export function formatUtcRange(start: string, end: string): string {
+  const from = formatUtc(start);
+  const to = formatUtc(end);
+  return from.slice(0, 10) === to.slice(0, 10) ? `${from.slice(0, 16)}–${to.slice(11)}` : `${from} – ${to}`;
+}
+
+/** "about 3 min" for an estimate in seconds; under a minute counts as one. */
+export function formatEta(seconds: number | null | undefined): string {
+  if (seconds === null || seconds === undefined || !Number.isFinite(seconds)) return '';
+  const minutes = Math.max(1, Math.ceil(seconds / 60));
+  return minutes < 90 ? `about ${minutes} min` : `about ${formatAge(seconds)}`;
+}

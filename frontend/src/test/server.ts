@@ -2,6 +2,7 @@ import { http, HttpResponse } from 'msw';
 import { setupServer } from 'msw/node';
 
 import type { Me } from '../features/auth/api/me';
+import type { Cart } from '../features/cart/api/cart';
 import type { Collection } from '../features/collections/api/collections';
 import type { Page } from '../lib/api';
 
@@ -41,10 +42,19 @@ export function page<T>(results: T[], links: Partial<Page<T>> = {}): Page<T> {
   return { next: null, previous: null, results, ...links };
 }
 
+export const emptyCart: Cart = {
+  count: 0,
+  bytes: 0,
+  granules: [],
+  limits: { granules: 2000, bytes: 500e9, open_orders: 10, open_orders_used: 0 },
+};
+
 /** Defaults every page needs; tests override the endpoint they are about. */
 export const server = setupServer(
   http.get('/api/v1/me/', () => HttpResponse.json(anonymous)),
   http.get('/api/v1/collections/', () => HttpResponse.json(page([]))),
+  // The navigation shows logged-in users how full their cart is.
+  http.get('/api/v1/cart/', () => HttpResponse.json(emptyCart)),
 );
 
 export const operator: Me = {

@@ -3,8 +3,9 @@ import { useEffect, useId, useState, type FormEvent } from 'react';
 import { Link, useSearchParams } from 'react-router';
 
 import { AccessBadge } from '../../components/AccessBadge';
+import { LinkPager } from '../../components/LinkPager';
 import { EmptyState, ErrorMessage, Loading } from '../../components/StatusMessage';
-import { cursorOf, type Page } from '../../lib/api';
+import type { Page } from '../../lib/api';
 import { collectionsQuery, type Collection } from './api/collections';
 import './CollectionsPage.css';
 
@@ -132,7 +133,19 @@ function CollectionsResult({ query, q }: { query: UseQueryResult<Page<Collection
           </tbody>
         </table>
       </div>
-      <Pager q={q} next={next} previous={previous} />
+      <LinkPager
+        label="Collection pages"
+        next={next}
+        previous={previous}
+        to={(cursor) => {
+          const params = new URLSearchParams();
+          if (q) params.set('q', q);
+          // The API's link back to page one may carry no cursor at all.
+          if (cursor) params.set('cursor', cursor);
+          const search = params.toString();
+          return { search: search ? `?${search}` : '' };
+        }}
+      />
     </>
   );
 }
@@ -142,7 +155,9 @@ function CollectionRow({ collection }: { collection: Collection }) {
   return (
     <tr>
       <th scope="row" data-label="Collection">
-        <span className="collection-key">{collection.key}</span>
+        <Link className="collection-key" to={`/search?collection=${encodeURIComponent(collection.key)}`}>
+          {collection.key}
+        </Link>
       </th>
       <td data-label="Title">{collection.title || '—'}</td>
       <td data-label="Level">{collection.processing_level || '—'}</td>
@@ -154,34 +169,5 @@ function CollectionRow({ collection }: { collection: Collection }) {
         {countFormat.format(collection.granule_count)}
       </td>
     </tr>
-  );
-}
-
-function Pager({ q, next, previous }: { q: string; next: string | null; previous: string | null }) {
-  if (!next && !previous) return null;
-  const href = (link: string) => {
-    const params = new URLSearchParams();
-    if (q) params.set('q', q);
-    // The API's link back to page one may carry no cursor at all.
-    const cursor = cursorOf(link);
-    if (cursor) params.set('cursor', cursor);
-    const search = params.toString();
-    return { search: search ? `?${search}` : '' };
-  };
-  return (
-    <nav className="pager" aria-label="Collection pages">
-      {previous ? (
-        <Link className="button" to={href(previous)} rel="prev">
-          ← Previous
-        </Link>
-      ) : (
-        <span />
-      )}
-      {next && (
-        <Link className="button" to={href(next)} rel="next">
-          Next →
-        </Link>
-      )}
-    </nav>
   );
 }

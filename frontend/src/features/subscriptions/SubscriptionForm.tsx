@@ -369,7 +369,8 @@ function DeliveryFields({ form, set, errors }: { form: FormState; set: Setter; e
   );
 }
 
-function DestinationPicker({ value, onChange, error }: { value: string; onChange: (id: string) => void; error?: string }) {
+/** Choose one of the user's destination folders, or add one; the cart's push orders use it too. */
+export function DestinationPicker({ value, onChange, error }: { value: string; onChange: (id: string) => void; error?: string }) {
   const queryClient = useQueryClient();
   const destinations = useQuery(destinationsQuery());
   const [newName, setNewName] = useState('');

@@ -29,14 +29,22 @@ export interface CollectionListParams {
   q?: string;
   /** Opaque cursor from a `next`/`previous` link. */
   cursor?: string | null;
+  processing_level?: string;
+  platform?: string;
+  instrument?: string;
+  /** Page size (the API's default is 50). */
+  limit?: number;
 }
 
-export function collectionsQuery({ q = '', cursor = null }: CollectionListParams = {}) {
+export function collectionsQuery({ q = '', cursor = null, ...facets }: CollectionListParams = {}) {
   const text = q.trim();
   return queryOptions({
-    queryKey: ['collections', 'list', { q: text, cursor }] as const,
+    queryKey: ['collections', 'list', { q: text, cursor, ...facets }] as const,
     queryFn: ({ signal }) =>
-      apiFetch<Page<Collection>>('/api/v1/collections/', { params: { q: text, cursor }, signal }),
+      apiFetch<Page<Collection>>('/api/v1/collections/', {
+        params: { q: text, cursor, ...facets },
+        signal,
+      }),
     // Keep the old rows on screen while a new filter loads instead of flashing a spinner.
     placeholderData: keepPreviousData,
   });

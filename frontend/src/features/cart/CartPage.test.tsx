@@ -1,0 +1,123 @@
+import { screen, waitFor, within } from '@testing-library/react';
+import userEvent from '@testing-library/user-event';
+import { http, HttpResponse } from 'msw';
+import { beforeEach, describe, expect, it } from 'vitest';
+
+import { renderApp } from '../../test/renderApp';
+import { emptyCart, server } from '../../test/server';
+import { asUser } from '../subscriptions/fixtures';
+import type { Cart } from './api/cart';
+
+const cart: Cart = {
+  count: 2,
+  bytes: 3_500_000,
+  granules: [
+    { granule: 11, collection: 'MOD10C1.061', granule_id: 'MOD10C1.A2026305.061.2026320093000', size: 1_500_000, added_at: '2026-11-03T09:00:00Z' },
+    { granule: 12, collection: 'MOD021KM.061', granule_id: 'MOD021KM.A2026305.0005.061', size: 2_000_000, added_at: '2026-11-03T09:01:00Z' },
+  ],
+  limits: { granules: 2000, bytes: 500e9, open_orders: 10, open_orders_used: 3 },
+};
+
+let orders: unknown[];
+
+beforeEach(() => {
+  asUser();
+  orders = [];
+  server.use(
+    http.get('/api/v1/cart/', () => HttpResponse.json(cart)),
+    http.post('/api/v1/orders/', async ({ request }) => {
+      orders.push(await request.json());
+      return HttpResponse.json({ id: 5, state: 'submitted' }, { status: 201 });
+    }),
+    http.get('/api/v1/orders/5/', () => HttpResponse.json({ detail: 'not under test' }, { status: 404 })),
+  );
+});
+
+describe('CartPage', () => {
+  it('shows the total size and the limits before ordering', async () => {
+    renderApp('/cart');
+    const table = await screen.findByRole('table');
+    expect(within(table).getAllByRole('row')).toHaveLength(4);
+    expect(within(table).getByText('2 granules')).toBeInTheDocument();
+    const limits = screen.getByRole('region', { name: 'Before you order' });
+    expect(limits).toHaveTextContent('Total size3.50 MB');
+    expect(limits).toHaveTextContent('Granules2 of 2,000 per order');
+    expect(limits).toHaveTextContent('Size limit500 GB per order');
+    expect(limits).toHaveTextContent('Open orders3 of 10 at once');
+    expect(within(limits).queryByText(/most allowed/)).not.toBeInTheDocument();
+  });
+
+  it('warns before ordering when a limit would refuse the order', async () => {
+    server.use(
+      http.get('/api/v1/cart/', () =>
+        HttpResponse.json({ ...cart, limits: { granules: 1, bytes: 3e6, open_orders: 3, open_orders_used: 3 } }),
+      ),
+    );
+    renderApp('/cart');
+    const limits = await screen.findByRole('region', { name: 'Before you order' });
+    expect(limits).toHaveTextContent('The cart holds 2 granules; one order may hold 1.');
+    expect(limits).toHaveTextContent('The cart holds 3.50 MB; one order may hold 3.00 MB.');
+    expect(limits).toHaveTextContent('You have 3 open orders, the most allowed');
+  });
+
+  it('orders the cart for HTTPS download and opens the order', async () => {
+    const { router } = renderApp('/cart');
+    await userEvent.click(await screen.findByRole('button', { name: 'Order 2 granules (3.50 MB)' }));
+    await waitFor(() => expect(router.state.location.pathname).toBe('/orders/5'));
+    expect(orders).toEqual([{ delivery: 'https', destination: null }]);
+  });
+
+  it('shows the API’s refusal in its own words and stays on the cart', async () => {
+    server.use(
+      http.post('/api/v1/orders/', () =>
+        HttpResponse.json(
+          {
+            detail: 'limit_bytes: The order holds 3.5 GB; the limit is 1 GB (GRANARY_ORDER_MAX_GB). Split it into several orders.',
+            errors: { limit_bytes: ['…'] },
+          },
+          { status: 400 },
+        ),
+      ),
+    );
+    const { router } = renderApp('/cart');
+    await userEvent.click(await screen.findByRole('button', { name: /Order 2 granules/ }));
+    const alert = await screen.findByRole('alert');
+    expect(alert).toHaveTextContent('The order was not placed');
+    expect(alert).toHaveTextContent('the limit is 1 GB (GRANARY_ORDER_MAX_GB). Split it into several orders.');
+    expect(alert).toHaveFocus();
+    expect(router.state.location.pathname).toBe('/cart');
+  });
+
+  it('a push order goes to the destination chosen', async () => {
+    server.use(
+      http.get('/api/v1/destinations/', () =>
+        HttpResponse.json([{ id: 4, name: 'lab', path: '', folder: '/outbox/scientist/lab', created_at: '2026-11-01T00:00:00Z' }]),
+      ),
+    );
+    const { router } = renderApp('/cart');
+    await userEvent.click(await screen.findByRole('radio', { name: /Push to a destination/ }));
+    await userEvent.selectOptions(await screen.findByLabelText('Destination folder'), 'lab (/outbox/scientist/lab)');
+    await userEvent.click(screen.getByRole('button', { name: /Order 2 granules/ }));
+    await waitFor(() => expect(router.state.location.pathname).toBe('/orders/5'));
+    expect(orders).toEqual([{ delivery: 'push', destination: 4 }]);
+  });
+
+  it('removes a granule', async () => {
+    server.use(
+      http.delete('/api/v1/cart/11/', () =>
+        HttpResponse.json({ ...cart, count: 1, bytes: 2_000_000, granules: cart.granules.slice(1) }),
+      ),
+    );
+    renderApp('/cart');
+    await userEvent.click(await screen.findByRole('button', { name: 'Remove MOD10C1.A2026305.061.2026320093000 from the cart' }));
+    await waitFor(() => expect(screen.queryByText('MOD10C1.A2026305.061.2026320093000')).not.toBeInTheDocument());
+    expect(screen.getByText('1 granule')).toBeInTheDocument();
+  });
+
+  it('an empty cart points to the search', async () => {
+    server.use(http.get('/api/v1/cart/', () => HttpResponse.json(emptyCart)));
+    renderApp('/cart');
+    expect(await screen.findByText('The cart is empty')).toBeInTheDocument();
+    expect(screen.getByRole('link', { name: 'Search for granules' })).toHaveAttribute('href', '/search');
+  });
+});

@@ -1,0 +1,240 @@
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useEffect, useRef, useState, type FormEvent } from 'react';
+import { Link, useNavigate } from 'react-router';
+
+import { Facts } from '../../components/Facts';
+import { RequireLogin } from '../../components/RequireLogin';
+import { EmptyState, ErrorMessage, Loading } from '../../components/StatusMessage';
+import { formatBytes, formatCount, formatDateTime } from '../../lib/format';
+import { orderCart, type Delivery } from '../orders/api/orders';
+import { DestinationPicker } from '../subscriptions/SubscriptionForm';
+import { cartQuery, type Cart, type OrderLimits } from './api/cart';
+import { cartChanges, useCartChange } from './useCart';
+import '../../components/portal.css';
+import './cart.css';
+
+export function CartPage() {
+  return (
+    <RequireLogin title="Cart" why="to keep a cart and order granules">
+      {() => <CartView />}
+    </RequireLogin>
+  );
+}
+
+function CartView() {
+  const cart = useQuery(cartQuery());
+  return (
+    <section className="page cart-page" aria-labelledby="cart-heading">
+      <div className="page__header">
+        <h1 id="cart-heading">Cart</h1>
+        <p className="page__lead">
+          Granules set aside to order. An order brings files back from tape when it needs to and
+          tells you when they are ready.
+        </p>
+      </div>
+      {cart.isPending ? (
+        <Loading>Loading the cart…</Loading>
+      ) : cart.isError ? (
+        <ErrorMessage title="Could not load the cart" detail={cart.error.message} onRetry={() => void cart.refetch()} />
+      ) : cart.data.count === 0 ? (
+        <EmptyState title="The cart is empty">
+          <p>
+            <Link to="/search">Search for granules</Link> and add them here.
+          </p>
+        </EmptyState>
+      ) : (
+        <>
+          <CartTable cart={cart.data} />
+          <div className="cart-page__checkout">
+            <LimitsBox cart={cart.data} />
+            <Checkout cart={cart.data} />
+          </div>
+        </>
+      )}
+    </section>
+  );
+}
+
+function CartTable({ cart }: { cart: Cart }) {
+  const remove = useCartChange(cartChanges.remove);
+  const clear = useCartChange(cartChanges.clear);
+  const failed = remove.error ?? clear.error;
+  return (
+    <>
+      {failed && <ErrorMessage title="The cart was not changed" detail={failed.message} />}
+      <div className="table-card">
+        <table className="data-table data-table--cards">
+          <caption className="visually-hidden">Granules in the cart</caption>
+          <thead>
+            <tr>
+              <th scope="col">Granule</th>
+              <th scope="col" className="numeric">
+                Size
+              </th>
+              <th scope="col">Added</th>
+              <th scope="col">
+                <span className="visually-hidden">Remove</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {cart.granules.map((item) => (
+              <tr key={item.granule}>
+                <th scope="row" data-label="Granule">
+                  <span className="granule-cell">
+                    <Link to={`/granules/${item.granule}`} className="mono wrap">
+                      {item.granule_id}
+                    </Link>
+                    <span className="muted small">{item.collection}</span>
+                  </span>
+                </th>
+                <td data-label="Size" className="numeric">
+                  {formatBytes(item.size)}
+                </td>
+                <td data-label="Added">{formatDateTime(item.added_at)}</td>
+                <td data-label="Remove">
+                  <button
+                    type="button"
+                    className="button button--small button--quiet"
+                    onClick={() => remove.mutate(item.granule)}
+                    disabled={remove.isPending}
+                    aria-label={`Remove ${item.granule_id} from the cart`}
+                  >
+                    Remove
+                  </button>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+          <tfoot>
+            <tr className="total">
+              <th scope="row">
+                {formatCount(cart.count)} {cart.count === 1 ? 'granule' : 'granules'}
+              </th>
+              <td className="numeric">{formatBytes(cart.bytes)}</td>
+              <td colSpan={2}>
+                <button
+                  type="button"
+                  className="button button--small button--quiet"
+                  onClick={() => clear.mutate(undefined)}
+                  disabled={clear.isPending}
+                >
+                  Empty the cart
+                </button>
+              </td>
+            </tr>
+          </tfoot>
+        </table>
+      </div>
+    </>
+  );
+}
+
+/** What is over a limit, said before ordering; the API has the last word when ordering. */
+function overLimits(cart: Cart, limits: OrderLimits): string[] {
+  const over: string[] = [];
+  if (cart.count > limits.granules) {
+    over.push(`The cart holds ${formatCount(cart.count)} granules; one order may hold ${formatCount(limits.granules)}.`);
+  }
+  if (cart.bytes > limits.bytes) {
+    over.push(`The cart holds ${formatBytes(cart.bytes)}; one order may hold ${formatBytes(limits.bytes)}.`);
+  }
+  if (limits.open_orders_used >= limits.open_orders) {
+    over.push(
+      `You have ${limits.open_orders_used} open orders, the most allowed: wait for one to finish or cancel one.`,
+    );
+  }
+  return over;
+}
+
+function LimitsBox({ cart }: { cart: Cart }) {
+  const { limits } = cart;
+  const over = overLimits(cart, limits);
+  return (
+    <section className="cart-page__box" aria-labelledby="limits-heading">
+      <h2 id="limits-heading">Before you order</h2>
+      <Facts
+        facts={[
+          ['Total size', formatBytes(cart.bytes)],
+          [
+            'Granules',
+            <>
+              {formatCount(cart.count)} <span className="muted">of {formatCount(limits.granules)} per order</span>
+            </>,
+          ],
+          ['Size limit', `${formatBytes(limits.bytes)} per order`],
+          [
+            'Open orders',
+            <>
+              {limits.open_orders_used} <span className="muted">of {limits.open_orders} at once</span>
+            </>,
+          ],
+        ]}
+      />
+      {over.map((line) => (
+        <p key={line} className="notice notice--error">
+          {line}
+        </p>
+      ))}
+    </section>
+  );
+}
+
+function Checkout({ cart }: { cart: Cart }) {
+  const navigate = useNavigate();
+  const queryClient = useQueryClient();
+  const [delivery, setDelivery] = useState<Delivery>('https');
+  const [destination, setDestination] = useState('');
+  const errorRef = useRef<HTMLDivElement>(null);
+
+  const order = useMutation({
+    mutationFn: () => orderCart({ delivery, destination: delivery === 'push' && destination ? Number(destination) : null }),
+    onSuccess: async (placed) => {
+      await queryClient.invalidateQueries({ queryKey: ['cart'] });
+      await queryClient.invalidateQueries({ queryKey: ['orders'] });
+      await navigate(`/orders/${placed.id}`);
+    },
+  });
+
+  useEffect(() => {
+    if (order.isError) errorRef.current?.focus();
+  }, [order.isError, order.failureCount]);
+
+  function onSubmit(event: FormEvent<HTMLFormElement>) {
+    event.preventDefault();
+    order.mutate();
+  }
+
+  return (
+    <form className="cart-page__box" onSubmit={onSubmit} aria-labelledby="checkout-heading">
+      <h2 id="checkout-heading">Order</h2>
+      {order.isError && (
+        <div className="status status--error" role="alert" tabIndex={-1} ref={errorRef}>
+          <p className="status__title">The order was not placed</p>
+          <p>{order.error.message}</p>
+        </div>
+      )}
+      <fieldset className="cart-page__delivery">
+        <legend>Delivery</legend>
+        <label className="check">
+          <input type="radio" name="delivery" value="https" checked={delivery === 'https'} onChange={() => setDelivery('https')} />
+          <span>
+            HTTPS download
+            <span className="hint">Signed links for each file and a download script, once the files are ready.</span>
+          </span>
+        </label>
+        <label className="check">
+          <input type="radio" name="delivery" value="push" checked={delivery === 'push'} onChange={() => setDelivery('push')} />
+          <span>
+            Push to a destination
+            <span className="hint">Granary copies the files into a folder of yours under the outbox, with a manifest.</span>
+          </span>
+        </label>
+      </fieldset>
+      {delivery === 'push' && <DestinationPicker value={destination} onChange={setDestination} />}
+      <button type="submit" className="button" disabled={order.isPending}>
+        {order.isPending ? 'Placing the order…' : `Order ${formatCount(cart.count)} ${cart.count === 1 ? 'granule' : 'granules'} (${formatBytes(cart.bytes)})`}
+      </button>
+    </form>
+  );
+}

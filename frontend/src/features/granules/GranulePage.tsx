@@ -1,0 +1,209 @@
+import { useQuery } from '@tanstack/react-query';
+import { useState, type ReactNode } from 'react';
+import { Link, useLocation, useParams } from 'react-router';
+
+import { Facts, type Fact } from '../../components/Facts';
+import { ChecksumCell, SizeCell } from '../../components/FileCells';
+import { LoadedPage } from '../../components/LoadedPage';
+import { LazyBoxMap } from '../../components/map/LazyBoxMap';
+import { ResidencyBadge } from '../../components/ResidencyBadge';
+import { formatBytes, formatUtc } from '../../lib/format';
+import { AddToCartButton } from '../cart/AddToCartButton';
+import { useCart } from '../cart/useCart';
+import { formatBBox } from '../search/searchState';
+import { granuleQuery, type GranuleDetail, type StoredFile } from './api/granule';
+import './granules.css';
+
+const ROLES: Record<string, string> = {
+  data: 'Data',
+  metadata: 'Metadata',
+  browse: 'Browse image',
+  qa: 'Quality assessment',
+};
+
+export function GranulePage() {
+  const { id = '' } = useParams();
+  const location = useLocation();
+  const granuleId = Number(id);
+  const granule = useQuery({ ...granuleQuery(granuleId), enabled: Number.isInteger(granuleId) && granuleId > 0 });
+  const from = (location.state as { search?: string } | null)?.search;
+  const back = (
+    <p className="breadcrumb">
+      <Link to={from !== undefined ? `/search${from ? `?${from}` : ''}` : '/search'}>
+        ← {from !== undefined ? 'Back to the search' : 'Search granules'}
+      </Link>
+    </p>
+  );
+
+  if (!Number.isInteger(granuleId) || granuleId <= 0) {
+    return (
+      <section className="page">
+        {back}
+        <h1>Granule not found</h1>
+        <p>“{id}” is not a granule number.</p>
+      </section>
+    );
+  }
+  return (
+    <LoadedPage query={granule} title={`Granule ${granuleId}`} what={`granule ${granuleId}`} back={back}>
+      {(data) => <GranuleView granule={data} back={back} />}
+    </LoadedPage>
+  );
+}
+
+function GranuleView({ granule, back }: { granule: GranuleDetail; back: ReactNode }) {
+  const { loggedIn } = useCart();
+  const location = useLocation();
+  const attributes = Object.entries(granule.attributes);
+  const onTape = granule.files.filter((file) => !file.in_cache).length;
+  return (
+    <section className="page granule-page" aria-labelledby="granule-heading">
+      {back}
+      <div className="page__header page__header--actions">
+        <div>
+          <p className="granule-page__collection">
+            <Link to={`/search?collection=${encodeURIComponent(granule.collection)}`}>{granule.collection}</Link>
+          </p>
+          <h1 id="granule-heading" className="mono wrap granule-page__title">
+            {granule.granule_id}
+          </h1>
+        </div>
+        <div className="granule-page__actions">
+          <ResidencyBadge residency={granule.residency} />
+          {loggedIn ? (
+            <AddToCartButton granule={granule.id} label={granule.granule_id} />
+          ) : (
+            <Link className="button" to={`/login?next=${encodeURIComponent(location.pathname)}`}>
+              Log in to order
+            </Link>
+          )}
+        </div>
+      </div>
+
+      <div className="granule-page__grid">
+        <section className="granule-page__card" aria-labelledby="facts-heading">
+          <h2 id="facts-heading">Metadata</h2>
+          <Facts
+            className="facts"
+            facts={[
+              ['Start', formatUtc(granule.temporal_start)],
+              ['End', formatUtc(granule.temporal_end)],
+              [
+                'Bounding box (W,S,E,N)',
+                <span className="mono">{granule.bbox ? formatBBox(granule.bbox).replaceAll(',', ', ') : 'none'}</span>,
+              ],
+              ['Size', `${formatBytes(granule.total_size)} in ${granule.files.length} ${granule.files.length === 1 ? 'file' : 'files'}`],
+              [
+                'Version',
+                <>
+                  {granule.version}
+                  {granule.replaces !== null && (
+                    <>
+                      {' '}
+                      (replaces <Link to={`/granules/${granule.replaces}`}>granule {granule.replaces}</Link>)
+                    </>
+                  )}
+                </>,
+              ],
+              ['Archived', formatUtc(granule.archived_at)],
+              ...attributes.map(
+                ([name, value]): Fact => [
+                  <span className="mono">{name}</span>,
+                  typeof value === 'object' ? JSON.stringify(value) : String(value),
+                ],
+              ),
+            ]}
+          />
+        </section>
+
+        <div className="granule-page__side">
+          {granule.browse_url && <BrowseImage url={granule.browse_url} granule={granule.granule_id} />}
+          {granule.bbox && (
+            <LazyBoxMap
+              label={`Footprint of ${granule.granule_id}`}
+              box={null}
+              footprints={[{ id: granule.id, bbox: granule.bbox, label: granule.granule_id }]}
+              focus={granule.bbox}
+            />
+          )}
+        </div>
+      </div>
+
+      <section className="page-section" aria-labelledby="files-heading">
+        <h2 id="files-heading">Files and where they live</h2>
+        <p className={onTape ? 'notice notice--tape' : 'notice notice--ok'}>
+          {onTape
+            ? `${onTape} of ${granule.files.length} files are on tape only: an order recalls them into the disk cache first, which takes minutes.`
+            : 'Every file is in the disk cache: an order is ready at once.'}
+        </p>
+        <div className="table-card">
+          <table className="data-table data-table--cards">
+            <caption className="visually-hidden">Files of {granule.granule_id}</caption>
+            <thead>
+              <tr>
+                <th scope="col">File</th>
+                <th scope="col" className="numeric">
+                  Size
+                </th>
+                <th scope="col">Checksum</th>
+                <th scope="col">Disk cache</th>
+                <th scope="col">Tape copies</th>
+              </tr>
+            </thead>
+            <tbody>
+              {granule.files.map((file) => (
+                <FileRow key={file.id} file={file} />
+              ))}
+            </tbody>
+          </table>
+        </div>
+      </section>
+    </section>
+  );
+}
+
+function FileRow({ file }: { file: StoredFile }) {
+  return (
+    <tr>
+      <th scope="row" data-label="File">
+        <span className="granule-cell">
+          <span className="mono wrap">{file.name}</span>
+          <span className="muted small">{ROLES[file.role] ?? file.role}</span>
+        </span>
+      </th>
+      <SizeCell bytes={file.size} />
+      <ChecksumCell type={file.checksum_type} value={file.checksum} fileId={file.id} />
+      <td data-label="Disk cache">{file.in_cache ? 'In cache' : <span className="muted">Not in cache</span>}</td>
+      <td data-label="Tape copies">
+        {file.tape_copies.length === 0 ? (
+          <span className="muted">None yet</span>
+        ) : (
+          <ul className="copies">
+            {file.tape_copies.map((copy) => (
+              <li key={`${copy.copy_number}-${copy.volume}`}>
+                Copy {copy.copy_number}: <span className="mono">{copy.volume}</span> in {copy.silo}
+                {copy.state !== 'verified' && <span className="muted"> ({copy.state})</span>}
+              </li>
+            ))}
+          </ul>
+        )}
+      </td>
+    </tr>
+  );
+}
+
+function BrowseImage({ url, granule }: { url: string; granule: string }) {
+  const [failed, setFailed] = useState(false);
+  return (
+    <figure className="browse">
+      {failed ? (
+        <p className="browse__missing">
+          The browse image could not be shown now; it may be on tape only. Ordering the granule brings it back.
+        </p>
+      ) : (
+        <img src={url} alt={`Browse image of ${granule}`} onError={() => setFailed(true)} />
+      )}
+      <figcaption className="hint">Browse image</figcaption>
+    </figure>
+  );
+}

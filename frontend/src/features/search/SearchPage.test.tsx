@@ -1,0 +1,249 @@
+import { screen, waitFor, within } from '@testing-library/react';
+import userEvent from '@testing-library/user-event';
+import { http, HttpResponse } from 'msw';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
+
+import type { BoxMapProps } from '../../components/map/types';
+import { granule } from '../../test/granules';
+import { renderApp } from '../../test/renderApp';
+import { collection, emptyCart, page, server } from '../../test/server';
+import { asUser } from '../subscriptions/fixtures';
+import type { GranuleFacets } from './api/facets';
+
+// Leaflet is exercised in the browser journey; here a stand-in map reports what it was given
+// and draws a box on demand, as a drag would.
+vi.mock('../../components/map/LazyBoxMap', () => ({
+  LazyBoxMap: ({ label, box, footprints = [], onBoxChange }: BoxMapProps) => (
+    <div role="region" aria-label={label}>
+      <p>map box: {box ? box.join(',') : 'none'}</p>
+      <p>{footprints.length} footprints</p>
+      <button type="button" onClick={() => onBoxChange?.([-20, 10, 40, 50])}>
+        draw a box on the test map
+      </button>
+    </div>
+  ),
+}));
+
+const modis = collection();
+const snow = collection({ id: 2, short_name: 'MOD10C1', title: 'MODIS/Terra Snow Cover Daily L3', processing_level: '3' });
+
+const facets: GranuleFacets = {
+  collection: [
+    { value: 'MOD021KM.061', count: 12 },
+    { value: 'MOD10C1.061', count: 3 },
+  ],
+  processing_level: [
+    { value: '1B', count: 12 },
+    { value: '3', count: 3 },
+  ],
+  platform: [{ value: 'Terra', count: 15 }],
+  instrument: [{ value: 'MODIS', count: 15 }],
+};
+
+/** Every granule request's query string, in order. */
+let asked: URLSearchParams[];
+
+beforeEach(() => {
+  asked = [];
+  server.use(
+    http.get('/api/v1/collections/', ({ request }) => {
+      const q = new URL(request.url).searchParams.get('q');
+      return HttpResponse.json(page(q === 'snow' ? [snow] : q === 'landsat' ? [] : [modis, snow]));
+    }),
+    http.get('/api/v1/granules/facets/', () => HttpResponse.json(facets)),
+    http.get('/api/v1/granules/', ({ request }) => {
+      const params = new URL(request.url).searchParams;
+      asked.push(params);
+      if (params.get('cursor') === 'page2') {
+        return HttpResponse.json(
+          page([granule({ id: 3, residency: 'tape' })], { previous: 'http://testserver/api/v1/granules/?limit=20' }),
+        );
+      }
+      return HttpResponse.json(
+        page(
+          [
+            granule({ id: 1, total_size: 1_234_567, residency: 'cache' }),
+            granule({ id: 2, total_size: 2_500_000_000, residency: 'tape', bbox: null }),
+          ],
+          { next: 'http://testserver/api/v1/granules/?cursor=page2&limit=20' },
+        ),
+      );
+    }),
+  );
+});
+
+function lastAsked(): Record<string, string> {
+  return Object.fromEntries(asked.at(-1) ?? []);
+}
+
+describe('SearchPage', () => {
+  it('reads the whole search from the address and asks the API for it', async () => {
+    renderApp(
+      '/search?collection=MOD021KM.061&start=2026-11-01&end=2026-11-02&bbox=-10,20,30,40&day_night=Day&cloud_below=30',
+    );
+
+    await screen.findByText('MOD021KM.A2026305.0001.061');
+    expect(lastAsked()).toEqual({
+      collection: 'MOD021KM.061',
+      start: '2026-11-01',
+      end: '2026-11-02',
+      bbox: '-10,20,30,40',
+      'attr.day_night': 'Day',
+      'attr.cloud_cover.lt': '30',
+      limit: '20',
+    });
+    const form = screen.getByRole('search', { name: 'Granule search' });
+    expect(within(form).getByLabelText('From')).toHaveValue('2026-11-01');
+    expect(within(form).getByLabelText('To')).toHaveValue('2026-11-02');
+    expect(within(form).getByLabelText('West')).toHaveValue(-10);
+    expect(within(form).getByLabelText('North')).toHaveValue(40);
+    expect(within(form).getByLabelText('Day or night')).toHaveValue('Day');
+    expect(within(form).getByLabelText('Cloud cover below (%)')).toHaveValue(30);
+    expect(within(form).getByRole('checkbox', { name: /MOD021KM\.061/ })).toBeChecked();
+    expect(screen.getByText('map box: -10,20,30,40')).toBeInTheDocument();
+  });
+
+  it('writes what the form says into the address, so the search can be shared', async () => {
+    const { router } = renderApp('/search');
+    await screen.findByText('MOD021KM.A2026305.0001.061');
+    const form = screen.getByRole('search', { name: 'Granule search' });
+
+    await userEvent.type(within(form).getByLabelText('From'), '2026-11-01');
+    await userEvent.type(within(form).getByLabelText('To'), '2026-11-03');
+    await userEvent.type(within(form).getByLabelText('West'), '-20');
+    await userEvent.type(within(form).getByLabelText('South'), '10');
+    await userEvent.type(within(form).getByLabelText('East'), '40');
+    await userEvent.type(within(form).getByLabelText('North'), '50');
+    await userEvent.type(within(form).getByLabelText('Cloud cover below (%)'), '20');
+    await userEvent.click(within(form).getByRole('button', { name: 'Search' }));
+
+    await waitFor(() =>
+      expect(router.state.location.search).toBe(
+        '?start=2026-11-01&end=2026-11-03&bbox=-20%2C10%2C40%2C50&cloud_below=20',
+      ),
+    );
+    await waitFor(() => expect(lastAsked().bbox).toBe('-20,10,40,50'));
+    expect(lastAsked()).toMatchObject({ start: '2026-11-01', end: '2026-11-03', 'attr.cloud_cover.lt': '20' });
+
+    // Choices apply at once, keeping what was typed.
+    await userEvent.selectOptions(within(form).getByLabelText('Day or night'), 'Night');
+    await waitFor(() => expect(router.state.location.search).toContain('day_night=Night'));
+    expect(router.state.location.search).toContain('start=2026-11-01');
+    await waitFor(() => expect(lastAsked()['attr.day_night']).toBe('Night'));
+  });
+
+  it('a box drawn on the map becomes the search box', async () => {
+    const { router } = renderApp('/search?start=2026-11-01');
+    await screen.findByText('MOD021KM.A2026305.0001.061');
+    expect(screen.getByText('1 footprints')).toBeInTheDocument();
+
+    await userEvent.click(screen.getByRole('button', { name: 'draw a box on the test map' }));
+    await waitFor(() => expect(router.state.location.search).toBe('?start=2026-11-01&bbox=-20%2C10%2C40%2C50'));
+    expect(await screen.findByLabelText('East')).toHaveValue(40);
+    await waitFor(() => expect(lastAsked().bbox).toBe('-20,10,40,50'));
+  });
+
+  it('says what is missing from a half-typed box instead of searching', async () => {
+    const { router } = renderApp('/search');
+    await screen.findByText('MOD021KM.A2026305.0001.061');
+    const form = screen.getByRole('search', { name: 'Granule search' });
+    await userEvent.type(within(form).getByLabelText('West'), '5');
+    await userEvent.click(within(form).getByRole('button', { name: 'Search' }));
+
+    expect(within(form).getByRole('alert')).toHaveTextContent('Give all four edges of the box, or none.');
+    expect(within(form).getByLabelText('West')).toHaveAttribute('aria-invalid', 'true');
+    expect(router.state.location.search).toBe('');
+  });
+
+  it('free text narrows the granules to the collections it matches', async () => {
+    renderApp('/search?q=snow');
+    await screen.findByText('MOD021KM.A2026305.0001.061');
+    expect(lastAsked().collection).toBe('MOD10C1.061');
+    expect(asked.every((params) => params.get('collection') === 'MOD10C1.061')).toBe(true);
+    expect(screen.getByText('3 granules match; showing 2')).toBeInTheDocument();
+  });
+
+  it('says so when the free text matches no collection, without searching every granule', async () => {
+    renderApp('/search?q=landsat');
+    expect(await screen.findByText('No collection matches this search')).toBeInTheDocument();
+    expect(asked).toEqual([]);
+  });
+
+  it('facets offer their values with counts and apply at once', async () => {
+    const { router } = renderApp('/search');
+    await screen.findByText('MOD021KM.A2026305.0001.061');
+    const level = screen.getByLabelText('Processing level');
+    expect(within(level).getByRole('option', { name: '1B (12)' })).toBeInTheDocument();
+
+    await userEvent.selectOptions(level, '1B');
+    await waitFor(() => expect(router.state.location.search).toBe('?level=1B'));
+    await waitFor(() => expect(lastAsked().processing_level).toBe('1B'));
+    expect(lastAsked().collection).toBe('MOD021KM.061,MOD10C1.061');
+  });
+
+  it('shows sizes, in-cache and on-tape badges and pages with the cursor', async () => {
+    const { router } = renderApp('/search');
+    const table = await screen.findByRole('table');
+    const [first, second] = within(table).getAllByRole('row').slice(1) as [HTMLElement, HTMLElement];
+    expect(first).toHaveTextContent('1.23 MB');
+    expect(within(first).getByText('In cache')).toBeInTheDocument();
+    expect(second).toHaveTextContent('2.50 GB');
+    expect(within(second).getByText('On tape')).toBeInTheDocument();
+    expect(first).toHaveTextContent('2026-11-01 00:05–00:10 UTC');
+    expect(screen.getByText('15 granules match; showing 2')).toBeInTheDocument();
+
+    await userEvent.click(screen.getByRole('link', { name: /Next/ }));
+    expect(await screen.findByText('MOD021KM.A2026305.0003.061')).toBeInTheDocument();
+    expect(router.state.location.search).toBe('?cursor=page2');
+    expect(lastAsked().cursor).toBe('page2');
+
+    await userEvent.click(screen.getByRole('link', { name: /Previous/ }));
+    expect(await screen.findByText('MOD021KM.A2026305.0001.061')).toBeInTheDocument();
+    expect(router.state.location.search).toBe('');
+  });
+
+  it('shows the API’s own words when it refuses the search', async () => {
+    server.use(
+      http.get('/api/v1/granules/', () =>
+        HttpResponse.json(
+          { detail: 'bbox: bbox south (50) is north of its north (10)', errors: { bbox: ['…'] } },
+          { status: 400 },
+        ),
+      ),
+    );
+    renderApp('/search?bbox=0,50,10,10');
+    const alert = await screen.findByRole('alert');
+    expect(alert).toHaveTextContent('The search could not be run');
+    expect(alert).toHaveTextContent('bbox: bbox south (50) is north of its north (10)');
+  });
+
+  it('asks anonymous visitors to log in before ordering', async () => {
+    renderApp('/search');
+    await screen.findByText('MOD021KM.A2026305.0001.061');
+    const results = screen.getByRole('region', { name: 'Results' });
+    expect(within(results).getByRole('link', { name: 'Log in' })).toHaveAttribute('href', '/login?next=%2Fsearch');
+    expect(screen.queryByRole('button', { name: /Add .* to the cart/ })).not.toBeInTheDocument();
+  });
+
+  it('adds a granule to the cart and says it is there', async () => {
+    asUser();
+    const added: unknown[] = [];
+    server.use(
+      http.post('/api/v1/cart/', async ({ request }) => {
+        added.push(await request.json());
+        return HttpResponse.json({
+          ...emptyCart,
+          count: 1,
+          bytes: 1_234_567,
+          granules: [{ granule: 1, collection: 'MOD021KM.061', granule_id: 'MOD021KM.A2026305.0001.061', size: 1_234_567, added_at: '2026-11-03T00:00:00Z' }],
+        });
+      }),
+    );
+    renderApp('/search');
+    await userEvent.click(await screen.findByRole('button', { name: 'Add MOD021KM.A2026305.0001.061 to the cart' }));
+
+    expect(await screen.findByRole('link', { name: 'MOD021KM.A2026305.0001.061 is in the cart: open the cart' })).toBeInTheDocument();
+    expect(added).toEqual([{ granules: [1] }]);
+    expect(screen.getByRole('link', { name: 'Cart, 1 granule' })).toBeInTheDocument();
+  });
+});

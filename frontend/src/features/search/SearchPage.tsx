@@ -1,0 +1,114 @@
+import { useQuery } from '@tanstack/react-query';
+import { useEffect, useMemo, useState } from 'react';
+import { useNavigate, useSearchParams } from 'react-router';
+
+import { LazyBoxMap } from '../../components/map/LazyBoxMap';
+import type { Footprint } from '../../components/map/types';
+import { collectionsQuery } from '../collections/api/collections';
+import { granuleFacetsQuery } from './api/facets';
+import { granulesQuery } from './api/granules';
+import {
+  facetParams,
+  granuleParams,
+  narrowsCollections,
+  readSearch,
+  writeSearch,
+  type SearchState,
+} from './searchState';
+import { SearchForm } from './SearchForm';
+import { SearchResults } from './SearchResults';
+import './search.css';
+
+/** Most collections the free text can narrow a granule search to. */
+const COLLECTION_LIMIT = 100;
+
+export function SearchPage() {
+  const [searchParams, setSearchParams] = useSearchParams();
+  const navigate = useNavigate();
+  const address = searchParams.toString();
+  // The address is the search; the form edits a draft of it until it is applied.
+  const search = useMemo(() => readSearch(new URLSearchParams(address)), [address]);
+  const [draft, setDraft] = useState(search);
+  const [highlight, setHighlight] = useState<number | null>(null);
+  useEffect(() => setDraft(search), [search]);
+
+  function apply(next: SearchState) {
+    // A changed search starts again at its first page.
+    setSearchParams(writeSearch({ ...next, cursor: null }));
+  }
+
+  const collections = useQuery(
+    collectionsQuery({
+      q: search.q,
+      processing_level: search.processingLevel,
+      platform: search.platform,
+      instrument: search.instrument,
+      limit: COLLECTION_LIMIT,
+    }),
+  );
+  const facets = useQuery(granuleFacetsQuery(facetParams(search)));
+
+  // Free text and facets narrow the search to the collections they match, unless some are chosen.
+  const byList = narrowsCollections(search) && search.collections.length === 0;
+  const listed = collections.isPlaceholderData ? undefined : collections.data?.results;
+  const matchingKeys = byList ? (listed?.map((c) => c.key) ?? null) : null;
+  const noCollection = byList && listed !== undefined && listed.length === 0;
+  const granules = useQuery(
+    granulesQuery(granuleParams(search, matchingKeys), !(byList && matchingKeys === null) && !noCollection),
+  );
+
+  const searchedKeys = search.collections.length ? search.collections : matchingKeys;
+  const total = facets.data
+    ? facets.data.collection
+        .filter((facet) => searchedKeys === null || searchedKeys.includes(facet.value))
+        .reduce((sum, facet) => sum + facet.count, 0)
+    : null;
+
+  const footprints: Footprint[] = useMemo(
+    () =>
+      (granules.data?.results ?? []).flatMap((granule) =>
+        granule.bbox ? [{ id: granule.id, bbox: granule.bbox, label: granule.granule_id }] : [],
+      ),
+    [granules.data],
+  );
+
+  return (
+    <section className="page search-page" aria-labelledby="search-heading">
+      <div className="page__header">
+        <h1 id="search-heading">Search granules</h1>
+        <p className="page__lead">
+          Pick collections, draw or type an area, choose a time range and filter by attributes. The
+          address of this page keeps the whole search, so it can be bookmarked and shared.
+        </p>
+      </div>
+
+      <div className="search-layout">
+        <SearchForm
+          draft={draft}
+          onDraftChange={setDraft}
+          onApply={apply}
+          collections={collections}
+          facets={facets.data}
+        />
+        <div className="search-main">
+          <LazyBoxMap
+            label="Map of the search box and the footprints of the granules found"
+            box={search.bbox}
+            onBoxChange={(bbox) => apply({ ...draft, bbox })}
+            footprints={footprints}
+            highlight={highlight}
+            onFootprintSelect={(id) => void navigate(`/granules/${id}`, { state: { search: address } })}
+          />
+          <SearchResults
+            query={granules}
+            search={search}
+            address={address}
+            total={total}
+            noCollection={noCollection}
+            onHighlight={setHighlight}
+          />
+        </div>
+      </div>
+    </section>
+  );
+}

@@ -1,0 +1,136 @@
+import type { UseQueryResult } from '@tanstack/react-query';
+import { Link } from 'react-router';
+
+import { LinkPager } from '../../components/LinkPager';
+import { ResidencyBadge } from '../../components/ResidencyBadge';
+import { EmptyState, ErrorMessage, Loading } from '../../components/StatusMessage';
+import type { Page } from '../../lib/api';
+import { formatBytes, formatCount, formatUtcRange } from '../../lib/format';
+import { AddToCartButton } from '../cart/AddToCartButton';
+import { useCart } from '../cart/useCart';
+import type { Granule } from './api/granules';
+import { writeSearch, type SearchState } from './searchState';
+
+export function SearchResults({
+  query,
+  search,
+  address,
+  total,
+  noCollection,
+  onHighlight,
+}: {
+  query: UseQueryResult<Page<Granule>>;
+  search: SearchState;
+  /** The search's query string, handed to granule pages for their way back. */
+  address: string;
+  /** Granules matching in all, from the facet counts; null while unknown. */
+  total: number | null;
+  noCollection: boolean;
+  onHighlight: (id: number | null) => void;
+}) {
+  const { loggedIn } = useCart();
+
+  if (noCollection) {
+    return (
+      <EmptyState title="No collection matches this search">
+        <p>Try other words or fewer facets.</p>
+      </EmptyState>
+    );
+  }
+  if (query.isPending) return <Loading>Searching granules…</Loading>;
+  if (query.isError) {
+    return (
+      <ErrorMessage title="The search could not be run" detail={query.error.message} onRetry={() => void query.refetch()} />
+    );
+  }
+
+  const { results, next, previous } = query.data;
+  if (results.length === 0) {
+    return (
+      <EmptyState title="No granules match">
+        <p>Widen the box or the time range, or drop an attribute filter.</p>
+      </EmptyState>
+    );
+  }
+
+  const busy = query.isFetching && query.isPlaceholderData;
+  const summary =
+    total === null
+      ? `Showing ${results.length} granules`
+      : `${formatCount(total)} ${total === 1 ? 'granule matches' : 'granules match'}; showing ${results.length}`;
+
+  return (
+    <section className="search-results" aria-labelledby="results-heading">
+      <div className="search-results__head">
+        <h2 id="results-heading">Results</h2>
+        <p className="result-summary" aria-live="polite">
+          {summary}
+        </p>
+      </div>
+      {!loggedIn && (
+        <p className="hint">
+          <Link to={`/login?next=${encodeURIComponent(address ? `/search?${address}` : '/search')}`}>Log in</Link> to put granules in a
+          cart and order them.
+        </p>
+      )}
+      <div className={busy ? 'table-card is-busy' : 'table-card'} aria-busy={busy}>
+        <table className="data-table data-table--cards">
+          <caption className="visually-hidden">Granules found, newest first</caption>
+          <thead>
+            <tr>
+              <th scope="col">Granule</th>
+              <th scope="col">Time</th>
+              <th scope="col" className="numeric">
+                Size
+              </th>
+              <th scope="col">Where</th>
+              {loggedIn && <th scope="col">Cart</th>}
+            </tr>
+          </thead>
+          <tbody>
+            {results.map((granule) => (
+              <tr
+                key={granule.id}
+                onMouseEnter={() => onHighlight(granule.id)}
+                onMouseLeave={() => onHighlight(null)}
+              >
+                <th scope="row" data-label="Granule">
+                  <span className="granule-cell">
+                    <Link
+                      to={`/granules/${granule.id}`}
+                      state={{ search: address }}
+                      className="mono wrap"
+                      onFocus={() => onHighlight(granule.id)}
+                      onBlur={() => onHighlight(null)}
+                    >
+                      {granule.granule_id}
+                    </Link>
+                    <span className="muted small">{granule.collection}</span>
+                  </span>
+                </th>
+                <td data-label="Time">{formatUtcRange(granule.temporal_start, granule.temporal_end)}</td>
+                <td data-label="Size" className="numeric">
+                  {formatBytes(granule.total_size)}
+                </td>
+                <td data-label="Where">
+                  <ResidencyBadge residency={granule.residency} />
+                </td>
+                {loggedIn && (
+                  <td data-label="Cart">
+                    <AddToCartButton granule={granule.id} label={granule.granule_id} />
+                  </td>
+                )}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+      <LinkPager
+        label="Result pages"
+        next={next}
+        previous={previous}
+        to={(cursor) => ({ pathname: '/search', search: `?${writeSearch({ ...search, cursor }).toString()}`.replace(/^\?$/, '') })}
+      />
+    </section>
+  );
+}
