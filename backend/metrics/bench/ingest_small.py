@@ -122,8 +122,11 @@ def run(options):
             for i in range(0, n, per_pdr)]
 
     with live.running(token) as web:
+        idle = web.cpu_seconds()
         bulk_s, bulk_accept_s = _through_bulk(web, body)
         pdr_s, pdr_accept_s = _through_pdrs(web, pdrs)
+        busy = web.cpu_seconds()
+    cpu = {name: round(busy[name] - idle.get(name, 0), 2) for name in busy}
     archived, verified = live.archived_counts(collection)
     if archived != 2 * n or verified != 4 * n:
         raise RuntimeError(f"{archived}/{2 * n} granules archived, {verified}/{4 * n} "
@@ -136,6 +139,7 @@ def run(options):
         "overall_granules_per_s": round(2 * n / (bulk_s + pdr_s), 1),
         "bulk_s": round(bulk_s, 3), "bulk_accepted_s": round(bulk_accept_s, 3),
         "pdr_s": round(pdr_s, 3), "pdr_accepted_s": round(pdr_accept_s, 3),
+        "cpu_s": cpu, "cpu_ms_per_granule": round(1000 * sum(cpu.values()) / (2 * n), 3),
         "workers": [f"{name}: -Q {queues} {' '.join(pool)}" for name, queues, pool in live.WORKERS],
         "baselines": {"hpss_small_files_per_s": 1.5, "cumulus_granules_per_s": 11},
         "goals": {"granules_per_s": ">= 1000"},
@@ -147,6 +151,8 @@ def run(options):
         (f"PDRs of {per_pdr} -> PAN, 2 copies", f"{pdr:.1f} granules/s ({pdr_s:.2f} s, "
                                                 f"accepted in {pdr_accept_s:.2f} s)"),
         ("granules/s, lower of the two (goal >= 1000)", f"{result['granules_per_s']:.1f}"),
+        ("CPU s used (both ways in)", ", ".join(f"{k} {v}" for k, v in cpu.items())),
+        ("CPU ms per granule, all processes", f"{result['cpu_ms_per_granule']}"),
         ("HPSS small files/s; Cumulus granules/s", "1.5; ~11"),
     ]
     return result

@@ -77,6 +77,21 @@ class Live:
             if proc.poll() is not None:
                 raise RuntimeError(f"{name} exited ({proc.returncode}):\n{self.tail(name)}")
 
+    def cpu_seconds(self):
+        """{process name: CPU seconds it and its children (gunicorn's and Celery's workers)
+        have used so far}, plus the PostgreSQL server as "database" (every backend, live or
+        ended, of every database on it: run on a quiet machine): where a run's work went."""
+        out = {name: sum(_cpu(pid) for pid in _tree(proc.pid))
+               for name, proc in self.procs.items()}
+        if connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT pg_backend_pid()")
+                server = _parent(cursor.fetchone()[0])
+            if server:
+                out["database"] = _cpu(server, reaped=True) + sum(
+                    _cpu(pid) for pid in _tree(server)[1:])
+        return {name: round(seconds, 2) for name, seconds in out.items()}
+
     def tail(self, name, chars=4000):
         try:
             with open(self.logs[name], errors="replace") as f:
@@ -94,6 +109,46 @@ class Live:
             time.sleep(interval)
         logs = "\n".join(f"--- {n}\n{self.tail(n)}" for n in self.procs)
         raise RuntimeError(f"{what} did not finish in {timeout} s\n{logs}")
+
+
+def _stat(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+
+
+def _cpu(pid, reaped=False):
+    """User + system CPU seconds of a live process (0 once it is gone); with reaped, also what
+    its children that have ended used (the kernel adds theirs to the parent's when reaped)."""
+    fields = _stat(pid)
+    if fields is None:
+        return 0.0
+    ticks = int(fields[11]) + int(fields[12])
+    if reaped:
+        ticks += int(fields[13]) + int(fields[14])
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def _parent(pid):
+    fields = _stat(pid)
+    return int(fields[1]) if fields else None
+
+
+def _tree(pid):
+    """pid and its descendants."""
+    out, todo = [], [pid]
+    while todo:
+        current = todo.pop()
+        out.append(current)
+        try:
+            for task in os.listdir(f"/proc/{current}/task"):
+                with open(f"/proc/{current}/task/{task}/children") as f:
+                    todo += [int(child) for child in f.read().split()]
+        except OSError:
+            continue
+    return out
 
 
 @contextmanager
