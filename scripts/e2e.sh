@@ -33,6 +33,9 @@ fi
 $PY manage.py seed_demo >/dev/null
 $PY -m celery -A backend worker -Q ingest,archive,distribution,default --concurrency 2 \
   -n "e2e@%h" -l WARNING --logfile "$GRANARY_DATA_ROOT/worker.log" &
+# Beat, as in production: it wakes recalls that waited to gather a batch and settles orders.
+$PY -m celery -A backend beat -l WARNING --logfile "$GRANARY_DATA_ROOT/beat.log" \
+  --schedule "$GRANARY_DATA_ROOT/celerybeat-schedule" &
 .venv/bin/gunicorn backend.wsgi:application --bind "127.0.0.1:$PORT" --worker-class gthread \
   --workers 2 --threads 4 --error-logfile "$GRANARY_DATA_ROOT/web.log" &
 for _ in $(seq 60); do
@@ -49,5 +52,6 @@ fi
 if ((status)); then
   echo "--- web log ---"; tail -50 "$GRANARY_DATA_ROOT/web.log" || true
   echo "--- worker log ---"; tail -50 "$GRANARY_DATA_ROOT/worker.log" || true
+  echo "--- beat log ---"; tail -20 "$GRANARY_DATA_ROOT/beat.log" || true
 fi
 exit $status

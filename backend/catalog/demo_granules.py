@@ -36,8 +36,9 @@ def _png(width, height, pixel):
 
 
 def _snow_browse(rng, day):
-    """A global snow cover picture (plate carrée, 2 degrees a pixel): snow from the poles
-    down to a snow line that wanders with longitude and moves south as winter comes."""
+    """A global snow cover picture (plate carrée, 2 degrees a pixel, a 30 degree grid): snow
+    from the poles down to a snow line that wanders with longitude and moves south as winter
+    comes."""
     waves = [(rng.uniform(1, 4), rng.uniform(0, 2 * math.pi), rng.uniform(3, 8))
              for _ in range(3)]
 
@@ -47,7 +48,10 @@ def _snow_browse(rng, day):
                                     for k, p, a in waves)
         north, south = lat - line, -lat - 62
         cover = max(0.0, min(1.0, max(north, south) / 12 + 0.5))
-        return tuple(round(c0 + (255 - c0) * cover) for c0 in (34, 74, 96))
+        rgb = [c0 + (255 - c0) * cover for c0 in (34, 74, 96)]
+        if (x * 2) % 30 == 0 or (y * 2) % 30 == 0:      # a 30 degree grid, as map products have
+            rgb = [c * 0.6 + 150 * 0.4 for c in rgb]
+        return tuple(round(c) for c in rgb)
 
     return _png(180, 90, pixel)
 
