@@ -374,6 +374,13 @@ class _Chunk:
         self.collections = _collections_by_key({r.collection_key for r in rows})
         self.started = {}
         self.transfers = []
+        self.paths = {}
+
+    def path(self, relative):
+        """staged_path, resolved once per chunk (staging, checking and admitting each need it)."""
+        if relative not in self.paths:
+            self.paths[relative] = staged_path(self.area, relative)
+        return self.paths[relative]
 
     def run(self):
         limit = settings.GRANARY_INGEST_MAX_ATTEMPTS
@@ -440,7 +447,7 @@ class _Chunk:
     def _stage(self, row):
         missing = []
         for f in row.spec["files"]:
-            path = staged_path(self.area, f["path"])
+            path = self.path(f["path"])
             if path is None:
                 return (pdr.FILES_NOT_FOUND,
                         f"{f['path']} leads out of the staging area through a link")
@@ -453,7 +460,7 @@ class _Chunk:
 
     def _verify(self, row):
         for f in row.spec["files"]:
-            path = staged_path(self.area, f["path"])
+            path = self.path(f["path"])
             try:
                 size = path.stat().st_size
                 if size != f["size"]:
@@ -489,7 +496,7 @@ class _Chunk:
                     if granule is not None:
                         registered.append((row, granule))
         try:
-            admit_many(registered, self.area, self.started, self.transfers)
+            admit_many(registered, self.area, self.started, self.transfers, self.path)
         except Exception:
             log.exception("bulk admission failed; admitting granule by granule")
             for row, granule in registered:
@@ -679,9 +686,10 @@ def admit(row, granule, area, started, transfers):
     return admit_many([(row, granule)], area, {row.pk: started}, transfers)[0]
 
 
-def admit_many(pairs, area, started, transfers):
+def admit_many(pairs, area, started, transfers, resolve=None):
     """admit() for [(row, granule)] with one call to the archive tier; `area` is a staging
-    area or {provider id: area}, `started` {row pk: when its pipeline started}."""
+    area or {provider id: area}, `started` {row pk: when its pipeline started}; `resolve`
+    (relative path -> staged path) when the caller has resolved the paths already."""
     if not pairs:
         return []
     files = {}
@@ -690,7 +698,8 @@ def admit_many(pairs, area, started, transfers):
     items = []
     for row, granule in pairs:
         where = area.get(row.request.provider_id) if isinstance(area, dict) else area
-        paths = {f["name"]: staged_path(where, f["path"]) for f in row.spec["files"]}
+        paths = {f["name"]: resolve(f["path"]) if resolve else staged_path(where, f["path"])
+                 for f in row.spec["files"]}
         items.append((granule, {f.pk: paths[f.name] for f in files.get(granule.pk, [])}))
     admissions = archive.archive_granules(items)
     now, taken, out = timezone.now(), [], []
