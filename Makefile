@@ -20,3 +20,4 @@ bench: setup
 	.venv/bin/python manage.py bench simulator --json var/bench-results/simulator.json
 	.venv/bin/python manage.py bench ingest-large --files 8 --size-mib 256 --json var/bench-results/ingest-large.json
 	.venv/bin/python manage.py bench ingest-small --granules 10000 --json var/bench-results/ingest-small.json
+	.venv/bin/python manage.py bench dashboard --days 365 --json var/bench-results/dashboard.json

@@ -58,13 +58,19 @@ class IngestRequest(models.Model):
 
     @property
     def percent_done(self):
-        if not self.bytes_total:
-            return 100.0 if self.state in (self.State.COMPLETED, self.State.FAILED) else 0.0
-        return round(100.0 * self.bytes_done / self.bytes_total, 2)
+        return percent_done(self.bytes_done, self.bytes_total, self.state)
 
     @property
     def finished(self):
         return self.state in (self.State.COMPLETED, self.State.FAILED)
+
+
+def percent_done(bytes_done, bytes_total, state):
+    """% of a request's bytes in a final state; a request of no bytes is done once finished."""
+    if not bytes_total:
+        finished = state in (IngestRequest.State.COMPLETED, IngestRequest.State.FAILED)
+        return 100.0 if finished else 0.0
+    return round(100.0 * bytes_done / bytes_total, 2)
 
 
 class IngestGranule(models.Model):

@@ -24,6 +24,11 @@ for _ in $(seq 60); do
   curl -fsS "http://127.0.0.1:$PORT/api/health/" >/dev/null 2>&1 && break
   sleep 0.5
 done
+# DEMO_TRAFFIC=1: a real delivery, order and download once the demo granules are archived, so
+# the dashboards chart real figures (scripts/demo-traffic.sh; its log is in $LOGS).
+if [[ "${DEMO_TRAFFIC:-}" == 1 ]]; then
+  scripts/demo-traffic.sh "http://127.0.0.1:$PORT" >"$LOGS/demo-traffic.log" 2>&1 &
+fi
 cat <<TXT
 
   Granary is running:  http://127.0.0.1:$PORT/

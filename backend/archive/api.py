@@ -15,6 +15,8 @@ from backend.catalog.pagination import CatalogCursorPagination
 from . import operations, services
 from .models import ArchiveRequest, Drive, DriveModel, Silo, Volume
 from .serializers import (
+    REQUEST_VALUES,
+    VOLUME_VALUES,
     ArchiveRequestSerializer,
     AuditSerializer,
     BulkSerializer,
@@ -27,6 +29,8 @@ from .serializers import (
     SiloSerializer,
     VaryDriveSerializer,
     VolumeSerializer,
+    request_rows,
+    volume_rows,
 )
 
 
@@ -62,6 +66,12 @@ class VolumeViewSet(OperatorViewSet, viewsets.mixins.ListModelMixin,
 
     def get_queryset(self):
         return Volume.objects.select_related("silo", "group", "media", "drive")
+
+    def list(self, request, *args, **kwargs):
+        """The archive board reads every volume, so a page is built from plain rows."""
+        page = self.paginate_queryset(self.filter_queryset(self.get_queryset())
+                                      .values(*VOLUME_VALUES))
+        return self.get_paginated_response(list(volume_rows(page)))
 
     @action(detail=True, methods=["get"])
     def files(self, request, label=None):
@@ -156,6 +166,12 @@ class RequestViewSet(OperatorViewSet, viewsets.mixins.ListModelMixin,
         if self.action == "list" and "state" not in self.request.query_params:
             return operations.request_queue()
         return ArchiveRequest.objects.select_related("file", "volume_group", "volume", "drive")
+
+    def list(self, request, *args, **kwargs):
+        """Built from plain rows: the failures board polls pages of 200."""
+        page = self.paginate_queryset(self.filter_queryset(self.get_queryset())
+                                      .values(*REQUEST_VALUES))
+        return self.get_paginated_response(list(request_rows(page)))
 
     @extend_schema(request=BulkSerializer, responses={200: {"type": "object"}})
     @action(detail=False, methods=["post"], url_path="bulk")

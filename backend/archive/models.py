@@ -3,6 +3,11 @@ from django.conf import settings
 from django.db import models
 
 
+def percent(part, whole):
+    """part as a percentage of whole, to one decimal; 0.0 when there is no whole."""
+    return round(100.0 * part / whole, 1) if whole else 0.0
+
+
 class Silo(models.Model):
     """A robotic library: slots for cartridges and a robot that moves them to drives."""
 
@@ -97,9 +102,7 @@ class Volume(models.Model):
 
     @property
     def percent_full(self):
-        if not self.capacity_bytes:
-            return 0.0
-        return round(100.0 * self.end_of_data / self.capacity_bytes, 1)
+        return percent(self.end_of_data, self.capacity_bytes)
 
 
 class Drive(models.Model):
@@ -312,4 +315,4 @@ class ArchiveRequest(models.Model):
 
     @property
     def percent_done(self):
-        return round(100.0 * self.bytes_done / self.bytes_total, 1) if self.bytes_total else 0.0
+        return percent(self.bytes_done, self.bytes_total)

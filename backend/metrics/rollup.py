@@ -42,3 +42,18 @@ def split(start, end, nbytes, seconds, max_buckets=2000):
         given += share
     parts[-1][1] += nbytes - given
     return [(bucket, share) for bucket, share in parts if share]
+
+
+def tally(transfers):
+    """The roll-up rows a batch of transfers adds to: {(period, start, direction, key):
+    [bytes, transfers]} from (direction, key, nbytes, started_at, ended_at) tuples.
+
+    Bytes go where they moved (split); each transfer counts once, in the period it ended.
+    """
+    sums = {}
+    for direction, key, nbytes, started, ended in transfers:
+        for period, seconds in PERIODS.items():
+            for bucket, share in split(started, ended, nbytes, seconds):
+                sums.setdefault((period, bucket, direction, key), [0, 0])[0] += share
+            sums.setdefault((period, floor(ended, seconds), direction, key), [0, 0])[1] += 1
+    return sums

@@ -52,6 +52,13 @@ def test_today_projects_the_end_of_day_from_the_last_hour():
     assert services.today(now=now)["seconds_left"] == 12 * 3600
 
 
+def test_today_keeps_a_small_share_of_the_target_visible():
+    services.record_transfer("ingest", 40_600_000, at(5, 1), at(5, 1, 1))
+    figures = services.today(now=at(5, 2))["directions"]["ingest"]
+    assert figures["percent_of_target"] == 0.00406
+    assert services.today(now=at(5, 2))["directions"]["distribution"]["percent_of_target"] == 0
+
+
 def test_throughput_per_hour_by_direction_and_collection():
     now = timezone.now()
     hour = now.replace(minute=0, second=0, microsecond=0)

@@ -3,7 +3,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from backend.metrics.rollup import DAY, HOUR, MINUTE, floor, split
+from backend.metrics.rollup import DAY, HOUR, MINUTE, floor, split, tally
 
 
 def at(h, m=0, s=0, day=1):
@@ -39,3 +39,14 @@ def test_very_long_transfer_is_capped_in_buckets_but_keeps_every_byte():
 def test_end_before_start_is_refused():
     with pytest.raises(ValueError, match="cannot end before it starts"):
         split(at(11), at(10), 1, MINUTE)
+
+
+def test_tally_sums_bytes_where_they_moved_and_counts_each_transfer_where_it_ended():
+    sums = tally([("ingest", "A.1", 1000, at(23, 59, 30), at(0, 0, 30, day=2)),
+                  ("ingest", "A.1", 7, at(0, 0, 40, day=2), at(0, 0, 50, day=2)),
+                  ("recall", "", 5, at(3), at(3))])
+    assert sums[("day", at(0), "ingest", "A.1")] == [500, 0]
+    assert sums[("day", at(0, day=2), "ingest", "A.1")] == [507, 2]
+    assert sums[("minute", at(0, 0, day=2), "ingest", "A.1")] == [507, 2]
+    assert sums[("hour", at(3), "recall", "")] == [5, 1]
+    assert sum(b for (p, *_), (b, _) in sums.items() if p == "minute") == 1012

@@ -4,6 +4,6 @@ A benchmark module has NAME, HELP, add_arguments(parser) and run(options) -> dic
 dict has a "table" list of (metric, value) rows that the command prints, and everything else
 goes to the JSON file.
 """
-from . import archive_write, ingest_large, ingest_small, simulator
+from . import archive_write, dashboard, ingest_large, ingest_small, simulator
 
-BENCHMARKS = {m.NAME: m for m in (archive_write, ingest_large, ingest_small, simulator)}
+BENCHMARKS = {m.NAME: m for m in (archive_write, ingest_large, ingest_small, simulator, dashboard)}

@@ -2,30 +2,39 @@
 
 const UNITS = ['B', 'KB', 'MB', 'GB', 'TB', 'PB'];
 const numberFormat = new Intl.NumberFormat('en', { maximumFractionDigits: 2 });
+const smallFormat = new Intl.NumberFormat('en', { maximumSignificantDigits: 2 });
 const countFormat = new Intl.NumberFormat('en');
+
+/** The decimal unit that suits a number of bytes: { name: 'MB', size: 1e6 } for 40.6e6. */
+export function byteUnit(bytes: number): { name: string; size: number } {
+  let unit = 0;
+  let size = 1;
+  while (Math.abs(bytes) >= size * 1000 && unit < UNITS.length - 1) {
+    size *= 1000;
+    unit += 1;
+  }
+  return { name: UNITS[unit] ?? 'B', size };
+}
 
 export function formatBytes(bytes: number | null | undefined): string {
   if (bytes === null || bytes === undefined || !Number.isFinite(bytes)) return '—';
   const sign = bytes < 0 ? '−' : '';
-  let value = Math.abs(bytes);
-  let unit = 0;
-  while (value >= 1000 && unit < UNITS.length - 1) {
-    value /= 1000;
-    unit += 1;
-  }
-  const digits = value >= 100 || unit === 0 ? 0 : value >= 10 ? 1 : 2;
-  return `${sign}${value.toFixed(digits)} ${UNITS[unit]}`;
+  const unit = byteUnit(bytes);
+  const value = Math.abs(bytes) / unit.size;
+  const digits = value >= 100 || unit.size === 1 ? 0 : value >= 10 ? 1 : 2;
+  return `${sign}${value.toFixed(digits)} ${unit.name}`;
 }
 
-/** Bytes per second as MB/s (the unit the seeds and the throughput chart use). */
+/** Bytes per second in the unit that suits them: "12.5 MB/s", "3.64 KB/s". */
 export function formatRate(bytesPerSecond: number | null | undefined): string {
   if (bytesPerSecond === null || bytesPerSecond === undefined) return '—';
-  return `${numberFormat.format(bytesPerSecond / 1e6)} MB/s`;
+  return `${formatBytes(bytesPerSecond)}/s`;
 }
 
+/** Two decimals, or two significant digits below 1, so a small figure never shows as 0. */
 export function formatNumber(value: number | null | undefined): string {
   if (value === null || value === undefined) return '—';
-  return numberFormat.format(value);
+  return Math.abs(value) < 1 ? smallFormat.format(value) : numberFormat.format(value);
 }
 
 export function formatCount(value: number | null | undefined): string {
@@ -35,7 +44,7 @@ export function formatCount(value: number | null | undefined): string {
 
 export function formatPercent(value: number | null | undefined): string {
   if (value === null || value === undefined) return '—';
-  return `${numberFormat.format(value)} %`;
+  return `${formatNumber(value)} %`;
 }
 
 /** An age in seconds as "45 s", "12 min", "3 h 5 min", "2 d 4 h". */

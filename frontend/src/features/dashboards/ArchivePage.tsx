@@ -130,7 +130,7 @@ function DriveBoard({ drives }: { drives: Drive[] }) {
                     <td data-label="State">
                       <span>
                         <span className={`badge badge--state badge--${drive.state}`}>{drive.state}</span>
-                        {drive.mode && <span className="muted small"> {drive.mode}</span>}
+                        {drive.mode && drive.mounted_volume && <span className="muted small"> {drive.mode}</span>}
                       </span>
                     </td>
                     <td data-label="Mounted volume" className="mono">

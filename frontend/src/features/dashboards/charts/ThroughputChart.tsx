@@ -13,6 +13,10 @@ export function hourLabel(iso: string): string {
   return hh === '00' ? `${date.getUTCDate()} ${date.toLocaleString('en', { month: 'short', timeZone: 'UTC' })}` : `${hh}:00`;
 }
 
+/** A series with at most this many busy hours gets a dot on each, or a lone busy hour would be
+ * only a line rising at the chart's edge. */
+const SPARSE_HOURS = 6;
+
 /** MB/s per hour, one line per series (direction or collection). */
 export function ThroughputChart({
   title,
@@ -29,16 +33,20 @@ export function ThroughputChart({
   const names = Object.keys(series);
   const data: ChartData<'line', number[], string> = {
     labels: hours.map(hourLabel),
-    datasets: names.map((name, index) => ({
-      label: name,
-      data: series[name] ?? [],
-      borderColor: seriesColour(index),
-      backgroundColor: seriesColour(index),
-      borderWidth: 2,
-      pointRadius: 0,
-      pointHoverRadius: 4,
-      tension: 0.2,
-    })),
+    datasets: names.map((name, index) => {
+      const values = series[name] ?? [];
+      const sparse = values.filter((v) => v > 0).length <= SPARSE_HOURS;
+      return {
+        label: name,
+        data: values,
+        borderColor: seriesColour(index),
+        backgroundColor: seriesColour(index),
+        borderWidth: 2,
+        pointRadius: values.map((v) => (sparse && v > 0 ? 3 : 0)),
+        pointHoverRadius: 4,
+        tension: 0.2,
+      };
+    }),
   };
   const options: ChartOptions<'line'> = {
     responsive: true,

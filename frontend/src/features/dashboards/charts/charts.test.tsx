@@ -37,6 +37,32 @@ describe('DailyChart', () => {
     expect(outTarget?.data).toEqual([2, 2]);
   });
 
+  it('gives bars far below the targets their own unit and says the targets are off the scale', () => {
+    render(
+      <DailyChart
+        daily={{
+          targets: { ingest: 1e12, distribution: 2e12 },
+          days: [
+            { date: '2026-11-21', ingest: 0, distribution: 0 },
+            { date: '2026-11-22', ingest: 40.6e6, distribution: 13.1e6 },
+          ],
+        }}
+      />,
+    );
+
+    const chart = chartOf(screen.getByRole('img'));
+    expect(chart.data.datasets.map((d) => d.label)).toEqual(['Ingest', 'Distribution']);
+    expect(chart.data.datasets[0]?.data).toEqual([0, 40.6]);
+    expect(chart.data.datasets[1]?.data).toEqual([0, 13.1]);
+    expect(chart.options.scales?.y).toMatchObject({ title: { text: 'MB per day' } });
+    expect(screen.getByRole('img')).toHaveAccessibleName(
+      'Over 2 days 40.6 MB ingested and 13.1 MB distributed, against daily targets of 1.00 TB in and ' +
+        '2.00 TB out; the ingest target was met on 0 days. The targets are far above these bars and ' +
+        'left off the scale: the best day reached 0.0041 % of the ingest target and 0.00066 % of the ' +
+        'distribution target.',
+    );
+  });
+
   it('says the same in words and in a table', async () => {
     render(<DailyChart daily={daily} />);
 
@@ -68,8 +94,10 @@ describe('ThroughputChart', () => {
     expect(chart.data.labels).toEqual(['22 Nov', '01:00']);
     expect(chart.data.datasets.map((d) => d.label)).toEqual(['ingest', 'migrate']);
     expect(chart.data.datasets[1]?.data).toEqual([0, 0.0244]);
+    // a lone busy hour gets a dot, not only a line rising at the edge
+    expect(chart.data.datasets[1]).toMatchObject({ pointRadius: [0, 3] });
     expect(screen.getByRole('img')).toHaveAccessibleName(
-      'Peak hourly rate in the last 2 hours by direction: migrate 0.02 MB/s.',
+      'Peak hourly rate in the last 2 hours by direction: migrate 0.024 MB/s.',
     );
     expect(screen.getByRole('heading', { name: 'MB/s by direction' })).toBeInTheDocument();
   });
