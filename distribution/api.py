@@ -1,7 +1,7 @@
 """The distribution API: cart, orders, links, destinations, subscriptions and downloads."""
 import mimetypes
 
-from django.http import HttpResponse, StreamingHttpResponse
+from django.http import FileResponse, HttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import exceptions, mixins, status, viewsets
@@ -230,8 +230,9 @@ class SubscriptionViewSet(DistributionErrors, viewsets.ModelViewSet):
 class DownloadView(APIView):
     """A file's bytes: by a signed order link, or to a logged-in user who may see it.
 
-    Streams from the cache in blocks, answers single Range requests with 206, and sends the
-    catalog checksum in `Digest` / `X-Checksum-*`.
+    Streams from the cache (by sendfile under gunicorn, see services.DownloadBody), answers
+    single Range requests with 206, and sends the catalog checksum in `Digest` /
+    `X-Checksum-*`.
     """
 
     permission_classes = [AllowAny]
@@ -259,10 +260,11 @@ class DownloadView(APIView):
         file = download.file
         partial = span is not None
         start, end = span or (0, file.size - 1)
-        response = StreamingHttpResponse(
+        response = FileResponse(
             stream, status=206 if partial else 200,
             content_type=mimetypes.guess_type(file.name)[0] or "application/octet-stream",
         )
+        response.block_size = services.CHUNK
         response["Content-Length"] = str(end - start + 1)
         response["Accept-Ranges"] = "bytes"
         response["Content-Disposition"] = f'attachment; filename="{file.name}"'

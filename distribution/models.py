@@ -174,12 +174,22 @@ class Subscription(models.Model):
 
 
 class SubscriptionCollection(models.Model):
-    """The index candidates are found by: the active subscriptions of a collection."""
+    """The precomputed index granules are matched against: a subscription's filter once per
+    collection it names, so the rows a granule's collection selects hold all that is tested
+    and no row of Subscription is read. services.save_subscription keeps the copy equal."""
 
     subscription = models.ForeignKey(Subscription, on_delete=models.CASCADE)
     collection = models.ForeignKey("catalog.Collection", on_delete=models.CASCADE,
                                    related_name="+")
     active = models.BooleanField(default=True)
+    west = models.FloatField(null=True, blank=True)
+    south = models.FloatField(null=True, blank=True)
+    east = models.FloatField(null=True, blank=True)
+    north = models.FloatField(null=True, blank=True)
+    temporal_start = models.DateTimeField(null=True, blank=True)
+    temporal_end = models.DateTimeField(null=True, blank=True)
+    conditions = models.JSONField(default=list, blank=True)
+    new_versions = models.BooleanField(default=False)
 
     class Meta:
         constraints = [

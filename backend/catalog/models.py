@@ -108,7 +108,10 @@ class Granule(models.Model):
             ),
         ]
         indexes = [
-            models.Index(fields=["collection", "temporal_start"], name="granule_coll_start"),
+            # Covering: a search's footprint and window are tested in the index, so only the
+            # rows of the page it returns are read from the table (see services.stac_page).
+            models.Index(fields=["collection", "temporal_start", "id"], name="granule_coll_time",
+                         include=["temporal_end", "west", "south", "east", "north", "state"]),
             models.Index(fields=["temporal_start", "temporal_end"], name="granule_time"),
             models.Index(fields=["state", "collection"], name="granule_state"),
         ]

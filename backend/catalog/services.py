@@ -1,10 +1,24 @@
 """Catalog queries: who sees what, and the granule search every interface shares."""
-from django.db.models import Case, Count, Exists, F, OuterRef, Q, Value, When
+from dataclasses import dataclass
+
+from django.db.models import (
+    Case,
+    Count,
+    DurationField,
+    Exists,
+    ExpressionWrapper,
+    F,
+    OuterRef,
+    Q,
+    Subquery,
+    Value,
+    When,
+)
 
 from backend.accounts import roles
 
 from .geo import BBox
-from .models import Collection, Granule
+from .models import Collection, File, Granule
 
 
 def visible_collections(user):
@@ -47,8 +61,6 @@ def in_cache_q():
     the database can answer from the file and cache-entry indexes.
     """
     from backend.archive.models import CacheEntry
-
-    from .models import File
 
     missing = File.objects.filter(granule=OuterRef("pk")).filter(
         Q(cache_entry__isnull=True) | Q(cache_entry__state=CacheEntry.State.STAGING)
@@ -134,8 +146,6 @@ def register_granules(specs):
     transaction, however many granules and files. Returns the granules in order."""
     from django.db import transaction
 
-    from .models import File
-
     granules = []
     for spec in specs:
         bbox = spec.get("bbox")
@@ -157,28 +167,97 @@ def register_granules(specs):
     return granules
 
 
-def collection_key_q(keys):
-    """Granules of the collections named by key (SHORT.VERSION); unknown keys match nothing.
-    A collection_id IN (subquery) lets the (collection, temporal_start) index drive the scan."""
+def named_q(keys):
+    """Collections named by key (SHORT.VERSION); unknown keys name none."""
     named = Q(pk__in=[])
     for key in keys:
         short_name, _, version = key.partition(".")
         named |= Q(short_name=short_name, version=version)
-    return Q(collection__in=Collection.objects.filter(named))
+    return named
 
 
-def stac_granules(user, search):
-    """The archived granules a STAC search selects, before ordering and paging."""
-    granules = archived_granules(user)
+def with_longest_granule(collections):
+    """`collections` annotated with `longest`, the longest time span of one of their granules
+    (None when they have none): a probe per collection of the (collection, temporal_end -
+    temporal_start) index."""
+    length = ExpressionWrapper(F("temporal_end") - F("temporal_start"),
+                               output_field=DurationField())
+    longest = (Granule.objects.filter(collection=OuterRef("pk")).annotate(length=length)
+               .order_by("-length").values("length")[:1])
+    return collections.order_by().annotate(longest=Subquery(longest))
+
+
+# Up to this many named collections are searched one by one and their pages merged.
+MERGE_COLLECTIONS = 20
+FILE_FIELDS = ("id", "name", "role", "size", "checksum_type", "checksum")
+
+
+@dataclass
+class StacPage:
+    granules: list      # with .collection set
+    files: dict         # granule id -> [rows with FILE_FIELDS as attributes], by name
+    more: bool          # whether a next page follows
+
+
+def stac_page(user, search, after):
+    """One page of a STAC search: the archived granules it selects, in its order after the
+    sort key `after` (None: from the start), their files, and whether more follow. Nothing
+    is counted.
+
+    Shaped for the (collection, temporal_start, id) covering index: the collections are
+    resolved to ids first, so each is one range of it; a window's start also bounds
+    temporal_start (no granule of a collection outlasts its longest one), or a search
+    with fewer matches than a page would walk back to the first granule; several named
+    collections are read one by one and merged, newest first, rather than sorted whole;
+    and the page's keys come from the index alone before its rows are read. Collections
+    and files come as a few rows, not an object per granule.
+    """
+    collections = visible_collections(user)
     if search.collections:
-        granules = granules.filter(collection_key_q(search.collections))
+        collections = collections.filter(named_q(search.collections))
+    found = {c.pk: c for c in with_longest_granule(collections) if c.longest is not None}
+    if not found:
+        return StacPage([], {}, False)
+    order = search.order()
+    ordering = [f"-{name}" if descending else name for name, _, descending in order]
+    granules = Granule.objects.filter(state=Granule.State.ARCHIVED)
     if search.ids:
         granules = granules.filter(granule_id__in=search.ids)
     if search.bbox is not None:
         granules = granules.filter(bbox_q(search.bbox))
-    if search.start is not None or search.end is not None:
-        granules = granules.filter(temporal_q(search.start, search.end))
-    return granules
+    granules = granules.filter(temporal_q(search.start, search.end))
+    if after is not None:
+        granules = granules.filter(keyset_q(order, after))
+    granules = granules.order_by(*ordering)
+
+    def of(ids):
+        selected = granules.filter(collection_id__in=ids)
+        if search.start is not None:
+            selected = selected.filter(temporal_start__gte=search.start - max(
+                found[pk].longest for pk in ids))
+        return selected
+
+    ids = sorted(found)
+    directions = {descending for _, _, descending in order}
+    if (search.collections and 1 < len(ids) <= MERGE_COLLECTIONS and len(directions) == 1
+            and all(kind in ("datetime", "int") for _, kind, _ in order)):
+        fields = [name for name, _, _ in order]
+        keys = sorted((row for pk in ids
+                       for row in of([pk]).values_list(*fields)[: search.limit + 1]),
+                      reverse=directions.pop())
+        page = [row[-1] for row in keys[: search.limit + 1]]
+    else:
+        page = of(ids).values("pk")[: search.limit + 1]
+    rows = list(Granule.objects.filter(pk__in=page).order_by(*ordering))
+    for granule in rows:
+        granule.collection = found[granule.collection_id]
+    rows, more = rows[: search.limit], len(rows) > search.limit
+    files = {}
+    for row in (File.objects.filter(granule__in=[g.pk for g in rows])
+                .order_by("granule_id", "name").values_list("granule_id", *FILE_FIELDS,
+                                                            named=True)):
+        files.setdefault(row.granule_id, []).append(row)
+    return StacPage(rows, files, more)
 
 
 def keyset_q(order, after):
@@ -204,17 +283,6 @@ def sort_values(granule, order):
             value = getattr(value, part)
         values.append(value)
     return values
-
-
-def keyset_page(granules, order, after, limit):
-    """One page in `order` after the key `after` (None: from the start) and whether more
-    follow: limit + 1 rows are read, nothing is counted."""
-    ordering = [f"-{name}" if descending else name for name, _, descending in order]
-    granules = granules.order_by(*ordering)
-    if after is not None:
-        granules = granules.filter(keyset_q(order, after))
-    rows = list(granules.prefetch_related("files")[: limit + 1])
-    return rows[:limit], len(rows) > limit
 
 
 def collection_extents(collections):

@@ -227,11 +227,8 @@ def format_datetime(value):
     """RFC 3339 in UTC with a 'Z'; fractions only when there are some."""
     if value is None:
         return None
-    value = value.astimezone(UTC)
-    text = value.strftime("%Y-%m-%dT%H:%M:%S")
-    if value.microsecond:
-        text += f".{value.microsecond:06d}"
-    return text + "Z"
+    # isoformat leaves the fraction out when it is zero, as this format does
+    return value.astimezone(UTC).replace(tzinfo=None).isoformat() + "Z"
 
 
 def footprint(bbox):
@@ -281,52 +278,57 @@ def asset(file, urls):
     return body
 
 
-def item(granule, urls):
-    """A STAC Item (GeoJSON Feature) for an archived granule and its files."""
+def item(granule, urls, files=None):
+    """A STAC Item (GeoJSON Feature) for an archived granule and its files (objects with the
+    File fields; the granule's own when None)."""
     coll = granule.collection
     properties = dict(granule.attributes or {})
     if coll.platform:
         properties["platform"] = coll.platform
     if coll.instrument:
         properties["instruments"] = [coll.instrument]
+    start = format_datetime(granule.temporal_start)
     properties.update({
-        "datetime": format_datetime(granule.temporal_start),
-        "start_datetime": format_datetime(granule.temporal_start),
+        "datetime": start,
+        "start_datetime": start,
         "end_datetime": format_datetime(granule.temporal_end),
         "created": format_datetime(granule.created_at),
         "updated": format_datetime(granule.updated_at),
     })
-    files = list(granule.files.all())
+    files = list(granule.files.all()) if files is None else files
+    key, bbox = coll.key, granule.bbox
     feature = {
         "type": "Feature",
         "stac_version": STAC_VERSION,
         "stac_extensions": [FILE_EXTENSION] if files else [],
         "id": granule.granule_id,
-        "collection": coll.key,
-        "geometry": footprint(granule.bbox),
+        "collection": key,
+        "geometry": footprint(bbox),
     }
-    if granule.bbox is not None:
-        feature["bbox"] = granule.bbox
+    if bbox is not None:
+        feature["bbox"] = bbox
+    parent = urls.collection(key)
     feature.update({
         "properties": properties,
         "assets": {f.name: asset(f, urls) for f in files},
         "links": [
-            _link("self", urls.item(coll.key, granule.granule_id), GEOJSON),
-            _link("parent", urls.collection(coll.key), title=coll.key),
-            _link("collection", urls.collection(coll.key), title=coll.key),
+            _link("self", urls.item(key, granule.granule_id), GEOJSON),
+            _link("parent", parent, title=key),
+            _link("collection", parent, title=key),
             _link("root", urls.root, title="Granary STAC API"),
         ],
     })
     return feature
 
 
-def item_collection(granules, urls, *, self_href, next_link=None):
-    """A page of items. numberMatched is left out on purpose: counting every match costs
-    a full scan of the filtered set, which is what keyset paging exists to avoid."""
+def item_collection(granules, urls, *, self_href, next_link=None, files=None):
+    """A page of items; `files` maps granule ids to their files (else each granule's own).
+    numberMatched is left out on purpose: counting every match costs a full scan of the
+    filtered set, which is what keyset paging exists to avoid."""
     links = [_link("self", self_href, GEOJSON), _link("root", urls.root)]
     if next_link is not None:
         links.append(next_link)
-    features = [item(g, urls) for g in granules]
+    features = [item(g, urls, None if files is None else files.get(g.pk, [])) for g in granules]
     return {
         "type": "FeatureCollection",
         "features": features,

@@ -94,17 +94,14 @@ class StacView(APIView):
 
     def page(self, search, self_href, next_link):
         """Run `search`; `next_link(token)` builds the link to the following page."""
-        order = search.order()
-        granules, more = services.keyset_page(
-            services.stac_granules(self.request.user, search), order,
-            stac.decode_token(search), search.limit,
-        )
+        page = services.stac_page(self.request.user, search, stac.decode_token(search))
         following = None
-        if more:
-            token = stac.encode_token(search, services.sort_values(granules[-1], order))
-            following = next_link(token)
+        if page.more:
+            last = services.sort_values(page.granules[-1], search.order())
+            following = next_link(stac.encode_token(search, last))
         return Response(stac.item_collection(
-            granules, self.urls(), self_href=self_href, next_link=following,
+            page.granules, self.urls(), self_href=self_href, next_link=following,
+            files=page.files,
         ))
 
 

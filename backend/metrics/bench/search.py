@@ -1,0 +1,308 @@
+"""search: STAC item search over many granules, through gunicorn as in production.
+
+Loads N synthetic granules (swaths crossing the antimeridian, daily tiles, 16-day composites,
+over years; two files each), then times GET and POST /stac/search with bbox + datetime +
+collections and limit 100 over varied queries, each next to a request that touches no table
+(GET /stac/conformance) on the same connection: the baseline the search latency is set
+against. A few first pages are compared with a brute-force scan of the loaded granules, and
+some queries follow their `next` link (keyset paging: page 2 should cost what page 1 does).
+
+The figure to beat: a Django/PostGIS STAC server reports 76 ms at 100k items; goal p95 <= 50 ms.
+"""
+import http.client
+import json
+import math
+import random
+import time
+from array import array
+from dataclasses import dataclass
+from datetime import timedelta
+from urllib.parse import urlencode, urlsplit
+
+from backend.catalog.geo import BBox
+
+from . import synthetic
+
+NAME = "search"
+HELP = "p50/p95 of STAC /stac/search (bbox+datetime+collections, limit 100) over N granules"
+LIMIT = 100
+GOAL_P95_MS = 50
+
+
+def add_arguments(parser):
+    parser.add_argument("--granules", type=int, default=1_000_000)
+    parser.add_argument("--queries", type=int, default=400, help="timed, after the warm-up")
+    parser.add_argument("--warmup", type=int, default=50)
+    parser.add_argument("--years", type=float, default=5.0, help="time the granules span")
+    parser.add_argument("--check", type=int, default=10,
+                        help="first pages compared with a brute-force scan")
+    parser.add_argument("--seed", type=int, default=1)
+
+
+@dataclass(frozen=True)
+class Query:
+    method: str
+    collections: tuple
+    bbox: tuple
+    datetime: str
+
+    def params(self):
+        return {"collections": ",".join(self.collections),
+                "bbox": ",".join(f"{v:g}" for v in self.bbox),
+                "datetime": self.datetime, "limit": str(LIMIT)}
+
+    def body(self):
+        return {"collections": list(self.collections), "bbox": list(self.bbox),
+                "datetime": self.datetime, "limit": LIMIT}
+
+
+def _rfc3339(value):
+    return value.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def make_queries(count, keys, first, last, seed=1):
+    """Varied searches: one collection (sometimes two), boxes of 2 to 60 degrees (some across
+    the antimeridian), windows of an hour to a year (some open-ended, some instants);
+    GET and POST alternate."""
+    rng = random.Random(seed)
+    span = (last - first).total_seconds()
+    queries = []
+    for i in range(count):
+        collections = tuple(rng.sample(keys, 2 if rng.random() < 0.2 else 1))
+        bbox = synthetic.area_of_interest(rng, (2, 60), (2, 40), (-60, 75), 0.15)
+        length = math.exp(rng.uniform(math.log(3600), math.log(365 * 86400)))
+        start = first + timedelta(seconds=rng.uniform(0, max(0.0, span - length)))
+        end = start + timedelta(seconds=length)
+        kind = rng.random()
+        if kind < 0.05:
+            text = f"../{_rfc3339(end)}"
+        elif kind < 0.10:
+            text = f"{_rfc3339(start)}/.."
+        elif kind < 0.15:
+            text = _rfc3339(start)
+        else:
+            text = f"{_rfc3339(start)}/{_rfc3339(end)}"
+        queries.append(Query("GET" if i % 2 == 0 else "POST", collections, bbox, text))
+    return queries
+
+
+class Catalog:
+    """What was loaded, kept compactly for the brute-force check."""
+
+    def __init__(self):
+        self.product = array("b")
+        self.start, self.end = array("d"), array("d")
+        self.west, self.south, self.east, self.north = (array("d") for _ in range(4))
+        self.crossing = 0
+
+    def add(self, granules):
+        for g in granules:
+            self.product.append(g.product)
+            self.start.append(g.start.timestamp())
+            self.end.append(g.end.timestamp())
+            for column, value in zip((self.west, self.south, self.east, self.north), g.bbox,
+                                     strict=True):
+                column.append(value)
+            self.crossing += g.bbox[0] > g.bbox[2]
+
+    def first_page(self, query, products, pks):
+        """Primary keys of the first page, by a scan of every granule in Python: collection,
+        time overlap, then geo.BBox.intersects; newest first, ties by id descending."""
+        from backend.catalog.stac import parse_datetime_interval
+
+        wanted = {products.index(key) for key in query.collections}
+        start, end = parse_datetime_interval(query.datetime)
+        lo = start.timestamp() if start else -math.inf
+        hi = end.timestamp() if end else math.inf
+        box = BBox(*query.bbox)
+        hits = []
+        for i, product in enumerate(self.product):
+            if product in wanted and self.start[i] <= hi and self.end[i] >= lo and box.intersects(
+                    BBox(self.west[i], self.south[i], self.east[i], self.north[i])):
+                hits.append((self.start[i], pks[i]))
+        hits.sort(reverse=True)
+        return [pk for _, pk in hits[:LIMIT]]
+
+
+class Client:
+    """One keep-alive HTTP connection, timing each request until its body is read."""
+
+    def __init__(self, base_url):
+        parts = urlsplit(base_url)
+        self.host, self.port = parts.hostname, parts.port
+        self.conn = http.client.HTTPConnection(self.host, self.port, timeout=120)
+
+    def call(self, method, path, body=None):
+        headers = {"Accept": "application/geo+json"}
+        data = None
+        if body is not None:
+            data = json.dumps(body).encode()
+            headers["Content-Type"] = "application/json"
+        for attempt in (1, 2):
+            try:
+                started = time.perf_counter()
+                self.conn.request(method, path, body=data, headers=headers)
+                answer = self.conn.getresponse()
+                payload = answer.read()
+                return answer.status, time.perf_counter() - started, payload
+            except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
+                self.conn.close()        # the server closed an idle keep-alive: not timed
+                self.conn = http.client.HTTPConnection(self.host, self.port, timeout=120)
+                if attempt == 2:
+                    raise
+        raise AssertionError("unreachable")
+
+    def close(self):
+        self.conn.close()
+
+
+def percentile(values, q):
+    """Nearest-rank percentile (q in 0..100)."""
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(q / 100 * len(ordered)) - 1)]
+
+
+def search(client, query):
+    """(status, seconds, answer) for one search as GET or POST."""
+    if query.method == "GET":
+        status, seconds, payload = client.call("GET", "/stac/search?" + urlencode(query.params()))
+    else:
+        status, seconds, payload = client.call("POST", "/stac/search", query.body())
+    answer = json.loads(payload)
+    if status != 200:
+        raise RuntimeError(f"{query} answered {status}: {answer}")
+    return seconds, answer
+
+
+def next_page(client, query, answer):
+    link = next((x for x in answer["links"] if x["rel"] == "next"), None)
+    if link is None:
+        return None
+    if link.get("method", "GET") == "POST":
+        status, seconds, payload = client.call("POST", "/stac/search",
+                                               {**query.body(), **link["body"]})
+    else:
+        parts = urlsplit(link["href"])
+        status, seconds, payload = client.call("GET", f"{parts.path}?{parts.query}")
+    if status != 200:
+        raise RuntimeError(f"the next page of {query} answered {status}: {payload[:300]}")
+    return seconds
+
+
+def load(n, years, seed):
+    """Collections for the synthetic products and n granules in them; returns
+    (collections, pks, catalog, seconds)."""
+    from backend.catalog.models import Collection
+
+    from .loading import load_granules
+
+    collections = [Collection.objects.create(short_name=p.short_name, version="1",
+                                             title=f"bench {p.kind}", platform="Terra")
+                   for p in synthetic.PRODUCTS]
+    catalog = Catalog()
+    started = time.perf_counter()
+    pks = load_granules(collections, synthetic.granules(n, years, seed), on_batch=catalog.add)
+    return collections, pks, catalog, time.perf_counter() - started
+
+
+def measure(base_url, queries, warmup, every_next=5):
+    """Time `queries` (after `warmup` of them), each next to a baseline request."""
+    client = Client(base_url)
+    times = {"search": [], "GET": [], "POST": [], "next": [], "baseline": []}
+    returned = []
+    try:
+        for i, query in enumerate(queries):
+            seconds, answer = search(client, query)
+            status, base_seconds, _ = client.call("GET", "/stac/conformance")
+            if status != 200:
+                raise RuntimeError(f"/stac/conformance answered {status}")
+            if i < warmup:
+                continue
+            times["search"].append(seconds)
+            times[query.method].append(seconds)
+            times["baseline"].append(base_seconds)
+            returned.append(answer["numberReturned"])
+            if i % every_next == 0:
+                following = next_page(client, query, answer)
+                if following is not None:
+                    times["next"].append(following)
+    finally:
+        client.close()
+    return times, returned
+
+
+def check(base_url, queries, catalog, pks, keys):
+    """Compare first pages with the brute-force scan; returns how many agreed."""
+    from backend.catalog.models import Granule
+
+    client = Client(base_url)
+    agreed = 0
+    try:
+        for query in queries:
+            _, answer = search(client, query)
+            expected = catalog.first_page(query, keys, pks)
+            names = dict(Granule.objects.filter(pk__in=expected).values_list("pk", "granule_id"))
+            if [names[pk] for pk in expected] == [f["id"] for f in answer["features"]]:
+                agreed += 1
+    finally:
+        client.close()
+    return agreed
+
+
+def run(options):
+    from . import live
+
+    n = options["granules"]
+    collections, pks, catalog, load_s = load(n, options["years"], options["seed"])
+    keys = [c.key for c in collections]
+    last = synthetic.EPOCH + timedelta(days=365.25 * options["years"])
+    queries = make_queries(options["warmup"] + options["queries"], keys, synthetic.EPOCH, last,
+                           options["seed"])
+    checked = make_queries(options["check"], keys, synthetic.EPOCH, last, options["seed"] + 1)
+    token = live.provider_token("BENCHQ", collections)
+    with live.running(token, workers=()) as web:
+        times, returned = measure(web.base_url, queries, options["warmup"])
+        agreed = check(web.base_url, checked, catalog, pks, keys)
+
+    def ms(values, q):
+        return round(1000 * percentile(values, q), 2) if values else None
+
+    p50, p95 = ms(times["search"], 50), ms(times["search"], 95)
+    base50, base95 = ms(times["baseline"], 50), ms(times["baseline"], 95)
+    full = sum(1 for r in returned if r == LIMIT)
+    result = {
+        "granules": n, "collections": keys, "years": options["years"],
+        "antimeridian_crossing_granules": catalog.crossing,
+        "load_s": round(load_s, 1), "load_granules_per_s": round(n / load_s),
+        "queries": len(times["search"]), "warmup": options["warmup"], "limit": LIMIT,
+        "p50_ms": p50, "p95_ms": p95, "p99_ms": ms(times["search"], 99),
+        "max_ms": ms(times["search"], 100),
+        "get_p95_ms": ms(times["GET"], 95), "post_p95_ms": ms(times["POST"], 95),
+        "next_page_requests": len(times["next"]), "next_page_p95_ms": ms(times["next"], 95),
+        "baseline": "GET /stac/conformance (no query), same connection, interleaved",
+        "baseline_p50_ms": base50, "baseline_p95_ms": base95,
+        "ratio_p95_to_baseline": round(p95 / base95, 2) if base95 else None,
+        "returned_mean": round(sum(returned) / max(1, len(returned)), 1),
+        "full_pages": full,
+        "brute_force_checked": len(checked), "brute_force_agreed": agreed,
+        "goals": {"p95_ms": f"<= {GOAL_P95_MS}"},
+        "goal_met": p95 is not None and p95 <= GOAL_P95_MS,
+    }
+    result["table"] = [
+        ("granules (2 files each)", f"{n} in {len(keys)} collections over "
+                                    f"{options['years']:g} years"),
+        ("  crossing the antimeridian", f"{catalog.crossing}"),
+        ("load (COPY or bulk insert, ANALYZE)", f"{load_s:.1f} s ({n / load_s:.0f} granules/s)"),
+        ("timed searches (half GET, half POST)", f"{len(times['search'])} after "
+                                                 f"{options['warmup']} warm-up, limit {LIMIT}"),
+        ("items returned per search", f"mean {result['returned_mean']}, {full} full pages"),
+        ("search p50 / p95 / p99", f"{p50} / {p95} / {result['p99_ms']} ms"),
+        ("GET p95 / POST p95", f"{result['get_p95_ms']} / {result['post_p95_ms']} ms"),
+        ("next page (keyset) p95", f"{result['next_page_p95_ms']} ms over "
+                                   f"{len(times['next'])} pages"),
+        ("baseline GET /stac/conformance p50 / p95", f"{base50} / {base95} ms"),
+        ("search p95 / baseline p95", f"{result['ratio_p95_to_baseline']}"),
+        ("first pages equal to a brute-force scan", f"{agreed}/{len(checked)}"),
+        (f"p95 <= {GOAL_P95_MS} ms", "met" if result["goal_met"] else "NOT met"),
+    ]
+    return result

@@ -1,0 +1,25 @@
+"""The download benchmark's parts at a small size against a live server: a file archived and
+ordered for real, its signed link fetched by curl and read by dd, cold and warm, and the
+untimed checksum and Range check (what it measures, never how fast)."""
+import pytest
+
+from backend.metrics.bench import download
+from distribution import services as distribution
+
+SIZE = 1 << 20
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_small_run_of_the_download_core(live_server, data_root, settings, eager):
+    settings.GRANARY_WRITE_MAX_WAIT_S = settings.GRANARY_READ_MAX_WAIT_S = 0
+    settings.GRANARY_REMOUNT_DELAY_S = 0
+    settings.GRANARY_CACHE_BYTES = 1 << 30
+    path, order, md5, _ = download.ready_link(SIZE)
+    assert path.stat().st_size == SIZE
+    (link,) = distribution.links(order, site=live_server.url + "/")["links"]
+    times = download.measure(str(path), link["url"], SIZE, repeats=2)
+    assert {mode: {way: len(v) for way, v in ways.items()} for mode, ways in times.items()} == {
+        "cold": {"dd": 2, "http": 2}, "warm": {"dd": 2, "http": 2}}
+    assert download.verify(link["url"], path, SIZE, md5)
+    with pytest.raises(RuntimeError, match="MD5"):
+        download.verify(link["url"], path, SIZE, "0" * 32)

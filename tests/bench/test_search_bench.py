@@ -1,0 +1,55 @@
+"""The search benchmark's parts at a small size: its synthetic catalog, its queries, its HTTP
+client and its brute-force check (what it measures, never how fast)."""
+from datetime import timedelta
+
+import pytest
+
+from backend.catalog import stac
+from backend.catalog.geo import parse_bbox
+from backend.metrics.bench import search, synthetic
+
+YEAR = synthetic.EPOCH + timedelta(days=365)
+KEYS = [f"{p.short_name}.1" for p in synthetic.PRODUCTS]
+
+
+def test_synthetic_granules_are_exact_in_number_valid_and_repeatable():
+    made = list(synthetic.granules(503, years=1, seed=3))
+    assert len(made) == 503 and made == list(synthetic.granules(503, years=1, seed=3))
+    assert len({g.granule_id for g in made}) == 503
+    assert {g.product for g in made} == set(range(len(synthetic.PRODUCTS)))
+    for g in made:
+        parse_bbox(list(g.bbox))
+        assert g.start < g.end and len(g.files) == 2
+        assert all(size > 0 and len(md5) == 32 for _, _, size, md5 in g.files)
+    assert any(g.bbox[0] > g.bbox[2] for g in made), "some footprints cross the antimeridian"
+
+
+def test_queries_are_valid_stac_searches_of_every_kind():
+    queries = search.make_queries(300, KEYS, synthetic.EPOCH, YEAR, seed=2)
+    for query in queries:
+        for parsed in (stac.search_from_query(query.params()), stac.search_from_body(query.body())):
+            assert parsed.limit == search.LIMIT and parsed.collections == query.collections
+    assert [q.method for q in queries[:4]] == ["GET", "POST", "GET", "POST"]
+    assert any(q.bbox[0] > q.bbox[2] for q in queries)
+    assert any(len(q.collections) == 2 for q in queries)
+    assert any(q.datetime.startswith("..") for q in queries)
+    assert any(q.datetime.endswith("..") for q in queries)
+    assert any("/" not in q.datetime for q in queries)
+
+
+def test_percentile_is_nearest_rank():
+    values = list(range(1, 101))
+    assert [search.percentile(values, q) for q in (50, 95, 100)] == [50, 95, 100]
+    assert search.percentile([7], 95) == 7
+
+
+@pytest.mark.django_db(transaction=True)
+def test_measure_and_the_brute_force_check_through_a_live_server(live_server):
+    collections, pks, catalog, _ = search.load(400, 1.0, 5)
+    assert len(pks) == 400 and catalog.crossing > 0
+    queries = search.make_queries(12, KEYS, synthetic.EPOCH, YEAR, seed=5)
+    times, returned = search.measure(live_server.url, queries, warmup=2, every_next=1)
+    assert len(times["search"]) == len(times["baseline"]) == len(returned) == 10
+    assert len(times["GET"]) == len(times["POST"]) == 5
+    assert len(times["next"]) == sum(1 for r in returned if r == search.LIMIT)
+    assert search.check(live_server.url, queries, catalog, pks, KEYS) == 12

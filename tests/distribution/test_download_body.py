@@ -1,0 +1,81 @@
+"""A download's body as gunicorn sends it: socket.sendfile() straight from the cached file.
+The bytes on the wire are the file's, and what is recorded is what left, also when the
+transfer stops early."""
+import socket
+import threading
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+from django.contrib.auth.models import AnonymousUser
+
+from backend.archive import services as archive
+from backend.metrics.models import TransferRecord
+from distribution import services
+from distribution.models import OrderItem
+
+pytestmark = pytest.mark.django_db
+
+SIZE = 300_000
+
+
+@pytest.fixture
+def download(alice, collection, archived, inline):
+    """(Download by signed link, the file's bytes) for a ready order of one file."""
+    granule = archived(collection, 1, sizes=(SIZE,))[0]
+    response = inline(alice.post, "/api/v1/orders/", {"granules": [granule.pk]}, format="json")
+    order_id = response.json()["id"]
+    [link] = alice.get(f"/api/v1/orders/{order_id}/links/").json()["links"]
+    query = {k: v[0] for k, v in parse_qs(urlsplit(link["url"]).query).items()}
+    found = services.authorize_download(AnonymousUser(), link["file_id"], query)
+    return found, archive.cache_path(found.file).read_bytes()
+
+
+def send(body, offset, count):
+    """socket.sendfile(body) into a socket pair, as gunicorn does; the bytes received."""
+    ours, theirs = socket.socketpair()
+    received = bytearray()
+
+    def read():
+        while chunk := theirs.recv(1 << 16):
+            received.extend(chunk)
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    try:
+        ours.sendfile(body, offset=offset, count=count)
+    finally:
+        ours.close()
+        reader.join()
+        theirs.close()
+    return bytes(received)
+
+
+def test_the_whole_file_by_sendfile_is_recorded_and_completes_the_item(download):
+    found, data = download
+    body, span = services.open_download(found, None)
+    assert span is None and body.fileno() > 0
+    assert send(body, body.start, SIZE) == data
+    body.close()
+    assert TransferRecord.objects.get(direction="distribution").bytes == SIZE
+    assert OrderItem.objects.get(pk=found.item.pk).downloaded_at is not None
+
+
+def test_a_transfer_that_stops_early_records_what_left_and_leaves_the_item_open(download):
+    found, data = download
+    body, span = services.open_download(found, "bytes=1000-")
+    assert span == (1000, SIZE - 1)
+    assert send(body, body.start, 4096) == data[1000:5096]
+    body.close()
+    body.close()                    # a second close (Django and gunicorn both close) is a no-op
+    assert TransferRecord.objects.get(direction="distribution").bytes == 4096
+    assert OrderItem.objects.get(pk=found.item.pk).downloaded_at is None
+
+
+def test_read_in_blocks_stops_at_the_end_of_the_range(download):
+    found, data = download
+    body, _ = services.open_download(found, "bytes=10-109")
+    blocks = iter(lambda: body.read(64), b"")
+    assert b"".join(blocks) == data[10:110]
+    assert not body.seekable()       # Django's FileResponse must not measure it by reading
+    body.close()
+    assert TransferRecord.objects.get(direction="distribution").bytes == 100
