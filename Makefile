@@ -21,3 +21,6 @@ bench: setup
 	.venv/bin/python manage.py bench ingest-large --files 8 --size-mib 256 --json var/bench-results/ingest-large.json
 	.venv/bin/python manage.py bench ingest-small --granules 10000 --json var/bench-results/ingest-small.json
 	.venv/bin/python manage.py bench dashboard --days 365 --json var/bench-results/dashboard.json
+	.venv/bin/python manage.py bench search --granules 1000000 --json var/bench-results/search.json
+	.venv/bin/python manage.py bench download --size-mib 1024 --json var/bench-results/download.json
+	.venv/bin/python manage.py bench subscriptions --subscriptions 10000 --json var/bench-results/subscriptions.json

@@ -4,6 +4,16 @@ A benchmark module has NAME, HELP, add_arguments(parser) and run(options) -> dic
 dict has a "table" list of (metric, value) rows that the command prints, and everything else
 goes to the JSON file.
 """
-from . import archive_write, dashboard, ingest_large, ingest_small, simulator
+from . import (
+    archive_write,
+    dashboard,
+    download,
+    ingest_large,
+    ingest_small,
+    search,
+    simulator,
+    subscriptions,
+)
 
-BENCHMARKS = {m.NAME: m for m in (archive_write, ingest_large, ingest_small, simulator, dashboard)}
+BENCHMARKS = {m.NAME: m for m in (archive_write, ingest_large, ingest_small, simulator, search,
+                                   dashboard, download, subscriptions)}
