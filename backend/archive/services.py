@@ -560,7 +560,7 @@ def dismount(drive):
     hardware.pause(drive.model.unmount_s)
     Volume.objects.filter(pk=volume.pk).update(last_dismounted_at=timezone.now())
     _set_drive(drive, state=Drive.State.IDLE, mounted_volume=None, mounted_at=None,
-               current_rate_b_s=0)
+               mode="", current_rate_b_s=0)
 
 
 def _set_drive(drive, **fields):
