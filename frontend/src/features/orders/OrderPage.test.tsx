@@ -152,6 +152,19 @@ describe('OrderPage', () => {
     expect(screen.getByRole('status')).toHaveTextContent('1 of 2 files ready; 1 failed.');
   });
 
+  it('before the archive has answered, says it is looking rather than guessing tape', async () => {
+    const fresh = { ...fromTape, eta_s: null };
+    const submitted = order([{ ...item(), state: 'waiting', residency: 'tape' }, fresh], { state: 'submitted' });
+    server.use(http.get('/api/v1/orders/7/', () => HttpResponse.json(submitted)));
+    renderApp('/orders/7');
+
+    await screen.findByRole('heading', { name: /Order 7/ });
+    expect(screen.getByRole('status')).toHaveTextContent('Submitted: the archive is looking up where the 2 files are.');
+    const rows = within(screen.getByRole('table')).getAllByRole('row').slice(1);
+    for (const row of rows) expect(row).toHaveTextContent('Being prepared');
+    expect(screen.queryByText(/Waiting for tape/)).not.toBeInTheDocument();
+  });
+
   it('cancels after asking, and shows the API’s refusal in its words', async () => {
     const staging = order([fromTape], { state: 'staging' });
     server.use(

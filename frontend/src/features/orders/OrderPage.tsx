@@ -109,7 +109,7 @@ function OrderBody({ order: data, refreshError, back }: { order: OrderDetail; re
             </thead>
             <tbody>
               {data.items.map((item) => (
-                <ItemRow key={item.id} item={item} link={byItem.get(item.id)} delivery={data.delivery} />
+                <ItemRow key={item.id} item={item} link={byItem.get(item.id)} order={data} />
               ))}
             </tbody>
           </table>
@@ -130,6 +130,7 @@ function progress(order: OrderDetail): string {
     parts.push(`${waiting} waiting for tape${eta}`);
   }
   if (failed) parts.push(`${failed} failed`);
+  if (order.state === 'submitted') return `Submitted: the archive is looking up where the ${total === 1 ? 'file is' : `${total} files are`}.`;
   if (order.state === 'cancelled') return `Cancelled. ${parts[0]} when it was cancelled.`;
   if (order.state === 'expired') return 'Expired: its links no longer work. Order the granules again to get them.';
   if (order.state === 'completed') return `Completed: every ready file was delivered.`;
@@ -180,7 +181,7 @@ function OrderActions({ order }: { order: OrderDetail }) {
   );
 }
 
-function ItemRow({ item, link, delivery }: { item: OrderItem; link: DownloadLink | undefined; delivery: string }) {
+function ItemRow({ item, link, order }: { item: OrderItem; link: DownloadLink | undefined; order: OrderDetail }) {
   const [collection, granuleId] = splitGranule(item.granule);
   return (
     <tr>
@@ -197,7 +198,7 @@ function ItemRow({ item, link, delivery }: { item: OrderItem; link: DownloadLink
       <td data-label="State">
         <span className="item-state">
           <ItemStateBadge state={item.state} />
-          <ItemDetail item={item} delivery={delivery} />
+          <ItemDetail item={item} order={order} />
         </span>
       </td>
       <td data-label="Download">
@@ -213,14 +214,15 @@ function ItemRow({ item, link, delivery }: { item: OrderItem; link: DownloadLink
   );
 }
 
-function ItemDetail({ item, delivery }: { item: OrderItem; delivery: string }) {
+function ItemDetail({ item, order }: { item: OrderItem; order: OrderDetail }) {
   if (item.state === 'waiting') {
-    if (item.residency === 'cache') return <span className="small">Being prepared</span>;
+    // Until the archive first answers, an item cannot tell cache from tape.
+    if (order.state === 'submitted' || item.residency === 'cache') return <span className="small">Being prepared</span>;
     const eta = formatEta(item.eta_s);
     return <span className="small">Waiting for tape{eta ? `, ready in ${eta}` : ''}</span>;
   }
   if (item.state === 'failed') return <span className="small bad">{item.error || 'Failed'}</span>;
-  if (item.state === 'ready' && delivery === 'push') {
+  if (item.state === 'ready' && order.delivery === 'push') {
     return <span className="small">{item.pushed_at ? `Copied ${formatDateTime(item.pushed_at)}` : 'Being copied'}</span>;
   }
   if (item.downloaded_at) return <span className="small muted">Downloaded {formatDateTime(item.downloaded_at)}</span>;
