@@ -205,8 +205,9 @@ def load(n, years, seed):
     return collections, pks, catalog, time.perf_counter() - started
 
 
-def measure(base_url, queries, warmup, every_next=5):
-    """Time `queries` (after `warmup` of them), each next to a baseline request."""
+def measure(base_url, queries, warmup, every_next=1):
+    """Time `queries` (after `warmup` of them), each next to a baseline request, and the
+    next page of every `every_next`-th one that has one."""
     client = Client(base_url)
     times = {"search": [], "GET": [], "POST": [], "next": [], "baseline": []}
     returned = []
