@@ -6,9 +6,10 @@ class DistributionConfig(AppConfig):
     verbose_name = "Distribution"
 
     def ready(self):
-        from backend.archive.signals import granules_archived
+        from backend.archive.signals import file_recalled, granules_archived
 
-        from .services import on_granules_archived
+        from .services import on_file_recalled, on_granules_archived
 
         granules_archived.connect(on_granules_archived,
                                   dispatch_uid="distribution.granules_archived")
+        file_recalled.connect(on_file_recalled, dispatch_uid="distribution.file_recalled")

@@ -848,6 +848,18 @@ def matching_subscriptions(granule):
             if text == "[]" or attributes_match(json.loads(text), attributes)]
 
 
+def on_file_recalled(sender, file_id, **kwargs):
+    """Receiver of archive.signals.file_recalled: the orders waiting for that file are
+    refreshed now rather than at the next sweep. Never raises into the storage manager."""
+    try:
+        for order_id in (OrderItem.objects.filter(
+                file_id=file_id, order__state__in=[Order.State.SUBMITTED, Order.State.STAGING])
+                .values_list("order_id", flat=True).distinct()):
+            _kick(order_id)
+    except Exception:
+        log.exception("queueing the refresh of orders waiting for file %s", file_id)
+
+
 def on_granules_archived(sender, granules, **kwargs):
     """Receiver of archive.signals.granules_archived: hand the matching of a batch archived
     together to a worker as one message (a message per granule cost the storage manager more

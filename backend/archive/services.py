@@ -43,7 +43,7 @@ from .models import (
     FileCopy,
     Volume,
 )
-from .signals import granule_archived, granules_archived
+from .signals import file_recalled, granule_archived, granules_archived
 
 log = logging.getLogger(__name__)
 
@@ -913,6 +913,7 @@ def _recall_from(drive, volume, request, segments):
         Req.objects.filter(pk=request.pk).update(
             state=Req.State.DONE, bytes_done=f.size, finished_at=now, error="")
         record_transfer("recall", f.size, started, now, f.granule.collection)
+        transaction.on_commit(lambda: file_recalled.send(sender=File, file_id=f.pk))
     return True
 
 

@@ -9,3 +9,7 @@ granule_archived = Signal()
 # sent for each: receivers with work per batch (one UPDATE for many rows) listen here.
 # Arguments: granules (a list).
 granules_archived = Signal()
+
+# Sent (after commit) when a recall has put a file back in the cache, so whoever waits for it
+# (an order) can move on at once instead of at its next sweep. Arguments: file_id.
+file_recalled = Signal()
