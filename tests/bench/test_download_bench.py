@@ -1,9 +1,12 @@
 """The download benchmark's parts at a small size against a live server: a file archived and
 ordered for real, its signed link fetched by curl and read by dd, cold and warm, and the
 untimed checksum and Range check (what it measures, never how fast)."""
+import time
+
 import pytest
 
 from backend.metrics.bench import download
+from backend.metrics.models import TransferRecord
 from distribution import services as distribution
 
 SIZE = 1 << 20
@@ -23,3 +26,12 @@ def test_a_small_run_of_the_download_core(live_server, data_root, settings, eage
     assert download.verify(link["url"], path, SIZE, md5)
     with pytest.raises(RuntimeError, match="MD5"):
         download.verify(link["url"], path, SIZE, "0" * 32)
+
+    # Seven downloads left the server (four timed, the checked one, its Range, the refused one);
+    # each is recorded as it closes, after its last byte: wait for the records, so the test ends
+    # with no request still writing while the database is emptied for the next test.
+    deadline = time.monotonic() + 60
+    while (TransferRecord.objects.filter(direction="distribution").count() < 7
+           and time.monotonic() < deadline):
+        time.sleep(0.1)
+    assert TransferRecord.objects.filter(direction="distribution").count() == 7
