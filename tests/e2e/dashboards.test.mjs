@@ -225,7 +225,7 @@ test('dashboards work at phone width', async () => {
     await shoot(page, 'dashboard-archive-phone.png');
 
     await page.getByRole('button', { name: 'Log out' }).click();
-    await page.getByRole('link', { name: 'Log in' }).waitFor();
+    await page.getByRole('banner').getByRole('link', { name: 'Log in' }).waitFor();
     assert.deepEqual(consoleErrors, [], 'the browser console logged errors');
   } finally {
     await context.close();

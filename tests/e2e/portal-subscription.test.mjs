@@ -314,7 +314,7 @@ test('subscriptions and the provider view work at phone width', async () => {
     assert.ok((await sidewaysOverflow(page)) <= 0, 'the subscription form scrolls sideways on a phone');
 
     await page.getByRole('button', { name: 'Log out' }).click();
-    await page.getByRole('link', { name: 'Log in' }).first().waitFor();
+    await page.getByRole('banner').getByRole('link', { name: 'Log in' }).waitFor();
     await logIn(page, PROVIDER, `/provider/requests/${bulkRequestId}`);
     await page.getByRole('region', { name: 'Granules' }).getByRole('row', { name: new RegExp(INSIDE) }).waitFor();
     await shoot(page, 'portal-provider-request-phone.png');
