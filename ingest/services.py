@@ -30,7 +30,7 @@ from django.utils import timezone
 
 from backend.accounts.models import Provider
 from backend.archive import services as archive
-from backend.catalog import checksums
+from backend.catalog import bulk, checksums
 from backend.catalog.geo import BBoxError, make_bbox
 from backend.catalog.models import Collection, File, Granule
 from backend.catalog.services import register_granule, register_granules
@@ -262,12 +262,12 @@ def submit(provider, granules, *, way=IngestRequest.Way.BULK, user=None, idempot
                 body_hash=body_hash, granule_count=len(specs),
                 bytes_total=sum(f["size"] for s in specs for f in s["files"]),
             )
-            IngestGranule.objects.bulk_create([
+            bulk.insert([
                 IngestGranule(request=request, position=i, collection_key=s["collection"],
                               granule_id=s["granule_id"], spec=s,
                               bytes_total=sum(f["size"] for f in s["files"]))
                 for i, s in enumerate(specs)
-            ], batch_size=1000)
+            ])
             if enqueue:
                 _enqueue_request(request.pk)
     except IntegrityError:

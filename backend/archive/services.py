@@ -30,8 +30,8 @@ from django.db import IntegrityError, transaction
 from django.db.models import Count, F, Q, Sum
 from django.utils import timezone
 
-from backend.catalog import checksums
-from backend.catalog.models import File, Granule
+from backend.catalog import bulk, checksums
+from backend.catalog.models import Collection, File, Granule
 from backend.metrics.services import record_transfer
 
 from . import cache_policy, hardware, tape
@@ -66,10 +66,16 @@ def volume_path(volume):
     return str(settings.VOLUMES_ROOT / volume.silo.name / volume.label)
 
 
+# Cache files sit in buckets of this many file ids: a directory is made once per bucket, not
+# once per granule (a directory costs several times a file's hard link on a journaled disk).
+CACHE_BUCKET = 1000
+
+
 def cache_path(file):
-    granule = file.granule
-    return (settings.CACHE_ROOT / granule.collection.key / granule.granule_id
-            / f"v{granule.version}" / file.name)
+    """Where a file's cache copy lives: by collection, then file id, so every version of a
+    granule has its own path and a small granule costs no directory of its own."""
+    return (settings.CACHE_ROOT / file.granule.collection.key
+            / f"{file.pk // CACHE_BUCKET:06d}" / f"{file.pk}-{file.name}")
 
 
 def member_name(file, segment=None):
@@ -221,8 +227,17 @@ def set_pinned(file, pinned):
 
 
 def _place(source, target):
-    """Put bytes into the cache: a hard link on the same filesystem, a copy otherwise."""
-    target.parent.mkdir(parents=True, exist_ok=True)
+    """Put bytes into the cache: a hard link on the same filesystem, a copy otherwise. The
+    file appears whole or not at all; its bucket directory is made the first time only."""
+    try:
+        os.link(source, target)
+        return
+    except FileNotFoundError:
+        if not os.path.exists(source):
+            raise
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        pass
     tmp = target.with_name(target.name + ".incoming")
     tmp.unlink(missing_ok=True)
     try:
@@ -356,7 +371,7 @@ def _register_in_cache(batch):
                volume_group=group, bytes_total=f.size)
            for f, n, group in wanted
            if (f.pk, n) not in pending and (f.pk, n) not in complete]
-    Req.objects.bulk_create(new, batch_size=1000)
+    bulk.insert(new)
     per_granule = {}
     for r in new:
         per_granule[r.file.granule_id] = per_granule.get(r.file.granule_id, 0) + 1
@@ -415,11 +430,14 @@ def _complete_granules_if_archived(granule_ids, complete_files=frozenset()):
     if not granule_ids:
         return []
     with transaction.atomic():
-        granules = {g.pk: g for g in Granule.objects.select_for_update().select_related(
-            "collection").filter(pk__in=granule_ids).exclude(
-            state=Granule.State.ARCHIVED).order_by("pk")}
+        granules = {g.pk: g for g in Granule.objects.select_for_update().filter(
+            pk__in=granule_ids).exclude(state=Granule.State.ARCHIVED).order_by("pk").only(
+            "pk", "state", "collection_id", "granule_id", "version", "replaces_id")}
         if not granules:
             return []
+        collections = Collection.objects.in_bulk({g.collection_id for g in granules.values()})
+        for g in granules.values():
+            g.collection = collections[g.collection_id]
         files = list(File.objects.filter(granule_id__in=list(granules)).only(
             "pk", "granule_id", "size"))
         unknown = [f for f in files if f.pk not in complete_files]
@@ -634,8 +652,12 @@ def claim(requests, drive):
     order = {pk: i for i, pk in enumerate(ids)}
     won = list(Req.objects.filter(pk__in=ids, state=Req.State.RUNNING, drive=drive,
                                   started_at=now)
-               .select_related("file__granule__collection", "volume_group")
+               .select_related("file__granule", "volume_group")
                .defer(*_MOVER_DEFERS))
+    # a batch is of a few collections: one object each, not a copy per request
+    collections = Collection.objects.in_bulk({r.file.granule.collection_id for r in won})
+    for r in won:
+        r.file.granule.collection = collections[r.file.granule.collection_id]
     return sorted(won, key=lambda r: order[r.pk])
 
 
@@ -783,7 +805,7 @@ def _record_writes(drive, volume, written, verified, end_of_data, unwritten, sta
             request.state, request.drive = Req.State.QUEUED, None
         collection = f.granule.collection
         moved[collection.pk] = (collection, moved.get(collection.pk, (None, 0))[1] + result.length)
-    FileCopy.objects.bulk_create(copies, batch_size=1000)
+    bulk.insert(copies)
     Req.objects.filter(pk__in=[r.pk for r in done]).update(
         state=Req.State.DONE, bytes_done=F("bytes_total"), error="", finished_at=now)
     Req.objects.bulk_update([r for r, _, _ in written if r.state != Req.State.DONE],

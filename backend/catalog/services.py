@@ -17,6 +17,7 @@ from django.db.models import (
 
 from backend.accounts import roles
 
+from . import bulk
 from .geo import BBox
 from .models import Collection, File, Granule
 
@@ -157,13 +158,13 @@ def register_granules(specs):
             east=box[2], north=box[3], attributes=spec.get("attributes") or {},
             total_size=sum(int(f["size"]) for f in spec.get("files", ()))))
     with transaction.atomic():
-        Granule.objects.bulk_create(granules, batch_size=1000)
-        File.objects.bulk_create([
+        bulk.insert(granules, need_ids=True)
+        bulk.insert([
             File(granule=granule, name=f["name"], role=f.get("role", File.Role.DATA),
                  size=int(f["size"]), checksum_type=f["checksum_type"], checksum=f["checksum"])
             for granule, spec in zip(granules, specs, strict=True)
             for f in spec.get("files", ())
-        ], batch_size=1000)
+        ], need_ids=True)
     return granules
 
 

@@ -1,0 +1,49 @@
+"""bulk.insert (COPY on PostgreSQL): the rows read back as written, ids are the real ones, and a
+batch that breaks a constraint raises Django's IntegrityError with nothing of it written."""
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from django.db import IntegrityError, transaction
+
+from backend.catalog import bulk
+from backend.catalog.models import File, Granule
+from tests.factories import CollectionFactory
+
+pytestmark = pytest.mark.django_db
+T0 = datetime(2026, 3, 1, tzinfo=UTC)
+
+
+def _granules(collection, n, prefix="G"):
+    return [Granule(collection=collection, granule_id=f"{prefix}{i:04d}", temporal_start=T0,
+                    temporal_end=T0 + timedelta(minutes=5), west=-10.5, south=-5, east=10,
+                    north=5.25, attributes={"orbit": i, "name": "ünïcode"}, total_size=i)
+            for i in range(n)]
+
+
+def test_rows_read_back_as_written_with_their_ids():
+    collection = CollectionFactory()
+    granules = bulk.insert(_granules(collection, 120), need_ids=True)
+    files = bulk.insert([File(granule=g, name=f"{g.granule_id}.nc", size=7, checksum_type="MD5",
+                              checksum="a" * 32) for g in granules], need_ids=True)
+    assert len({g.pk for g in granules}) == 120 and all(f.pk for f in files)
+    stored = {g.pk: g for g in Granule.objects.filter(collection=collection)}
+    assert set(stored) == {g.pk for g in granules}
+    for g in granules:
+        row = stored[g.pk]
+        assert (row.granule_id, row.total_size, row.attributes) == (
+            g.granule_id, g.total_size, {"orbit": g.total_size, "name": "ünïcode"})
+        assert row.bbox == [-10.5, -5, 10, 5.25] and row.temporal_start == T0
+        assert row.created_at is not None and row.state == Granule.State.REGISTERED
+    assert {f.granule_id: f.name for f in File.objects.filter(pk__in=[f.pk for f in files])} == {
+        g.pk: f"{g.granule_id}.nc" for g in granules}
+    later = Granule.objects.create(collection=collection, granule_id="after", temporal_start=T0,
+                                   temporal_end=T0)
+    assert later.pk > max(g.pk for g in granules)
+
+
+def test_a_duplicate_in_the_batch_writes_nothing_and_says_why():
+    collection = CollectionFactory()
+    batch = _granules(collection, 60) + _granules(collection, 1)
+    with pytest.raises(IntegrityError), transaction.atomic():
+        bulk.insert(batch, need_ids=True)
+    assert not Granule.objects.filter(collection=collection).exists()
