@@ -84,7 +84,9 @@ class IngestGranule(models.Model):
         ARCHIVED = "archived", "Archived"
         FAILED = "failed", "Failed"
 
-    request = models.ForeignKey(IngestRequest, on_delete=models.CASCADE, related_name="granules")
+    # indexed by (request, position) and (request, state), which serve every lookup by request
+    request = models.ForeignKey(IngestRequest, on_delete=models.CASCADE, related_name="granules",
+                                db_index=False)
     position = models.PositiveIntegerField(help_text="Index in the request, from 0")
     collection_key = models.CharField(max_length=120)
     granule_id = models.CharField(max_length=255)

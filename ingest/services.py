@@ -389,7 +389,8 @@ class _Chunk:
                 fail(row, pdr.INTERNAL_ERROR, f"gave up after {limit} attempts: the worker "
                      "stopped each time while handling this granule")
         self._check_collections()
-        self._step(G.RECEIVED, G.STAGED, self._stage)
+        quick = sum(r.bytes_total for r in self.rows) < settings.GRANARY_INGEST_QUICK_BYTES
+        self._step(G.RECEIVED, G.STAGED, self._stage, write=not quick)
         self._step(G.STAGED, G.VALIDATED, self._verify, bytes_done=F("bytes_total"))
         changed = [r for r in self.rows if getattr(r, "_spec_changed", False)]
         if changed:
@@ -407,8 +408,9 @@ class _Chunk:
             fail(row, pdr.INTERNAL_ERROR, f"unexpected error: {exc}")
             return None
 
-    def _step(self, source, target, check, **extra):
-        """check(row) -> None when the row may move from source to target, else (disp, reason)."""
+    def _step(self, source, target, check, write=True, **extra):
+        """check(row) -> None when the row may move from source to target, else (disp, reason).
+        Without `write` the move is kept in memory for the next step's write to record."""
         moved = []
         for row in self.rows:
             if row.state != source:
@@ -421,8 +423,11 @@ class _Chunk:
                 fail(row, *problem)
             else:
                 moved.append(row)
-        if moved:
-            IngestGranule.objects.filter(pk__in=[r.pk for r in moved], state=source,
+        if moved and not write:
+            for row in moved:
+                row.state = target
+        elif moved:
+            IngestGranule.objects.filter(pk__in=[r.pk for r in moved], state__in=PRE_ARCHIVE,
                                          lease_owner=self.token).update(
                 state=target, updated_at=timezone.now(), **extra)
             for row in moved:
@@ -718,7 +723,9 @@ def admit_many(pairs, area, started, transfers, resolve=None):
         transfers.append(TransferRecord(
             direction=TransferRecord.Direction.INGEST, bytes=row.bytes_total,
             started_at=min(when, now), ended_at=now, collection_id=granule.collection_id))
-    IngestGranule.objects.filter(pk__in=taken, admitted=False).update(admitted=True)
+    # taken: the archive holds them now, so a chunk's lease on them ends here too
+    IngestGranule.objects.filter(pk__in=taken, admitted=False).update(
+        admitted=True, lease_owner="", lease_until=None)
     return out
 
 

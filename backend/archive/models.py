@@ -278,8 +278,10 @@ class ArchiveRequest(models.Model):
     kind = models.CharField(max_length=8, choices=Kind.choices)
     state = models.CharField(max_length=10, choices=State.choices, default=State.QUEUED)
     priority = models.PositiveSmallIntegerField(choices=Priority.choices)
+    # indexed by request_file (file, kind, state), which serves every lookup by file
     file = models.ForeignKey(
         "catalog.File", null=True, blank=True, on_delete=models.CASCADE, related_name="+",
+        db_index=False,
     )
     copy_number = models.PositiveSmallIntegerField(null=True, blank=True)
     volume_group = models.ForeignKey(

@@ -218,6 +218,9 @@ CELERY_BEAT_SCHEDULE = {
 # Ingest: granules move through the pipeline in chunks (one task each) under a lease; the sweeper
 # re-kicks work idle for longer than the stale time; staged copies go after the retention.
 GRANARY_INGEST_CHUNK = int(env("GRANARY_INGEST_CHUNK", "1000"))
+# A chunk with less than this to checksum is staged and validated in one write: its "staged"
+# would last milliseconds; above it, "staged" shows while the checksums are read.
+GRANARY_INGEST_QUICK_BYTES = int(float(env("GRANARY_INGEST_QUICK_MB", "256")) * 2**20)
 GRANARY_INGEST_MAX_GRANULES = int(env("GRANARY_INGEST_MAX_GRANULES", "50000"))
 # A bulk request of 10,000 granules is ~10 MB of JSON: room for the largest request allowed.
 DATA_UPLOAD_MAX_MEMORY_SIZE = int(float(env("GRANARY_INGEST_MAX_BODY_MB", "64")) * 2**20)

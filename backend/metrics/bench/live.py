@@ -19,12 +19,12 @@ NO_WAITS = {"GRANARY_WRITE_MAX_WAIT_S": "0", "GRANARY_READ_MAX_WAIT_S": "0",
             "GRANARY_REMOUNT_DELAY_S": "0", "GRANARY_DISMOUNT_DELAY_S": "0",
             "GRANARY_TIME_SCALE": "0"}
 
-# An ingest worker of two processes (chunks of a request go through side by side, so one waits
-# on the database while the other works) and one for the storage manager (its drive tasks run
-# side by side in threads, as separate movers would, so both copies are written at once).
+# The workers as deploy/Procfile runs them: prefork, two processes each. Ingest chunks go
+# through side by side (one waits on the database while the other works), and so do the drives
+# writing the two copies, each in its own process (threads in one process would share one core).
 # Distribution is left out: subscription matching is not ingest; its nudges are purged at the end.
 WORKERS = (("ingest", "ingest", ["--pool", "prefork", "--concurrency", "2"]),
-           ("archive", "archive,default", ["--pool", "threads", "--concurrency", "4"]))
+           ("archive", "archive,default", ["--pool", "prefork", "--concurrency", "2"]))
 
 
 def media(capacity_bytes=10**13):
