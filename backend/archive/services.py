@@ -631,11 +631,12 @@ def _drive_ok(drive):
 # Writing copies (migration)
 
 
-# What a mover never reads of the granule behind a request: left in the database, so claiming
-# a batch of thousands does not parse thousands of footprints, attributes and timestamps.
-_MOVER_DEFERS = tuple(f"file__granule__{name}" for name in (
-    "attributes", "west", "south", "east", "north", "temporal_start", "temporal_end",
-    "created_at", "updated_at", "archived_at", "replaces"))
+# What a mover never reads of a request and the granule behind it: left in the database, so
+# claiming a batch of thousands does not parse thousands of footprints and timestamps.
+_MOVER_DEFERS = ("created_at", "started_at", "finished_at", "error", *(
+    f"file__granule__{name}" for name in (
+        "attributes", "west", "south", "east", "north", "temporal_start", "temporal_end",
+        "created_at", "updated_at", "archived_at", "replaces")))
 
 
 def claim(requests, drive):
