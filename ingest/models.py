@@ -118,7 +118,9 @@ class IngestGranule(models.Model):
         indexes = [
             models.Index(fields=["request", "state"], name="ingest_gran_req_state"),
             models.Index(fields=["state", "updated_at"], name="ingest_gran_state"),
-            models.Index(fields=["lease_owner"], name="ingest_gran_lease"),
+            # Partial: only granules a worker holds right now are looked up by their lease.
+            models.Index(fields=["lease_owner"], name="ingest_gran_lease",
+                         condition=~models.Q(lease_owner="")),
         ]
 
     def __str__(self):
