@@ -589,11 +589,13 @@ def register_many(prepared, collections, token):
             known = Q(pk__in=[])
             for key, ids in wanted.items():
                 known |= Q(collection=collections[key], granule_id__in=ids)
-            seen = set(Granule.objects.select_for_update().filter(known)
+            seen = set(Granule.objects.select_for_update().filter(known).order_by("pk")
                        .values_list("collection_id", "granule_id"))
+            # by pk, not the model's order by request: that joins the request row and FOR
+            # UPDATE would lock it too, so two chunks of one request would wait on each other
             held = set(IngestGranule.objects.select_for_update().filter(
                 pk__in=[r.pk for r, _ in prepared], state=G.VALIDATED, lease_owner=token)
-                .values_list("pk", flat=True))
+                .order_by("pk").values_list("pk", flat=True))
             for row, p in prepared:
                 new = (collections[row.collection_key].pk, row.granule_id) not in seen
                 (fresh if new and row.pk in held else one_by_one).append((row, p))

@@ -166,7 +166,8 @@ def purge(incoming=0):
 
 def _drop_from_cache(file_id):
     with transaction.atomic():
-        entry = (CacheEntry.objects.select_for_update().select_related("file__granule__collection")
+        entry = (CacheEntry.objects.select_for_update(of=("self",))
+                 .select_related("file__granule__collection")
                  .filter(file_id=file_id, state=CacheEntry.State.CLEAN).first())
         if entry is None:
             return 0
