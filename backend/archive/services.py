@@ -22,6 +22,7 @@ twice, or a mover killed mid-write, costs time but never data.
 import logging
 import os
 import shutil
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -685,6 +686,7 @@ def write_copies(drive, volume, requests):
     writer = tape.VolumeWriter(volume_path(volume), volume.end_of_data)
     written, started = [], timezone.now()
     segments = _segment_numbers(requests)
+    checking = _ReadBack(volume)
     try:
         for request in requests:
             f = request.file
@@ -712,15 +714,20 @@ def write_copies(drive, volume, requests):
             hardware.pause(hardware.transfer_seconds(drive.model, length))
             result.checksum = expected   # proven, or disproven, by the read-back
             written.append((request, result, segment))
+            if length >= READ_BACK_AHEAD:
+                writer.sync()
+                checking.start(request, result)
         writer.close(sync=True)
     except hardware.DriveFault as exc:
         writer.abandon()
+        checking.finish([])
         drive_error(drive, exc, requests)
         return set()
     except Exception:
         writer.abandon()
+        checking.finish([])
         raise
-    verified = _verify_written(volume, written)
+    verified = checking.finish(written)
     done = {r.pk for r, _, _ in written}
     unwritten = [r for r in requests if r.pk not in done]
     _record_writes(drive, volume, written, verified, writer.end_of_data, unwritten, started)
@@ -760,19 +767,42 @@ def _expected_checksum(file, offset, length, spanning):
     return digest.hexdigest()
 
 
-def _verify_written(volume, written):
-    """Read back every member just written; the ids of requests whose bytes match."""
-    ok = set()
-    path = volume_path(volume)
-    for request, result, _ in written:
-        readback = tape.read(path, result.data_offset, result.length, request.file.checksum_type,
+# A member at least this large is synced on its own and read back while the next is written,
+# as a drive's read-after-write head does: the disk reads one while it writes the other.
+READ_BACK_AHEAD = 64 << 20
+
+
+class _ReadBack:
+    """The read-back of a write batch: large members checked in a thread as soon as they are
+    on disk, the rest after the batch is synced. finish() -> ids of requests whose bytes match
+    the catalog checksum."""
+
+    def __init__(self, volume):
+        self.volume, self.path, self.pool, self.early = volume, volume_path(volume), None, {}
+
+    def start(self, request, result):
+        if self.pool is None:
+            self.pool = ThreadPoolExecutor(1, thread_name_prefix="read-back")
+        self.early[request.pk] = self.pool.submit(self._matches, request, result)
+
+    def finish(self, written):
+        try:
+            return {request.pk for request, result, _ in written
+                    if (self.early[request.pk].result() if request.pk in self.early
+                        else self._matches(request, result))}
+        finally:
+            if self.pool is not None:
+                self.pool.shutdown(wait=True)
+
+    def _matches(self, request, result):
+        kind = request.file.checksum_type
+        readback = tape.read(self.path, result.data_offset, result.length, kind,
                              drop_cache=settings.GRANARY_VERIFY_FROM_DISK)
-        if checksums.same(request.file.checksum_type, readback, result.checksum):
-            ok.add(request.pk)
-        else:
-            log.error("read-back of %s on %s does not match the catalog checksum",
-                      request.file.name, volume.label)
-    return ok
+        if checksums.same(kind, readback, result.checksum):
+            return True
+        log.error("read-back of %s on %s does not match the catalog checksum",
+                  request.file.name, self.volume.label)
+        return False
 
 
 @transaction.atomic

@@ -273,3 +273,33 @@ def test_archive_granules_takes_many_at_once_and_answers_each(
     assert Granule.objects.filter(state="archived").count() == 3
     assert CacheEntry.objects.filter(state="clean").count() == 6
     assert sum(batches) == 3
+
+
+@pytest.mark.parametrize("ahead", [1 << 20, 1 << 40], ids=["read-back-while-writing",
+                                                          "read-back-after-the-batch"])
+def test_a_copy_that_reads_back_wrong_is_not_counted_and_is_written_again(layout, monkeypatch,
+                                                                        ahead):
+    """A member whose bytes do not read back as the catalog checksum (here the cached file was
+    damaged after it was checked) counts for nothing; the good member beside it counts."""
+    monkeypatch.setattr(services, "READ_BACK_AHEAD", ahead)
+    primary, _, collection, root = layout
+    good, good_sources = staged_granule(collection, root / "staging", sizes=(3 << 20,))
+    bad, bad_sources = staged_granule(collection, root / "staging", sizes=(2 << 20,))
+    services.archive_granule(good, good_sources)
+    services.archive_granule(bad, bad_sources)
+    damaged = services.cache_path(bad.files.get())
+    with open(damaged, "r+b") as f:
+        f.seek(1000)
+        f.write(b"\xff" * 16)
+
+    drive = drive_in("silo1")
+    volume = scratch_in(primary)
+    services.mount(drive, volume)
+    won = services.claim(queued(volume_group=primary), drive)
+    assert services.write_copies(drive, volume, won) == {
+        r.pk for r in won if r.file.granule_id == good.pk}
+
+    assert FileCopy.objects.filter(file__granule=good, state="verified").count() == 1
+    assert not FileCopy.objects.filter(file__granule=bad).exists()
+    retry = Req.objects.get(file__granule=bad, copy_number=1)
+    assert retry.state == Req.State.QUEUED and "read-back does not match" in retry.error
