@@ -18,6 +18,7 @@ import json
 import logging
 import os
 import shutil
+import stat
 import uuid
 from contextlib import contextmanager
 from datetime import timedelta
@@ -80,11 +81,27 @@ def _real_area(area):
     return os.path.realpath(area)
 
 
-def staged_path(area, relative):
-    """The file `relative` names inside `area`, or None when it (or a link in it) leads out."""
+def staged_path(area, relative, folders=None):
+    """The file `relative` names inside `area`, or None when it (or a link in it) leads out.
+
+    `folders` ({folder: its real path}) lets a caller that resolves many files of a few folders
+    resolve each folder once: then only the file itself is looked at (one lstat), and followed
+    when it is a link.
+    """
     path = Path(area) / relative
     root = _real_area(str(area))
-    real = os.path.realpath(path)
+    if folders is None:
+        real = os.path.realpath(path)
+    else:
+        folder, name = os.path.split(os.path.normpath(path))
+        if folder not in folders:
+            folders[folder] = os.path.realpath(folder)
+        try:
+            linked = stat.S_ISLNK(os.lstat(path).st_mode)
+        except OSError:
+            linked = False
+        real = (os.path.realpath(path) if linked or name in ("", ".", "..")
+                else os.path.join(folders[folder], name))
     if real != root and not real.startswith(root + os.sep):
         return None
     return path
@@ -374,12 +391,12 @@ class _Chunk:
         self.collections = _collections_by_key({r.collection_key for r in rows})
         self.started = {}
         self.transfers = []
-        self.paths = {}
+        self.paths, self.folders = {}, {}
 
     def path(self, relative):
         """staged_path, resolved once per chunk (staging, checking and admitting each need it)."""
         if relative not in self.paths:
-            self.paths[relative] = staged_path(self.area, relative)
+            self.paths[relative] = staged_path(self.area, relative, self.folders)
         return self.paths[relative]
 
     def run(self):
@@ -488,7 +505,8 @@ class _Chunk:
     def _register_and_archive(self, rows):
         """The validated granules into the catalog and the archive, in bulk where it can be."""
         prepared = [(row, p) for row in rows
-                    if (p := self._guard(row, lambda r: _prepare(r, self.area))) is not None]
+                    if (p := self._guard(row, lambda r: _prepare(r, self.area, self.path)))
+                    is not None]
         try:
             registered = register_many(prepared, self.collections, self.token)
         except Exception:
@@ -514,8 +532,9 @@ class _Chunk:
 # Metadata and registration
 
 
-def _metadata(row, area):
-    """Times, box and attributes: the request's own, completed from the delivered files."""
+def _metadata(row, area, resolve=None):
+    """Times, box and attributes: the request's own, completed from the delivered files
+    (`resolve`: relative path -> staged path, when the caller has resolved them already)."""
     spec = row.spec
     found = metadata.Extracted()
     if spec.get("temporal"):
@@ -524,7 +543,8 @@ def _metadata(row, area):
     found.bbox = spec.get("bbox")
     found.attributes = dict(spec.get("attributes") or {})
     if found.start is None or found.bbox is None:
-        files = [(f["name"], f["role"], staged_path(area, f["path"])) for f in spec["files"]]
+        files = [(f["name"], f["role"], resolve(f["path"]) if resolve
+                  else staged_path(area, f["path"])) for f in spec["files"]]
         found.absorb(metadata.extract(files), "files")
     return found
 
@@ -537,10 +557,10 @@ def _same_files(granule, files):
     return have == want
 
 
-def _prepare(row, area):
+def _prepare(row, area, resolve=None):
     """(metadata, box, file dicts) to register the row's granule with, or None when it failed."""
     try:
-        meta = _metadata(row, area)
+        meta = _metadata(row, area, resolve)
     except metadata.MetadataError as exc:
         fail(row, pdr.METADATA_ERROR, str(exc))
         return None
@@ -996,10 +1016,10 @@ def answer_pdr_of(request_id):
     if row is None or not row.request.finished:
         return None
     files = []
-    for g in IngestGranule.objects.filter(request_id=request_id).order_by("position"):
-        disposition = pdr.SUCCESSFUL if g.state == G.ARCHIVED else (
-            g.disposition or pdr.INTERNAL_ERROR)
-        for f in g.spec["files"]:
+    for state, why, spec in (IngestGranule.objects.filter(request_id=request_id)
+                             .order_by("position").values_list("state", "disposition", "spec")):
+        disposition = pdr.SUCCESSFUL if state == G.ARCHIVED else (why or pdr.INTERNAL_ERROR)
+        for f in spec["files"]:
             files.append((f.get("directory", ""), f["name"], disposition))
     text = pdr.pan(files, timezone.now())
     failures = [d for _, _, d in files if d != pdr.SUCCESSFUL]

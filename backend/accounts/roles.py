@@ -13,10 +13,14 @@ def roles_of(user):
     """Every role a user holds; superusers are operators."""
     if user is None or not user.is_authenticated:
         return {ANONYMOUS}
-    names = {g.name for g in user.groups.all()} & set(GROUP_ROLES)
-    if user.is_superuser:
-        names.add(OPERATOR)
-    return names or {USER}
+    known = getattr(user, "_granary_roles", None)
+    if known is None:
+        # kept on the user object, which lives for one request: a view asks several times
+        names = set(user.groups.values_list("name", flat=True)) & set(GROUP_ROLES)
+        if user.is_superuser:
+            names.add(OPERATOR)
+        known = user._granary_roles = frozenset(names or {USER})
+    return set(known)
 
 
 def has_role(user, role):

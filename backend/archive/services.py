@@ -787,18 +787,28 @@ class _ReadBack:
 
     def finish(self, written):
         try:
-            return {request.pk for request, result, _ in written
-                    if (self.early[request.pk].result() if request.pk in self.early
-                        else self._matches(request, result))}
+            rest = [(request, result) for request, result, _ in written
+                    if request.pk not in self.early]
+            digests = tape.read_many(
+                self.path, [(result.data_offset, result.length, request.file.checksum_type)
+                            for request, result in rest],
+                drop_cache=settings.GRANARY_VERIFY_FROM_DISK)
+            good = {request.pk for (request, result), digest in zip(rest, digests, strict=True)
+                    if self._same(request, result, digest)}
+            return good | {request.pk for request, _, _ in written
+                           if request.pk in self.early and self.early[request.pk].result()}
         finally:
             if self.pool is not None:
                 self.pool.shutdown(wait=True)
 
     def _matches(self, request, result):
-        kind = request.file.checksum_type
-        readback = tape.read(self.path, result.data_offset, result.length, kind,
+        readback = tape.read(self.path, result.data_offset, result.length,
+                             request.file.checksum_type,
                              drop_cache=settings.GRANARY_VERIFY_FROM_DISK)
-        if checksums.same(kind, readback, result.checksum):
+        return self._same(request, result, readback)
+
+    def _same(self, request, result, readback):
+        if checksums.same(request.file.checksum_type, readback, result.checksum):
             return True
         log.error("read-back of %s on %s does not match the catalog checksum",
                   request.file.name, self.volume.label)

@@ -122,3 +122,28 @@ def test_long_and_non_ascii_names_and_sizes_past_ustar_survive_standard_tar(volu
     block.seek(0)
     info = tarfile.open(fileobj=io.BytesIO(block.read() + b"\0" * 1024), mode="r:").next()
     assert (info.name, info.size) == ("big.dat", huge)
+
+
+def test_read_many_checks_small_and_large_members_in_one_pass(volume):
+    """Small members share reads, a large one is streamed; each gets its own checksum, in the
+    order asked, whatever the order on the volume."""
+    path, end = volume
+    writer = tape.VolumeWriter(str(path), end)
+    bodies = [os.urandom(4096) for _ in range(50)] + [os.urandom(3 * tape.BLOCK + 5), b""]
+    written = [writer.add(f"c/g/m{i}", io.BytesIO(b), len(b), "SHA256", {})
+               for i, b in enumerate(bodies)]
+    writer.close()
+    asked = list(reversed(list(zip(written, bodies, strict=True))))
+    digests = tape.read_many(str(path), [(w.data_offset, w.length, "SHA256") for w, _ in asked],
+                             drop_cache=True, window=64 * 1024)
+    assert digests == [hashlib.sha256(b).hexdigest() for _, b in asked]
+
+
+def test_read_many_reports_a_torn_volume(volume):
+    path, end = volume
+    writer = tape.VolumeWriter(str(path), end)
+    one = add(writer, "c/g/one", os.urandom(4096))
+    writer.close()
+    os.truncate(path, one.data_offset + 100)
+    with pytest.raises(tape.VolumeError, match="ends at"):
+        tape.read_many(str(path), [(one.data_offset, one.length, "MD5")])
