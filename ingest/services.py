@@ -339,7 +339,10 @@ def kick(request_id):
     waiting = _claimable(now).filter(request_id=request_id)
     ranges = chunk_ranges(waiting.order_by("position").values_list("position", flat=True),
                           settings.GRANARY_INGEST_CHUNK)
-    waiting.update(updated_at=now)  # the sweeper leaves them alone for a while
+    # the sweeper leaves them alone for a while; rows written just now (a new request) need no
+    # touch, and rewriting thousands of rows (every index of each) is the costly part of a kick
+    stale = now - timedelta(seconds=settings.GRANARY_INGEST_STALE_S / 2)
+    waiting.filter(updated_at__lt=stale).update(updated_at=now)
     for start, stop in ranges:
         process_chunk.apply_async_on_commit(args=[request_id, start, stop])
     return len(ranges)

@@ -201,7 +201,9 @@ class FileCopy(models.Model):
     copy_number = models.PositiveSmallIntegerField()
     segment = models.PositiveSmallIntegerField(default=0)
     file_offset = models.BigIntegerField(default=0, help_text="Segment start in the file")
-    volume = models.ForeignKey(Volume, on_delete=models.PROTECT, related_name="copies")
+    # indexed by filecopy_volume_pos, which leads with the volume
+    volume = models.ForeignKey(Volume, on_delete=models.PROTECT, related_name="copies",
+                               db_index=False)
     position = models.BigIntegerField(help_text="Byte offset of the member header on the volume")
     data_offset = models.BigIntegerField(help_text="Byte offset of the data on the volume")
     length = models.BigIntegerField()
@@ -284,8 +286,11 @@ class ArchiveRequest(models.Model):
         db_index=False,
     )
     copy_number = models.PositiveSmallIntegerField(null=True, blank=True)
+    # No index of their own on group and drive: nothing looks requests up by them (the queue
+    # index serves the running ones), and each index costs every insert and state change.
     volume_group = models.ForeignKey(
         VolumeGroup, null=True, blank=True, on_delete=models.PROTECT, related_name="+",
+        db_index=False,
     )
     volume = models.ForeignKey(
         Volume, null=True, blank=True, on_delete=models.PROTECT, related_name="requests",
@@ -293,6 +298,7 @@ class ArchiveRequest(models.Model):
     )
     drive = models.ForeignKey(
         Drive, null=True, blank=True, on_delete=models.SET_NULL, related_name="requests",
+        db_index=False,
     )
     bytes_total = models.BigIntegerField(default=0)
     bytes_done = models.BigIntegerField(default=0)

@@ -358,7 +358,9 @@ def _register_in_cache(batch):
                 granule.collection.archive_policy.cache_residency_days)
         days = residency[granule.collection_id]
         keep_until = now + timedelta(days=days) if days else None
-        entries += [CacheEntry(file=f, state=CacheEntry.State.DIRTY, size=f.size,
+        # ids, not objects, for the foreign keys: Django's related setters cost more than the
+        # rest of building these thousands of rows
+        entries += [CacheEntry(file_id=f.pk, state=CacheEntry.State.DIRTY, size=f.size,
                                last_access=now, keep_until=keep_until) for f in placed]
         wanted += [(f, n, group) for f in files for n, group in copies]
     CacheEntry.objects.bulk_create(entries, batch_size=1000, update_conflicts=True,
@@ -369,14 +371,15 @@ def _register_in_cache(batch):
         file_id__in=file_ids, kind=Req.Kind.MIGRATE,
         state__in=[Req.State.QUEUED, Req.State.RUNNING]).values_list("file_id", "copy_number"))
     complete = _complete_copies([f for f, _, _ in wanted])
-    new = [Req(kind=Req.Kind.MIGRATE, priority=Req.Priority.MIGRATION, file=f, copy_number=n,
-               volume_group=group, bytes_total=f.size)
-           for f, n, group in wanted
-           if (f.pk, n) not in pending and (f.pk, n) not in complete]
+    missing = [(f, n, group) for f, n, group in wanted
+               if (f.pk, n) not in pending and (f.pk, n) not in complete]
+    new = [Req(kind=Req.Kind.MIGRATE, priority=Req.Priority.MIGRATION, file_id=f.pk,
+               copy_number=n, volume_group_id=group.pk, bytes_total=f.size)
+           for f, n, group in missing]
     bulk.insert(new)
     per_granule = {}
-    for r in new:
-        per_granule[r.file.granule_id] = per_granule.get(r.file.granule_id, 0) + 1
+    for f, _, _ in missing:
+        per_granule[f.granule_id] = per_granule.get(f.granule_id, 0) + 1
     Granule.objects.filter(pk__in=[g.pk for g, _, _, _ in batch]).update(
         state=Granule.State.ARCHIVING, updated_at=now)
     if new:
@@ -848,8 +851,8 @@ def _record_writes(drive, volume, written, verified, end_of_data, unwritten, sta
             request.drive = None
             continue
         copies.append(FileCopy(
-            file=f, copy_number=request.copy_number, segment=segment,
-            file_offset=request.bytes_done, volume=volume, position=result.position,
+            file_id=f.pk, copy_number=request.copy_number, segment=segment,
+            file_offset=request.bytes_done, volume_id=volume.pk, position=result.position,
             data_offset=result.data_offset, length=result.length,
             checksum_type=f.checksum_type, checksum=result.checksum,
             state=FileCopy.State.VERIFIED, verified_at=now,

@@ -77,7 +77,9 @@ class Granule(models.Model):
         SUPERSEDED = "superseded", "Superseded by a newer version"
         DELETED = "deleted", "Deleted"
 
-    collection = models.ForeignKey(Collection, on_delete=models.PROTECT, related_name="granules")
+    # indexed by granule_id_version_unique and granule_coll_time, which lead with it
+    collection = models.ForeignKey(Collection, on_delete=models.PROTECT, related_name="granules",
+                                   db_index=False)
     granule_id = models.CharField(max_length=255)
     version = models.PositiveIntegerField(default=1)
     replaces = models.OneToOneField(

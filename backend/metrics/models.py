@@ -12,9 +12,10 @@ class TransferRecord(models.Model):
         DISTRIBUTION = "distribution", "Distribution"
 
     direction = models.CharField(max_length=12, choices=Direction.choices)
+    # not indexed: the dashboards read the roll-ups, never raw records by collection
     collection = models.ForeignKey(
         "catalog.Collection", null=True, blank=True, on_delete=models.SET_NULL,
-        related_name="transfers",
+        related_name="transfers", db_index=False,
     )
     bytes = models.BigIntegerField()
     started_at = models.DateTimeField()
