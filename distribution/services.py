@@ -825,10 +825,11 @@ def matching_subscriptions(granule):
     a reprocessed granule, of those that asked for new versions).
 
     Candidates are the index rows of the granule's collection (SubscriptionCollection, by
-    its collection index), footprint and window are tested on them in SQL, and only the
-    attribute conditions of what is left are checked here, on plain rows. The SQL is
-    written out once per shape rather than built through the ORM each time: building and
-    compiling the queryset, and reading its rows back, took longer than the query itself.
+    its partial indexes: rows without a box, and boxed rows by latitude), footprint and
+    window are tested on them in SQL, and only the attribute conditions of what is left are
+    checked here, on plain rows. The SQL is written out once per shape rather than built
+    through the ORM each time: building and compiling the queryset, and reading its rows
+    back, took longer than the query itself.
     """
     params = [granule.collection_id]
     spans = ()
@@ -862,7 +863,7 @@ def _match_sql(vendor, spans, new_version):
     """The matching query for a granule with `spans` longitude spans (0: no footprint)."""
     where = ["collection_id = %s", "active"]
     if spans:
-        where.append(f"(west IS NULL OR (south <= %s AND north >= %s AND "
+        where.append(f"(west IS NULL OR (west IS NOT NULL AND south <= %s AND north >= %s AND "
                      f"({' OR '.join([_SPAN_SQL] * spans)})))")
     else:
         where.append("west IS NULL")
