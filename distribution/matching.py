@@ -3,6 +3,8 @@
 Collections, footprint and time window of a subscription are matched in SQL; the attribute
 conditions run here, only on the few subscriptions the indexed query left.
 """
+import json
+from functools import lru_cache
 
 OPS = ("eq", "ne", "lt", "lte", "gt", "gte", "in")
 
@@ -36,6 +38,14 @@ def check_conditions(conditions):
 
 def _is_number(value):
     return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+@lru_cache(maxsize=65536)
+def stored_conditions(text):
+    """Conditions from their stored JSON text, memoised: every granule of a collection reads
+    the same texts again, and decoding them cost more than testing them. The lists are
+    shared, so callers must not change them."""
+    return json.loads(text)
 
 
 def attributes_match(conditions, attributes):

@@ -196,7 +196,14 @@ class SubscriptionCollection(models.Model):
             models.UniqueConstraint(fields=["subscription", "collection"],
                                     name="subscription_collection_unique"),
         ]
-        indexes = [models.Index(fields=["collection", "active"], name="subscription_by_coll")]
+        # matching reads a collection's active rows without a box, and those with a box by
+        # latitude (north, then south checked in the index): far fewer rows than the collection
+        indexes = [
+            models.Index(fields=["collection"], name="subscription_coll_nobox",
+                         condition=models.Q(active=True, west__isnull=True)),
+            models.Index(fields=["collection", "north", "south"], name="subscription_coll_box",
+                         condition=models.Q(active=True, west__isnull=False)),
+        ]
 
     def __str__(self):
         return f"{self.subscription_id} -> {self.collection_id}"

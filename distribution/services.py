@@ -6,6 +6,7 @@ of the others (the Earthdata Search lesson), and the order's expiry starts only 
 is left waiting, so a slow recall does not eat the time users have to download (ESPA).
 Ready files are kept in the cache through `CacheEntry.keep_until`, never pinned.
 """
+import functools
 import json
 import logging
 import os
@@ -18,9 +19,8 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.mail import send_mail
 from django.core.signing import Signer
-from django.db import transaction
-from django.db.models import Count, Q, Sum, TextField
-from django.db.models.functions import Cast
+from django.db import connection, transaction
+from django.db.models import Count, Q, Sum
 from django.utils import timezone
 from django.utils.crypto import constant_time_compare
 
@@ -34,7 +34,7 @@ from backend.catalog.services import bbox_q, temporal_q, visible_collections, vi
 from backend.metrics.models import TransferRecord
 from backend.metrics.services import record_transfer
 
-from .matching import attributes_match
+from .matching import attributes_match, stored_conditions
 from .models import (
     CartItem,
     Delivery,
@@ -825,27 +825,55 @@ def matching_subscriptions(granule):
     a reprocessed granule, of those that asked for new versions).
 
     Candidates are the index rows of the granule's collection (SubscriptionCollection, by
-    its (collection, active) index), footprint and window are tested on them in SQL, and
-    only the attribute conditions of what is left are checked here, on plain rows: a
-    granule can match hundreds of subscriptions, and an object for each would cost more
-    than the query.
+    its partial indexes: rows without a box, and boxed rows by latitude), footprint and
+    window are tested on them in SQL, and only the attribute conditions of what is left are
+    checked here, on plain rows. The SQL is written out once per shape rather than built
+    through the ORM each time: building and compiling the queryset, and reading its rows
+    back, took longer than the query itself.
     """
-    qs = SubscriptionCollection.objects.filter(collection_id=granule.collection_id, active=True)
+    params = [granule.collection_id]
+    spans = ()
     if granule.bbox:
-        qs = qs.filter(Q(west__isnull=True) | bbox_q(BBox(*granule.bbox)))
-    else:
-        qs = qs.filter(west__isnull=True)
-    qs = qs.filter(
-        Q(temporal_start__isnull=True) | Q(temporal_start__lte=granule.temporal_end),
-        Q(temporal_end__isnull=True) | Q(temporal_end__gte=granule.temporal_start),
-    )
-    if granule.replaces_id is not None:
-        qs = qs.filter(new_versions=True)
-    # conditions as text: most subscriptions have none, and those need no decoding
-    rows = qs.values_list("subscription_id", Cast("conditions", TextField()))
+        box = BBox(*granule.bbox)
+        spans = box.longitude_spans()
+        params += [box.north, box.south]
+        for lo, hi in spans:
+            params += [hi, lo, hi, lo]
+    adapt = connection.ops.adapt_datetimefield_value
+    params += [adapt(granule.temporal_end), adapt(granule.temporal_start)]
+    with connection.cursor() as cursor:
+        cursor.execute(_match_sql(connection.vendor, len(spans), granule.replaces_id is not None),
+                       params)
+        rows = cursor.fetchall()
     attributes = granule.attributes
+    # conditions as text: most subscriptions have none, and those need no decoding
     return [pk for pk, text in rows
-            if text == "[]" or attributes_match(json.loads(text), attributes)]
+            if text == "[]" or attributes_match(stored_conditions(text), attributes)]
+
+
+# A subscription's box intersects a longitude span [lo, hi] of the granule's (catalog
+# bbox_q's test, seen from the other side): a plain box overlaps it, one across the
+# antimeridian reaches it from either end.
+_SPAN_SQL = ("((west <= east AND west <= %s AND east >= %s) "
+             "OR (west > east AND (west <= %s OR east >= %s)))")
+
+
+@functools.cache
+def _match_sql(vendor, spans, new_version):
+    """The matching query for a granule with `spans` longitude spans (0: no footprint)."""
+    where = ["collection_id = %s", "active"]
+    if spans:
+        where.append(f"(west IS NULL OR (west IS NOT NULL AND south <= %s AND north >= %s AND "
+                     f"({' OR '.join([_SPAN_SQL] * spans)})))")
+    else:
+        where.append("west IS NULL")
+    where += ["(temporal_start IS NULL OR temporal_start <= %s)",
+              "(temporal_end IS NULL OR temporal_end >= %s)"]
+    if new_version:
+        where.append("new_versions")
+    table = connection.ops.quote_name(SubscriptionCollection._meta.db_table)
+    return (f"SELECT subscription_id, CAST(conditions AS TEXT) FROM {table} "
+            f"WHERE {' AND '.join(where)}")
 
 
 def on_file_recalled(sender, file_id, **kwargs):

@@ -81,3 +81,25 @@ def test_a_granule_without_a_footprint_matches_only_subscriptions_without_a_box(
                              north=None)
     assert services.matching_subscriptions(nowhere) == [anywhere]
     assert sorted(services.matching_subscriptions(granule)) == sorted([boxed, anywhere])
+
+
+def test_boxes_across_the_antimeridian_match_from_either_side(alice, granule):
+    def subscribe(name, bbox):
+        response = alice.post("/api/v1/subscriptions/", {
+            "name": name, "collections": ["MOD021KM.061"], "bbox": bbox}, format="json")
+        assert response.status_code == 201, response.json()
+        return response.json()["id"]
+
+    east_of = subscribe("east of 180", [-179, -1, -170, 1])
+    west_of = subscribe("west of 180", [170, -1, 179, 1])
+    across = subscribe("across 180", [178, -1, -175, 1])
+    elsewhere = subscribe("elsewhere", [0, -1, 10, 1])
+    too_far_north = subscribe("north of it", [170, 6, -170, 9])
+    # the granule's footprint is 175..-175 (across 180), -5..5
+    assert sorted(services.matching_subscriptions(granule)) == sorted([east_of, west_of, across])
+    plain = GranuleFactory(collection=granule.collection, temporal_start=T0,
+                           temporal_end=T0 + timedelta(minutes=5), west=-176, south=-3,
+                           east=-160, north=3)
+    assert sorted(services.matching_subscriptions(plain)) == sorted([east_of, across])
+    assert elsewhere not in services.matching_subscriptions(plain)
+    assert too_far_north not in services.matching_subscriptions(plain)
