@@ -508,7 +508,7 @@ class _Chunk:
     def _register_and_archive(self, rows):
         """The validated granules into the catalog and the archive, in bulk where it can be."""
         prepared = [(row, p) for row in rows
-                    if (p := self._guard(row, lambda r: _prepare(r, self.area, self.path)))
+                    if (p := self._guard(row, lambda r: _prepare(r, self.path)))
                     is not None]
         try:
             registered = register_many(prepared, self.collections, self.token)
@@ -518,7 +518,7 @@ class _Chunk:
             for row, p in prepared:
                 if row.state == G.VALIDATED:
                     granule = self._guard(row, lambda r, p=p: register(
-                        r, self.collections[r.collection_key], self.area, p))
+                        r, self.collections[r.collection_key], p))
                     if granule is not None:
                         registered.append((row, granule))
         try:
@@ -535,9 +535,9 @@ class _Chunk:
 # Metadata and registration
 
 
-def _metadata(row, area, resolve=None):
+def _metadata(row, resolve):
     """Times, box and attributes: the request's own, completed from the delivered files
-    (`resolve`: relative path -> staged path, when the caller has resolved them already)."""
+    (`resolve`: relative path in the staging area -> staged path)."""
     spec = row.spec
     found = metadata.Extracted()
     if spec.get("temporal"):
@@ -546,8 +546,7 @@ def _metadata(row, area, resolve=None):
     found.bbox = spec.get("bbox")
     found.attributes = dict(spec.get("attributes") or {})
     if found.start is None or found.bbox is None:
-        files = [(f["name"], f["role"], resolve(f["path"]) if resolve
-                  else staged_path(area, f["path"])) for f in spec["files"]]
+        files = [(f["name"], f["role"], resolve(f["path"])) for f in spec["files"]]
         found.absorb(metadata.extract(files), "files")
     return found
 
@@ -560,10 +559,10 @@ def _same_files(granule, files):
     return have == want
 
 
-def _prepare(row, area, resolve=None):
+def _prepare(row, resolve):
     """(metadata, box, file dicts) to register the row's granule with, or None when it failed."""
     try:
-        meta = _metadata(row, area, resolve)
+        meta = _metadata(row, resolve)
     except metadata.MetadataError as exc:
         fail(row, pdr.METADATA_ERROR, str(exc))
         return None
@@ -584,12 +583,10 @@ def _prepare(row, area, resolve=None):
     return meta, box, files
 
 
-def register(row, collection, area, prepared=None):
+def register(row, collection, prepared):
     """Register the granule in the catalog per the collection's duplicate policy, and link it.
-    Returns the granule to hand to the archive, or None when there is nothing to archive."""
-    prepared = prepared or _prepare(row, area)
-    if prepared is None:
-        return None
+    `prepared` is what _prepare gave for the row. Returns the granule to hand to the archive,
+    or None when there is nothing to archive."""
     for _ in range(3):
         try:
             return _register_once(row, collection, *prepared)
@@ -648,7 +645,7 @@ def register_many(prepared, collections, token):
         one_by_one, fresh, granules = prepared, [], []
     out = [(row, granule) for (row, _), granule in zip(fresh, granules, strict=True)]
     for row, p in one_by_one:
-        granule = register(row, collections[row.collection_key], None, p)
+        granule = register(row, collections[row.collection_key], p)
         if granule is not None:
             out.append((row, granule))
     return out

@@ -278,7 +278,7 @@ def read_many(path, members, drop_cache=False, window=READ_BACK_BLOCK):
                 continue
             if offset < start or offset + length > start + len(buffer):
                 start = offset
-                buffer = os.pread(fd, min(max(window, length), last - offset), offset)
+                buffer = os.pread(fd, min(window, last - offset), offset)
                 if len(buffer) < length:
                     raise VolumeError(f"{path} ends at {offset + len(buffer)}, "
                                       f"before {offset + length}")
