@@ -44,18 +44,31 @@ forwarded_allow_ips = "127.0.0.1,::1"
 # download (see the commit). The client side of nginx keeps the host's default.
 LOOPBACK_CONGESTION_CONTROL = os.environ.get("GRANARY_LOOPBACK_TCP_CC", "reno")
 
+# A download is sent by sendfile(2), which reads the file only while the socket has room: while
+# the reader is busy, a full send buffer leaves the disk idle. Autotuning stops at tcp_wmem's
+# 4 MiB here; a fixed buffer of 4 MiB (Linux doubles it for bookkeeping, up to wmem_max) lets a
+# cold file's next read-ahead start while the last one is still being received. 0 keeps
+# autotuning.
+LOOPBACK_SEND_BUFFER = int(os.environ.get("GRANARY_LOOPBACK_SNDBUF", 4 << 20))
+
+
+def _tune(server, listener, level, option, value):
+    try:
+        listener.sock.setsockopt(level, option, value)
+    except OSError as exc:
+        server.log.warning("setsockopt %s=%r on %s: %s", option, value, listener, exc)
+
 
 def post_fork(server, worker):
-    """Loopback listeners get LOOPBACK_CONGESTION_CONTROL; accepted connections inherit it."""
+    """Loopback listeners get the settings above; accepted connections inherit them."""
     for listener in worker.sockets:
         sock = listener.sock
-        if sock.family not in (socket.AF_INET, socket.AF_INET6) or not LOOPBACK_CONGESTION_CONTROL:
+        if sock.family not in (socket.AF_INET, socket.AF_INET6):
             continue
         if not ipaddress.ip_address(sock.getsockname()[0]).is_loopback:
             continue
-        try:
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION,
-                            LOOPBACK_CONGESTION_CONTROL.encode())
-        except OSError as exc:
-            server.log.warning("TCP_CONGESTION %s on %s: %s", LOOPBACK_CONGESTION_CONTROL,
-                               listener, exc)
+        if LOOPBACK_CONGESTION_CONTROL:
+            _tune(server, listener, socket.IPPROTO_TCP, socket.TCP_CONGESTION,
+                  LOOPBACK_CONGESTION_CONTROL.encode())
+        if LOOPBACK_SEND_BUFFER > 0:
+            _tune(server, listener, socket.SOL_SOCKET, socket.SO_SNDBUF, LOOPBACK_SEND_BUFFER)

@@ -506,27 +506,9 @@ class Download:
 
 def authorize_download(user, file_id, params):
     """The file to send: by a signed link (any client), else to a user who may see it."""
+    if params.get("sig") is not None:
+        return _authorize_signed(file_id, params)
     file = File.objects.select_related("granule__collection").filter(pk=file_id).first()
-    sig = params.get("sig")
-    if sig is not None:
-        try:
-            order_id, expires = int(params.get("order", "")), int(params.get("expires", ""))
-        except ValueError as exc:
-            raise Forbidden("This download link is malformed.") from exc
-        if not constant_time_compare(sig, sign(file_id, order_id, expires)):
-            raise Forbidden("This download link's signature is not valid.")
-        if expires < timezone.now().timestamp():
-            raise Gone("This download link has expired; order the granule again.")
-        item = (OrderItem.objects.select_related("order").filter(order_id=order_id,
-                                                                 file_id=file_id).first())
-        if item is None or file is None:
-            raise Forbidden("This download link's signature is not valid.")
-        if item.state in (OrderItem.State.EXPIRED, OrderItem.State.CANCELLED) or \
-                item.order.state in (Order.State.CANCELLED, Order.State.EXPIRED):
-            raise Gone(f"Order {order_id} is {item.order.state}; its links no longer work.")
-        if item.state != OrderItem.State.READY:
-            raise Conflict(f"{file.name} is not ready yet.")
-        return Download(file, item)
     # Browse images are shown to every visitor who may see the granule, logged in or not.
     browse = file is not None and file.role == File.Role.BROWSE
     if not user.is_authenticated and not browse:
@@ -534,6 +516,28 @@ def authorize_download(user, file_id, params):
     if file is None or not visible_granules(user).filter(pk=file.granule_id).exists():
         raise Forbidden("You may not download this file.")
     return Download(file, None)
+
+
+def _authorize_signed(file_id, params):
+    """A signed link names its order and file: one query reads the item, its order and file."""
+    try:
+        order_id, expires = int(params.get("order", "")), int(params.get("expires", ""))
+    except ValueError as exc:
+        raise Forbidden("This download link is malformed.") from exc
+    if not constant_time_compare(params["sig"], sign(file_id, order_id, expires)):
+        raise Forbidden("This download link's signature is not valid.")
+    if expires < timezone.now().timestamp():
+        raise Gone("This download link has expired; order the granule again.")
+    item = (OrderItem.objects.select_related("order", "file__granule__collection")
+            .filter(order_id=order_id, file_id=file_id).first())
+    if item is None:
+        raise Forbidden("This download link's signature is not valid.")
+    if item.state in (OrderItem.State.EXPIRED, OrderItem.State.CANCELLED) or \
+            item.order.state in (Order.State.CANCELLED, Order.State.EXPIRED):
+        raise Gone(f"Order {order_id} is {item.order.state}; its links no longer work.")
+    if item.state != OrderItem.State.READY:
+        raise Conflict(f"{item.file.name} is not ready yet.")
+    return Download(item.file, item)
 
 
 def open_download(download, range_header):
@@ -578,10 +582,8 @@ class RangeError(DistributionError):
 
 def _open_cached(file):
     path = archive.cache_path(file)
-    if not CacheEntry.objects.filter(file=file).exclude(
-            state=CacheEntry.State.STAGING).exists() or not path.exists():
+    if not archive.touch_if_cached(file) or not path.exists():
         raise archive.ArchiveError(f"{file.name} is not in the cache")
-    archive.touch([file])
     return open(path, "rb")
 
 

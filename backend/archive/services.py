@@ -213,6 +213,13 @@ def touch(files):
     CacheEntry.objects.filter(file__in=files).update(last_access=timezone.now())
 
 
+def touch_if_cached(file):
+    """Mark a file in the cache as just used; False if it is not there (or still staging).
+    One write, where a check and a touch would take two round trips."""
+    return bool(CacheEntry.objects.filter(file=file).exclude(state=CacheEntry.State.STAGING)
+                .update(last_access=timezone.now()))
+
+
 def set_pinned(file, pinned):
     """Pin a cached file (it is never purged) or unpin it. A dirty file stays dirty."""
     with transaction.atomic():
@@ -485,8 +492,7 @@ def make_available(files, requested_by=None, priority=Req.Priority.USER):
     """Ready files now; queue one shared recall for each of the others, with an estimate."""
     out, created = [], False
     for f in files:
-        if _cached(f):
-            touch([f])
+        if touch_if_cached(f):
             out.append(Availability(f.pk, True))
             continue
         with transaction.atomic():

@@ -27,7 +27,7 @@ GOAL = 0.90
 
 def add_arguments(parser):
     parser.add_argument("--size-mib", type=int, default=1024)
-    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--repeats", type=int, default=11)
 
 
 def drop_from_page_cache(path):
