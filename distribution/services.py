@@ -833,8 +833,11 @@ def _place(target, path, blocks, size, checksum_ok=lambda: True):
     partial = f"{path}.partial"
     target.write(partial, blocks)
     held = target.size(partial)
-    problem = (f"{held} of {size} bytes arrived" if held != size
-               else None if checksum_ok() else "the bytes sent do not match its checksum")
+    problem = None
+    if held != size:
+        problem = f"{held} of {size} bytes arrived"
+    elif not checksum_ok():
+        problem = "the bytes read from the cache fail its catalog checksum"
     if problem:
         target.remove(partial)
         raise PushError(f"the copy of {path} is not whole: {problem}")

@@ -1,7 +1,8 @@
 """A real SFTP server for the tests: asyncssh on 127.0.0.1 on an ephemeral port, in a thread of
 its own, confined to a root folder (chroot-style), with a generated host key and only the
 public keys it is given as authorized_keys. It can be stopped and started again on the same
-port, and made to drop the connection part way through an upload."""
+port, and made to drop the connection part way through an upload (drop_after_bytes) or to
+acknowledge writes it does not keep (lose_after_bytes)."""
 import asyncio
 import threading
 
@@ -14,7 +15,7 @@ class SftpServer:
         self.root.mkdir(parents=True, exist_ok=True)
         self.host_key = asyncssh.generate_private_key("ssh-ed25519")
         self.port = 0
-        self.drop_after_bytes = None
+        self.drop_after_bytes = self.lose_after_bytes = None
         self._acceptor = None
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, daemon=True,
@@ -77,8 +78,10 @@ class _Sftp(asyncssh.SFTPServer):
 
     def write(self, file_obj, offset, data):
         self._written += len(data)
-        limit = self._server.drop_after_bytes
-        if limit is not None and self._written > limit:
+        server = self._server
+        if server.drop_after_bytes is not None and self._written > server.drop_after_bytes:
             self.connection.abort()
             raise asyncssh.SFTPConnectionLost("the test server dropped the connection")
+        if server.lose_after_bytes is not None and self._written > server.lose_after_bytes:
+            return len(data)
         return super().write(file_obj, offset, data)

@@ -2,11 +2,13 @@
 verified copies, a server that is down or drops the connection, a host key that is not the
 pinned one, a key the server does not accept, and what the API refuses."""
 import json
+import re
 import stat
 
 import asyncssh
 import pytest
 
+from backend.archive import services as archive
 from backend.catalog import checksums
 from distribution import services
 from distribution.models import Order
@@ -132,6 +134,37 @@ def test_connection_lost_mid_upload_leaves_nothing_under_the_final_name(
     folder = sftp_server.root / "incoming" / f"order-{order_id}"
     assert sftp_server.files() == _under(f"incoming/order-{order_id}",
                                          _delivered(folder, [granule]))
+
+
+def _lose_writes(server, file):
+    server.lose_after_bytes = 100_000
+    return rf"\d{{5,6}} of {file.size} bytes arrived"
+
+
+def _spoil_the_cached_copy(server, file):
+    path = archive.cache_path(file)
+    data = bytearray(path.read_bytes())
+    data[-1] ^= 0xFF
+    path.write_bytes(bytes(data))
+    return "the bytes read from the cache fail its catalog checksum"
+
+
+@pytest.mark.parametrize("spoil", [_lose_writes, _spoil_the_cached_copy])
+def test_a_copy_that_is_not_whole_is_never_renamed_into_place(alice, collection, archived,
+                                                              sftp_server, spoil):
+    sftp_server.start(authorized_keys=_granary_key(alice))
+    dest = _sftp_destination(alice, sftp_server)
+    [granule] = archived(collection, 1, sizes=(400_000,))
+    file = granule.files.get()
+    problem = spoil(sftp_server, file)
+    order_id = _push_order(alice, [granule], dest["id"])
+
+    with pytest.raises(services.PushError):
+        services.push_order(order_id)
+    error = Order.objects.get(pk=order_id).error
+    assert re.fullmatch(
+        rf"push: the copy of {granule.granule_id}/{file.name} is not whole: {problem}", error)
+    assert sftp_server.files() == []
 
 
 @pytest.mark.parametrize("key_type, message", [
