@@ -20,6 +20,7 @@ from .serializers import (
     OrderCreateSerializer,
     OrderDetailSerializer,
     OrderSerializer,
+    SftpKeySerializer,
     SubscriptionApplySerializer,
     SubscriptionDeliverySerializer,
     SubscriptionPreviewResultSerializer,
@@ -142,10 +143,9 @@ class OrderViewSet(DistributionErrors, mixins.ListModelMixin, mixins.RetrieveMod
         return response
 
 
-class DestinationViewSet(DistributionErrors, mixins.ListModelMixin, mixins.CreateModelMixin,
-                         mixins.RetrieveModelMixin, mixins.DestroyModelMixin,
-                         viewsets.GenericViewSet):
-    """Folders under the outbox that push orders and subscriptions copy into."""
+class DestinationViewSet(DistributionErrors, viewsets.ModelViewSet):
+    """Where push orders and subscriptions copy into: folders under the outbox, or SFTP
+    servers Granary logs in to with its own key (see sftp-key)."""
 
     permission_classes = [IsAuthenticated]
     serializer_class = DestinationSerializer
@@ -165,6 +165,12 @@ class DestinationViewSet(DistributionErrors, mixins.ListModelMixin, mixins.Creat
             raise exceptions.ValidationError(
                 {"destination": "Orders or subscriptions still use this destination."})
         instance.delete()
+
+    @extend_schema(responses=SftpKeySerializer)
+    @action(detail=False, methods=["get"], url_path="sftp-key")
+    def sftp_key(self, request):
+        """Granary's public key: add it to authorized_keys on an SFTP destination's server."""
+        return Response(SftpKeySerializer(services.sftp_key()).data)
 
 
 class SubscriptionViewSet(DistributionErrors, viewsets.ModelViewSet):

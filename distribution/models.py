@@ -1,5 +1,6 @@
 """Orders, subscriptions and deliveries: what users asked for and what reached them."""
 from django.conf import settings
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
 
@@ -22,13 +23,29 @@ class CartItem(models.Model):
 
 
 class Destination(models.Model):
-    """A directory a user's push deliveries are copied into (relative to OUTBOX_ROOT)."""
+    """Where a user's push deliveries are copied: a folder under OUTBOX_ROOT, or a directory
+    on the user's own SFTP server, which Granary logs in to with its own key pair (no user
+    password is ever stored) after checking the server's host key against the pinned one."""
+
+    class Kind(models.TextChoices):
+        FOLDER = "folder", "Folder under the outbox"
+        SFTP = "sftp", "SFTP server"
 
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE,
                              related_name="destinations")
     name = models.CharField(max_length=80)
-    path = models.CharField(max_length=255, blank=True,
-                            help_text="Folder under the outbox; blank: <username>/<name>")
+    kind = models.CharField(max_length=8, choices=Kind.choices, default=Kind.FOLDER)
+    path = models.CharField(
+        max_length=255, blank=True,
+        help_text="folder: under the outbox, blank for <username>/<name>; sftp: remote "
+                  "directory, absolute or relative to the login directory (blank: that one)")
+    host = models.CharField(max_length=255, blank=True, help_text="sftp: server name or address")
+    port = models.PositiveIntegerField(
+        default=22, validators=[MinValueValidator(1), MaxValueValidator(65535)])
+    username = models.CharField(max_length=64, blank=True, help_text="sftp: user to log in as")
+    host_key = models.TextField(
+        blank=True, help_text="sftp: the server's public host key, '<type> <base64>', as in "
+                              "known_hosts or ssh-keyscan output")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -139,26 +139,42 @@ class LinksSerializer(serializers.Serializer):
 
 
 class DestinationSerializer(serializers.ModelSerializer):
-    folder = serializers.SerializerMethodField()
+    folder = serializers.SerializerMethodField(help_text="Where deliveries go")
+    host_key_fingerprint = serializers.SerializerMethodField(
+        help_text="sftp: SHA256 fingerprint of the pinned host key, as ssh-keygen -l shows it")
 
     class Meta:
         model = Destination
-        fields = ["id", "name", "path", "folder", "created_at"]
+        fields = ["id", "name", "kind", "path", "host", "port", "username", "host_key",
+                  "host_key_fingerprint", "folder", "created_at"]
 
     def get_folder(self, destination) -> str:
-        return str(services.destination_root(destination))
+        return services.destination_location(destination)
 
-    def validate_path(self, value):
-        try:
-            return services.check_destination_path(value)
-        except services.DistributionError as exc:
-            raise serializers.ValidationError(exc.detail) from exc
+    def get_host_key_fingerprint(self, destination) -> str:
+        return services.host_key_fingerprint(destination)
 
     def validate_name(self, value):
         user = self.context["request"].user
-        if Destination.objects.filter(user=user, name=value).exists():
+        others = Destination.objects.filter(user=user, name=value)
+        if self.instance is not None:
+            others = others.exclude(pk=self.instance.pk)
+        if others.exists():
             raise serializers.ValidationError(f"You already have a destination named {value}.")
         return value
+
+    def validate(self, data):
+        current = {f: getattr(self.instance, f) for f in services.DESTINATION_FIELDS
+                   if self.instance is not None}
+        try:
+            return {**data, **services.clean_destination({**current, **data}, data)}
+        except services.DistributionError as exc:
+            raise serializers.ValidationError({exc.field: [exc.detail]}) from exc
+
+
+class SftpKeySerializer(serializers.Serializer):
+    public_key = serializers.CharField(help_text="Add this line to ~/.ssh/authorized_keys")
+    fingerprint = serializers.CharField()
 
 
 class SubscriptionSerializer(serializers.ModelSerializer):

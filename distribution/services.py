@@ -7,10 +7,11 @@ is left waiting, so a slow recall does not eat the time users have to download (
 Ready files are kept in the cache through `CacheEntry.keep_until`, never pinned.
 """
 import functools
+import ipaddress
 import json
 import logging
 import os
-import shutil
+import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path, PurePosixPath
@@ -34,6 +35,7 @@ from backend.catalog.services import bbox_q, temporal_q, visible_collections, vi
 from backend.metrics.models import TransferRecord
 from backend.metrics.services import record_transfer
 
+from . import targets
 from .matching import attributes_match, stored_conditions
 from .models import (
     CartItem,
@@ -45,6 +47,7 @@ from .models import (
     SubscriptionCollection,
     SubscriptionDelivery,
 )
+from .targets import FolderTarget, HostKey, HostKeyError, PushError, SftpTarget
 
 log = logging.getLogger(__name__)
 
@@ -672,6 +675,13 @@ def destination_root(destination):
     return Path(settings.OUTBOX_ROOT) / relative
 
 
+def destination_location(destination):
+    """Where a destination's deliveries go, as users read it."""
+    if destination.kind == Destination.Kind.SFTP:
+        return push_target(destination, ".").label
+    return str(destination_root(destination))
+
+
 def check_destination_path(path):
     """A destination folder must stay inside the outbox."""
     parts = PurePosixPath(path or "").parts
@@ -681,27 +691,106 @@ def check_destination_path(path):
     return path or ""
 
 
-class PushError(Exception):
-    """A push that failed and is worth retrying."""
+SFTP_FIELDS = ("host", "username", "host_key")
+DESTINATION_FIELDS = ("kind", "path", "port", *SFTP_FIELDS)
+_HOST_LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+_HOST_NAME = re.compile(rf"{_HOST_LABEL}(?:\.{_HOST_LABEL})*\.?")
+
+
+def clean_destination(fields, given):
+    """The stored form of a destination's fields (`fields`: the current ones updated with the
+    request's, `given`), or a DistributionError naming the field at fault."""
+    kind = fields.get("kind") or Destination.Kind.FOLDER
+    if kind == Destination.Kind.FOLDER:
+        stray = [f for f in SFTP_FIELDS if given.get(f)]
+        if stray:
+            raise DistributionError(f"Only SFTP destinations have a {stray[0]}; set kind to "
+                                    "sftp.", stray[0])
+        return {"kind": kind, "path": check_destination_path(fields.get("path")), "host": "",
+                "port": 22, "username": "", "host_key": ""}
+    try:
+        host_key = HostKey.parse(fields.get("host_key")).text
+    except HostKeyError as exc:
+        raise DistributionError(str(exc), "host_key") from exc
+    return {"kind": kind, "path": _check_remote_path(fields.get("path")),
+            "host": _check_host(fields.get("host")), "port": fields.get("port") or 22,
+            "username": _check_username(fields.get("username")), "host_key": host_key}
+
+
+def _check_host(value):
+    host = (value or "").strip()
+    if not host:
+        raise DistributionError("An SFTP destination needs the server's host name or address.",
+                                "host")
+    try:
+        return str(ipaddress.ip_address(host.removeprefix("[").removesuffix("]")))
+    except ValueError:
+        pass
+    if "@" in host:
+        raise DistributionError("Give the host alone here and the user in username.", "host")
+    if ":" in host:
+        raise DistributionError("Give the host alone here and the port in port.", "host")
+    if len(host) > 253 or not _HOST_NAME.fullmatch(host):
+        raise DistributionError(f"{host!r} is not a host name or IP address.", "host")
+    return host
+
+
+def _check_username(value):
+    username = (value or "").strip()
+    if not username:
+        raise DistributionError("An SFTP destination needs the user Granary logs in as.",
+                                "username")
+    if any(c.isspace() or not c.isprintable() or c in "@:/" for c in username):
+        raise DistributionError(f"{username!r} is not a user name.", "username")
+    return username
+
+
+def _check_remote_path(value):
+    path = (value or "").strip()
+    if any(not c.isprintable() for c in path):
+        raise DistributionError("path holds a control character.", "path")
+    return path
+
+
+def host_key_fingerprint(destination):
+    return HostKey.parse(destination.host_key).fingerprint if destination.host_key else ""
+
+
+def sftp_key():
+    """Granary's public key for users' authorized_keys (made on first use)."""
+    return targets.granary_public_key()
+
+
+def push_target(destination, folder):
+    """The target a push into `folder` of `destination` writes to (not yet connected)."""
+    if destination.kind == Destination.Kind.SFTP:
+        return SftpTarget(
+            host=destination.host, port=destination.port, username=destination.username,
+            host_key=HostKey.parse(destination.host_key),
+            root=PurePosixPath(destination.path or ".") / folder,
+            timeout=settings.GRANARY_SFTP_TIMEOUT_S)
+    return FolderTarget(destination_root(destination) / folder)
 
 
 def push_order(order_id):
-    """Copy the ready, not yet pushed files of a push order into its destination, verify each
-    copy, and rewrite the manifest. Idempotent: pushed items are skipped."""
+    """Copy the ready, not yet pushed files of a push order into its destination (a folder or
+    an SFTP server: the same flow for both), verify each copy, and rewrite the manifest.
+    Idempotent: pushed items are skipped."""
     order = Order.objects.select_related("destination__user", "user").filter(pk=order_id).first()
     if order is None or order.delivery != Delivery.PUSH or order.state in (
             Order.State.CANCELLED, Order.State.EXPIRED):
         return 0
-    folder = destination_root(order.destination) / (
-        f"subscription-{order.subscription_id}" if order.subscription_id else f"order-{order.pk}")
+    target = push_target(order.destination, f"subscription-{order.subscription_id}"
+                         if order.subscription_id else f"order-{order.pk}")
     items = list(order.items.filter(state=OrderItem.State.READY, pushed_at__isnull=True)
                  .select_related("file__granule__collection"))
     pushed = 0
     try:
-        for item in items:
-            _push_file(item, folder)
-            pushed += 1
-        _write_manifest(order, folder)
+        with target:
+            for item in items:
+                _push_file(target, item)
+                pushed += 1
+            _write_manifest(target, order)
     except (OSError, archive.ArchiveError, PushError) as exc:
         _push_failed(order, exc)
         raise PushError(str(exc)) from exc
@@ -714,44 +803,63 @@ def push_order(order_id):
             state=Order.State.COMPLETED, updated_at=timezone.now())
     if pushed:
         _notify(order.user, f"Granary order {order.pk}: {pushed} files delivered",
-                f"{pushed} files were copied into {folder} with manifest.json and a checksum "
-                "list.\n")
+                f"{pushed} files were copied into {target.label} with manifest.json and a "
+                "checksum list.\n")
     return pushed
 
 
-def _push_file(item, folder):
+def _push_file(target, item):
+    """Send one file, hashing its bytes as they are read from the cache (one read): the copy
+    is good when the size the target holds and the checksum of what was sent are the
+    catalog's."""
     file = item.file
-    target = folder / file.granule.granule_id / file.name
-    target.parent.mkdir(parents=True, exist_ok=True)
-    partial = target.with_name(target.name + ".partial")
     started = timezone.now()
-    with archive.open_verified(file) as src, open(partial, "wb") as dst:
-        shutil.copyfileobj(src, dst, CHUNK)
-        dst.flush()
-        os.fsync(dst.fileno())
-    digest, size = checksums.of_file(file.checksum_type, partial)
-    if size != file.size or not checksums.same(file.checksum_type, digest, file.checksum):
-        partial.unlink(missing_ok=True)
-        raise PushError(f"the copy of {file.name} does not match its checksum")
-    os.replace(partial, target)
-    record_transfer(TransferRecord.Direction.DISTRIBUTION, size, started, timezone.now(),
+    digest = checksums.hasher(file.checksum_type)
+
+    def hashed(source):
+        while block := source.read(CHUNK):
+            digest.update(block)
+            yield block
+
+    with _open_cached(file) as source:
+        _place(target, f"{file.granule.granule_id}/{file.name}", hashed(source), file.size,
+               lambda: checksums.same(file.checksum_type, digest.hexdigest(), file.checksum))
+    record_transfer(TransferRecord.Direction.DISTRIBUTION, file.size, started, timezone.now(),
                     file.granule.collection)
     OrderItem.objects.filter(pk=item.pk).update(pushed_at=timezone.now())
 
 
-def _write_manifest(order, folder):
+def _place(target, path, blocks, size, checksum_ok=lambda: True):
+    """Write `blocks` as <path>.partial and rename it to `path` only once the target holds
+    `size` bytes and checksum_ok(): nothing stands under its final name unless it is whole."""
+    partial = f"{path}.partial"
+    target.write(partial, blocks)
+    held = target.size(partial)
+    problem = None
+    if held != size:
+        problem = f"{held} of {size} bytes arrived"
+    elif not checksum_ok():
+        problem = "the bytes read from the cache fail its catalog checksum"
+    if problem:
+        target.remove(partial)
+        raise PushError(f"the copy of {path} is not whole: {problem}")
+    target.replace(partial, path)
+
+
+def _write_manifest(target, order):
     pushed = (order.items.filter(pushed_at__isnull=False)
               .select_related("file__granule").order_by("granule_id", "file_id"))
     rows = [{"path": f"{i.file.granule.granule_id}/{i.file.name}", "size": i.file.size,
              "checksum_type": i.file.checksum_type, "checksum": i.file.checksum,
              "granule": str(i.granule)} for i in pushed]
-    folder.mkdir(parents=True, exist_ok=True)
-    tmp = folder / "manifest.json.partial"
-    tmp.write_text(json.dumps({"order": order.pk, "files": rows}, indent=1))
-    os.replace(tmp, folder / "manifest.json")
-    tmp = folder / "CHECKSUMS.partial"
-    tmp.write_text("".join(f"{r['checksum_type']} {r['checksum']}  {r['path']}\n" for r in rows))
-    os.replace(tmp, folder / "CHECKSUMS")
+    listing = {
+        "manifest.json": json.dumps({"order": order.pk, "files": rows}, indent=1),
+        "CHECKSUMS": "".join(f"{r['checksum_type']} {r['checksum']}  {r['path']}\n"
+                             for r in rows),
+    }
+    for name, text in listing.items():
+        data = text.encode()
+        _place(target, name, [data], len(data))
 
 
 def _push_failed(order, exc):

@@ -251,11 +251,17 @@ GRANARY_ORDER_MAX_OPEN = int(env("GRANARY_ORDER_MAX_OPEN", "10"))
 GRANARY_ORDER_RETENTION_DAYS = float(env("GRANARY_ORDER_RETENTION_DAYS", "7"))
 GRANARY_ORDER_EXPIRY_WARNING_H = float(env("GRANARY_ORDER_EXPIRY_WARNING_H", "24"))
 GRANARY_PUSH_MAX_ATTEMPTS = int(env("GRANARY_PUSH_MAX_ATTEMPTS", "5"))
+# SFTP destinations: Granary's private key (blank: DATA_ROOT/sftp/id_ed25519, made on first
+# use) and how long to wait for a server.
+GRANARY_SFTP_KEY = env("GRANARY_SFTP_KEY", "")
+GRANARY_SFTP_TIMEOUT_S = float(env("GRANARY_SFTP_TIMEOUT_S", "30"))
 GRANARY_SITE_URL = env("GRANARY_SITE_URL", "http://127.0.0.1:8000/")
 SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"].update({
     "OrderStateEnum": "distribution.models.Order.State",
     "OrderItemStateEnum": "distribution.models.OrderItem.State",
     "SubscriptionDeliveryStateEnum": "distribution.models.SubscriptionDelivery.State",
+    "DestinationKindEnum": "distribution.models.Destination.Kind",
+    "KindEnum": "backend.archive.models.ArchiveRequest.Kind",
 })
 CELERY_BEAT_SCHEDULE.update({
     "distribution-sweep": {"task": "distribution.sweep", "schedule": 30.0},

@@ -8,6 +8,7 @@ from backend.archive import services as archive
 from backend.archive.models import CacheEntry
 from tests.archive_fixtures import archived_collection, small_layout, staged_granule
 from tests.factories import UserFactory
+from tests.sftp_server import SftpServer
 
 
 @pytest.fixture
@@ -51,6 +52,14 @@ def archived(inline, data_root):
             assert g.state == "archived"
         return made
     return make
+
+
+@pytest.fixture
+def sftp_server(data_root):
+    """A real SFTP server on 127.0.0.1, not yet listening: start(authorized_keys) it."""
+    server = SftpServer(data_root / "sftp-server")
+    yield server
+    server.close()
 
 
 def evict(granules):

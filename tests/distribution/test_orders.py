@@ -136,26 +136,22 @@ def test_push_needs_a_destination_inside_the_outbox(alice, collection, archived)
     assert response.status_code == 400 and ".." in response.json()["detail"]
 
 
-def test_push_failure_is_retried(alice, collection, archived, inline, data_root, monkeypatch):
+def test_push_failure_is_retried(alice, collection, archived, data_root):
     granules = archived(collection, 1)
     dest = alice.post("/api/v1/destinations/", {"name": "lab"}, format="json").json()
-    calls = []
-    real = services._push_file
-
-    def flaky(item, folder):
-        calls.append(item.pk)
-        if len(calls) == 1:
-            raise OSError("disk full")
-        return real(item, folder)
-
-    monkeypatch.setattr(services, "_push_file", flaky)
+    blocker = data_root / "outbox" / alice.user.username / "lab"
+    blocker.parent.mkdir(parents=True)
+    blocker.write_text("a file where the destination folder should be")
     order_id = alice.post("/api/v1/orders/", {"granules": [granules[0].pk], "delivery": "push",
                                               "destination": dest["id"]},
                           format="json").json()["id"]
+    services.refresh_order(order_id)
     with pytest.raises(services.PushError):
-        services.refresh_order(order_id)
         services.push_order(order_id)
-    assert Order.objects.get(pk=order_id).push_attempts == 1
+    order = Order.objects.get(pk=order_id)
+    assert order.push_attempts == 1 and order.error.startswith("push: ")
+    blocker.unlink()
     services.sweep()
     order = Order.objects.get(pk=order_id)
-    assert order.state == "completed" and order.push_attempts == 0
+    assert order.state == "completed" and order.push_attempts == 0 and order.error == ""
+    assert (blocker / f"order-{order_id}" / "manifest.json").exists()

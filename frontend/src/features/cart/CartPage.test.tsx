@@ -96,7 +96,7 @@ describe('CartPage', () => {
     );
     const { router } = renderApp('/cart');
     await userEvent.click(await screen.findByRole('radio', { name: /Push to a destination/ }));
-    await userEvent.selectOptions(await screen.findByLabelText('Destination folder'), 'lab (/outbox/scientist/lab)');
+    await userEvent.selectOptions(await screen.findByLabelText('Destination'), 'lab (/outbox/scientist/lab)');
     await userEvent.click(screen.getByRole('button', { name: /Order 2 granules/ }));
     await waitFor(() => expect(router.state.location.pathname).toBe('/orders/5'));
     expect(orders).toEqual([{ delivery: 'push', destination: 4 }]);

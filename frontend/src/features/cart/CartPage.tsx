@@ -7,7 +7,7 @@ import { RequireLogin } from '../../components/RequireLogin';
 import { EmptyState, ErrorMessage, Loading } from '../../components/StatusMessage';
 import { formatBytes, formatCount, formatDateTime } from '../../lib/format';
 import { orderCart, type Delivery } from '../orders/api/orders';
-import { DestinationPicker } from '../subscriptions/SubscriptionForm';
+import { DestinationPicker } from '../subscriptions/DestinationPicker';
 import { cartQuery, type Cart, type OrderLimits } from './api/cart';
 import { cartChanges, useCartChange } from './useCart';
 import '../../components/portal.css';

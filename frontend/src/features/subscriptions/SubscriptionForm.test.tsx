@@ -230,8 +230,8 @@ describe('subscription form', () => {
       }),
     );
     renderApp('/subscriptions/new');
-    await userEvent.click(await screen.findByRole('radio', { name: 'Push into a destination folder' }));
-    const select = await screen.findByLabelText('Destination folder');
+    await userEvent.click(await screen.findByRole('radio', { name: 'Push into a destination (folder or SFTP)' }));
+    const select = await screen.findByLabelText('Destination');
     expect(await within(select).findByRole('option', { name: 'feed (/outbox/scientist/feed)' })).toBeInTheDocument();
 
     await userEvent.type(screen.getByLabelText('New destination name'), 'feed');

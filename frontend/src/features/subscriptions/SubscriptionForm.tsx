@@ -7,7 +7,6 @@ import { ApiError } from '../../lib/api';
 import { formatCount, formatDateTime } from '../../lib/format';
 import { collectionsQuery } from '../collections/api/collections';
 import { applySubscription } from './api/apply';
-import { createDestination, destinationsQuery } from './api/destinations';
 import { PREVIEW_DAYS, previewQuery, type Preview } from './api/preview';
 import { updateSubscription } from './api/subscription';
 import {
@@ -18,6 +17,8 @@ import {
   type Subscription,
   type SubscriptionFilter,
 } from './api/subscriptions';
+import { DestinationPicker } from './DestinationPicker';
+import { Field, invalid } from './Field';
 import {
   bodyOf,
   emptyForm,
@@ -179,24 +180,6 @@ export function SubscriptionForm({ original }: { original?: Subscription }) {
         </Link>
       </div>
     </form>
-  );
-}
-
-function invalid(id: string, error: string | undefined) {
-  return error ? { 'aria-invalid': true, 'aria-describedby': `${id}-error` } : {};
-}
-
-function Field({ id, label, error, children }: { id: string; label: string; error?: string; children: ReactNode }) {
-  return (
-    <div className="field">
-      <label htmlFor={id}>{label}</label>
-      {children}
-      {error && (
-        <p className="field-error" id={`${id}-error`}>
-          {error}
-        </p>
-      )}
-    </div>
   );
 }
 
@@ -366,52 +349,6 @@ function DeliveryFields({ form, set, errors }: { form: FormState; set: Setter; e
       {errors.mode && <p className="field-error">{errors.mode}</p>}
       {form.mode === 'push' && <DestinationPicker value={form.destination} onChange={(id) => set('destination', id)} error={errors.destination} />}
     </fieldset>
-  );
-}
-
-/** Choose one of the user's destination folders, or add one; the cart's push orders use it too. */
-export function DestinationPicker({ value, onChange, error }: { value: string; onChange: (id: string) => void; error?: string }) {
-  const queryClient = useQueryClient();
-  const destinations = useQuery(destinationsQuery());
-  const [newName, setNewName] = useState('');
-  const selectId = useId();
-  const newId = useId();
-  const add = useMutation({
-    mutationFn: () => createDestination(newName.trim()),
-    onSuccess: async (destination) => {
-      await queryClient.invalidateQueries({ queryKey: destinationsQuery().queryKey });
-      onChange(String(destination.id));
-      setNewName('');
-    },
-  });
-  return (
-    <div className="destination">
-      <Field id={selectId} label="Destination folder" error={error}>
-        <select id={selectId} value={value} onChange={(event) => onChange(event.target.value)} {...invalid(selectId, error)}>
-          <option value="">{destinations.isPending ? 'Loading…' : 'Choose a destination'}</option>
-          {destinations.data?.map((destination) => (
-            <option key={destination.id} value={destination.id}>
-              {destination.name} ({destination.folder})
-            </option>
-          ))}
-        </select>
-      </Field>
-      {destinations.isError && <p className="field-error">{destinations.error.message}</p>}
-      <div className="field-row field-row--end">
-        <div className="field">
-          <label htmlFor={newId}>New destination name</label>
-          <input id={newId} type="text" value={newName} onChange={(event) => setNewName(event.target.value)} autoComplete="off" />
-        </div>
-        <button type="button" className="button button--small button--quiet" disabled={add.isPending || !newName.trim()} onClick={() => add.mutate()}>
-          Add destination
-        </button>
-      </div>
-      {add.isError && (
-        <p className="field-error" role="alert">
-          {add.error.message}
-        </p>
-      )}
-    </div>
   );
 }
 

@@ -145,7 +145,7 @@ describe('subscriptions list', () => {
     const snow = screen.getByRole('row', { name: /Snow/ });
     expect(snow).toHaveTextContent('Anywhere');
     expect(snow).toHaveTextContent('Any time');
-    expect(snow).toHaveTextContent('Push into a destination folder');
+    expect(snow).toHaveTextContent('Push into a destination (folder or SFTP)');
     expect(snow).toHaveTextContent('Paused');
     expect(within(snow).getByRole('link', { name: 'Snow' })).toHaveAttribute('href', '/subscriptions/8');
 

@@ -44,7 +44,7 @@ export interface Subscription extends SubscriptionFilter {
 
 export const MODE_LABELS: Record<DeliveryMode, string> = {
   notify: 'Notify me by email',
-  push: 'Push into a destination folder',
+  push: 'Push into a destination (folder or SFTP)',
   order: 'Add to a standing order (HTTPS links)',
 };
 
