@@ -77,7 +77,7 @@ describe('adding a destination', () => {
     await user.type(screen.getByLabelText('Remote folder'), 'incoming');
     await user.type(screen.getByLabelText('Server host key'), 'not a key');
     await user.click(screen.getByRole('button', { name: 'Add destination' }));
-    expect(await screen.findByRole('alert')).toHaveTextContent('host_key: A host key reads');
+    expect(await screen.findByRole('alert')).toHaveTextContent('The destination was not added: see the marked fields.');
     expect(screen.getByLabelText('Server host key')).toHaveAccessibleDescription(/A host key reads `<type> <base64>`/);
 
     await user.clear(screen.getByLabelText('Server host key'));

@@ -18,6 +18,9 @@ interface NewDestination {
   hostKey: string;
 }
 
+/** The API's field names that have a field of their own above, which shows their error. */
+const FIELDS = new Set(['name', 'host', 'port', 'username', 'path', 'host_key']);
+
 const EMPTY: NewDestination = { name: '', kind: 'folder', host: '', port: '22', username: '', path: '', hostKey: '' };
 
 function bodyOf(form: NewDestination): DestinationBody {
@@ -113,7 +116,7 @@ export function DestinationPicker({ value, onChange, error }: { value: string; o
         </button>
         {add.isError && (
           <p className="field-error" role="alert">
-            {add.error.message}
+            {Object.keys(errors).some((field) => FIELDS.has(field)) ? 'The destination was not added: see the marked fields.' : add.error.message}
           </p>
         )}
       </fieldset>
