@@ -11,8 +11,8 @@ ratio_to_dd is the cold one. An untimed download afterwards is checked against t
 MD5, and a range against the file's bytes.
 
 On a VM whose balloon reports free pages to the host, cold repeats come in two speeds: a read
-that lands in pages the guest is handing back at that moment runs at a third of the usual
-rate, whichever way reads. Hence 11 repeats by default, and every repeat's time in the JSON.
+that lands in pages the guest is handing back at that moment runs at half the usual
+rate or less, whichever way reads. Hence 11 repeats by default, and every repeat's time in the JSON.
 """
 import hashlib
 import os
