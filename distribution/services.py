@@ -678,7 +678,8 @@ def destination_root(destination):
 def destination_location(destination):
     """Where a destination's deliveries go, as users read it."""
     if destination.kind == Destination.Kind.SFTP:
-        return push_target(destination, ".").label
+        return targets.sftp_location(destination.host, destination.port, destination.username,
+                                     destination.path or ".")
     return str(destination_root(destination))
 
 

@@ -170,6 +170,17 @@ class FolderTarget:
 _TRANSFER_ERRORS = (OSError, EOFError, paramiko.SSHException)
 
 
+def _where(host, port):
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+def sftp_location(host, port, username, root):
+    """A folder on an SFTP server as users read it; a relative one under the login directory."""
+    root = PurePosixPath(root)
+    shown = root if root.is_absolute() else PurePosixPath("/~") / root
+    return f"sftp://{username}@{_where(host, port)}{shown}"
+
+
 class SftpTarget:
     """A directory on an SFTP server, logged in to with Granary's key once the server's host
     key is the pinned one. Every failure is a PushError that says what to fix."""
@@ -178,9 +189,8 @@ class SftpTarget:
         self.host, self.port, self.username = host, port, username
         self.host_key, self.timeout = host_key, timeout
         self.root = PurePosixPath(root)
-        self.where = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
-        shown = self.root if self.root.is_absolute() else PurePosixPath("/~") / self.root
-        self.label = f"sftp://{username}@{self.where}{shown}"
+        self.where = _where(host, port)
+        self.label = sftp_location(host, port, username, self.root)
         self._transport = self._sftp = None
         self._made = set()
 

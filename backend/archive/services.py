@@ -349,10 +349,6 @@ def _reserve_room(todo, out):
     return todo
 
 
-def _cached(file):
-    return CacheEntry.objects.filter(file=file).exclude(state=CacheEntry.State.STAGING).exists()
-
-
 @transaction.atomic
 def _register_in_cache(batch):
     """Cache entries for the placed files and the migrations still missing, for a batch of
@@ -1290,11 +1286,10 @@ def _rewrite(file, copy_number, group, replacing=None):
     """Queue a new copy `copy_number` of a file, recalling it into the cache first if need be."""
     if _pending(file, Req.Kind.MIGRATE, copy_number):
         return
-    if not _cached(file):
+    if not touch_if_cached(file):
         if not _pending(file, Req.Kind.RECALL):
             make_available([file], priority=Req.Priority.BACKGROUND)
         return
-    touch([file])
     Req.objects.create(kind=Req.Kind.MIGRATE, priority=Req.Priority.BACKGROUND, file=file,
                        copy_number=copy_number, volume_group=group, volume=replacing,
                        bytes_total=file.size)
