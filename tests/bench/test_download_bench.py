@@ -1,11 +1,15 @@
 """The download benchmark's parts at a small size against a live server: a file archived and
 ordered for real, its signed link fetched by curl and read by dd, cold and warm, and the
-untimed checksum and Range check (what it measures, never how fast)."""
+untimed checksum and Range check; and the memory cap its steady-state cold reads run in (what
+it measures, never how fast)."""
+import os
+import subprocess
 import time
 
 import pytest
 
 from backend.metrics.bench import download
+from backend.metrics.bench.memcap import MemoryCap
 from backend.metrics.models import TransferRecord
 from distribution import services as distribution
 
@@ -22,7 +26,7 @@ def test_a_small_run_of_the_download_core(live_server, data_root, settings, eage
     (link,) = distribution.links(order, site=live_server.url + "/")["links"]
     times = download.measure(str(path), link["url"], SIZE, repeats=2)
     assert {mode: {way: len(v) for way, v in ways.items()} for mode, ways in times.items()} == {
-        "cold": {"dd": 2, "http": 2}, "warm": {"dd": 2, "http": 2}}
+        "dropped": {"dd": 2, "http": 2}, "warm": {"dd": 2, "http": 2}}
     assert download.verify(link["url"], path, SIZE, md5)
     with pytest.raises(RuntimeError, match="MD5"):
         download.verify(link["url"], path, SIZE, "0" * 32)
@@ -35,3 +39,29 @@ def test_a_small_run_of_the_download_core(live_server, data_root, settings, eage
            and time.monotonic() < deadline):
         time.sleep(0.1)
     assert TransferRecord.objects.filter(direction="distribution").count() == 7
+
+
+def resident_bytes(path):
+    out = subprocess.run(["fincore", "--bytes", "--noheadings", "--output", "RES", str(path)],
+                         check=True, capture_output=True, text=True).stdout
+    return int(out)
+
+
+def test_a_reader_inside_the_memory_cap_keeps_no_more_of_a_file_in_memory_than_the_cap(
+        data_root):
+    cap = MemoryCap.create(f"granary-test-{os.getpid()}")
+    if cap is None:
+        pytest.skip("this process may not create a memory cgroup (the bench then drops instead)")
+    path, size = data_root / "big.dat", 64 << 20
+    path.write_bytes(os.urandom(size))
+    try:
+        download.drop_from_page_cache(path)
+        cap.limit(cap.usage() + (8 << 20))
+        download.dd(path, cap)
+        assert 0 < resident_bytes(path) <= 8 << 20
+        cap.limit(None)
+        download.dd(path, cap)
+        assert resident_bytes(path) == size
+    finally:
+        cap.remove()
+    assert not cap.directory.exists()

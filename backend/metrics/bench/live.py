@@ -153,8 +153,9 @@ def _tree(pid):
 
 
 @contextmanager
-def running(token, extra_env=None, workers=WORKERS):
-    """Start web and workers (waiting until the web answers); stop them all on exit."""
+def running(token, extra_env=None, workers=WORKERS, wrap_web=None):
+    """Start web and workers (waiting until the web answers); stop them all on exit.
+    `wrap_web(argv)` may return the argv that starts the web server in some harness."""
     env = dict(os.environ, DATABASE_URL=_database_url(), **NO_WAITS, **(extra_env or {}))
     env.setdefault("DJANGO_SETTINGS_MODULE", "backend.settings")
     env["GRANARY_LOG_LEVEL"] = "WARNING"
@@ -163,6 +164,8 @@ def running(token, extra_env=None, workers=WORKERS):
     port = _free_port()
     commands = {"web": [sys.executable, "-m", "gunicorn", "-c", "deploy/gunicorn.conf.py",
                         "backend.wsgi:application"]}
+    if wrap_web:
+        commands["web"] = wrap_web(commands["web"])
     web_env = dict(env, GRANARY_BIND=f"127.0.0.1:{port}", GRANARY_WEB_WORKERS="2")
     for name, queues, pool in workers:
         commands[name] = [sys.executable, "-m", "celery", "-A", "backend", "worker", "-Q", queues,
