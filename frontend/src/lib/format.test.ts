@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
-import { byteUnit, formatNumber, formatPercent, formatRate } from './format';
+import { byteUnit, formatBytes, formatNumber, formatPercent, formatRate } from './format';
 
 describe('small figures stay visible', () => {
   it('keeps two significant digits below 1 and two decimals above', () => {
@@ -16,6 +16,16 @@ describe('small figures stay visible', () => {
     expect(formatRate(12.5e6)).toBe('12.5 MB/s');
     expect(formatRate(3642.9)).toBe('3.64 KB/s');
     expect(formatRate(0)).toBe('0 B/s');
+  });
+
+  it('carries a rounded byte count into the next unit or width', () => {
+    expect(formatBytes(999.8e9)).toBe('1.00 TB');
+    expect(formatBytes(999.4e9)).toBe('999 GB');
+    expect(formatBytes(99.96e6)).toBe('100 MB');
+    expect(formatBytes(9.996e3)).toBe('10.0 KB');
+    expect(formatBytes(-999.8e9)).toBe('−1.00 TB');
+    expect(formatBytes(999)).toBe('999 B');
+    expect(formatBytes(2500e15)).toBe('2500 PB');
   });
 
   it('picks the decimal unit of a byte count', () => {

@@ -16,13 +16,22 @@ export function byteUnit(bytes: number): { name: string; size: number } {
   return { name: UNITS[unit] ?? 'B', size };
 }
 
+function decimals(value: number, unit: { size: number }): number {
+  return value >= 100 || unit.size === 1 ? 0 : value >= 10 ? 1 : 2;
+}
+
+/** Three significant figures in the unit that suits them; a figure whose rounding carries
+ * over takes the next unit or the next width, so 999.8 GB reads "1.00 TB", never "1000 GB". */
 export function formatBytes(bytes: number | null | undefined): string {
   if (bytes === null || bytes === undefined || !Number.isFinite(bytes)) return '—';
   const sign = bytes < 0 ? '−' : '';
   const unit = byteUnit(bytes);
   const value = Math.abs(bytes) / unit.size;
-  const digits = value >= 100 || unit.size === 1 ? 0 : value >= 10 ? 1 : 2;
-  return `${sign}${value.toFixed(digits)} ${unit.name}`;
+  const rounded = Number(value.toFixed(decimals(value, unit)));
+  if (rounded >= 1000 && unit.name !== UNITS[UNITS.length - 1]) {
+    return `${sign}${formatBytes(rounded * unit.size)}`;
+  }
+  return `${sign}${rounded.toFixed(decimals(rounded, unit))} ${unit.name}`;
 }
 
 /** Bytes per second in the unit that suits them: "12.5 MB/s", "3.64 KB/s". */
