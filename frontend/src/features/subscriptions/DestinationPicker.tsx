@@ -2,7 +2,8 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useId, useState } from 'react';
 
 import { ApiError } from '../../lib/api';
-import { createDestination, destinationsQuery, type DestinationBody, type DestinationKind } from './api/destinations';
+import { updateDestination } from './api/destination';
+import { createDestination, destinationsQuery, type Destination, type DestinationBody, type DestinationKind } from './api/destinations';
 import { sftpKeyQuery } from './api/sftpKey';
 import { Field, invalid } from './Field';
 import { fieldErrors } from './filterForm';
@@ -23,9 +24,16 @@ const FIELDS = new Set(['name', 'host', 'port', 'username', 'path', 'host_key'])
 
 const EMPTY: NewDestination = { name: '', kind: 'folder', host: '', port: '22', username: '', path: '', hostKey: '' };
 
-function bodyOf(form: NewDestination): DestinationBody {
+function formOf(destination: Destination): NewDestination {
+  const { name, kind, host, port, username, path, host_key: hostKey } = destination;
+  return { name, kind, host, port: String(port), username, path, hostKey };
+}
+
+/** The API body; an SFTP destination turned into a folder drops its remote path for the
+ * default folder, which the form has no field for. */
+function bodyOf(form: NewDestination, editing?: Destination): DestinationBody {
   const name = form.name.trim();
-  if (form.kind === 'folder') return { name, kind: 'folder' };
+  if (form.kind === 'folder') return { name, kind: 'folder', ...(editing?.kind === 'sftp' ? { path: '' } : {}) };
   return {
     name,
     kind: 'sftp',
@@ -37,21 +45,30 @@ function bodyOf(form: NewDestination): DestinationBody {
   };
 }
 
-/** Choose one of the user's destinations, or add one; the cart's push orders use it too. */
+/** Choose one of the user's destinations, add one, or change the chosen one; the cart's push
+ * orders use it too. */
 export function DestinationPicker({ value, onChange, error }: { value: string; onChange: (id: string) => void; error?: string }) {
   const queryClient = useQueryClient();
   const destinations = useQuery(destinationsQuery());
   const [form, setForm] = useState<NewDestination>(EMPTY);
+  const [editing, setEditing] = useState<Destination>();
+  const chosen = destinations.data?.find((destination) => String(destination.id) === value);
   const set = <K extends keyof NewDestination>(key: K, next: NewDestination[K]) => setForm((old) => ({ ...old, [key]: next }));
   const ids = { select: useId(), name: useId(), kind: useId(), host: useId(), port: useId(), username: useId(), path: useId(), hostKey: useId() };
   const add = useMutation({
-    mutationFn: () => createDestination(bodyOf(form)),
+    mutationFn: () => (editing ? updateDestination(editing.id, bodyOf(form, editing)) : createDestination(bodyOf(form))),
     onSuccess: async (destination) => {
       await queryClient.invalidateQueries({ queryKey: destinationsQuery().queryKey });
       onChange(String(destination.id));
       setForm(EMPTY);
+      setEditing(undefined);
     },
   });
+  function edit(destination?: Destination) {
+    add.reset();
+    setEditing(destination);
+    setForm(destination ? formOf(destination) : EMPTY);
+  }
   const errors = add.error instanceof ApiError ? fieldErrors(add.error.errors) : {};
   const sftp = form.kind === 'sftp';
   return (
@@ -67,9 +84,14 @@ export function DestinationPicker({ value, onChange, error }: { value: string; o
         </select>
       </Field>
       {destinations.isError && <p className="field-error">{destinations.error.message}</p>}
+      {chosen && chosen.id !== editing?.id && (
+        <button type="button" className="button button--small button--quiet" onClick={() => edit(chosen)}>
+          Change {chosen.name}
+        </button>
+      )}
       <fieldset className="subfields">
-        <legend>Add a destination</legend>
-        <Field id={ids.name} label="New destination name" error={errors.name}>
+        <legend>{editing ? `Change ${editing.name}` : 'Add a destination'}</legend>
+        <Field id={ids.name} label={editing ? 'Destination name' : 'New destination name'} error={errors.name}>
           <input id={ids.name} type="text" value={form.name} onChange={(event) => set('name', event.target.value)} autoComplete="off" {...invalid(ids.name, errors.name)} />
         </Field>
         <div className="radios" role="radiogroup" aria-label="Kind of destination">
@@ -112,11 +134,18 @@ export function DestinationPicker({ value, onChange, error }: { value: string; o
           </>
         )}
         <button type="button" className="button button--small button--quiet" disabled={add.isPending || !form.name.trim()} onClick={() => add.mutate()}>
-          Add destination
+          {editing ? 'Save changes' : 'Add destination'}
         </button>
+        {editing && (
+          <button type="button" className="button button--small button--quiet" onClick={() => edit(undefined)}>
+            Cancel
+          </button>
+        )}
         {add.isError && (
           <p className="field-error" role="alert">
-            {Object.keys(errors).some((field) => FIELDS.has(field)) ? 'The destination was not added: see the marked fields.' : add.error.message}
+            {Object.keys(errors).some((field) => FIELDS.has(field))
+              ? `The destination was not ${editing ? 'changed' : 'added'}: see the marked fields.`
+              : add.error.message}
           </p>
         )}
       </fieldset>
