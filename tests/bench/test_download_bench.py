@@ -9,6 +9,7 @@ import time
 import pytest
 
 from backend.metrics.bench import download
+from backend.metrics.bench.baseline import drop_from_page_cache
 from backend.metrics.bench.memcap import MemoryCap
 from backend.metrics.models import TransferRecord
 from distribution import services as distribution
@@ -55,7 +56,7 @@ def test_a_reader_inside_the_memory_cap_keeps_no_more_of_a_file_in_memory_than_t
     path, size = data_root / "big.dat", 64 << 20
     path.write_bytes(os.urandom(size))
     try:
-        download.drop_from_page_cache(path)
+        drop_from_page_cache(path)
         cap.limit(cap.usage() + (8 << 20))
         download.dd(path, cap)
         assert 0 < resident_bytes(path) <= 8 << 20

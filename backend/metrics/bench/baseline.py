@@ -17,14 +17,14 @@ def dd_copy(sources, target_dir):
     return elapsed
 
 
-def dd_read(path):
-    """Read a file with dd after dropping it from the page cache; returns seconds."""
+def drop_from_page_cache(path):
+    """Make the next read of `path` come from the disk (written pages are flushed first)."""
     fd = os.open(path, os.O_RDONLY)
-    os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-    os.close(fd)
-    started = time.perf_counter()
-    subprocess.run(["dd", f"if={path}", "of=/dev/null", "bs=1M", "status=none"], check=True)
-    return time.perf_counter() - started
+    try:
+        os.fsync(fd)
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    finally:
+        os.close(fd)
 
 
 def write_random_file(path, size, hasher=None, chunk=8 << 20):

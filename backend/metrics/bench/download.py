@@ -27,6 +27,8 @@ from datetime import UTC, datetime, timedelta
 
 from django.conf import settings
 
+from .baseline import drop_from_page_cache, write_random_file
+
 NAME = "download"
 HELP = "a cached file by its signed order link through gunicorn, against dd of the same file"
 GOAL = 0.90
@@ -35,15 +37,6 @@ GOAL = 0.90
 def add_arguments(parser):
     parser.add_argument("--size-mib", type=int, default=1024)
     parser.add_argument("--repeats", type=int, default=11)
-
-
-def drop_from_page_cache(path):
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-    finally:
-        os.close(fd)
 
 
 def timed(argv):
@@ -130,7 +123,6 @@ def ready_link(size_bytes):
     from distribution import services as distribution
 
     from . import live
-    from .baseline import write_random_file
 
     settings.GRANARY_WRITE_MAX_WAIT_S = 0
     settings.GRANARY_CACHE_BYTES = max(settings.GRANARY_CACHE_BYTES, 4 * size_bytes)
