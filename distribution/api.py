@@ -255,7 +255,8 @@ class DownloadView(APIView):
     def get(self, request, file_id):
         try:
             download = services.authorize_download(request.user, file_id, request.query_params)
-            stream, span = services.open_download(download, request.headers.get("Range"))
+            stream, span = services.open_download(download, request.headers.get("Range"),
+                                                  request.META.get("gunicorn.socket"))
         except services.RangeError as exc:
             response = Response({"detail": exc.detail},
                                 status=status.HTTP_416_REQUESTED_RANGE_NOT_SATISFIABLE)

@@ -25,6 +25,7 @@ from django.db.models import Count, Q, Sum
 from django.utils import timezone
 from django.utils.crypto import constant_time_compare
 
+from backend import host
 from backend.accounts import roles
 from backend.archive import services as archive
 from backend.archive.models import ArchiveRequest, CacheEntry
@@ -35,7 +36,7 @@ from backend.catalog.services import bbox_q, temporal_q, visible_collections, vi
 from backend.metrics.models import TransferRecord
 from backend.metrics.services import record_transfer
 
-from . import targets
+from . import streaming, targets
 from .matching import attributes_match, stored_conditions
 from .models import (
     CartItem,
@@ -543,9 +544,11 @@ def _authorize_signed(file_id, params):
     return Download(item.file, item)
 
 
-def open_download(download, range_header):
+def open_download(download, range_header, sock=None):
     """(body, span): the bytes to send (a DownloadBody, which records the transfer when it
-    is closed), span (start, end) for a range or None for all.
+    is closed), span (start, end) for a range or None for all. `sock`, the client's socket
+    where the server tells it, lets a large download leave the page cache behind it (see
+    streaming).
 
     The cached file is sent as it is, not hashed again first: its checksum was checked when
     it entered the cache (ingest validation, or the recall that read it from tape), the
@@ -572,7 +575,11 @@ def open_download(download, range_header):
             raise Unavailable(f"{file.name} left the cache; it is being recalled.") from exc
         raise Conflict(f"{file.name} is on tape only; order it to have it recalled.") from exc
     start, end = span if span else (0, file.size - 1)
-    return DownloadBody(handle, download, start, end), span
+    body = DownloadBody(handle, download, start, end)
+    if sock is not None and streaming.streams_through(end + 1 - start, host.memory_limit(),
+                                                      settings.GRANARY_DROP_BEHIND_BYTES):
+        body.followed = streaming.drop_behind.follow(handle.fileno(), sock, start, end)
+    return body, span
 
 
 class RangeError(DistributionError):
@@ -601,7 +608,7 @@ class DownloadBody:
 
     def __init__(self, handle, download, start, end):
         self.handle, self.download, self.start, self.end = handle, download, start, end
-        self.started, self.closed = timezone.now(), False
+        self.started, self.closed, self.followed = timezone.now(), False, None
         self.position = handle.seek(start)
 
     def fileno(self):
@@ -627,8 +634,10 @@ class DownloadBody:
         if self.closed:
             return
         self.closed = True
-        self.handle.close()
         sent = max(0, min(self.position, self.end + 1) - self.start)
+        if self.followed is not None:
+            streaming.drop_behind.forget(self.followed, finished=self.start + sent > self.end)
+        self.handle.close()
         _downloaded(self.download, sent, self.started,
                     self.start + sent >= self.download.file.size)
 

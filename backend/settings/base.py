@@ -40,6 +40,11 @@ GRANARY_DAILY_DISTRIBUTION_TB = float(env("GRANARY_DAILY_DISTRIBUTION_TB", "2.0"
 # benchmarks), 1 = real time.
 GRANARY_TIME_SCALE = float(env("GRANARY_TIME_SCALE", "0"))
 GRANARY_CACHE_BYTES = int(float(env("GRANARY_CACHE_GB", "64")) * 2**30)
+# A download larger than this many bytes leaves the page cache behind it as the client
+# acknowledges it (distribution/streaming.py); unset: a quarter of the memory the web server may
+# use (RAM, or its cgroup's limit).
+GRANARY_DROP_BEHIND_BYTES = (int(env("GRANARY_DROP_BEHIND_BYTES"))
+                             if env("GRANARY_DROP_BEHIND_BYTES") else None)
 GRANARY_CACHE_HIGH_WATERMARK = float(env("GRANARY_CACHE_HIGH_WATERMARK", "0.8"))
 GRANARY_CACHE_LOW_WATERMARK = float(env("GRANARY_CACHE_LOW_WATERMARK", "0.4"))
 GRANARY_DRIVE_ERROR_LIMIT = int(env("GRANARY_DRIVE_ERROR_LIMIT", "3"))

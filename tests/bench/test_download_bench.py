@@ -3,7 +3,6 @@ ordered for real, its signed link fetched by curl and read by dd, cold and warm,
 untimed checksum and Range check; and the memory cap its steady-state cold reads run in (what
 it measures, never how fast)."""
 import os
-import subprocess
 import time
 
 import pytest
@@ -13,6 +12,7 @@ from backend.metrics.bench.baseline import drop_from_page_cache
 from backend.metrics.bench.memcap import MemoryCap
 from backend.metrics.models import TransferRecord
 from distribution import services as distribution
+from tests.pagecache import resident_bytes
 
 SIZE = 1 << 20
 
@@ -40,12 +40,6 @@ def test_a_small_run_of_the_download_core(live_server, data_root, settings, eage
            and time.monotonic() < deadline):
         time.sleep(0.1)
     assert TransferRecord.objects.filter(direction="distribution").count() == 7
-
-
-def resident_bytes(path):
-    out = subprocess.run(["fincore", "--bytes", "--noheadings", "--output", "RES", str(path)],
-                         check=True, capture_output=True, text=True).stdout
-    return int(out)
 
 
 def test_a_reader_inside_the_memory_cap_keeps_no_more_of_a_file_in_memory_than_the_cap(

@@ -1,6 +1,7 @@
 """A download's body as gunicorn sends it: socket.sendfile() straight from the cached file.
 The bytes on the wire are the file's, and what is recorded is what left, also when the
 transfer stops early."""
+import os
 import socket
 import threading
 from urllib.parse import parse_qs, urlsplit
@@ -12,6 +13,7 @@ from backend.archive import services as archive
 from backend.metrics.models import TransferRecord
 from distribution import services
 from distribution.models import OrderItem
+from tests.pagecache import release_socket_buffers, resident_bytes, tcp_pair, wait_until
 
 pytestmark = pytest.mark.django_db
 
@@ -50,6 +52,11 @@ def send(body, offset, count):
     return bytes(received)
 
 
+def iter_recv(sock):
+    while chunk := sock.recv(1 << 16):
+        yield chunk
+
+
 def test_the_whole_file_by_sendfile_is_recorded_and_completes_the_item(download):
     found, data = download
     body, span = services.open_download(found, None)
@@ -79,3 +86,34 @@ def test_read_in_blocks_stops_at_the_end_of_the_range(download):
     assert not body.seekable()       # Django's FileResponse must not measure it by reading
     body.close()
     assert TransferRecord.objects.get(direction="distribution").bytes == 100
+
+
+@pytest.mark.parametrize("threshold, stays_cached", [(0, False), (None, True)])
+def test_a_large_download_leaves_the_page_cache_behind_it(download, settings, threshold,
+                                                         stays_cached):
+    """Over TCP, as gunicorn sends it: above the threshold (a quarter of memory unless set) the
+    file's pages are dropped once it is sent; below it, the file stays cached."""
+    settings.GRANARY_DROP_BEHIND_BYTES = threshold
+    found, data = download
+    path = archive.cache_path(found.file)
+    with open(path, "rb") as f:
+        os.fsync(f.fileno())        # long on disk (dirty pages cannot be dropped), and cached
+        f.read()
+    assert resident_bytes(path) >= SIZE        # whole pages: the last one is partly used
+    sender, client = tcp_pair()
+    body, _ = services.open_download(found, None, sender)
+    received = bytearray()
+    reader = threading.Thread(target=lambda: received.extend(b"".join(iter_recv(client))))
+    reader.start()
+    sender.sendfile(body, offset=body.start, count=SIZE)
+    sender.close()
+    reader.join()
+    client.close()
+    body.close()
+    assert bytes(received) == data
+    assert TransferRecord.objects.get(direction="distribution").bytes == SIZE
+    if stays_cached:
+        assert resident_bytes(path) >= SIZE
+    else:
+        release_socket_buffers()
+        wait_until(lambda: resident_bytes(path) == 0)

@@ -5,8 +5,10 @@ The file is archived for real (two verified tape copies; it stays in the cache) 
 by a user; curl fetches the link into /dev/null, dd reads the file into /dev/null with 1 MiB
 blocks. Both are timed as processes, under three conditions (see measure):
 - "capped", the steady state of a cache server with more data than memory: dd and the server
-  run in a memory cgroup holding a quarter of the file, so each read comes from the disk into
-  pages reclaimed from the reads before. ratio_to_dd is this one where the cgroup can be made;
+  run in a memory cgroup holding a quarter of the file, and each read starts with none of the
+  file in memory and the cgroup full of other data (a file of the cap's size read just before),
+  so it comes from the disk into pages reclaimed from that data. ratio_to_dd is this one where
+  the cgroup can be made;
 - "dropped": the file is dropped from the page cache before each read (posix_fadvise
   DONTNEED), so the read lands in freshly freed memory. On a VM whose balloon reports free
   pages to the host, such reads come in two speeds, whichever way reads: one that lands in
@@ -24,6 +26,7 @@ import subprocess
 import time
 import urllib.request
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 from django.conf import settings
 
@@ -67,8 +70,13 @@ def measure(path, url, size, repeats, cap=None):
     """{mode: {"dd"|"http": [seconds per repeat]}}, the order of the two alternating.
 
     Modes: "capped" (only with `cap`, which the server must run inside): dd and the server read
-    in a memory cap of cap_bytes, the steady state; "dropped": the file is dropped from the page
-    cache before each read; "warm": right after a dd read."""
+    in a memory cap of cap_bytes that other data fills, the steady state; "dropped": the file is
+    dropped from the page cache before each read; "warm": right after a dd read.
+
+    Each capped read starts the same way: with whatever the read before left behind, the next
+    would find part of the file still cached (a server that frees what it has sent keeps the
+    older pages; see distribution.streaming) or the cap half empty, and either way not be
+    measured against the same disk reads as the others."""
     times = {}
 
     def series(mode, prepare, reader_cap=None):
@@ -80,11 +88,20 @@ def measure(path, url, size, repeats, cap=None):
                 times[mode][way].append(ways[way]())
 
     if cap:
+        filler = Path(path).with_name("capped-filler.dat")
+        write_random_file(filler, cap_bytes(size))
+
+        def fill():
+            drop_from_page_cache(path)
+            dd(filler, cap)
+
         drop_from_page_cache(path)
         cap.limit(cap.usage() + cap_bytes(size))
-        dd(path, cap)  # the cap fills with this file's pages; later reads recycle them
-        series("capped", lambda: None, cap)
-        cap.limit(None)
+        try:
+            series("capped", fill, cap)
+        finally:
+            cap.limit(None)
+            filler.unlink()
     series("dropped", lambda: drop_from_page_cache(path))
     series("warm", lambda: dd(path))
     return times
@@ -181,8 +198,9 @@ def run(options):
     cold = "capped" if cap else "dropped"
     conditions = {
         "capped": f"dd and the server in a memory cgroup of {cap_bytes(size) >> 20} MiB, "
-                  "a quarter of the file at most: each read comes from the disk into pages "
-                  "reclaimed from the reads before, as on a cache server with more data than RAM",
+                  "a quarter of the file at most, filled with other data before each read: "
+                  "the read comes from the disk into pages reclaimed from that data, as on a "
+                  "cache server with more data than RAM",
         "dropped": "posix_fadvise(DONTNEED) on the file before each read: the read comes from "
                    "the disk into freshly freed memory",
         "warm": "right after a dd read: the bytes come from memory",

@@ -9,35 +9,14 @@ half speed or less, at random. Readers inside a cap recycle their own pages inst
 Works with cgroup v1 and v2 where this process may create a child of its own memory cgroup
 (root in a container usually may); `create` returns None where it may not.
 """
-import os
 import time
 from pathlib import Path
+
+from backend.host import memory_cgroup
 
 # filesystem type: (usage file, limit file, "no limit")
 _FILES = {"cgroup": ("memory.usage_in_bytes", "memory.limit_in_bytes", "-1"),
           "cgroup2": ("memory.current", "memory.max", "max")}
-
-
-def _own_memory_cgroup():
-    """(directory of this process's memory cgroup, filesystem type) or None."""
-    mounts = {}
-    for line in Path("/proc/self/mountinfo").read_text().splitlines():
-        fields, _, tail = line.partition(" - ")
-        fstype, _, options = tail.split(" ", 2)
-        mount_root, mount_point = fields.split(" ")[3:5]
-        if fstype == "cgroup" and "memory" in options.split(","):
-            mounts["v1"] = (mount_root, mount_point)
-        elif fstype == "cgroup2":
-            mounts["v2"] = (mount_root, mount_point)
-    for line in Path("/proc/self/cgroup").read_text().splitlines():
-        hierarchy, controllers, path = line.split(":", 2)
-        version = "v2" if hierarchy == "0" else "v1" if "memory" in controllers.split(",") else None
-        if version in mounts:
-            mount_root, mount_point = mounts[version]
-            directory = Path(mount_point) / os.path.relpath(path, mount_root)
-            if version == "v1" or "memory" in (directory / "cgroup.controllers").read_text():
-                return directory.resolve(), "cgroup" if version == "v1" else "cgroup2"
-    return None
 
 
 class MemoryCap:
@@ -50,7 +29,7 @@ class MemoryCap:
     def create(cls, name):
         """A new, unlimited cap `name` under this process's memory cgroup, or None."""
         try:
-            found = _own_memory_cgroup()
+            found = memory_cgroup()
             if found is None:
                 return None
             parent, fstype = found
