@@ -25,7 +25,6 @@ from django.db.models import Count, Q, Sum
 from django.utils import timezone
 from django.utils.crypto import constant_time_compare
 
-from backend import host
 from backend.accounts import roles
 from backend.archive import services as archive
 from backend.archive.models import ArchiveRequest, CacheEntry
@@ -576,7 +575,7 @@ def open_download(download, range_header, sock=None):
         raise Conflict(f"{file.name} is on tape only; order it to have it recalled.") from exc
     start, end = span if span else (0, file.size - 1)
     body = DownloadBody(handle, download, start, end)
-    if sock is not None and streaming.streams_through(end + 1 - start, host.memory_limit(),
+    if sock is not None and streaming.streams_through(end + 1 - start,
                                                       settings.GRANARY_DROP_BEHIND_BYTES):
         body.followed = streaming.drop_behind.follow(handle.fileno(), sock, start, end)
     return body, span

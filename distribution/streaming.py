@@ -23,6 +23,8 @@ import struct
 import threading
 import time
 
+from backend import host
+
 # struct tcp_info: tcpi_bytes_acked (Linux 4.1+) is the u64 at this offset.
 _BYTES_ACKED = 120
 _TCP_INFO_SIZE = 128
@@ -32,10 +34,11 @@ _LAST_PASSES = (0.5, 3.0)
 _SWEEP_S = 0.005
 
 
-def streams_through(nbytes, memory, threshold=None):
+def streams_through(nbytes, threshold=None, memory=host.memory_limit):
     """Whether a download of `nbytes` should leave the cache behind it: above `threshold` bytes
-    if one is set, else above a quarter of the `memory` the server may use."""
-    return nbytes > (memory // 4 if threshold is None else threshold)
+    if one is set, else above a quarter of the memory the server may use (`memory()`, asked
+    only then)."""
+    return nbytes > (memory() // 4 if threshold is None else threshold)
 
 
 def bytes_acked(sock):
@@ -54,9 +57,9 @@ class _Stream:
         self.behind, self.acked_before = start, bytes_acked(sock)
 
     def sweep(self):
-        """Drop whole steps below what the client acknowledged (the response's headers, also
-        acknowledged, leave a margin), going over the last _AGAIN bytes once more: the kernel
-        skips a page a socket still holds (on loopback, until the receiver reads it)."""
+        """Drop whole steps below what the client acknowledged, going over the last _AGAIN
+        bytes once more: the kernel skips a page a socket still holds (on loopback, until the
+        receiver reads it), and the acknowledged bytes include the response's headers."""
         upto = min(self.start + bytes_acked(self.sock) - self.acked_before, self.end + 1)
         upto -= upto % _STEP
         low = max(self.start, self.behind - _AGAIN)

@@ -7,6 +7,7 @@ import threading
 
 import pytest
 
+from backend import host
 from distribution import streaming
 from tests.pagecache import release_socket_buffers, resident_bytes, tcp_pair, wait_until
 
@@ -20,7 +21,14 @@ MIB = 1 << 20
     (300 * MIB, 1024 * MIB, 400 * MIB, False),
 ])
 def test_which_downloads_stream_through(nbytes, memory, threshold, expected):
-    assert streaming.streams_through(nbytes, memory, threshold) is expected
+    assert streaming.streams_through(nbytes, threshold, lambda: memory) is expected
+
+
+def test_the_default_threshold_is_a_quarter_of_this_servers_memory():
+    memory = host.memory_limit()
+    assert 0 < memory <= os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    assert not streaming.streams_through(memory // 4)
+    assert streaming.streams_through(memory // 4 + 1)
 
 
 def written(path, data):

@@ -211,15 +211,15 @@ def run(options):
     def rate(seconds):
         return round(size / seconds / 1e6, 1)
 
-    def medians(clock):
+    def medians_by(clock):
         return {mode: {way: statistics.median(getattr(t, clock) for t in timings)
                        for way, timings in ways.items()} for mode, ways in times.items()}
 
     def ratios(median):
         return {mode: round(median[mode]["dd"] / median[mode]["http"], 3) for mode in median}
 
-    medians, process_medians = medians("own"), medians("process")
-    ratio, process_ratio = ratios(medians), ratios(process_medians)
+    medians = medians_by("own")
+    ratio, process_ratio = ratios(medians), ratios(medians_by("process"))
     cold = "capped" if cap else "dropped"
     conditions = {
         "capped": f"dd and the server in a memory cgroup of {cap_bytes(size) >> 20} MiB, "
