@@ -1,15 +1,10 @@
 """API-wide behaviour: every error is JSON with a human sentence in `detail`."""
 from django.core.exceptions import ValidationError as DjangoValidationError
 from rest_framework import exceptions
+from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
-
-class Conflict(exceptions.APIException):
-    """The request is fine but the thing is in the wrong state for it (409)."""
-
-    status_code = 409
-    default_detail = "That cannot be done in the current state."
-    default_code = "conflict"
+from backend.errors import DomainError
 
 
 def _sentence(data):
@@ -25,7 +20,19 @@ def _sentence(data):
     return str(data)
 
 
+def domain_error_body(exc):
+    """The JSON body of a service's refusal: a field's error reads as DRF's field errors do."""
+    if exc.field:
+        return {"detail": f"{exc.field}: {exc.detail}", "errors": {exc.field: [exc.detail]}}
+    if exc.errors:
+        return {"detail": exc.detail, "errors": exc.errors}
+    return {"detail": exc.detail}
+
+
 def exception_handler(exc, context):
+    """Every error the API answers is JSON; a DomainError keeps its own status and sentence."""
+    if isinstance(exc, DomainError):
+        return Response(domain_error_body(exc), status=exc.status)
     if isinstance(exc, DjangoValidationError):
         detail = exc.message_dict if hasattr(exc, "error_dict") else exc.messages
         exc = exceptions.ValidationError(detail)

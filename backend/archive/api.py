@@ -8,7 +8,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from backend.accounts.permissions import IsOperator
-from backend.api import Conflict
+from backend.errors import Conflict
 from backend.catalog.models import File
 from backend.catalog.pagination import CatalogCursorPagination
 

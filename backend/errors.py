@@ -1,0 +1,52 @@
+"""The one error type services raise when they refuse a request.
+
+A refusal carries a sentence for the person who asked, the HTTP status that classifies it and,
+when one field is at fault, that field's name. The API turns it into the JSON error body in one
+place (`backend.api.exception_handler`) and the command line into its message in one place
+(`backend.cli.Command`); views, tasks and commands never catch and re-wrap it. This module
+imports nothing from Django so every layer, pure policy included, may raise it.
+"""
+
+
+class DomainError(Exception):
+    """A request refused: `detail` says why, `status` classifies it, `field` names the culprit.
+
+    `errors` holds every problem when a whole document is refused at once (an ingest request
+    with several bad granules), so the caller can fix them all in one round.
+    """
+
+    status = 400
+
+    def __init__(self, detail, field=None, *, status=None, errors=()):
+        super().__init__(detail)
+        self.detail = detail
+        self.field = field
+        self.errors = list(errors)
+        if status is not None:
+            self.status = status
+
+
+class Forbidden(DomainError):
+    status = 403
+
+
+class NotFound(DomainError):
+    status = 404
+
+
+class Conflict(DomainError):
+    """The request is well formed but the thing is in the wrong state for it."""
+
+    status = 409
+
+
+class Gone(DomainError):
+    status = 410
+
+
+class TooLarge(DomainError):
+    status = 413
+
+
+class Unavailable(DomainError):
+    status = 503
