@@ -8,9 +8,9 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from backend.accounts.permissions import IsOperator
-from backend.errors import Conflict
 from backend.catalog.models import File
 from backend.catalog.pagination import CatalogCursorPagination
+from backend.errors import Conflict
 
 from . import operations, services
 from .models import ArchiveRequest, Drive, DriveModel, Silo, Volume

@@ -16,6 +16,7 @@ from . import services
 from .filters import CollectionFilter, GranuleFilter
 from .models import Collection
 from .serializers import CollectionSerializer, GranuleDetailSerializer, GranuleSerializer
+from .storage import storage
 
 
 class CollectionViewSet(viewsets.ReadOnlyModelViewSet):
@@ -69,7 +70,7 @@ class GranuleViewSet(viewsets.ReadOnlyModelViewSet):
             return granules
         if self.action == "retrieve":
             return services.with_residency(granules).prefetch_related(
-                "files__cache_entry", "files__copies__volume__silo")
+                *storage().detail_prefetch)
         return services.with_residency(granules).prefetch_related("files")
 
     def get_serializer_class(self):

@@ -4,6 +4,7 @@ from rest_framework import serializers
 
 from .models import Collection, File, Granule
 from .services import RESIDENCIES
+from .storage import storage
 
 
 class CollectionSerializer(serializers.ModelSerializer):
@@ -60,18 +61,11 @@ class FileStorageSerializer(FileSerializer):
         fields = [*FileSerializer.Meta.fields, "in_cache", "tape_copies"]
 
     def get_in_cache(self, file) -> bool:
-        from backend.archive.models import CacheEntry
-
-        entry = getattr(file, "cache_entry", None)
-        return entry is not None and entry.state != CacheEntry.State.STAGING
+        return storage().file_in_cache(file)
 
     @extend_schema_field(TapeCopySerializer(many=True))
     def get_tape_copies(self, file):
-        from backend.archive.models import FileCopy
-
-        copies = sorted((c for c in file.copies.all() if c.state != FileCopy.State.RELEASED),
-                        key=lambda c: (c.copy_number, c.segment))
-        return TapeCopySerializer(copies, many=True).data
+        return TapeCopySerializer(storage().tape_copies(file), many=True).data
 
 
 class GranuleDetailSerializer(GranuleSerializer):

@@ -5,7 +5,6 @@ from django.db.models import (
     Case,
     Count,
     DurationField,
-    Exists,
     ExpressionWrapper,
     F,
     OuterRef,
@@ -20,6 +19,7 @@ from backend.accounts import roles
 from . import bulk
 from .geo import BBox
 from .models import Collection, File, Granule
+from .storage import storage
 
 
 def visible_collections(user):
@@ -56,17 +56,8 @@ def archived_granules(user):
 
 
 def in_cache_q():
-    """Granules whose every file is in the RAID cache (an entry that is not still staging).
-
-    Written as "no file is missing from the cache" so it stays one correlated subquery
-    the database can answer from the file and cache-entry indexes.
-    """
-    from backend.archive.models import CacheEntry
-
-    missing = File.objects.filter(granule=OuterRef("pk")).filter(
-        Q(cache_entry__isnull=True) | Q(cache_entry__state=CacheEntry.State.STAGING)
-    )
-    return ~Exists(missing)
+    """Granules whose every file is in the disk cache (the archive tier answers)."""
+    return storage().in_cache_q()
 
 
 RESIDENCIES = ("cache", "tape")

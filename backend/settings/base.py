@@ -76,6 +76,8 @@ INSTALLED_APPS = [
     "backend.metrics",
     "ingest",
     "distribution",
+    "bench",
+    "demo",
 ]
 
 MIDDLEWARE = [

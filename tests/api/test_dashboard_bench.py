@@ -11,8 +11,8 @@ import pytest
 from backend.archive.models import ArchiveRequest, Drive, Volume
 from backend.archive.serializers import ArchiveRequestSerializer, VolumeSerializer
 from backend.metrics import services
-from backend.metrics.bench import dashboard, dashboard_data
 from backend.metrics.models import TransferRecord, TransferRollup
+from bench import dashboard, dashboard_data
 
 pytestmark = pytest.mark.django_db
 NOW = datetime(2026, 3, 2, 1, 30, 15, tzinfo=UTC)

@@ -9,10 +9,10 @@ import time
 
 import pytest
 
-from backend.metrics.bench import download
-from backend.metrics.bench.baseline import drop_from_page_cache
-from backend.metrics.bench.memcap import MemoryCap
 from backend.metrics.models import TransferRecord
+from bench import download
+from bench.baseline import drop_from_page_cache
+from bench.memcap import MemoryCap
 from distribution import services as distribution
 from tests.pagecache import resident_bytes
 

@@ -6,7 +6,7 @@ import pytest
 
 from backend.catalog import stac
 from backend.catalog.geo import parse_bbox
-from backend.metrics.bench import search, synthetic
+from bench import search, synthetic
 
 YEAR = synthetic.EPOCH + timedelta(days=365)
 KEYS = [f"{p.short_name}.1" for p in synthetic.PRODUCTS]

@@ -5,7 +5,7 @@ from datetime import timedelta
 import pytest
 
 from backend.catalog.geo import parse_bbox
-from backend.metrics.bench import subscriptions, synthetic
+from bench import subscriptions, synthetic
 from distribution.matching import check_conditions
 
 KEYS = [f"{p.short_name}.1" for p in synthetic.PRODUCTS]

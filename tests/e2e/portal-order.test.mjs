@@ -24,7 +24,7 @@ const OPERATOR = {
   user: process.env.E2E_OPERATOR || 'operator',
   password: process.env.E2E_OPERATOR_PASSWORD || 'granary-operator',
 };
-// The demo granules start on 2026-11-01 (backend/catalog/demo_granules.py).
+// The demo granules start on 2026-11-01 (demo/granules.py).
 const FROM = '2026-11-01';
 const TO = '2026-11-02';
 const ARCHIVE_WAIT_MS = Number(process.env.E2E_ARCHIVE_WAIT_MS || 180_000);

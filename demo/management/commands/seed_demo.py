@@ -5,9 +5,9 @@ from django.db import transaction
 from backend.accounts.models import Provider
 from backend.accounts.services import create_user
 from backend.archive import operations
-from backend.catalog.demo import DEMO_COLLECTIONS, DEMO_PROVIDERS, DEMO_USERS
-from backend.catalog.demo_granules import deliver_demo_granules
 from backend.catalog.models import Collection
+from demo.definitions import DEMO_COLLECTIONS, DEMO_PROVIDERS, DEMO_USERS
+from demo.granules import deliver_demo_granules
 
 
 class Command(BaseCommand):

@@ -18,7 +18,7 @@ from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
-from backend.metrics.bench import BENCHMARKS
+from bench import BENCHMARKS
 
 
 class Command(BaseCommand):

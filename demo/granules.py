@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 
 from backend.catalog import checksums
 from backend.catalog.geo import make_bbox
+from ingest import services as ingest
 
 DAY0 = datetime(2026, 11, 1, tzinfo=UTC)
 
@@ -90,8 +91,6 @@ def _products(short_name, rng, count):
 def deliver_demo_granules(provider, collection, count, seed=0):
     """Write demo files into the provider's staging area and submit them as one bulk ingest
     request; returns the new request, or None when it was submitted before (same body)."""
-    from ingest import services as ingest
-
     rng = random.Random(f"{collection.key}-{seed}")
     area = ingest.staging_area(provider)
     folder = area / "demo" / collection.key

@@ -1,0 +1,33 @@
+"""Answers the catalog's questions about where a granule's bytes are (backend.catalog.storage)."""
+from django.db.models import Exists, OuterRef, Q
+
+from backend.catalog.models import File
+from backend.catalog.storage import Storage
+
+from .models import CacheEntry, FileCopy
+
+
+def in_cache_q():
+    """Granules whose every file is in the RAID cache (an entry that is not still staging).
+
+    Written as "no file is missing from the cache" so it stays one correlated subquery
+    the database can answer from the file and cache-entry indexes.
+    """
+    missing = File.objects.filter(granule=OuterRef("pk")).filter(
+        Q(cache_entry__isnull=True) | Q(cache_entry__state=CacheEntry.State.STAGING)
+    )
+    return ~Exists(missing)
+
+
+def file_in_cache(file):
+    entry = getattr(file, "cache_entry", None)
+    return entry is not None and entry.state != CacheEntry.State.STAGING
+
+
+def tape_copies(file):
+    return sorted((c for c in file.copies.all() if c.state != FileCopy.State.RELEASED),
+                  key=lambda c: (c.copy_number, c.segment))
+
+
+STORAGE = Storage(in_cache_q=in_cache_q, file_in_cache=file_in_cache, tape_copies=tape_copies,
+                  detail_prefetch=("files__cache_entry", "files__copies__volume__silo"))
