@@ -108,7 +108,7 @@ class Catalog:
     def first_page(self, query, products, pks):
         """Primary keys of the first page, by a scan of every granule in Python: collection,
         time overlap, then geo.BBox.intersects; newest first, ties by id descending."""
-        from backend.catalog.stac import parse_datetime_interval
+        from backend.catalog.stac_search import parse_datetime_interval
 
         wanted = {products.index(key) for key in query.collections}
         start, end = parse_datetime_interval(query.datetime)

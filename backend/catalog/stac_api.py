@@ -6,7 +6,7 @@ errors are JSON with `detail` (as everywhere in Granary) plus STAC's `code`/`des
 from django.urls import get_script_prefix, reverse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework.exceptions import NotFound, ParseError
+from rest_framework.exceptions import NotFound
 from rest_framework.negotiation import BaseContentNegotiation
 from rest_framework.parsers import JSONParser
 from rest_framework.permissions import AllowAny
@@ -14,7 +14,7 @@ from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from . import services, stac
+from . import services, stac, stac_search
 from .models import Collection
 
 CORS_HEADERS = {
@@ -46,7 +46,7 @@ def _search_parameters():
         param("ids", "Item ids (granule ids), comma-separated"),
         param("collections", "Collection ids (SHORT.VERSION), comma-separated"),
         OpenApiParameter("limit", OpenApiTypes.INT, description="1..10000, default 10"),
-        param("sortby", "e.g. -datetime,+id; fields: " + ", ".join(stac.SORT_FIELDS)),
+        param("sortby", "e.g. -datetime,+id; fields: " + ", ".join(stac_search.SORT_FIELDS)),
         param("token", "Paging token from a 'next' link"),
     ]
 
@@ -70,8 +70,7 @@ class StacView(APIView):
         return Response(status=204)
 
     def handle_exception(self, exc):
-        if isinstance(exc, stac.StacError):
-            exc = ParseError(str(exc))
+        """STAC's error body: the API's, with the `code` and `description` STAC clients read."""
         response = super().handle_exception(exc)
         if isinstance(response.data, dict) and "detail" in response.data:
             response.data.setdefault("code", type(exc).__name__)
@@ -94,11 +93,11 @@ class StacView(APIView):
 
     def page(self, search, self_href, next_link):
         """Run `search`; `next_link(token)` builds the link to the following page."""
-        page = services.stac_page(self.request.user, search, stac.decode_token(search))
+        page = services.stac_page(self.request.user, search, stac_search.decode_token(search))
         following = None
         if page.more:
             last = services.sort_values(page.granules[-1], search.order())
-            following = next_link(stac.encode_token(search, last))
+            following = next_link(stac_search.encode_token(search, last))
         return Response(stac.item_collection(
             page.granules, self.urls(), self_href=self_href, next_link=following,
             files=page.files,
@@ -150,7 +149,7 @@ class CollectionItems(StacView):
         query = request.query_params.dict()
         params = {k: v for k, v in query.items() if k != "intersects"}
         params["collections"] = collection.key
-        search = stac.search_from_query(params)
+        search = stac_search.search_from_query(params)
         href = self.urls().items(collection.key)
         self_href = request.build_absolute_uri() if query else href
         return self.page(search, self_href, lambda token: stac.next_get_link(href, query, token))
@@ -178,14 +177,14 @@ class Search(StacView):
     @_doc("stac_search_get", "STAC item search (query string)", parameters=_search_parameters())
     def get(self, request):
         query = request.query_params.dict()
-        search = stac.search_from_query(query)
+        search = stac_search.search_from_query(query)
         href = self.urls().search
         return self.page(search, request.build_absolute_uri(),
                          lambda token: stac.next_get_link(href, query, token))
 
     @_doc("stac_search_post", "STAC item search (JSON body)", request=OpenApiTypes.OBJECT)
     def post(self, request):
-        search = stac.search_from_body(request.data)
+        search = stac_search.search_from_body(request.data)
         href = self.urls().search
         return self.page(search, href, lambda token: stac.next_post_link(href, token))
 

@@ -4,7 +4,7 @@ from datetime import timedelta
 
 import pytest
 
-from backend.catalog import stac
+from backend.catalog import stac_search
 from backend.catalog.geo import parse_bbox
 from bench import search, synthetic
 
@@ -27,7 +27,8 @@ def test_synthetic_granules_are_exact_in_number_valid_and_repeatable():
 def test_queries_are_valid_stac_searches_of_every_kind():
     queries = search.make_queries(300, KEYS, synthetic.EPOCH, YEAR, seed=2)
     for query in queries:
-        for parsed in (stac.search_from_query(query.params()), stac.search_from_body(query.body())):
+        for parsed in (stac_search.search_from_query(query.params()),
+                       stac_search.search_from_body(query.body())):
             assert parsed.limit == search.LIMIT and parsed.collections == query.collections
     assert [q.method for q in queries[:4]] == ["GET", "POST", "GET", "POST"]
     assert any(q.bbox[0] > q.bbox[2] for q in queries)

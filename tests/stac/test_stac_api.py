@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-from backend.catalog import stac
+from backend.catalog import stac, stac_search
 from backend.catalog.models import Granule
 from tests.factories import GranuleFactory
 
@@ -219,7 +219,7 @@ def test_limit_defaults_to_10_and_is_clamped(api, modis, monkeypatch):
         make_granule(modis, f"G{i:02d}", at(1, i))
     assert len(ok(search(api))["features"]) == 10
     assert len(ok(search(api, limit=1000000))["features"]) == 12
-    monkeypatch.setattr(stac, "MAX_LIMIT", 5)
+    monkeypatch.setattr(stac_search, "MAX_LIMIT", 5)
     body = ok(search(api, limit=100000))
     assert len(body["features"]) == 5 and link(body, "next")
     assert len(ok(post(api, {"limit": 100000}))["features"]) == 5
