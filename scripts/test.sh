@@ -9,6 +9,8 @@ scripts/setup.sh --browser
 
 echo "== ruff"
 .venv/bin/ruff check .
+echo "== import layers (lint-imports)"
+.venv/bin/lint-imports --no-cache
 echo "== vitest"
 npm test --silent
 echo "== pytest on ${DATABASE_URL:-SQLite} with ${CELERY_BROKER_URL:-the file-system broker}"

@@ -6,6 +6,8 @@ from django.contrib.auth.models import Group
 from django.db import transaction
 from rest_framework.authtoken.models import Token
 
+from backend.errors import DomainError
+
 from . import roles
 from .models import Provider
 
@@ -24,9 +26,9 @@ def create_user(username, role, *, password=None, email="", provider=None, colle
     An operator is also made staff so the Django admin opens for them.
     """
     if role not in roles.GROUP_ROLES:
-        raise ValueError(f"unknown role {role!r}; choose one of {', '.join(roles.GROUP_ROLES)}")
+        raise DomainError(f"unknown role {role!r}; choose one of {', '.join(roles.GROUP_ROLES)}")
     if role == roles.PROVIDER and not provider:
-        raise ValueError("a provider user needs --provider NAME")
+        raise DomainError("a provider user needs --provider NAME")
     ensure_role_groups()
     User = get_user_model()
     user, _ = User.objects.get_or_create(username=username, defaults={"email": email})

@@ -15,6 +15,7 @@ from django.db.models import (
 )
 
 from backend.accounts import roles
+from backend.errors import NotFound
 
 from . import bulk
 from .geo import BBox
@@ -48,6 +49,14 @@ def visible_granules(user):
     return qs.filter(
         collection__in=visible_collections(user), state=Granule.State.ARCHIVED,
     )
+
+
+def collection_by_key(key):
+    """The collection 'SHORT.VERSION', or a refusal that names the key."""
+    try:
+        return Collection.objects.get_by_key(key)
+    except Collection.DoesNotExist as exc:
+        raise NotFound(str(exc)) from exc
 
 
 def archived_granules(user):

@@ -44,14 +44,16 @@ def record_transfer(direction, nbytes, started_at, ended_at, collection=None):
 
 def record_transfers(records):
     """Record many transfers at once (unsaved TransferRecord objects), with their roll-ups:
-    one insert for the records and one update per roll-up row they touch."""
-    from backend.catalog.models import Collection
+    one insert for the records and one update per roll-up row they touch.
 
+    Collections are reached through the record's foreign key, not imported: metrics sits below
+    every app so that all of them can record transfers."""
     records = list(records)
     if not records:
         return records
     wanted = {r.collection_id for r in records if r.collection_id}
-    keys = {c.pk: c.key for c in Collection.objects.filter(pk__in=wanted)}
+    collections = TransferRecord.collection.field.related_model.objects
+    keys = {c.pk: c.key for c in collections.filter(pk__in=wanted)}
     sums = rollup.tally((r.direction, keys.get(r.collection_id, ""), r.bytes, r.started_at,
                          r.ended_at) for r in records)
     with transaction.atomic():

@@ -16,12 +16,13 @@ from pathlib import Path
 
 from django.conf import settings
 from django.core.management import call_command
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
+from backend.cli import Command as DomainCommand
 from bench import BENCHMARKS
 
 
-class Command(BaseCommand):
+class Command(DomainCommand):
     help = "Run a benchmark: " + ", ".join(BENCHMARKS)
 
     def add_arguments(self, parser):

@@ -1,16 +1,16 @@
 """Create the demo collections, providers and users (idempotent) and print the logins."""
-from django.core.management.base import BaseCommand
 from django.db import transaction
 
 from backend.accounts.models import Provider
 from backend.accounts.services import create_user
 from backend.archive import operations
 from backend.catalog.models import Collection
+from backend.cli import Command as DomainCommand
 from demo.definitions import DEMO_COLLECTIONS, DEMO_PROVIDERS, DEMO_USERS
 from demo.granules import deliver_demo_granules
 
 
-class Command(BaseCommand):
+class Command(DomainCommand):
     help = ("Create demo collections, archive hardware (2 silos, 8 drives), a provider, an "
             "operator and a user; deliver demo granules to the archive; print the logins.")
 

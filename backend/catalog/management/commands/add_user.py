@@ -1,11 +1,14 @@
-"""Create a user with a role and print the login and API token."""
-from django.core.management.base import BaseCommand, CommandError
+"""Create a user with a role and print the login and API token.
 
+It lives with the catalog, not accounts, because a provider's user is given the collections it
+may deliver, and accounts sits below the catalog.
+"""
 from backend.accounts import roles, services
-from backend.catalog.models import Collection
+from backend.catalog.services import collection_by_key
+from backend.cli import Command as DomainCommand
 
 
-class Command(BaseCommand):
+class Command(DomainCommand):
     help = "Create (or reset) a user with a role and print the password and API token."
 
     def add_arguments(self, parser):
@@ -20,14 +23,11 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, **opts):
-        try:
-            collections = [Collection.objects.get_by_key(key) for key in opts["collection"]]
-            user, password, token = services.create_user(
-                opts["username"], opts["role"], password=opts["password"], email=opts["email"],
-                provider=opts["provider"], collections=collections,
-            )
-        except (ValueError, Collection.DoesNotExist) as exc:
-            raise CommandError(str(exc)) from exc
+        collections = [collection_by_key(key) for key in opts["collection"]]
+        user, password, token = services.create_user(
+            opts["username"], opts["role"], password=opts["password"], email=opts["email"],
+            provider=opts["provider"], collections=collections,
+        )
         self.stdout.write(f"user:     {user.username}")
         self.stdout.write(f"role:     {opts['role']}")
         self.stdout.write(f"password: {password}")
