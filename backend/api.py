@@ -32,7 +32,7 @@ def domain_error_body(exc):
 def exception_handler(exc, context):
     """Every error the API answers is JSON; a DomainError keeps its own status and sentence."""
     if isinstance(exc, DomainError):
-        return Response(domain_error_body(exc), status=exc.status)
+        return Response(domain_error_body(exc), status=exc.status, headers=exc.headers)
     if isinstance(exc, DjangoValidationError):
         detail = exc.message_dict if hasattr(exc, "error_dict") else exc.messages
         exc = exceptions.ValidationError(detail)

@@ -12,16 +12,18 @@ class DomainError(Exception):
     """A request refused: `detail` says why, `status` classifies it, `field` names the culprit.
 
     `errors` holds every problem when a whole document is refused at once (an ingest request
-    with several bad granules), so the caller can fix them all in one round.
+    with several bad granules), so the caller can fix them all in one round. `headers` are
+    sent with the answer where the protocol asks for them (a 416's Content-Range).
     """
 
     status = 400
 
-    def __init__(self, detail, field=None, *, status=None, errors=()):
+    def __init__(self, detail, field=None, *, status=None, errors=(), headers=None):
         super().__init__(detail)
         self.detail = detail
         self.field = field
         self.errors = list(errors)
+        self.headers = dict(headers or {})
         if status is not None:
             self.status = status
 

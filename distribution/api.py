@@ -10,7 +10,7 @@ from rest_framework.permissions import AllowAny, IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from . import services, tasks
+from . import tasks
 from .models import Destination, Order, Subscription
 from .serializers import (
     CartSerializer,
@@ -28,64 +28,46 @@ from .serializers import (
     SubscriptionSerializer,
     cart_body,
 )
-
-
-class _Refused(exceptions.APIException):
-    pass
-
-
-def api_error(exc):
-    """A services.DistributionError as the DRF exception of its status."""
-    if exc.status == 400:
-        return exceptions.ValidationError({exc.field: [exc.detail]} if exc.field else exc.detail)
-    error = _Refused(exc.detail)
-    error.status_code = exc.status
-    return error
-
-
-class DistributionErrors:
-    def handle_exception(self, exc):
-        if isinstance(exc, services.DistributionError):
-            exc = api_error(exc)
-        return super().handle_exception(exc)
+from .services import cart, destinations, orders, signed_links, subscriptions
+from .services.access import orders_of
+from .services.downloads import CHUNK, authorize_download, digest_headers, open_download
 
 
 def _site(request):
     return request.build_absolute_uri("/")
 
 
-class CartView(DistributionErrors, APIView):
+class CartView(APIView):
     """The granules a user has set aside to order."""
 
     permission_classes = [IsAuthenticated]
 
     @extend_schema(responses=CartSerializer)
     def get(self, request):
-        return Response(cart_body(request.user, services.cart(request.user)))
+        return Response(cart_body(request.user, cart.cart(request.user)))
 
     @extend_schema(request=GranuleIdsSerializer, responses=CartSerializer)
     def post(self, request):
         body = GranuleIdsSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        return Response(cart_body(request.user, services.add_to_cart(
+        return Response(cart_body(request.user, cart.add_to_cart(
             request.user, body.validated_data["granules"])))
 
     @extend_schema(responses=CartSerializer, operation_id="cart_clear")
     def delete(self, request):
-        return Response(cart_body(request.user, services.remove_from_cart(request.user)))
+        return Response(cart_body(request.user, cart.remove_from_cart(request.user)))
 
 
-class CartGranuleView(DistributionErrors, APIView):
+class CartGranuleView(APIView):
     permission_classes = [IsAuthenticated]
 
     @extend_schema(responses=CartSerializer, operation_id="cart_remove")
     def delete(self, request, granule):
         return Response(cart_body(request.user,
-                                  services.remove_from_cart(request.user, [granule])))
+                                  cart.remove_from_cart(request.user, [granule])))
 
 
-class OrderViewSet(DistributionErrors, mixins.ListModelMixin, mixins.RetrieveModelMixin,
-                   viewsets.GenericViewSet):
+class OrderViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
     """Orders: the caller's own; operators see and cancel everyone's."""
 
     permission_classes = [IsAuthenticated]
@@ -96,7 +78,7 @@ class OrderViewSet(DistributionErrors, mixins.ListModelMixin, mixins.RetrieveMod
     def get_queryset(self):
         if getattr(self, "swagger_fake_view", False):
             return self.queryset
-        qs = services.orders_of(self.request.user).prefetch_related("items")
+        qs = orders_of(self.request.user).prefetch_related("items")
         if self.action == "retrieve":
             qs = qs.prefetch_related("items__file", "items__granule__collection")
         return qs
@@ -115,9 +97,9 @@ class OrderViewSet(DistributionErrors, mixins.ListModelMixin, mixins.RetrieveMod
         body = OrderCreateSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         data = body.validated_data
-        order = services.create_order(
+        order = orders.create_order(
             request.user, data.get("granules"), data["delivery"],
-            services.destination_of(request.user, data.get("destination")),
+            destinations.destination_of(request.user, data.get("destination")),
         )
         return Response(OrderDetailSerializer(self.get_queryset().get(pk=order.pk)).data,
                         status=status.HTTP_201_CREATED)
@@ -125,25 +107,25 @@ class OrderViewSet(DistributionErrors, mixins.ListModelMixin, mixins.RetrieveMod
     @extend_schema(request=None, responses=OrderSerializer)
     @action(detail=True, methods=["post"])
     def cancel(self, request, pk):
-        order = services.cancel_order(request.user, pk)
+        order = orders.cancel_order(request.user, pk)
         return Response(OrderSerializer(order).data)
 
     @extend_schema(responses=LinksSerializer)
     @action(detail=True, methods=["get"])
     def links(self, request, pk):
-        return Response(LinksSerializer(services.links(self.get_object(), _site(request))).data)
+        return Response(LinksSerializer(signed_links.links(self.get_object(), _site(request))).data)
 
     @extend_schema(responses={(200, "text/plain"): OpenApiTypes.STR})
     @action(detail=True, methods=["get"])
     def script(self, request, pk):
         order = self.get_object()
-        response = HttpResponse(services.download_script(order, _site(request)),
+        response = HttpResponse(signed_links.download_script(order, _site(request)),
                                 content_type="text/x-shellscript; charset=utf-8")
         response["Content-Disposition"] = f'attachment; filename="granary-order-{order.pk}.sh"'
         return response
 
 
-class DestinationViewSet(DistributionErrors, viewsets.ModelViewSet):
+class DestinationViewSet(viewsets.ModelViewSet):
     """Where push orders and subscriptions copy into: folders under the outbox, or SFTP
     servers Granary logs in to with its own key (see sftp-key)."""
 
@@ -161,19 +143,16 @@ class DestinationViewSet(DistributionErrors, viewsets.ModelViewSet):
         serializer.save(user=self.request.user)
 
     def perform_destroy(self, instance):
-        if instance.orders.exists() or instance.subscriptions.exists():
-            raise exceptions.ValidationError(
-                {"destination": "Orders or subscriptions still use this destination."})
-        instance.delete()
+        destinations.delete_destination(instance)
 
     @extend_schema(responses=SftpKeySerializer)
     @action(detail=False, methods=["get"], url_path="sftp-key")
     def sftp_key(self, request):
         """Granary's public key: add it to authorized_keys on an SFTP destination's server."""
-        return Response(SftpKeySerializer(services.sftp_key()).data)
+        return Response(SftpKeySerializer(destinations.sftp_key()).data)
 
 
-class SubscriptionViewSet(DistributionErrors, viewsets.ModelViewSet):
+class SubscriptionViewSet(viewsets.ModelViewSet):
     """Standing filters; matching granules are delivered once each when archived."""
 
     permission_classes = [IsAuthenticated]
@@ -183,7 +162,7 @@ class SubscriptionViewSet(DistributionErrors, viewsets.ModelViewSet):
     def get_queryset(self):
         if getattr(self, "swagger_fake_view", False):
             return self.queryset
-        return services.subscriptions_of(self.request.user)
+        return subscriptions.subscriptions_of(self.request.user)
 
     def get_object(self):
         subscription = self.get_queryset().filter(pk=self.kwargs["pk"]).first()
@@ -192,7 +171,7 @@ class SubscriptionViewSet(DistributionErrors, viewsets.ModelViewSet):
         return subscription
 
     def perform_destroy(self, instance):
-        services.delete_subscription(instance)
+        subscriptions.delete_subscription(instance)
 
     @extend_schema(request=SubscriptionPreviewSerializer,
                    responses=SubscriptionPreviewResultSerializer)
@@ -203,8 +182,8 @@ class SubscriptionViewSet(DistributionErrors, viewsets.ModelViewSet):
         body.is_valid(raise_exception=True)
         data = body.validated_data
         box = data.get("bbox")
-        result = services.preview_subscription(
-            request.user, [services.collection_by_key(request.user, k)
+        result = subscriptions.preview_subscription(
+            request.user, [subscriptions.collection_by_key(request.user, k)
                            for k in data["collections"]],
             bbox=box.as_list() if box else None, start=data.get("start"), end=data.get("end"),
             conditions=data.get("conditions") or [], new_versions=data.get("new_versions", False),
@@ -236,9 +215,9 @@ class SubscriptionViewSet(DistributionErrors, viewsets.ModelViewSet):
 class DownloadView(APIView):
     """A file's bytes: by a signed order link, or to a logged-in user who may see it.
 
-    Streams from the cache (by sendfile under gunicorn, see services.DownloadBody), answers
-    single Range requests with 206, and sends the catalog checksum in `Digest` /
-    `X-Checksum-*`.
+    Streams from the cache (by sendfile under gunicorn, see services.downloads.DownloadBody),
+    answers single Range requests with 206 (416 beyond the file), and sends the catalog
+    checksum in `Digest` / `X-Checksum-*`.
     """
 
     permission_classes = [AllowAny]
@@ -253,17 +232,9 @@ class DownloadView(APIView):
                    (206, "application/octet-stream"): OpenApiTypes.BINARY},
     )
     def get(self, request, file_id):
-        try:
-            download = services.authorize_download(request.user, file_id, request.query_params)
-            stream, span = services.open_download(download, request.headers.get("Range"),
-                                                  request.META.get("gunicorn.socket"))
-        except services.RangeError as exc:
-            response = Response({"detail": exc.detail},
-                                status=status.HTTP_416_REQUESTED_RANGE_NOT_SATISFIABLE)
-            response["Content-Range"] = f"bytes */{exc.size}"
-            return response
-        except services.DistributionError as exc:
-            raise api_error(exc) from exc
+        download = authorize_download(request.user, file_id, request.query_params)
+        stream, span = open_download(download, request.headers.get("Range"),
+                                     request.META.get("gunicorn.socket"))
         file = download.file
         partial = span is not None
         start, end = span or (0, file.size - 1)
@@ -271,12 +242,12 @@ class DownloadView(APIView):
             stream, status=206 if partial else 200,
             content_type=mimetypes.guess_type(file.name)[0] or "application/octet-stream",
         )
-        response.block_size = services.CHUNK
+        response.block_size = CHUNK
         response["Content-Length"] = str(end - start + 1)
         response["Accept-Ranges"] = "bytes"
         response["Content-Disposition"] = f'attachment; filename="{file.name}"'
         if partial:
             response["Content-Range"] = f"bytes {start}-{end}/{file.size}"
-        for name, value in services.digest_headers(file).items():
+        for name, value in digest_headers(file).items():
             response[name] = value
         return response

@@ -8,7 +8,7 @@ class DistributionConfig(AppConfig):
     def ready(self):
         from backend.archive.signals import file_recalled, granules_archived
 
-        from .services import on_file_recalled, on_granules_archived
+        from .services.receivers import on_file_recalled, on_granules_archived
 
         granules_archived.connect(on_granules_archived,
                                   dispatch_uid="distribution.granules_archived")

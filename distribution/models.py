@@ -193,7 +193,8 @@ class Subscription(models.Model):
 class SubscriptionCollection(models.Model):
     """The precomputed index granules are matched against: a subscription's filter once per
     collection it names, so the rows a granule's collection selects hold all that is tested
-    and no row of Subscription is read. services.save_subscription keeps the copy equal."""
+    and no row of Subscription is read. services.subscriptions.save_subscription keeps the copy
+    equal."""
 
     subscription = models.ForeignKey(Subscription, on_delete=models.CASCADE)
     collection = models.ForeignKey("catalog.Collection", on_delete=models.CASCADE,

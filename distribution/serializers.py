@@ -5,7 +5,6 @@ from rest_framework import serializers
 from backend.catalog.filters import parse_instant
 from backend.catalog.geo import BBoxError, parse_bbox
 
-from . import services
 from .matching import ConditionError, check_conditions
 from .models import (
     CartItem,
@@ -16,6 +15,14 @@ from .models import (
     Subscription,
     SubscriptionDelivery,
 )
+from .services.destinations import (
+    DESTINATION_FIELDS,
+    clean_destination,
+    destination_location,
+    host_key_fingerprint,
+)
+from .services.limits import order_limits
+from .services.subscriptions import collection_by_key, save_subscription
 
 
 def instant(value, end=False):
@@ -56,7 +63,7 @@ class CartSerializer(serializers.Serializer):
 def cart_body(user, items):
     items = list(items)
     return CartSerializer({"count": len(items), "bytes": sum(i.granule.total_size for i in items),
-                           "granules": items, "limits": services.order_limits(user)}).data
+                           "granules": items, "limits": order_limits(user)}).data
 
 
 class GranuleIdsSerializer(serializers.Serializer):
@@ -149,10 +156,10 @@ class DestinationSerializer(serializers.ModelSerializer):
                   "host_key_fingerprint", "folder", "created_at"]
 
     def get_folder(self, destination) -> str:
-        return services.destination_location(destination)
+        return destination_location(destination)
 
     def get_host_key_fingerprint(self, destination) -> str:
-        return services.host_key_fingerprint(destination)
+        return host_key_fingerprint(destination)
 
     def validate_name(self, value):
         user = self.context["request"].user
@@ -164,12 +171,9 @@ class DestinationSerializer(serializers.ModelSerializer):
         return value
 
     def validate(self, data):
-        current = {f: getattr(self.instance, f) for f in services.DESTINATION_FIELDS
+        current = {f: getattr(self.instance, f) for f in DESTINATION_FIELDS
                    if self.instance is not None}
-        try:
-            return {**data, **services.clean_destination({**current, **data}, data)}
-        except services.DistributionError as exc:
-            raise serializers.ValidationError({exc.field: [exc.detail]}) from exc
+        return {**data, **clean_destination({**current, **data}, data)}
 
 
 class SftpKeySerializer(serializers.Serializer):
@@ -258,8 +262,8 @@ class SubscriptionSerializer(serializers.ModelSerializer):
         if keys is None:
             collections = list(subscription.collections.all())
         else:
-            collections = [services.collection_by_key(user, k) for k in keys]
-        self.instance = services.save_subscription(user, subscription, collections)
+            collections = [collection_by_key(user, k) for k in keys]
+        self.instance = save_subscription(user, subscription, collections)
         return self.instance
 
 

@@ -1,6 +1,6 @@
 """Where push deliveries are written: a folder on this host, or a directory on a user's SFTP
-server. Both offer the few file operations the push flow (services.push_order) needs, on paths
-relative to the order's folder, so that flow is written once.
+server. Both offer the few file operations the push flow (services.push.push_order) needs, on
+paths relative to the order's folder, so that flow is written once.
 
 Granary logs in to SFTP servers with its own key pair, never with a user's password, and only
 after the server has shown the host key pinned in the destination: an unknown key is refused,

@@ -4,43 +4,44 @@ from datetime import datetime
 
 from celery import shared_task
 
-from . import services
+from .services import deliveries, orders, push, upkeep
+from .targets import PushError
 
 
 @shared_task(name="distribution.refresh_order")
 def refresh_order(order_id):
-    services.refresh_order(order_id)
+    orders.refresh_order(order_id)
 
 
-@shared_task(name="distribution.push_order", max_retries=5, autoretry_for=(services.PushError,),
+@shared_task(name="distribution.push_order", max_retries=5, autoretry_for=(PushError,),
              retry_backoff=30, retry_jitter=True)
 def push_order(order_id):
-    return services.push_order(order_id)
+    return push.push_order(order_id)
 
 
 @shared_task(name="distribution.match_granule")
 def match_granule(granule_id):
-    return services.match_granule(granule_id)
+    return deliveries.match_granule(granule_id)
 
 
 @shared_task(name="distribution.match_granules")
 def match_granules(granule_ids):
-    return services.match_granules(granule_ids)
+    return deliveries.match_granules(granule_ids)
 
 
 @shared_task(name="distribution.apply_subscription")
 def apply_subscription(subscription_id, since):
     """Deliver what was archived since `since` (ISO 8601) and matches."""
-    return services.apply_since(subscription_id, datetime.fromisoformat(since))
+    return deliveries.apply_since(subscription_id, datetime.fromisoformat(since))
 
 
 @shared_task(name="distribution.sweep")
 def sweep():
     """Beat: re-check staging orders, re-kick pushes and pending deliveries."""
-    services.sweep()
+    upkeep.sweep()
 
 
 @shared_task(name="distribution.expire")
 def expire():
     """Beat: expire orders and links past their time; warn users a day ahead."""
-    return services.expire()
+    return upkeep.expire()

@@ -11,8 +11,8 @@ from django.contrib.auth.models import AnonymousUser
 
 from backend.archive import services as archive
 from backend.metrics.models import TransferRecord
-from distribution import services
 from distribution.models import OrderItem
+from distribution.services import downloads
 from tests.pagecache import release_socket_buffers, resident_bytes, tcp_pair, wait_until
 
 pytestmark = pytest.mark.django_db
@@ -28,7 +28,7 @@ def download(alice, collection, archived, inline):
     order_id = response.json()["id"]
     [link] = alice.get(f"/api/v1/orders/{order_id}/links/").json()["links"]
     query = {k: v[0] for k, v in parse_qs(urlsplit(link["url"]).query).items()}
-    found = services.authorize_download(AnonymousUser(), link["file_id"], query)
+    found = downloads.authorize_download(AnonymousUser(), link["file_id"], query)
     return found, archive.cache_path(found.file).read_bytes()
 
 
@@ -59,7 +59,7 @@ def iter_recv(sock):
 
 def test_the_whole_file_by_sendfile_is_recorded_and_completes_the_item(download):
     found, data = download
-    body, span = services.open_download(found, None)
+    body, span = downloads.open_download(found, None)
     assert span is None and body.fileno() > 0
     assert send(body, body.start, SIZE) == data
     body.close()
@@ -69,7 +69,7 @@ def test_the_whole_file_by_sendfile_is_recorded_and_completes_the_item(download)
 
 def test_a_transfer_that_stops_early_records_what_left_and_leaves_the_item_open(download):
     found, data = download
-    body, span = services.open_download(found, "bytes=1000-")
+    body, span = downloads.open_download(found, "bytes=1000-")
     assert span == (1000, SIZE - 1)
     assert send(body, body.start, 4096) == data[1000:5096]
     body.close()
@@ -80,7 +80,7 @@ def test_a_transfer_that_stops_early_records_what_left_and_leaves_the_item_open(
 
 def test_read_in_blocks_stops_at_the_end_of_the_range(download):
     found, data = download
-    body, _ = services.open_download(found, "bytes=10-109")
+    body, _ = downloads.open_download(found, "bytes=10-109")
     blocks = iter(lambda: body.read(64), b"")
     assert b"".join(blocks) == data[10:110]
     assert not body.seekable()       # Django's FileResponse must not measure it by reading
@@ -101,7 +101,7 @@ def test_a_large_download_leaves_the_page_cache_behind_it(download, settings, th
         f.read()
     assert resident_bytes(path) >= SIZE        # whole pages: the last one is partly used
     sender, client = tcp_pair()
-    body, _ = services.open_download(found, None, sender)
+    body, _ = downloads.open_download(found, None, sender)
     received = bytearray()
     reader = threading.Thread(target=lambda: received.extend(b"".join(iter_recv(client))))
     reader.start()

@@ -11,8 +11,8 @@ from rest_framework.test import APIClient
 from backend.archive.models import CacheEntry
 from backend.catalog.models import Collection
 from backend.metrics.models import TransferRecord
-from distribution import services
 from distribution.models import Order, OrderItem
+from distribution.services import orders, signed_links, upkeep
 
 from .conftest import body
 
@@ -51,7 +51,7 @@ def test_tampered_signature_is_403(ready_order):
 def test_expired_link_is_410(ready_order):
     order, link = ready_order
     past = int(time.time()) - 60
-    sig = services.sign(link["file_id"], order.pk, past)
+    sig = signed_links.sign(link["file_id"], order.pk, past)
     response = APIClient().get(f"/api/v1/files/{link['file_id']}/download?order={order.pk}"
                                f"&expires={past}&sig={sig}")
     assert response.status_code == 410 and "expired" in response.json()["detail"]
@@ -100,14 +100,14 @@ def test_expiry_moves_orders_to_expired_and_releases_the_cache(ready_order, alic
     Order.objects.filter(pk=order.pk).update(expires_at=soon)
     OrderItem.objects.filter(order=order).update(expires_at=soon)
     CacheEntry.objects.filter(pk=entry.pk).update(keep_until=soon)
-    services.expire()
+    upkeep.expire()
     assert any("expires soon" in m.subject for m in mail.outbox)
 
     past = timezone.now() - timedelta(seconds=1)
     Order.objects.filter(pk=order.pk).update(expires_at=past)
     OrderItem.objects.filter(order=order).update(expires_at=past)
     CacheEntry.objects.filter(pk=entry.pk).update(keep_until=past)
-    services.expire()
+    upkeep.expire()
     assert Order.objects.get(pk=order.pk).state == "expired"
     assert CacheEntry.objects.get(pk=entry.pk).keep_until is None
     path, _ = _path(link["url"])
@@ -120,5 +120,5 @@ def test_a_longer_data_pool_residency_is_kept(ready_order):
     item = OrderItem.objects.get(order=order)
     later = order.expires_at + timedelta(days=30)
     CacheEntry.objects.filter(file_id=item.file_id).update(keep_until=later)
-    services.cancel_order(order.user, order.pk)
+    orders.cancel_order(order.user, order.pk)
     assert CacheEntry.objects.get(file_id=item.file_id).keep_until == later

@@ -7,8 +7,8 @@ from django.core import mail
 from backend.archive import services as archive
 from backend.archive.models import CacheEntry
 from backend.metrics.models import TransferRecord
-from distribution import services
 from distribution.models import Order
+from distribution.services import orders
 
 from .conftest import body, evict
 
@@ -29,7 +29,7 @@ def test_tape_only_order_is_recalled_then_downloaded(alice, collection, archived
     assert queued, "the order is handed to a worker on commit"
 
     with django_capture_on_commit_callbacks(execute=False):
-        services.refresh_order(order["id"])  # recalls asked for; no mover has run yet
+        orders.refresh_order(order["id"])  # recalls asked for; no mover has run yet
     detail = alice.get(f"/api/v1/orders/{order['id']}/").json()
     assert detail["state"] == "staging"
     assert {i["state"] for i in detail["items"]} == {"waiting"}

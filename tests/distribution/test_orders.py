@@ -3,8 +3,9 @@ import pytest
 
 from backend.archive.models import ArchivePolicy, FileCopy
 from backend.catalog.models import Collection
-from distribution import services
 from distribution.models import Order
+from distribution.services import orders, push, upkeep
+from distribution.targets import PushError
 
 from .conftest import evict
 
@@ -145,13 +146,27 @@ def test_push_failure_is_retried(alice, collection, archived, data_root):
     order_id = alice.post("/api/v1/orders/", {"granules": [granules[0].pk], "delivery": "push",
                                               "destination": dest["id"]},
                           format="json").json()["id"]
-    services.refresh_order(order_id)
-    with pytest.raises(services.PushError):
-        services.push_order(order_id)
+    orders.refresh_order(order_id)
+    with pytest.raises(PushError):
+        push.push_order(order_id)
     order = Order.objects.get(pk=order_id)
     assert order.push_attempts == 1 and order.error.startswith("push: ")
     blocker.unlink()
-    services.sweep()
+    upkeep.sweep()
     order = Order.objects.get(pk=order_id)
     assert order.state == "completed" and order.push_attempts == 0 and order.error == ""
     assert (blocker / f"order-{order_id}" / "manifest.json").exists()
+
+
+def test_a_destination_in_use_is_not_deleted(alice, collection, archived):
+    [granule] = archived(collection)
+    used = alice.post("/api/v1/destinations/", {"name": "lab"}, format="json").json()
+    spare = alice.post("/api/v1/destinations/", {"name": "spare"}, format="json").json()
+    assert _order(alice, [granule], delivery="push", destination=used["id"]).status_code == 201
+    response = alice.delete(f"/api/v1/destinations/{used['id']}/")
+    assert response.status_code == 400
+    body = response.json()
+    assert body["detail"] == "destination: Orders or subscriptions still use this destination."
+    assert list(body["errors"]) == ["destination"]
+    assert alice.delete(f"/api/v1/destinations/{spare['id']}/").status_code == 204
+    assert [d["name"] for d in alice.get("/api/v1/destinations/").json()] == ["lab"]

@@ -10,9 +10,9 @@ import pytest
 
 from backend.archive import services as archive
 from backend.catalog import checksums
-from distribution import services
 from distribution.models import Order
-from distribution.targets import key_path
+from distribution.services import orders, push, upkeep
+from distribution.targets import PushError, key_path
 
 pytestmark = pytest.mark.django_db
 
@@ -42,7 +42,7 @@ def _push_order(client, granules, destination):
                                                "delivery": "push", "destination": destination},
                            format="json")
     assert response.status_code == 201, response.json()
-    services.refresh_order(response.json()["id"])
+    orders.refresh_order(response.json()["id"])
     return response.json()["id"]
 
 
@@ -93,21 +93,21 @@ def test_server_down_fails_clearly_then_the_push_completes_once(alice, collectio
     [granule] = archived(collection, 1)
     order_id = _push_order(alice, [granule], dest["id"])
 
-    with pytest.raises(services.PushError):
-        services.push_order(order_id)
+    with pytest.raises(PushError):
+        push.push_order(order_id)
     shown = alice.get(f"/api/v1/orders/{order_id}/").json()
     assert shown["error"] == f"push: sftp host 127.0.0.1:{sftp_server.port} refused the connection"
     assert shown["state"] == "ready" and Order.objects.get(pk=order_id).push_attempts == 1
     assert sftp_server.files() == []
 
     sftp_server.start(authorized_keys=key)
-    services.sweep()
+    upkeep.sweep()
     order = Order.objects.get(pk=order_id)
     assert (order.state, order.error, order.push_attempts) == ("completed", "", 0)
     folder = sftp_server.root / "incoming" / f"order-{order_id}"
     delivered = sftp_server.files()
     assert delivered == _under(f"incoming/order-{order_id}", _delivered(folder, [granule]))
-    assert services.push_order(order_id) == 0
+    assert push.push_order(order_id) == 0
     assert sftp_server.files() == delivered
 
 
@@ -119,8 +119,8 @@ def test_connection_lost_mid_upload_leaves_nothing_under_the_final_name(
     [granule] = archived(collection, 1, sizes=(400_000,))
     order_id = _push_order(alice, [granule], dest["id"])
 
-    with pytest.raises(services.PushError):
-        services.push_order(order_id)
+    with pytest.raises(PushError):
+        push.push_order(order_id)
     order = Order.objects.get(pk=order_id)
     partial = f"incoming/order-{order_id}/{granule.granule_id}/{granule.files.get().name}.partial"
     assert order.error.startswith(f"push: sftp host 127.0.0.1:{sftp_server.port}: writing "
@@ -129,7 +129,7 @@ def test_connection_lost_mid_upload_leaves_nothing_under_the_final_name(
     assert sftp_server.files() == [partial]
 
     sftp_server.drop_after_bytes = None
-    services.sweep()
+    upkeep.sweep()
     assert Order.objects.get(pk=order_id).state == "completed"
     folder = sftp_server.root / "incoming" / f"order-{order_id}"
     assert sftp_server.files() == _under(f"incoming/order-{order_id}",
@@ -159,8 +159,8 @@ def test_a_copy_that_is_not_whole_is_never_renamed_into_place(alice, collection,
     problem = spoil(sftp_server, file)
     order_id = _push_order(alice, [granule], dest["id"])
 
-    with pytest.raises(services.PushError):
-        services.push_order(order_id)
+    with pytest.raises(PushError):
+        push.push_order(order_id)
     error = Order.objects.get(pk=order_id).error
     assert re.fullmatch(
         rf"push: the copy of {granule.granule_id}/{file.name} is not whole: {problem}", error)
@@ -179,8 +179,8 @@ def test_a_host_key_other_than_the_pinned_one_gets_nothing(alice, collection, ar
     [granule] = archived(collection, 1)
     order_id = _push_order(alice, [granule], dest["id"])
 
-    with pytest.raises(services.PushError):
-        services.push_order(order_id)
+    with pytest.raises(PushError):
+        push.push_order(order_id)
     error = Order.objects.get(pk=order_id).error
     assert error.startswith(f"push: the host key of sftp host 127.0.0.1:{sftp_server.port} "
                             if key_type == "ssh-ed25519" else "push: sftp host"), error
@@ -196,8 +196,8 @@ def test_a_server_that_does_not_authorise_granarys_key_gets_a_clear_error(
     [granule] = archived(collection, 1)
     order_id = _push_order(alice, [granule], dest["id"])
 
-    with pytest.raises(services.PushError):
-        services.push_order(order_id)
+    with pytest.raises(PushError):
+        push.push_order(order_id)
     assert Order.objects.get(pk=order_id).error == (
         f"push: authentication failed for {alice.user.username} on sftp host "
         f"127.0.0.1:{sftp_server.port}: add Granary's public key to that user's "
@@ -213,8 +213,8 @@ def test_a_push_that_keeps_failing_fails_its_items(alice, collection, archived, 
     [granule] = archived(collection, 1)
     order_id = _push_order(alice, [granule], dest["id"])
     for _ in range(2):
-        with pytest.raises(services.PushError):
-            services.push_order(order_id)
+        with pytest.raises(PushError):
+            push.push_order(order_id)
     shown = alice.get(f"/api/v1/orders/{order_id}/").json()
     assert shown["state"] == "failed"
     assert shown["error"] == (f"push failed 2 times: sftp host 127.0.0.1:{sftp_server.port} "

@@ -9,8 +9,8 @@ import pytest
 from django.utils import timezone
 
 from backend.catalog.models import Collection, Granule
-from distribution import services
 from distribution.models import SubscriptionDelivery
+from distribution.services import deliveries
 from tests.factories import CollectionFactory, GranuleFactory
 
 pytestmark = pytest.mark.django_db
@@ -129,8 +129,8 @@ def test_new_versions_are_delivered_only_when_asked(user_api, modis):
     first = _granule(modis, granule_id="G1")
     second = _granule(modis, granule_id="G1", version=2, replaces=first)
 
-    services.match_granule(first.pk)
-    services.match_granule(second.pk)
+    deliveries.match_granule(first.pk)
+    deliveries.match_granule(second.pk)
 
     def delivered(sub):
         return sorted(SubscriptionDelivery.objects.filter(subscription_id=sub["id"])

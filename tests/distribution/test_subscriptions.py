@@ -6,8 +6,8 @@ from django.core import mail
 
 from backend.archive.signals import granule_archived
 from backend.catalog.models import Collection, Granule
-from distribution import services
 from distribution.models import Order, SubscriptionDelivery
+from distribution.services import deliveries
 from tests.archive_fixtures import archived_collection
 
 pytestmark = pytest.mark.django_db
@@ -80,7 +80,7 @@ def test_matching_granules_of_a_later_archive_run_are_delivered_once(
 
     for g in Granule.objects.all():
         inline(granule_archived.send, sender=Granule, granule=g)
-        inline(services.match_granule, g.pk)
+        inline(deliveries.match_granule, g.pk)
     assert delivered.count() == 2
     assert SubscriptionDelivery.objects.filter(subscription_id=other["id"]).count() == 5
     assert len(mail.outbox) == mails

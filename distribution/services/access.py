@@ -1,0 +1,46 @@
+"""Who may order what: a user's orders, and the granules they may order."""
+from backend.accounts import roles
+from backend.catalog.models import Granule
+from backend.catalog.services import visible_collections
+from backend.errors import DomainError, Forbidden, NotFound
+
+from ..models import Order
+
+
+def orders_of(user):
+    """Operators see every order; everyone else only their own."""
+    qs = Order.objects.select_related("user", "destination")
+    return qs if roles.is_operator(user) else qs.filter(user=user)
+
+
+def get_order(user, order_id):
+    order = orders_of(user).filter(pk=order_id).first()
+    if order is None:
+        raise NotFound(f"There is no order {order_id} of yours.")
+    return order
+
+
+def orderable_granules(user, granule_ids):
+    """The granules `user` may order, or a 400 (unknown, not archived) or 403 (restricted)."""
+    try:
+        ids = sorted({int(g) for g in granule_ids})
+    except (TypeError, ValueError) as exc:
+        raise DomainError("Granules are given by their numeric ids.", "granules") from exc
+    if not ids:
+        raise DomainError("Name at least one granule.", "granules")
+    found = {g.pk: g for g in Granule.objects.select_related("collection").filter(pk__in=ids)}
+    missing = [i for i in ids if i not in found]
+    if missing:
+        raise DomainError(f"There is no granule {', '.join(map(str, missing))}.", "granules")
+    visible = set(visible_collections(user).filter(
+        pk__in={g.collection_id for g in found.values()}).values_list("pk", flat=True))
+    hidden = sorted({g.collection.key for g in found.values() if g.collection_id not in visible})
+    if hidden:
+        raise Forbidden(f"Collection {', '.join(hidden)} is restricted and you are not "
+                        "approved to order it.")
+    unarchived = [g for g in found.values() if g.state != Granule.State.ARCHIVED]
+    if unarchived:
+        raise DomainError(
+            f"Granule {unarchived[0]} is {unarchived[0].state}, not archived: it cannot be "
+            "ordered yet.", "granules")
+    return [found[i] for i in ids]

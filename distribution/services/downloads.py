@@ -1,0 +1,197 @@
+"""Downloads: who may fetch a file, and its bytes streamed from the cache as they are."""
+import base64
+import os
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.utils import timezone
+from django.utils.crypto import constant_time_compare
+
+from backend.archive import services as archive
+from backend.catalog import checksums
+from backend.catalog.models import File
+from backend.catalog.services import visible_granules
+from backend.errors import Conflict, DomainError, Forbidden, Gone, Unavailable
+from backend.metrics.models import TransferRecord
+from backend.metrics.services import record_transfer
+
+from .. import streaming
+from ..matching import RangeNotSatisfiable, parse_range
+from ..models import Delivery, Order, OrderItem
+from .orders import queue_refresh
+from .signed_links import sign
+
+CHUNK = 1 << 20
+
+
+class RangeError(DomainError):
+    """A Range beyond the file: the 416 answer tells the client the file's size."""
+
+    status = 416
+
+    def __init__(self, size):
+        super().__init__(f"The range asked for lies beyond the file's {size} bytes.",
+                         headers={"Content-Range": f"bytes */{size}"})
+        self.size = size
+
+
+@dataclass
+class Download:
+    file: File
+    item: OrderItem | None
+
+
+def authorize_download(user, file_id, params):
+    """The file to send: by a signed link (any client), else to a user who may see it."""
+    if params.get("sig") is not None:
+        return _authorize_signed(file_id, params)
+    file = File.objects.select_related("granule__collection").filter(pk=file_id).first()
+    # Browse images are shown to every visitor who may see the granule, logged in or not.
+    browse = file is not None and file.role == File.Role.BROWSE
+    if not user.is_authenticated and not browse:
+        raise Forbidden("Log in, or use the signed link of an order, to download.")
+    if file is None or not visible_granules(user).filter(pk=file.granule_id).exists():
+        raise Forbidden("You may not download this file.")
+    return Download(file, None)
+
+
+def _authorize_signed(file_id, params):
+    """A signed link names its order and file: one query reads the item, its order and file."""
+    try:
+        order_id, expires = int(params.get("order", "")), int(params.get("expires", ""))
+    except ValueError as exc:
+        raise Forbidden("This download link is malformed.") from exc
+    if not constant_time_compare(params["sig"], sign(file_id, order_id, expires)):
+        raise Forbidden("This download link's signature is not valid.")
+    if expires < timezone.now().timestamp():
+        raise Gone("This download link has expired; order the granule again.")
+    item = (OrderItem.objects.select_related("order", "file__granule__collection")
+            .filter(order_id=order_id, file_id=file_id).first())
+    if item is None:
+        raise Forbidden("This download link's signature is not valid.")
+    if item.state in (OrderItem.State.EXPIRED, OrderItem.State.CANCELLED) or \
+            item.order.state in (Order.State.CANCELLED, Order.State.EXPIRED):
+        raise Gone(f"Order {order_id} is {item.order.state}; its links no longer work.")
+    if item.state != OrderItem.State.READY:
+        raise Conflict(f"{item.file.name} is not ready yet.")
+    return Download(item.file, item)
+
+
+def open_download(download, range_header, sock=None):
+    """(body, span): the bytes to send (a DownloadBody, which records the transfer when it
+    is closed), span (start, end) for a range or None for all. `sock`, the client's socket
+    where the server tells it, lets a large download leave the page cache behind it (see
+    streaming).
+
+    The cached file is sent as it is, not hashed again first: its checksum was checked when
+    it entered the cache (ingest validation, or the recall that read it from tape), the
+    fixity audit re-reads copies, and the client checks the whole file by its Digest. A hash
+    pass per download would cap every download at the hash rate (MD5 runs at a third of the
+    disk's speed here) and read each file twice; re-hashing for every range would make
+    resumable downloads quadratic.
+    """
+    file = download.file
+    try:
+        span = parse_range(range_header, file.size)
+    except RangeNotSatisfiable as exc:
+        raise RangeError(file.size) from exc
+    try:
+        handle = open_cached(file)
+    except archive.ArchiveError as exc:
+        if download.item is not None:
+            OrderItem.objects.filter(pk=download.item.pk).update(
+                state=OrderItem.State.WAITING, in_cache=False)
+            Order.objects.filter(pk=download.item.order_id).update(state=Order.State.STAGING)
+            queue_refresh(download.item.order_id)
+            raise Unavailable(f"{file.name} left the cache; it is being recalled.") from exc
+        raise Conflict(f"{file.name} is on tape only; order it to have it recalled.") from exc
+    start, end = span if span else (0, file.size - 1)
+    body = DownloadBody(handle, download, start, end)
+    if sock is not None and streaming.streams_through(end + 1 - start,
+                                                      settings.GRANARY_DROP_BEHIND_BYTES):
+        body.followed = streaming.drop_behind.follow(handle.fileno(), sock, start, end)
+    return body, span
+
+
+def open_cached(file):
+    """The cached copy of `file`, opened, or an ArchiveError when the cache lacks it."""
+    path = archive.cache_path(file)
+    if not archive.touch_if_cached(file) or not path.exists():
+        raise archive.ArchiveError(f"{file.name} is not in the cache")
+    return open(path, "rb")
+
+
+class DownloadBody:
+    """Bytes start..end of an open file, as a file object: a WSGI server with a file wrapper
+    (gunicorn) sends it with sendfile(2), from the page cache to the socket without copies
+    through Python; other servers read it in CHUNK blocks. Never read whole into memory.
+
+    Closing it records the transfer, counting the bytes that left: reads advance the
+    position, and socket.sendfile() seeks past what it sent, also when the client goes away.
+    """
+
+    def __init__(self, handle, download, start, end):
+        self.handle, self.download, self.start, self.end = handle, download, start, end
+        self.started, self.closed, self.followed = timezone.now(), False, None
+        self.position = handle.seek(start)
+
+    def fileno(self):
+        return self.handle.fileno()
+
+    def read(self, size=-1):
+        left = self.end + 1 - self.position
+        size = left if size is None or size < 0 else min(size, left)
+        block = self.handle.read(size) if size > 0 else b""
+        self.position += len(block)
+        return block
+
+    def seek(self, offset, whence=os.SEEK_SET):
+        self.position = self.handle.seek(offset, whence)
+        return self.position
+
+    def seekable(self):
+        """No: Django's FileResponse would otherwise measure the body by reading it all (the
+        view sets Content-Length itself)."""
+        return False
+
+    def close(self):
+        if self.closed:
+            return
+        self.closed = True
+        sent = max(0, min(self.position, self.end + 1) - self.start)
+        if self.followed is not None:
+            streaming.drop_behind.forget(self.followed, finished=self.start + sent > self.end)
+        self.handle.close()
+        _downloaded(self.download, sent, self.started,
+                    self.start + sent >= self.download.file.size)
+
+
+def _downloaded(download, sent, started, to_the_end):
+    if sent:
+        record_transfer(TransferRecord.Direction.DISTRIBUTION, sent, started, timezone.now(),
+                        download.file.granule.collection)
+    item = download.item
+    if item is None or not to_the_end:
+        return
+    OrderItem.objects.filter(pk=item.pk, downloaded_at__isnull=True).update(
+        downloaded_at=timezone.now())
+    order = item.order
+    if (order.subscription_id is None and order.delivery == Delivery.HTTPS
+            and order.state in (Order.State.READY, Order.State.PARTIALLY_READY)
+            and not order.items.filter(state=OrderItem.State.READY,
+                                       downloaded_at__isnull=True).exists()):
+        Order.objects.filter(pk=order.pk, state=order.state).update(
+            state=Order.State.COMPLETED, updated_at=timezone.now())
+
+
+def digest_headers(file):
+    """Checksum headers: RFC 3230 `Digest` where the type has a name there, and X-Checksum-*."""
+    kind = checksums.normalise(file.checksum_type)
+    headers = {f"X-Checksum-{kind.capitalize()}": file.checksum}
+    names = {"MD5": "md5", "SHA256": "sha-256"}
+    if kind in names:
+        raw = base64.b64encode(bytes.fromhex(file.checksum)).decode()
+        headers["Digest"] = f"{names[kind]}={raw}"
+    elif kind == "ADLER32":
+        headers["Digest"] = f"adler32={file.checksum}"
+    return headers

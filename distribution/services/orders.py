@@ -1,0 +1,192 @@
+"""Orders: an order holds one item per file, and its items become ready on their own.
+
+Items ask the archive for their bytes (`make_available`), wait while a recall runs, and become
+ready on their own: a failed item never hides the links of the others (the Earthdata Search
+lesson), and the order's expiry starts only when nothing is left waiting, so a slow recall does
+not eat the time users have to download (ESPA). Ready files are kept in the cache through
+`CacheEntry.keep_until`, never pinned.
+"""
+from datetime import timedelta
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.db import transaction
+from django.db.models import Count, Q
+from django.utils import timezone
+
+from backend.archive import services as archive
+from backend.archive.models import ArchiveRequest, CacheEntry
+from backend.catalog.models import File
+from backend.errors import Conflict, DomainError
+
+from ..models import CartItem, Delivery, Order, OrderItem
+from .access import get_order, orderable_granules
+from .limits import check_size, limits, open_orders
+from .notify import notify_order
+
+
+def create_order(user, granule_ids=None, delivery=Delivery.HTTPS, destination=None):
+    """Submit an order for `granule_ids` (or the whole cart, which it then empties)."""
+    from_cart = granule_ids is None
+    if from_cart:
+        granule_ids = list(CartItem.objects.filter(user=user).values_list("granule_id",
+                                                                          flat=True))
+        if not granule_ids:
+            raise DomainError("The cart is empty; add granules or name them.", "granules")
+    if delivery not in Delivery.values:
+        raise DomainError(f"delivery must be one of {', '.join(Delivery.values)}.", "delivery")
+    if delivery == Delivery.PUSH and destination is None:
+        raise DomainError("A push order needs a destination.", "destination")
+    granules = orderable_granules(user, granule_ids)
+    nbytes = check_size(granules, "The order")
+    with transaction.atomic():
+        get_user_model().objects.select_for_update().filter(pk=user.pk).first()
+        count, limit = open_orders(user).count(), limits().open_orders
+        if count >= limit:
+            raise DomainError(
+                f"You have {count} open orders; the limit is {limit} open orders "
+                "(GRANARY_ORDER_MAX_OPEN). Wait for one to finish or cancel one.",
+                "limit_open_orders")
+        order = Order.objects.create(user=user, delivery=delivery, destination=destination,
+                                     total_bytes=nbytes)
+        add_items(order, granules)
+        if from_cart:
+            CartItem.objects.filter(user=user, granule__in=granules).delete()
+    queue_refresh(order.pk)
+    return order
+
+
+def add_items(order, granules):
+    """An item per file of `granules` (those the order holds already stay as they are)."""
+    files = File.objects.filter(granule__in=granules)
+    OrderItem.objects.bulk_create(
+        [OrderItem(order=order, granule_id=f.granule_id, file=f) for f in files],
+        ignore_conflicts=True,
+    )
+
+
+def queue_refresh(order_id):
+    """Have a worker refresh the order once this transaction commits."""
+    from ..tasks import refresh_order
+
+    refresh_order.delay_on_commit(order_id)
+
+
+def retention():
+    return timedelta(days=settings.GRANARY_ORDER_RETENTION_DAYS)
+
+
+def keep_in_cache(file_ids, until):
+    """Keep ready files from the purge until `until` (never shortening a longer residency)."""
+    (CacheEntry.objects.filter(file_id__in=file_ids)
+     .filter(Q(keep_until__isnull=True) | Q(keep_until__lt=until))
+     .update(keep_until=until))
+
+
+def release_cache(items):
+    """Drop the keep of items that no longer need their files (a later keep stays)."""
+    for item in items:
+        if item.expires_at:
+            CacheEntry.objects.filter(file_id=item.file_id,
+                                      keep_until__lte=item.expires_at).update(keep_until=None)
+
+
+def refresh_order(order_id):
+    """Ask the archive again for the waiting items; settle the order's state (idempotent)."""
+    with transaction.atomic():
+        order = Order.objects.select_for_update().filter(pk=order_id).first()
+        if order is None or order.state in Order.FINAL:
+            return None
+        now = timezone.now()
+        waiting = list(order.items.filter(state=OrderItem.State.WAITING)
+                       .select_related("file__granule__collection"))
+        failed_recalls = dict(ArchiveRequest.objects.filter(
+            pk__in=[i.recall_request_id for i in waiting if i.recall_request_id],
+            state=ArchiveRequest.State.FAILED).values_list("pk", "error"))
+        asking = []
+        for item in waiting:
+            if item.recall_request_id in failed_recalls:
+                item.state = OrderItem.State.FAILED
+                item.error = f"recall failed: {failed_recalls[item.recall_request_id]}"
+                item.eta_s = None
+            else:
+                asking.append(item)
+        answers = archive.make_available([i.file for i in asking], requested_by=order.user)
+        for item, answer in zip(asking, answers, strict=True):
+            if answer.ready:
+                item.state, item.in_cache, item.eta_s = OrderItem.State.READY, True, None
+                item.ready_at, item.expires_at = now, now + retention()
+            elif answer.error:
+                item.state, item.error, item.eta_s = OrderItem.State.FAILED, answer.error, None
+            else:
+                item.in_cache, item.eta_s = False, answer.eta_s
+                item.recall_request_id = answer.request_id
+        OrderItem.objects.bulk_update(
+            waiting, ["state", "in_cache", "eta_s", "error", "ready_at", "expires_at",
+                      "recall_request_id"])
+        ready = [i for i in waiting if i.state == OrderItem.State.READY]
+        if ready:
+            keep_in_cache([i.file_id for i in ready], now + retention())
+        settle(order, now)
+    return order
+
+
+def settle(order, now):
+    """The order's state from its items'; starts its expiry once nothing waits."""
+    counts = dict(order.items.order_by().values("state").annotate(n=Count("pk"))
+                  .values_list("state", "n"))
+    waiting = counts.get(OrderItem.State.WAITING, 0)
+    ready = counts.get(OrderItem.State.READY, 0)
+    failed = counts.get(OrderItem.State.FAILED, 0)
+    if not counts:
+        state = Order.State.SUBMITTED
+    elif waiting:
+        state = Order.State.STAGING
+    elif not ready:
+        state = Order.State.FAILED
+    elif failed:
+        state = Order.State.PARTIALLY_READY
+    else:
+        state = Order.State.READY
+    if order.state == Order.State.COMPLETED and state in (Order.State.READY,
+                                                          Order.State.PARTIALLY_READY):
+        state = Order.State.COMPLETED
+    became_ready = (state in (Order.State.READY, Order.State.PARTIALLY_READY)
+                    and order.state not in (Order.State.READY, Order.State.PARTIALLY_READY))
+    if became_ready and order.subscription_id is None:
+        order.ready_at, order.expires_at = now, now + retention()
+        ready_items = order.items.filter(state=OrderItem.State.READY)
+        ready_items.update(expires_at=order.expires_at)
+        keep_in_cache(list(ready_items.values_list("file_id", flat=True)), order.expires_at)
+    order.state = state
+    if state == Order.State.FAILED:
+        order.error = "; ".join(sorted(set(
+            order.items.filter(state=OrderItem.State.FAILED).values_list("error", flat=True))))
+    order.save(update_fields=["state", "ready_at", "expires_at", "error", "updated_at"])
+    if order.delivery == Delivery.PUSH and ready and order.items.filter(
+            state=OrderItem.State.READY, pushed_at__isnull=True).exists():
+        from ..tasks import push_order
+
+        push_order.delay_on_commit(order.pk)
+    if state != order.notified_state and state in (
+            Order.State.READY, Order.State.PARTIALLY_READY, Order.State.FAILED):
+        order.notified_state = state
+        order.save(update_fields=["notified_state"])
+        notify_order(order)
+
+
+def cancel_order(user, order_id):
+    with transaction.atomic():
+        order = get_order(user, order_id)
+        order = Order.objects.select_for_update().get(pk=order.pk)
+        if order.state in Order.FINAL:
+            raise Conflict(f"Order {order.pk} is already {order.state}.")
+        if order.subscription_id:
+            raise Conflict(f"Order {order.pk} is the standing order of a subscription: pause or "
+                           "delete the subscription instead.")
+        live = order.items.filter(state__in=[OrderItem.State.WAITING, OrderItem.State.READY])
+        release_cache(list(live.filter(state=OrderItem.State.READY)))
+        live.update(state=OrderItem.State.CANCELLED)
+        order.state = Order.State.CANCELLED
+        order.save(update_fields=["state", "updated_at"])
+    return order

@@ -1,0 +1,132 @@
+"""Push delivery: the ready files of an order copied into its destination, each verified,
+with a manifest and a checksum list beside them."""
+import json
+from pathlib import PurePosixPath
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from backend.archive import services as archive
+from backend.catalog import checksums
+from backend.metrics.models import TransferRecord
+from backend.metrics.services import record_transfer
+
+from ..models import Delivery, Destination, Order, OrderItem
+from ..targets import FolderTarget, HostKey, PushError, SftpTarget
+from .destinations import destination_root
+from .downloads import CHUNK, open_cached
+from .notify import notify
+from .orders import settle
+
+
+def push_target(destination, folder):
+    """The target a push into `folder` of `destination` writes to (not yet connected)."""
+    if destination.kind == Destination.Kind.SFTP:
+        return SftpTarget(
+            host=destination.host, port=destination.port, username=destination.username,
+            host_key=HostKey.parse(destination.host_key),
+            root=PurePosixPath(destination.path or ".") / folder,
+            timeout=settings.GRANARY_SFTP_TIMEOUT_S)
+    return FolderTarget(destination_root(destination) / folder)
+
+
+def push_order(order_id):
+    """Copy the ready, not yet pushed files of a push order into its destination (a folder or
+    an SFTP server: the same flow for both), verify each copy, and rewrite the manifest.
+    Idempotent: pushed items are skipped."""
+    order = Order.objects.select_related("destination__user", "user").filter(pk=order_id).first()
+    if order is None or order.delivery != Delivery.PUSH or order.state in (
+            Order.State.CANCELLED, Order.State.EXPIRED):
+        return 0
+    target = push_target(order.destination, f"subscription-{order.subscription_id}"
+                         if order.subscription_id else f"order-{order.pk}")
+    items = list(order.items.filter(state=OrderItem.State.READY, pushed_at__isnull=True)
+                 .select_related("file__granule__collection"))
+    pushed = 0
+    try:
+        with target:
+            for item in items:
+                _push_file(target, item)
+                pushed += 1
+            _write_manifest(target, order)
+    except (OSError, archive.ArchiveError, PushError) as exc:
+        _push_failed(order, exc)
+        raise PushError(str(exc)) from exc
+    Order.objects.filter(pk=order.pk).update(push_attempts=0, error="")
+    if order.subscription_id is None and not order.items.filter(
+            Q(state=OrderItem.State.WAITING)
+            | Q(state=OrderItem.State.READY, pushed_at__isnull=True)).exists():
+        Order.objects.filter(pk=order.pk, state__in=[Order.State.READY,
+                                                     Order.State.PARTIALLY_READY]).update(
+            state=Order.State.COMPLETED, updated_at=timezone.now())
+    if pushed:
+        notify(order.user, f"Granary order {order.pk}: {pushed} files delivered",
+               f"{pushed} files were copied into {target.label} with manifest.json and a "
+               "checksum list.\n")
+    return pushed
+
+
+def _push_file(target, item):
+    """Send one file, hashing its bytes as they are read from the cache (one read): the copy
+    is good when the size the target holds and the checksum of what was sent are the
+    catalog's."""
+    file = item.file
+    started = timezone.now()
+    digest = checksums.hasher(file.checksum_type)
+
+    def hashed(source):
+        while block := source.read(CHUNK):
+            digest.update(block)
+            yield block
+
+    with open_cached(file) as source:
+        _place(target, f"{file.granule.granule_id}/{file.name}", hashed(source), file.size,
+               lambda: checksums.same(file.checksum_type, digest.hexdigest(), file.checksum))
+    record_transfer(TransferRecord.Direction.DISTRIBUTION, file.size, started, timezone.now(),
+                    file.granule.collection)
+    OrderItem.objects.filter(pk=item.pk).update(pushed_at=timezone.now())
+
+
+def _place(target, path, blocks, size, checksum_ok=lambda: True):
+    """Write `blocks` as <path>.partial and rename it to `path` only once the target holds
+    `size` bytes and checksum_ok(): nothing stands under its final name unless it is whole."""
+    partial = f"{path}.partial"
+    target.write(partial, blocks)
+    held = target.size(partial)
+    problem = None
+    if held != size:
+        problem = f"{held} of {size} bytes arrived"
+    elif not checksum_ok():
+        problem = "the bytes read from the cache fail its catalog checksum"
+    if problem:
+        target.remove(partial)
+        raise PushError(f"the copy of {path} is not whole: {problem}")
+    target.replace(partial, path)
+
+
+def _write_manifest(target, order):
+    pushed = (order.items.filter(pushed_at__isnull=False)
+              .select_related("file__granule").order_by("granule_id", "file_id"))
+    rows = [{"path": f"{i.file.granule.granule_id}/{i.file.name}", "size": i.file.size,
+             "checksum_type": i.file.checksum_type, "checksum": i.file.checksum,
+             "granule": str(i.granule)} for i in pushed]
+    listing = {
+        "manifest.json": json.dumps({"order": order.pk, "files": rows}, indent=1),
+        "CHECKSUMS": "".join(f"{r['checksum_type']} {r['checksum']}  {r['path']}\n"
+                             for r in rows),
+    }
+    for name, text in listing.items():
+        data = text.encode()
+        _place(target, name, [data], len(data))
+
+
+def _push_failed(order, exc):
+    attempts = order.push_attempts + 1
+    Order.objects.filter(pk=order.pk).update(push_attempts=attempts, error=f"push: {exc}")
+    if attempts >= settings.GRANARY_PUSH_MAX_ATTEMPTS:
+        with transaction.atomic():
+            order.items.filter(state=OrderItem.State.READY, pushed_at__isnull=True).update(
+                state=OrderItem.State.FAILED, error=f"push failed {attempts} times: {exc}")
+            settle(Order.objects.select_for_update().get(pk=order.pk), timezone.now())

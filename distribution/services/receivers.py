@@ -1,0 +1,33 @@
+"""Receivers of the archive's signals: what distribution does when a file is recalled or
+granules are archived. They never raise into the storage manager."""
+import logging
+
+from ..models import Order, OrderItem
+from .orders import queue_refresh
+
+log = logging.getLogger(__name__)
+
+
+def on_file_recalled(sender, file_id, **kwargs):
+    """Receiver of archive.signals.file_recalled: the orders waiting for that file are
+    refreshed now rather than at the next sweep. Never raises into the storage manager."""
+    try:
+        for order_id in (OrderItem.objects.filter(
+                file_id=file_id, order__state__in=[Order.State.SUBMITTED, Order.State.STAGING])
+                .values_list("order_id", flat=True).distinct()):
+            queue_refresh(order_id)
+    except Exception:
+        log.exception("queueing the refresh of orders waiting for file %s", file_id)
+
+
+def on_granules_archived(sender, granules, **kwargs):
+    """Receiver of archive.signals.granules_archived: hand the matching of a batch archived
+    together to a worker as one message (a message per granule cost the storage manager more
+    than the writes). It never raises into the storage manager; the sweep of pending
+    deliveries covers a lost message."""
+    try:
+        from ..tasks import match_granules
+
+        match_granules.delay_on_commit([g.pk for g in granules])
+    except Exception:
+        log.exception("queueing subscription matching for %d granules", len(granules))

@@ -1,0 +1,59 @@
+"""Upkeep the beat runs: orders and links expired (with a warning a day ahead), and a sweep
+that re-does what a lost message left undone."""
+import logging
+from datetime import timedelta
+
+from django.conf import settings
+from django.utils import timezone
+
+from ..models import Delivery, Order, OrderItem, SubscriptionDelivery
+from .deliveries import deliver
+from .notify import notify
+from .orders import refresh_order, release_cache
+from .push import push_order
+from .signed_links import site_url
+
+log = logging.getLogger(__name__)
+
+
+def expire():
+    """Beat: expire ready items and orders past their time, and warn a day before."""
+    now = timezone.now()
+    items = list(OrderItem.objects.filter(state=OrderItem.State.READY, expires_at__lte=now))
+    release_cache(items)
+    OrderItem.objects.filter(pk__in=[i.pk for i in items]).update(state=OrderItem.State.EXPIRED)
+    live = Order.objects.filter(subscription__isnull=True,
+                                state__in=[Order.State.READY, Order.State.PARTIALLY_READY])
+    expired = live.filter(expires_at__lte=now).update(state=Order.State.EXPIRED, updated_at=now)
+    warn_by = now + timedelta(hours=settings.GRANARY_ORDER_EXPIRY_WARNING_H)
+    for order in live.filter(expiry_warned=False, expires_at__gt=now, expires_at__lte=warn_by):
+        notify(order.user, f"Granary order {order.pk} expires soon",
+               f"Your order {order.pk} can be downloaded until {order.expires_at:%Y-%m-%d %H:%M}"
+               f" UTC.\nLinks: {site_url()}api/v1/orders/{order.pk}/links/\n")
+        Order.objects.filter(pk=order.pk).update(expiry_warned=True)
+    return {"items": len(items), "orders": expired}
+
+
+def sweep():
+    """Beat: re-check staging orders, re-kick pushes and pending subscription deliveries."""
+    for order_id in Order.objects.filter(
+            state__in=[Order.State.SUBMITTED, Order.State.STAGING]).values_list("pk", flat=True):
+        try:
+            refresh_order(order_id)
+        except Exception:
+            log.exception("refreshing order %s", order_id)
+    pushes = (OrderItem.objects.filter(order__delivery=Delivery.PUSH, state=OrderItem.State.READY,
+                                       pushed_at__isnull=True,
+                                       order__push_attempts__lt=settings.GRANARY_PUSH_MAX_ATTEMPTS)
+              .values_list("order_id", flat=True).distinct())
+    for order_id in pushes:
+        try:
+            push_order(order_id)
+        except Exception:
+            log.exception("pushing order %s", order_id)
+    for delivery_id in SubscriptionDelivery.objects.filter(
+            state=SubscriptionDelivery.State.PENDING).values_list("pk", flat=True):
+        try:
+            deliver(delivery_id)
+        except Exception:
+            log.exception("subscription delivery %s", delivery_id)
