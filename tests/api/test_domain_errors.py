@@ -40,6 +40,12 @@ def test_a_whole_document_refused_lists_every_problem():
     assert response.data == {"detail": "2 granules are malformed.", "errors": problems}
 
 
+def test_headers_the_protocol_asks_for_go_with_the_answer():
+    response = exception_handler(errors.DomainError("Range not satisfiable.", status=416,
+                                                    headers={"Content-Range": "bytes */10"}), {})
+    assert (response.status_code, response["Content-Range"]) == (416, "bytes */10")
+
+
 def test_other_exceptions_are_left_to_drf_and_django():
     assert exception_handler(KeyError("x"), {}) is None
 
