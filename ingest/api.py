@@ -15,7 +15,6 @@ from backend.accounts.models import Provider
 from backend.accounts.permissions import IsProvider
 from backend.accounts.services import providers_of
 
-from . import services
 from .models import IngestGranule, Pdr
 from .serializers import (
     REQUEST_VALUES,
@@ -28,6 +27,11 @@ from .serializers import (
     granule_rows,
     request_rows,
 )
+from .services.accept import submit
+from .services.outcome import retry
+from .services.pdr_flow import submit_pdr
+from .services.reporting import pdrs_visible_to, requests_visible_to, state_counts
+from .services.uploads import receive_upload
 
 
 class PlainTextParser(BaseParser):
@@ -65,18 +69,6 @@ def provider_for(request, name=None):
     return candidates[0]
 
 
-def rejected(exc):
-    code = status.HTTP_400_BAD_REQUEST
-    if isinstance(exc, services.IngestForbidden):
-        code = status.HTTP_403_FORBIDDEN
-    elif isinstance(exc, services.IngestConflict):
-        code = status.HTTP_409_CONFLICT
-    body = {"detail": exc.detail}
-    if exc.errors:
-        body["errors"] = exc.errors
-    return Response(body, status=code)
-
-
 def _check_body_shape(data, key):
     if not isinstance(data, dict):
         raise ValidationError(f"Send a JSON object with {key!r}.")
@@ -91,7 +83,7 @@ class RequestListView(generics.ListAPIView):
     serializer_class = IngestRequestSerializer
 
     def get_queryset(self):
-        return services.requests_visible_to(self.request.user).select_related("pdr")
+        return requests_visible_to(self.request.user).select_related("pdr")
 
     def list(self, request, *args, **kwargs):
         """Built from plain rows: the operators' failures board polls pages of 200."""
@@ -117,11 +109,8 @@ class RequestListView(generics.ListAPIView):
         key = request.headers.get("Idempotency-Key") or None
         if key and len(key) > 255:
             raise ValidationError("Idempotency-Key is longer than 255 characters.")
-        try:
-            ingest, created = services.submit(provider, body["granules"],
-                                              user=request.user, idempotency_key=key)
-        except services.IngestRejected as exc:
-            return rejected(exc)
+        ingest, created = submit(provider, body["granules"], user=request.user,
+                                 idempotency_key=key)
         data = IngestRequestSerializer(ingest, context={"request": request}).data
         return Response(data, status=status.HTTP_202_ACCEPTED if created else status.HTTP_200_OK,
                         headers={"Location": data["url"]})
@@ -131,7 +120,7 @@ class _OneRequest(APIView):
     permission_classes = [IsProvider]
 
     def _get(self, request, pk):
-        found = services.requests_visible_to(request.user).filter(pk=pk).first()
+        found = requests_visible_to(request.user).filter(pk=pk).first()
         if found is None:
             raise Http404("No such ingest request.")
         return found
@@ -148,7 +137,7 @@ class RequestDetailView(_OneRequest):
     def get(self, request, pk):
         ingest = self._get(request, pk)
         data = IngestRequestSerializer(ingest, context={"request": request}).data
-        data["counts"] = services.state_counts(ingest)
+        data["counts"] = state_counts(ingest)
         if request.query_params.get("granules", "1") not in ("0", "false", "no"):
             rows = IngestGranule.objects.filter(request=ingest).order_by("position")
             state = request.query_params.get("state")
@@ -168,7 +157,7 @@ class RetryView(_OneRequest):
         ingest = self._get(request, pk)
         form = RetrySerializer(data=request.data if isinstance(request.data, dict) else {})
         form.is_valid(raise_exception=True)
-        count = services.retry(ingest, form.validated_data.get("positions"))
+        count = retry(ingest, form.validated_data.get("positions"))
         ingest.refresh_from_db()
         data = IngestRequestSerializer(ingest, context={"request": request}).data
         data["retried"] = count
@@ -184,7 +173,7 @@ class PdrListView(generics.ListAPIView):
     parser_classes = [JSONParser, PlainTextParser]
 
     def get_queryset(self):
-        return services.pdrs_visible_to(self.request.user)
+        return pdrs_visible_to(self.request.user)
 
     @extend_schema(request=PdrSubmitSerializer, responses={202: PdrSerializer, 200: PdrSerializer,
                                                            400: PdrSerializer})
@@ -198,11 +187,7 @@ class PdrListView(generics.ListAPIView):
         if not fields["name"]:
             raise ValidationError({"name": "Give the PDR's file name (?name=...)."})
         provider = provider_for(request, fields.get("provider"))
-        try:
-            row, created = services.submit_pdr(provider, fields["name"], fields["text"],
-                                               user=request.user)
-        except services.IngestRejected as exc:
-            return rejected(exc)
+        row, created = submit_pdr(provider, fields["name"], fields["text"], user=request.user)
         data = PdrSerializer(row, context={"request": request}).data
         if row.state == Pdr.State.REJECTED:
             data["detail"] = f"The PDR was refused ({row.disposition}): {row.detail}"
@@ -216,7 +201,7 @@ class PdrDetailView(generics.RetrieveAPIView):
     serializer_class = PdrSerializer
 
     def get_queryset(self):
-        return services.pdrs_visible_to(self.request.user)
+        return pdrs_visible_to(self.request.user)
 
 
 class UploadView(APIView):
@@ -233,12 +218,8 @@ class UploadView(APIView):
     def put(self, request, path):
         provider = provider_for(request)
         length = request.headers.get("Content-Length")
-        try:
-            result = services.receive_upload(
-                provider, path, request._request, length,
-                checksum_type=request.headers.get("X-Checksum-Type"),
-                checksum=request.headers.get("X-Checksum"))
-        except services.UploadError as exc:
-            return Response({"detail": str(exc)}, status=exc.status)
+        result = receive_upload(provider, path, request._request, length,
+                                checksum_type=request.headers.get("X-Checksum-Type"),
+                                checksum=request.headers.get("X-Checksum"))
         return Response(result, status=status.HTTP_201_CREATED)
 

@@ -8,7 +8,7 @@ class IngestConfig(AppConfig):
     def ready(self):
         from backend.archive.signals import granules_archived
 
-        from .services import on_granules_archived
+        from .services.outcome import on_granules_archived
 
         granules_archived.connect(on_granules_archived,
                                   dispatch_uid="ingest.granules_archived")

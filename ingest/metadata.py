@@ -8,7 +8,8 @@ import json
 import math
 from dataclasses import dataclass, field
 
-from .pdr import PvlError, parse_pvl, parse_time
+from .pdr import parse_time
+from .pvl_text import PvlError, parse_pvl
 
 HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"
 NETCDF_CLASSIC = (b"CDF\x01", b"CDF\x02", b"CDF\x05")

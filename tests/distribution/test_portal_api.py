@@ -89,13 +89,13 @@ def test_demo_browse_images_are_real_pictures(data_root, settings):
     from django.core.management import call_command
 
     from backend.archive import services as archive
-    from ingest import services as ingest
     from ingest.models import IngestRequest
+    from ingest.services import pipeline
 
     settings.GRANARY_WRITE_MAX_WAIT_S = 0
     call_command("seed_demo", "--granules", "1", stdout=io.StringIO())
     for request in IngestRequest.objects.all():
-        ingest.run_request(request.pk)
+        pipeline.run_request(request.pk)
     archive.run_until_idle()
     anonymous = APIClient()
     [granule] = anonymous.get("/api/v1/granules/?collection=MOD10C1.061").json()["results"]

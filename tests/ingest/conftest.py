@@ -4,8 +4,8 @@ from rest_framework.test import APIClient
 
 from backend.accounts import roles
 from backend.archive import services as archive
-from ingest import services
 from ingest.models import IngestRequest
+from ingest.services import pipeline
 from tests.archive_fixtures import archived_collection, small_layout
 from tests.factories import ProviderFactory, UserFactory
 
@@ -51,7 +51,7 @@ def drain(django_capture_on_commit_callbacks, eager):
     def run():
         with django_capture_on_commit_callbacks(execute=True):
             for request_id in IngestRequest.objects.values_list("pk", flat=True):
-                services.run_request(request_id)
+                pipeline.run_request(request_id)
         with django_capture_on_commit_callbacks(execute=True):
             archive.run_until_idle()
 

@@ -4,8 +4,8 @@ import pytest
 from backend.archive.models import FileCopy
 from backend.catalog.models import Granule
 from backend.metrics.models import TransferRecord
-from ingest import services
 from ingest.models import IngestGranule, IngestRequest
+from ingest.services import periodic, pipeline
 from tests.ingest.builders import area, granule, stage, staged_granules
 
 pytestmark = pytest.mark.django_db
@@ -50,7 +50,7 @@ def test_states_on_the_way_and_the_granules_filter(client, provider, collection)
     granules = staged_granules(provider, collection, 3)
     granules[1]["files"][0]["checksum"] = "0" * 32
     body = client.post(URL, {"granules": granules}, format="json").json()
-    services.run_request(body["id"])
+    pipeline.run_request(body["id"])
     detail = client.get(body["url"]).json()
     assert detail["counts"] == {"received": 0, "staged": 0, "validated": 0, "archiving": 2,
                                 "archived": 0, "failed": 1}
@@ -139,9 +139,9 @@ def test_staged_copies_go_after_the_retention(client, provider, collection, drai
     drain()
     paths = [area(provider) / f["path"] for g in granules for f in g["files"]]
     settings.GRANARY_STAGING_RETENTION_S = 3600
-    assert services.clean_staging() == 0 and all(p.exists() for p in paths)
+    assert periodic.clean_staging() == 0 and all(p.exists() for p in paths)
     settings.GRANARY_STAGING_RETENTION_S = 0
-    assert services.clean_staging() == 2
+    assert periodic.clean_staging() == 2
     assert not any(p.exists() for p in paths)
     # the archive still has its copies
     assert FileCopy.objects.filter(state="verified").count() == 4
@@ -162,7 +162,7 @@ def test_retry_only_the_positions_asked_for(client, provider, collection):
     for g in granules:
         g["files"][0]["size"] += 1
     body = client.post(URL, {"granules": granules}, format="json").json()
-    services.run_request(body["id"])
+    pipeline.run_request(body["id"])
     answer = client.post(body["url"] + "retry/", {"positions": [0, 2]}, format="json").json()
     assert answer["retried"] == 2 and answer["failed_count"] == 1
     states = dict(IngestGranule.objects.values_list("position", "state"))

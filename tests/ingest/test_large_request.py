@@ -3,8 +3,9 @@ import time
 
 import pytest
 
-from ingest import services
 from ingest.models import IngestGranule, IngestRequest
+from ingest.services import reporting
+from ingest.services.pipeline import run_request
 from tests.ingest.builders import granule, stage
 
 pytestmark = [pytest.mark.django_db, pytest.mark.slow]
@@ -21,11 +22,11 @@ def test_ten_thousand_granules(client, provider, collection, drain, settings):
     assert answer.status_code == 202, answer.content[:3000]
     request_id = answer.json()["id"]
     began = time.monotonic()
-    services.run_request(request_id)
+    run_request(request_id)
     pipeline = time.monotonic() - began
     drain()
     request = IngestRequest.objects.get(pk=request_id)
-    assert request.state == "completed", services.state_counts(request)
+    assert request.state == "completed", reporting.state_counts(request)
     assert not IngestGranule.objects.exclude(state="archived").exists()
     detail = client.get(answer.json()["url"]).json()
     assert len(detail["granules"]) == 10_000 and detail["percent_done"] == 100.0

@@ -6,8 +6,9 @@ import pytest
 
 from backend.archive.models import FileCopy
 from backend.catalog.models import Granule
-from ingest import pdr, services
+from ingest import pdr
 from ingest.models import IngestGranule, IngestRequest, Pdr
+from ingest.services import outcome, polling
 from tests.ingest.builders import area, s4pa_pdr, stage_pdr_group
 
 pytestmark = pytest.mark.django_db
@@ -54,8 +55,8 @@ def test_pdr_dropped_into_staging_is_found_and_answered(provider, collection, dr
     text = s4pa_pdr(groups(provider, 1))
     dropped = area(provider) / "MODAPS.2024001.PDR"
     dropped.write_text(text)
-    assert services.poll_staging() == {"pdrs": 1, "drops": 0}
-    assert services.poll_staging() == {"pdrs": 0, "drops": 0}  # not taken twice
+    assert polling.poll_staging() == {"pdrs": 1, "drops": 0}
+    assert polling.poll_staging() == {"pdrs": 0, "drops": 0}  # not taken twice
     row = Pdr.objects.get()
     assert (row.state, row.path, row.name) == ("accepted", "MODAPS.2024001.PDR", dropped.name)
     drain()
@@ -63,7 +64,7 @@ def test_pdr_dropped_into_staging_is_found_and_answered(provider, collection, dr
     assert 'DISPOSITION = "SUCCESSFUL";' in pan
     assert Granule.objects.get().state == Granule.State.ARCHIVED
     assert FileCopy.objects.filter(state="verified").count() == 2 * 2  # 2 files, 2 copies
-    assert services.poll_staging() == {"pdrs": 0, "drops": 0}  # answered: left alone
+    assert polling.poll_staging() == {"pdrs": 0, "drops": 0}  # answered: left alone
 
 
 def test_pdr_in_pdr_folder_waits_until_complete(provider, collection, settings):
@@ -71,9 +72,9 @@ def test_pdr_in_pdr_folder_waits_until_complete(provider, collection, settings):
     folder = area(provider) / "pdr"
     folder.mkdir(parents=True)
     (folder / "X.PDR").write_text(s4pa_pdr(groups(provider, 1)))
-    assert services.poll_staging()["pdrs"] == 0  # still being written, for all we know
+    assert polling.poll_staging()["pdrs"] == 0  # still being written, for all we know
     (folder / "X.PDR.done").touch()
-    assert services.poll_staging()["pdrs"] == 1
+    assert polling.poll_staging()["pdrs"] == 1
     assert Pdr.objects.get().path == "pdr/X.PDR"
 
 
@@ -83,11 +84,11 @@ def test_bad_pdr_in_staging_gets_a_pdrd_file(provider, collection):
     dropped.write_text(s4pa_pdr(groups(provider, 1), total=7))
     old = time.time() - 120
     os.utime(dropped, (old, old))
-    services.poll_staging()
+    polling.poll_staging()
     pdrd = (area(provider) / "BAD.PDRD").read_text()
     assert pdrd == 'MESSAGE_TYPE = SHORTPDRD;\nDISPOSITION = "INVALID FILE COUNT";\n'
     assert not IngestRequest.objects.exists()
-    assert services.poll_staging()["pdrs"] == 0
+    assert polling.poll_staging()["pdrs"] == 0
 
 
 def test_pan_names_each_failed_file(client, provider, collection, drain):
@@ -112,7 +113,7 @@ def test_pan_names_each_failed_file(client, provider, collection, drain):
     # fixed and retried: the PAN is written anew
     broken.write_bytes(original)
     request = IngestRequest.objects.get()
-    services.retry(request)
+    outcome.retry(request)
     drain()
     body = client.get(body["url"]).json()
     assert body["disposition"] == "SUCCESSFUL"

@@ -5,8 +5,8 @@ import pytest
 from django.utils import timezone
 
 from backend.catalog.models import Granule
-from ingest import services
 from ingest.models import IngestGranule, IngestRequest
+from ingest.services import periodic, pipeline, registration
 from tests.ingest.builders import staged_granules
 
 pytestmark = pytest.mark.django_db
@@ -28,14 +28,14 @@ def test_sweeper_rekicks_granules_of_a_dead_worker(client, provider, collection,
     # a worker holds them under a live lease: nobody else takes them
     IngestGranule.objects.update(state="staged", lease_owner="busy", updated_at=long_ago,
                                  lease_until=timezone.now() + timedelta(hours=1))
-    assert services.process_chunk(request.pk, 0, 3) == 0
-    assert services.sweep()["kicked"] == 0
+    assert pipeline.process_chunk(request.pk, 0, 3) == 0
+    assert periodic.sweep()["kicked"] == 0
     # then it died: once the lease ran out and the rows went quiet, the sweeper re-kicks them
     IngestGranule.objects.update(lease_until=long_ago, updated_at=timezone.now())
-    assert services.sweep()["kicked"] == 0  # quiet for too short a while yet
+    assert periodic.sweep()["kicked"] == 0  # quiet for too short a while yet
     IngestGranule.objects.update(updated_at=long_ago)
     with django_capture_on_commit_callbacks(execute=True):
-        assert services.sweep()["kicked"] == 1
+        assert periodic.sweep()["kicked"] == 1
     request.refresh_from_db()
     assert request.state == "completed" and request.archived_count == 3
     assert all(g.attempts == 1 for g in IngestGranule.objects.all())
@@ -53,7 +53,7 @@ def test_full_cache_leaves_granules_waiting_not_failed(client, provider, collect
     assert request.state == "running"
 
     settings.GRANARY_CACHE_BYTES = 1 << 30
-    assert services.admit_waiting() == 3
+    assert periodic.admit_waiting() == 3
     drain()
     request.refresh_from_db()
     assert request.state == "completed" and request.archived_count == 3
@@ -61,9 +61,9 @@ def test_full_cache_leaves_granules_waiting_not_failed(client, provider, collect
 
 def test_sweeper_finishes_granules_whose_signal_was_missed(client, provider, collection):
     request = submit(client, provider, collection, count=2)
-    services.run_request(request.pk)  # archived signal never delivered (no commit here)
+    pipeline.run_request(request.pk)  # archived signal never delivered (no commit here)
     Granule.objects.update(state=Granule.State.ARCHIVED)
-    assert services.sweep()["archived"] == 2
+    assert periodic.sweep()["archived"] == 2
     request.refresh_from_db()
     assert request.state == "completed" and request.percent_done == 100.0
 
@@ -72,7 +72,7 @@ def test_a_granule_that_kills_its_worker_is_given_up(client, provider, collectio
     settings.GRANARY_INGEST_MAX_ATTEMPTS = 2
     request = submit(client, provider, collection, count=1)
     IngestGranule.objects.update(attempts=2)
-    services.run_request(request.pk)
+    pipeline.run_request(request.pk)
     row = IngestGranule.objects.get()
     assert row.state == "failed" and "gave up after 2 attempts" in row.reason
     assert not Granule.objects.exists()
@@ -81,14 +81,14 @@ def test_a_granule_that_kills_its_worker_is_given_up(client, provider, collectio
 def test_unexpected_error_fails_one_granule_only(client, provider, collection, drain,
                                                  monkeypatch):
     request = submit(client, provider, collection, count=3)
-    real = services._prepare
+    real = pipeline.prepare
 
     def flaky(row, *args):
         if row.granule_id == "G00001":
             raise RuntimeError("disk on fire")
         return real(row, *args)
 
-    monkeypatch.setattr(services, "_prepare", flaky)
+    monkeypatch.setattr(pipeline, "prepare", flaky)
     drain()
     request.refresh_from_db()
     assert (request.archived_count, request.failed_count) == (2, 1)
@@ -103,7 +103,7 @@ def test_a_failed_bulk_registration_falls_back_to_one_by_one(client, provider, c
     def broken(specs):
         raise RuntimeError("bulk insert refused")
 
-    monkeypatch.setattr(services, "register_granules", broken)
+    monkeypatch.setattr(registration, "register_granules", broken)
     drain()
     request.refresh_from_db()
     assert (request.archived_count, request.failed_count) == (3, 0)

@@ -5,8 +5,9 @@ import os
 import pytest
 
 from backend.catalog.models import Granule
-from ingest import services
+from backend.errors import DomainError
 from ingest.models import IngestGranule, IngestRequest
+from ingest.services import polling, uploads
 from tests.factories import CollectionFactory
 from tests.ingest.builders import MET, area
 
@@ -68,8 +69,8 @@ def test_upload_over_the_maximum(client, provider, settings):
 def test_upload_cut_short(provider):
     import io
 
-    with pytest.raises(services.UploadError, match="Received 10 of 50 bytes"):
-        services.receive_upload(provider, "in/a.dat", io.BytesIO(b"x" * 10), 50)
+    with pytest.raises(DomainError, match="Received 10 of 50 bytes"):
+        uploads.receive_upload(provider, "in/a.dat", io.BytesIO(b"x" * 10), 50)
     assert not list(area(provider).rglob("*.dat*"))
 
 
@@ -95,11 +96,11 @@ def test_drop_folder_groups_files_into_granules(provider, patterned, drain):
         (folder / f"{gid}.hdf").write_bytes(os.urandom(2000))
         if n < 2:  # the third granule lacks its .met: not complete yet
             (folder / f"{gid}.hdf.met").write_text(MET.format(granule_id=f"{gid}.hdf"))
-    assert services.poll_staging() == {"pdrs": 0, "drops": 1}
+    assert polling.poll_staging() == {"pdrs": 0, "drops": 1}
     request = IngestRequest.objects.get()
     assert (request.way, request.label, request.granule_count) == ("drop",
                                                                    "drop/MOD021KM.061", 2)
-    assert services.poll_staging()["drops"] == 0  # claimed files are not taken twice
+    assert polling.poll_staging()["drops"] == 0  # claimed files are not taken twice
     drain()
     request.refresh_from_db()
     assert request.state == "completed"
@@ -116,10 +117,10 @@ def test_drop_files_still_arriving_wait(provider, patterned, settings):
     gid = "MOD021KM.A2024001.0000.061"
     (folder / f"{gid}.hdf").write_bytes(b"x" * 100)
     (folder / f"{gid}.hdf.met").write_text(MET.format(granule_id=gid))
-    assert services.poll_staging()["drops"] == 0
+    assert polling.poll_staging()["drops"] == 0
     (folder / f"{gid}.hdf.done").touch()
     (folder / f"{gid}.hdf.met.done").touch()
-    assert services.poll_staging()["drops"] == 1
+    assert polling.poll_staging()["drops"] == 1
     assert not list(folder.glob("*.done"))
 
 
@@ -128,7 +129,7 @@ def test_drop_folder_of_a_collection_not_allowed(provider):
     folder = area(provider) / "drop" / other.key
     folder.mkdir(parents=True)
     (folder / "x.hdf").write_bytes(b"x")
-    assert services.poll_staging()["drops"] == 0
+    assert polling.poll_staging()["drops"] == 0
     assert not IngestGranule.objects.exists()
 
 
@@ -146,9 +147,9 @@ def test_files_of_a_poller_that_died_go_back(provider, patterned, settings):
     (orphan / f"{gid}.hdf").write_bytes(b"x" * 100)
     (orphan / f"{gid}.hdf.met").write_text(MET.format(granule_id=gid))
     settings.GRANARY_INGEST_STALE_S = 0
-    assert services.poll_staging()["drops"] == 0  # moved back first, taken on the next poll
+    assert polling.poll_staging()["drops"] == 0  # moved back first, taken on the next poll
     assert not orphan.exists() and (folder / f"{gid}.hdf").exists()
-    assert services.poll_staging()["drops"] == 1
+    assert polling.poll_staging()["drops"] == 1
 
 
 def test_one_poller_per_area_at_a_time(provider, patterned):
@@ -156,7 +157,7 @@ def test_one_poller_per_area_at_a_time(provider, patterned):
     folder.mkdir(parents=True)
     (folder / "MOD021KM.A2024001.0000.061.hdf").write_bytes(b"x")
     (folder / "MOD021KM.A2024001.0000.061.hdf.met").write_bytes(b"x")
-    with services._poll_lock(area(provider)) as mine:
+    with polling._poll_lock(area(provider)) as mine:
         assert mine
-        assert services.poll_staging()["drops"] == 0
-    assert services.poll_staging()["drops"] == 1
+        assert polling.poll_staging()["drops"] == 0
+    assert polling.poll_staging()["drops"] == 1

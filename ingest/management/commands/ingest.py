@@ -1,12 +1,16 @@
 """manage.py ingest DIR --collection SHORT.VER --provider NAME: ingest a local directory."""
 import time
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from backend.accounts.models import Provider
 from backend.catalog.models import Collection
-from ingest import services
+from backend.cli import Command as DomainCommand
 from ingest.models import IngestGranule
+from ingest.services.directory import stage_directory
+from ingest.services.periodic import sweep
+from ingest.services.pipeline import run_request
+from ingest.services.reporting import state_counts
 
 
 def _bytes(n):
@@ -47,7 +51,7 @@ class Progress:
         self.stream.flush()
 
 
-class Command(BaseCommand):
+class Command(DomainCommand):
     help = ("Ingest the granules in a local directory (grouped by the collection's file "
             "patterns) for a provider, with a progress bar.")
 
@@ -67,10 +71,7 @@ class Command(BaseCommand):
             provider = Provider.objects.get(name=provider)
         except (Collection.DoesNotExist, Provider.DoesNotExist) as exc:
             raise CommandError(str(exc) or "no such provider") from exc
-        try:
-            request, stray = services.stage_directory(provider, collection, directory)
-        except services.IngestRejected as exc:
-            raise CommandError(exc.detail) from exc
+        request, stray = stage_directory(provider, collection, directory)
         for name in stray:
             self.stderr.write(f"left out (no complete granule): {name}")
         rows = list(IngestGranule.objects.filter(request=request).order_by("position")
@@ -85,8 +86,8 @@ class Command(BaseCommand):
         bar = Progress(self.stderr, "ingest ", nfiles, nbytes, enabled=show)
         bar.show(0, 0)
         chunk = max(1, min(200, len(rows) // 100))  # about a hundred updates of the bar
-        services.run_request(request.pk, chunk=chunk,
-                             on_chunk=lambda stop: bar.show(files_upto[stop], bytes_upto[stop]))
+        run_request(request.pk, chunk=chunk,
+                    on_chunk=lambda stop: bar.show(files_upto[stop], bytes_upto[stop]))
         bar.show(nfiles, nbytes, final=True)
         if wait:
             self._wait(request, timeout, show)
@@ -102,14 +103,14 @@ class Command(BaseCommand):
                      final=request.finished)
             if request.finished:
                 return
-            services.sweep()
+            sweep()
             time.sleep(1)
         raise CommandError(f"ingest request {request.pk} not finished after {timeout:g} s; "
                            "the storage manager may be stopped")
 
     def _report(self, request):
         request.refresh_from_db()
-        counts = services.state_counts(request)
+        counts = state_counts(request)
         summary = ", ".join(f"{n} {state}" for state, n in counts.items() if n)
         self.stdout.write(f"ingest request {request.pk}: {summary}")
         failed = IngestGranule.objects.filter(request=request,

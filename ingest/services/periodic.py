@@ -1,0 +1,93 @@
+"""Periodic work (beat): nothing stays stuck, and staged copies go after the retention."""
+import uuid
+from datetime import timedelta
+
+from django.conf import settings
+from django.db.models import Q
+from django.utils import timezone
+
+from backend.catalog.models import Granule
+from backend.metrics.services import record_transfers
+
+from ..models import IngestGranule, Pdr
+from .outcome import mark_archived
+from .pdr_flow import answer_pdr_of
+from .pipeline import claimable, kick
+from .registration import admit_many
+from .staging import staged_path, staging_area
+from .states import G, R
+
+
+def admit_waiting(limit=500):
+    """Offer the archive again the granules that waited for cache room (or whose worker died
+    between registration and admission)."""
+    now = timezone.now()
+    token = uuid.uuid4().hex
+    pks = list(IngestGranule.objects.filter(
+        state=G.ARCHIVING, admitted=False, catalog_granule__isnull=False,
+        catalog_granule__state=Granule.State.REGISTERED,
+    ).filter(Q(lease_until__isnull=True) | Q(lease_until__lt=now))
+        .order_by("updated_at").values_list("pk", flat=True)[:limit])
+    if not pks:
+        return 0
+    IngestGranule.objects.filter(pk__in=pks).filter(
+        Q(lease_until__isnull=True) | Q(lease_until__lt=now)).update(
+        lease_owner=token, lease_until=now + timedelta(seconds=settings.GRANARY_INGEST_LEASE_S))
+    transfers = []
+    try:
+        rows = list(IngestGranule.objects.filter(lease_owner=token)
+                    .select_related("catalog_granule__collection", "request__provider")
+                    .order_by("updated_at"))
+        areas = {r.request.provider_id: staging_area(r.request.provider) for r in rows}
+        taken = admit_many([(r, r.catalog_granule) for r in rows], areas, {}, transfers)
+    finally:
+        IngestGranule.objects.filter(lease_owner=token).update(lease_owner="", lease_until=None)
+        record_transfers(transfers)
+    return sum(1 for t in taken if t)
+
+
+def sweep():
+    """Beat: nothing stays stuck. Re-kick granules whose worker died, admit waiting ones,
+    finish granules whose archive signal was missed and requests whose last granule ended."""
+    now = timezone.now()
+    stale = now - timedelta(seconds=settings.GRANARY_INGEST_STALE_S)
+    request_ids = set(claimable(now).filter(updated_at__lt=stale)
+                      .values_list("request_id", flat=True).distinct()[:1000])
+    for request_id in request_ids:
+        kick(request_id)
+    admitted = admit_waiting()
+    missed = IngestGranule.objects.filter(state=G.ARCHIVING,
+                                          catalog_granule__state=Granule.State.ARCHIVED)
+    by_request = {}
+    for pk, request_id in missed.values_list("pk", "request_id")[:5000]:
+        by_request.setdefault(request_id, []).append(pk)
+    for request_id, pks in by_request.items():
+        mark_archived(request_id, pks)
+    for row in Pdr.objects.filter(state=Pdr.State.ACCEPTED,
+                                  request__state__in=[R.COMPLETED, R.FAILED]):
+        answer_pdr_of(row.request_id)
+    return {"kicked": len(request_ids), "admitted": admitted,
+            "archived": sum(len(p) for p in by_request.values())}
+
+
+def clean_staging(limit=2000):
+    """Drop staged copies of granules archived longer ago than the retention, unless the
+    provider has changed the file since."""
+    cutoff = timezone.now() - timedelta(seconds=settings.GRANARY_STAGING_RETENTION_S)
+    rows = list(IngestGranule.objects.filter(
+        state=G.ARCHIVED, staging_removed=False, archived_at__lte=cutoff,
+    ).select_related("request__provider")[:limit])
+    removed = 0
+    for row in rows:
+        area = staging_area(row.request.provider)
+        for f in row.spec["files"]:
+            path = staged_path(area, f["path"])
+            try:
+                st = path.stat() if path is not None else None
+            except FileNotFoundError:
+                continue
+            if st and st.st_size == f["size"] and st.st_mtime <= row.archived_at.timestamp():
+                path.unlink(missing_ok=True)
+                removed += 1
+    IngestGranule.objects.filter(pk__in=[r.pk for r in rows]).update(staging_removed=True)
+    return removed

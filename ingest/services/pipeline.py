@@ -1,0 +1,236 @@
+"""Moving work along: chunks of a request's granules carried through stage -> validate ->
+register -> archive under a lease, with bulk state updates."""
+import logging
+import uuid
+from datetime import timedelta
+
+from django.conf import settings
+from django.db.models import F, Q
+from django.utils import timezone
+
+from backend.archive import services as archive
+from backend.catalog import checksums
+from backend.metrics.services import record_transfers
+
+from .. import pdr
+from ..models import IngestGranule, IngestRequest
+from .accept import collections_by_key
+from .outcome import fail
+from .registration import admit, admit_many, prepare, register, register_many
+from .staging import staged_path, staging_area
+from .states import FINAL, PRE_ARCHIVE, G, R
+
+log = logging.getLogger(__name__)
+
+
+def claimable(now):
+    """Granules before the archive that no live lease holds: work a worker may take."""
+    return IngestGranule.objects.filter(state__in=PRE_ARCHIVE).filter(
+        Q(lease_until__isnull=True) | Q(lease_until__lt=now))
+
+
+def chunk_ranges(positions, size):
+    """[start, stop) position ranges holding at most `size` of the given sorted positions."""
+    positions = list(positions)
+    return [(positions[i], positions[min(i + size, len(positions)) - 1] + 1)
+            for i in range(0, len(positions), size)]
+
+
+def kick(request_id):
+    """Queue one chunk task per GRANARY_INGEST_CHUNK granules that wait for a worker."""
+    from ..tasks import process_chunk
+
+    now = timezone.now()
+    waiting = claimable(now).filter(request_id=request_id)
+    ranges = chunk_ranges(waiting.order_by("position").values_list("position", flat=True),
+                          settings.GRANARY_INGEST_CHUNK)
+    # the sweeper leaves them alone for a while; rows written just now (a new request) need no
+    # touch, and rewriting thousands of rows (every index of each) is the costly part of a kick
+    stale = now - timedelta(seconds=settings.GRANARY_INGEST_STALE_S / 2)
+    waiting.filter(updated_at__lt=stale).update(updated_at=now)
+    for start, stop in ranges:
+        process_chunk.apply_async_on_commit(args=[request_id, start, stop])
+    return len(ranges)
+
+
+def run_request(request_id, chunk=None, on_chunk=None):
+    """Process every waiting granule of a request in this process (CLI, tests); on_chunk(stop)
+    is called after each chunk with the position it reached."""
+    now = timezone.now()
+    positions = (claimable(now).filter(request_id=request_id).order_by("position")
+                 .values_list("position", flat=True))
+    taken = 0
+    for start, stop in chunk_ranges(positions, chunk or settings.GRANARY_INGEST_CHUNK):
+        taken += process_chunk(request_id, start, stop)
+        if on_chunk:
+            on_chunk(stop)
+    return taken
+
+
+def process_chunk(request_id, start, stop):
+    """Carry the waiting granules at positions [start, stop) through the pipeline; returns how
+    many this call took (0 when another worker holds them: a duplicate message is harmless)."""
+    token = uuid.uuid4().hex
+    now = timezone.now()
+    lease = now + timedelta(seconds=settings.GRANARY_INGEST_LEASE_S)
+    taken = (claimable(now).filter(request_id=request_id, position__gte=start,
+                                    position__lt=stop)
+             .update(lease_owner=token, lease_until=lease, attempts=F("attempts") + 1,
+                     updated_at=now))
+    if not taken:
+        return 0
+    IngestRequest.objects.filter(pk=request_id, state=R.RECEIVED).update(
+        state=R.RUNNING, updated_at=now)
+    request = IngestRequest.objects.select_related("provider").get(pk=request_id)
+    rows = list(IngestGranule.objects.filter(lease_owner=token).order_by("position"))
+    try:
+        _Chunk(request, rows, token).run()
+    finally:
+        IngestGranule.objects.filter(lease_owner=token).update(lease_owner="", lease_until=None)
+    return taken
+
+
+class _Chunk:
+    """One batch of granules of one request, moved a step at a time with bulk updates."""
+
+    def __init__(self, request, rows, token):
+        self.request, self.rows, self.token = request, rows, token
+        self.area = staging_area(request.provider)
+        self.collections = collections_by_key({r.collection_key for r in rows})
+        self.started = {}
+        self.transfers = []
+        self.paths, self.folders = {}, {}
+
+    def path(self, relative):
+        """staged_path, resolved once per chunk (staging, checking and admitting each need it)."""
+        if relative not in self.paths:
+            self.paths[relative] = staged_path(self.area, relative, self.folders)
+        return self.paths[relative]
+
+    def run(self):
+        limit = settings.GRANARY_INGEST_MAX_ATTEMPTS
+        for row in self.rows:
+            if row.attempts > limit:
+                fail(row, pdr.INTERNAL_ERROR, f"gave up after {limit} attempts: the worker "
+                     "stopped each time while handling this granule")
+        self._check_collections()
+        quick = sum(r.bytes_total for r in self.rows) < settings.GRANARY_INGEST_QUICK_BYTES
+        self._step(G.RECEIVED, G.STAGED, self._stage, write=not quick)
+        self._step(G.STAGED, G.VALIDATED, self._verify, bytes_done=F("bytes_total"))
+        changed = [r for r in self.rows if getattr(r, "_spec_changed", False)]
+        if changed:
+            IngestGranule.objects.bulk_update(changed, ["spec"], batch_size=500)
+        self._register_and_archive([r for r in self.rows if r.state == G.VALIDATED])
+        if self.transfers:
+            record_transfers(self.transfers)
+
+    def _guard(self, row, action):
+        """Run one granule's step; an unexpected error fails that granule, not the chunk."""
+        try:
+            return action(row)
+        except Exception as exc:
+            log.exception("ingest granule %s failed unexpectedly", row.pk)
+            fail(row, pdr.INTERNAL_ERROR, f"unexpected error: {exc}")
+            return None
+
+    def _step(self, source, target, check, write=True, **extra):
+        """check(row) -> None when the row may move from source to target, else (disp, reason).
+        Without `write` the move is kept in memory for the next step's write to record."""
+        moved = []
+        for row in self.rows:
+            if row.state != source:
+                continue
+            self.started.setdefault(row.pk, timezone.now())
+            problem = self._guard(row, check)
+            if row.state == G.FAILED:
+                continue
+            if problem:
+                fail(row, *problem)
+            else:
+                moved.append(row)
+        if moved and not write:
+            for row in moved:
+                row.state = target
+        elif moved:
+            IngestGranule.objects.filter(pk__in=[r.pk for r in moved], state__in=PRE_ARCHIVE,
+                                         lease_owner=self.token).update(
+                state=target, updated_at=timezone.now(), **extra)
+            for row in moved:
+                row.state = target
+                row.bytes_done = row.bytes_total if extra else row.bytes_done
+
+    def _check_collections(self):
+        problems = {}
+        for key in {r.collection_key for r in self.rows}:
+            collection = self.collections.get(key)
+            if collection is None:
+                problems[key] = (pdr.UNKNOWN_DATA_TYPE, f"unknown collection {key}")
+                continue
+            try:
+                archive.policy_copies(collection)
+            except archive.ArchiveError as exc:
+                problems[key] = (pdr.ARCHIVE_ERROR, f"{exc}; an operator must give it one")
+        for row in self.rows:
+            if row.collection_key in problems and row.state not in FINAL:
+                fail(row, *problems[row.collection_key])
+
+    def _stage(self, row):
+        missing = []
+        for f in row.spec["files"]:
+            path = self.path(f["path"])
+            if path is None:
+                return (pdr.FILES_NOT_FOUND,
+                        f"{f['path']} leads out of the staging area through a link")
+            if not path.is_file():
+                missing.append(f["path"])
+        if missing:
+            return (pdr.FILES_NOT_FOUND, "not found in the staging area of "
+                    f"{self.request.provider.name}: {', '.join(missing)}")
+        return None
+
+    def _verify(self, row):
+        for f in row.spec["files"]:
+            path = self.path(f["path"])
+            try:
+                size = path.stat().st_size
+                if size != f["size"]:
+                    return (pdr.SIZE_CHECK_FAILURE, f"{f['name']}: declared {f['size']} bytes, "
+                            f"found {size} in staging")
+                kind = f["checksum_type"] or settings.GRANARY_INGEST_DEFAULT_CHECKSUM
+                digest, read = checksums.of_file(kind, path)
+            except OSError as exc:
+                return (pdr.FILE_IO_ERROR, f"{f['name']} cannot be read: {exc.strerror}")
+            if read != f["size"]:
+                return (pdr.SIZE_CHECK_FAILURE, f"{f['name']} changed while it was read")
+            if not f["checksum"]:
+                f["checksum_type"], f["checksum"] = kind, digest
+                row._spec_changed = True
+            elif not checksums.same(kind, digest, f["checksum"]):
+                return (pdr.CHECKSUM_FAILURE, f"{f['name']}: {kind} checksum is {digest}, "
+                        f"the provider declared {f['checksum']}")
+        return None
+
+    def _register_and_archive(self, rows):
+        """The validated granules into the catalog and the archive, in bulk where it can be."""
+        prepared = [(row, p) for row in rows
+                    if (p := self._guard(row, lambda r: prepare(r, self.path)))
+                    is not None]
+        try:
+            registered = register_many(prepared, self.collections, self.token)
+        except Exception:
+            log.exception("bulk registration failed; registering granule by granule")
+            registered = []
+            for row, p in prepared:
+                if row.state == G.VALIDATED:
+                    granule = self._guard(row, lambda r, p=p: register(
+                        r, self.collections[r.collection_key], p))
+                    if granule is not None:
+                        registered.append((row, granule))
+        try:
+            admit_many(registered, self.area, self.started, self.transfers, self.path)
+        except Exception:
+            log.exception("bulk admission failed; admitting granule by granule")
+            for row, granule in registered:
+                self._guard(row, lambda r, g=granule: admit(r, g, self.area,
+                                                            self.started.get(r.pk),
+                                                            self.transfers))

@@ -1,0 +1,238 @@
+"""Metadata and registration: a validated granule into the catalog (per the collection's
+duplicate policy) and its staged files handed to the archive tier."""
+from django.db import IntegrityError, transaction
+from django.db.models import OuterRef, Q, Subquery
+from django.utils import timezone
+
+from backend.archive import services as archive
+from backend.catalog.geo import BBoxError, make_bbox
+from backend.catalog.models import Collection, File, Granule
+from backend.catalog.services import register_granule, register_granules
+from backend.metrics.models import TransferRecord
+
+from .. import metadata, pdr
+from ..models import IngestGranule
+from .outcome import fail, mark_archived
+from .staging import staged_path
+from .states import G
+
+
+def _metadata(row, resolve):
+    """Times, box and attributes: the request's own, completed from the delivered files
+    (`resolve`: relative path in the staging area -> staged path)."""
+    spec = row.spec
+    found = metadata.Extracted()
+    if spec.get("temporal"):
+        found.start = pdr.parse_time(spec["temporal"]["start"])
+        found.end = pdr.parse_time(spec["temporal"]["end"])
+    found.bbox = spec.get("bbox")
+    found.attributes = dict(spec.get("attributes") or {})
+    if found.start is None or found.bbox is None:
+        files = [(f["name"], f["role"], resolve(f["path"])) for f in spec["files"]]
+        found.absorb(metadata.extract(files), "files")
+    return found
+
+
+def _same_files(granule, files):
+    have = {(f.name, f.size, f.checksum_type, f.checksum.lower())
+            for f in granule.files.all()}
+    want = {(f["name"], f["size"], f["checksum_type"], str(f["checksum"]).lower())
+            for f in files}
+    return have == want
+
+
+def prepare(row, resolve):
+    """(metadata, box, file dicts) to register the row's granule with, or None when it failed."""
+    try:
+        meta = _metadata(row, resolve)
+    except metadata.MetadataError as exc:
+        fail(row, pdr.METADATA_ERROR, str(exc))
+        return None
+    if meta.start is None:
+        fail(row, pdr.METADATA_ERROR, "no temporal coverage: give temporal in the request or "
+             "deliver a sidecar JSON, .met, HDF5 or NetCDF file that has it")
+        return None
+    if meta.end < meta.start:
+        fail(row, pdr.METADATA_ERROR, f"temporal end {meta.end} is before start {meta.start}")
+        return None
+    try:
+        box = make_bbox(*meta.bbox) if meta.bbox is not None else None
+    except BBoxError as exc:
+        fail(row, pdr.METADATA_ERROR, f"bounding box: {exc}")
+        return None
+    files = [{k: f[k] for k in ("name", "role", "size", "checksum_type", "checksum")}
+             for f in row.spec["files"]]
+    return meta, box, files
+
+
+def register(row, collection, prepared):
+    """Register the granule in the catalog per the collection's duplicate policy, and link it.
+    `prepared` is what prepare gave for the row. Returns the granule to hand to the archive,
+    or None when there is nothing to archive."""
+    for _ in range(3):
+        try:
+            return _register_once(row, collection, *prepared)
+        except IntegrityError:
+            continue  # another request registered the same granule meanwhile: decide again
+    fail(row, pdr.INTERNAL_ERROR, "the granule could not be registered; retry it")
+    return None
+
+
+def register_many(prepared, collections, token):
+    """register() for a chunk's validated rows [(row, prepare(row))]: granules the catalog has
+    never seen go in with one bulk insert; the others (duplicates, races) take the one-by-one
+    path that applies the duplicate policy. Returns [(row, granule to archive)]."""
+    wanted = {}
+    for row, _ in prepared:
+        wanted.setdefault(row.collection_key, set()).add(row.granule_id)
+    one_by_one, fresh = [], []
+    try:
+        with transaction.atomic():
+            known = Q(pk__in=[])
+            for key, ids in wanted.items():
+                known |= Q(collection=collections[key], granule_id__in=ids)
+            seen = set(Granule.objects.select_for_update().filter(known).order_by("pk")
+                       .values_list("collection_id", "granule_id"))
+            # by pk, not the model's order by request: that joins the request row and FOR
+            # UPDATE would lock it too, so two chunks of one request would wait on each other
+            held = set(IngestGranule.objects.select_for_update().filter(
+                pk__in=[r.pk for r, _ in prepared], state=G.VALIDATED, lease_owner=token)
+                .order_by("pk").values_list("pk", flat=True))
+            for row, p in prepared:
+                new = (collections[row.collection_key].pk, row.granule_id) not in seen
+                (fresh if new and row.pk in held else one_by_one).append((row, p))
+            granules = register_granules([
+                {"collection": collections[row.collection_key], "granule_id": row.granule_id,
+                 "start": meta.start, "end": meta.end, "bbox": box,
+                 "attributes": meta.attributes, "files": files}
+                for row, (meta, box, files) in fresh])
+            now = timezone.now()
+            by_collection = {}
+            for row, _ in fresh:
+                by_collection.setdefault(collections[row.collection_key].pk, []).append(row.pk)
+            for collection_id, pks in by_collection.items():
+                IngestGranule.objects.filter(pk__in=pks).update(
+                    state=G.ARCHIVING, admitted=False, updated_at=now,
+                    catalog_granule=Subquery(Granule.objects.filter(
+                        collection_id=collection_id, granule_id=OuterRef("granule_id"),
+                        version=1).values("pk")[:1]))
+            for (row, _), granule in zip(fresh, granules, strict=True):
+                row.catalog_granule, row.state = granule, G.ARCHIVING
+    except Exception as exc:
+        for row, _ in fresh:
+            row.state, row.catalog_granule = G.VALIDATED, None
+        if not isinstance(exc, IntegrityError):
+            raise
+        # another request registered one of them meanwhile: decide one by one
+        one_by_one, fresh, granules = prepared, [], []
+    out = [(row, granule) for (row, _), granule in zip(fresh, granules, strict=True)]
+    for row, p in one_by_one:
+        granule = register(row, collections[row.collection_key], p)
+        if granule is not None:
+            out.append((row, granule))
+    return out
+
+
+@transaction.atomic
+def _register_once(row, collection, meta, box, files):
+    """Register one granule, deciding on the versions the catalog already has."""
+    versions = list(Granule.objects.select_for_update()
+                    .filter(collection=collection, granule_id=row.granule_id)
+                    .order_by("-version"))
+    gone = (Granule.State.DELETED, Granule.State.FAILED)
+    latest = next((g for g in versions if g.state not in gone), None)
+    version, replaces = (versions[0].version + 1 if versions else 1), None
+    if latest is not None:
+        policy = collection.duplicate_policy
+        identical = _same_files(latest, files)
+        if identical or policy == Collection.DuplicatePolicy.SKIP:
+            why = ("identical to the granule already archived: nothing new to archive"
+                   if identical else "the collection keeps the granule already archived "
+                   "(duplicate policy 'skip')")
+            _link(row, latest, why)
+            return None
+        if policy == Collection.DuplicatePolicy.ERROR:
+            fail(row, pdr.ARCHIVE_ERROR, f"granule {row.granule_id} already exists in "
+                 f"{collection.key} (version {latest.version}) and the collection refuses "
+                 "duplicates (duplicate policy 'error')")
+            return None
+        if latest.state != Granule.State.ARCHIVED:
+            fail(row, pdr.ARCHIVE_ERROR, f"granule {row.granule_id} version {latest.version} "
+                 f"is still {latest.state}; retry once it is archived")
+            return None
+        replaces = latest
+    granule = register_granule(
+        collection, row.granule_id, start=meta.start, end=meta.end, bbox=box,
+        attributes=meta.attributes, files=files, version=version, replaces=replaces)
+    updated = IngestGranule.objects.filter(pk=row.pk, state=G.VALIDATED).update(
+        catalog_granule=granule, state=G.ARCHIVING, admitted=False, updated_at=timezone.now())
+    if not updated:
+        transaction.set_rollback(True)
+        return None
+    row.state, row.catalog_granule = G.ARCHIVING, granule
+    return granule
+
+
+def _link(row, granule, why):
+    """Point a granule row at one the catalog already has, sharing its fate."""
+    if granule.state == Granule.State.ARCHIVED:
+        IngestGranule.objects.filter(pk=row.pk, state=G.VALIDATED).update(
+            catalog_granule=granule, state=G.ARCHIVING, admitted=True, reason=why)
+        row.state = G.ARCHIVING
+        mark_archived(row.request_id, [row.pk])
+        row.state = G.ARCHIVED
+        return
+    IngestGranule.objects.filter(pk=row.pk, state=G.VALIDATED).update(
+        catalog_granule=granule, state=G.ARCHIVING,
+        admitted=granule.state != Granule.State.REGISTERED,
+        reason=why, updated_at=timezone.now())
+    row.state = G.ARCHIVING
+
+
+def admit(row, granule, area, started, transfers):
+    """Hand the granule's staged files to the archive tier: True when it took them, False when
+    the cache is full (no failure: the granule waits), None when the granule failed."""
+    return admit_many([(row, granule)], area, {row.pk: started}, transfers)[0]
+
+
+def admit_many(pairs, area, started, transfers, resolve=None):
+    """admit() for [(row, granule)] with one call to the archive tier; `area` is a staging
+    area or {provider id: area}, `started` {row pk: when its pipeline started}; `resolve`
+    (relative path -> staged path) when the caller has resolved the paths already."""
+    if not pairs:
+        return []
+    files = {}
+    for f in File.objects.filter(granule_id__in=[g.pk for _, g in pairs]):
+        files.setdefault(f.granule_id, []).append(f)
+    items = []
+    for row, granule in pairs:
+        where = area.get(row.request.provider_id) if isinstance(area, dict) else area
+        paths = {f["name"]: resolve(f["path"]) if resolve else staged_path(where, f["path"])
+                 for f in row.spec["files"]}
+        items.append((granule, {f.pk: paths[f.name] for f in files.get(granule.pk, [])}))
+    admissions = archive.archive_granules(items)
+    now, taken, out = timezone.now(), [], []
+    for (row, granule), admission in zip(pairs, admissions, strict=True):
+        if admission.error:
+            fail(row, pdr.ARCHIVE_ERROR, f"the archive did not take the granule: "
+                 f"{admission.error}")
+            _discard_registration(granule)
+            out.append(None)
+            continue
+        out.append(admission.admitted)
+        if not admission.admitted:
+            continue
+        taken.append(row.pk)
+        when = started.get(row.pk) or now
+        transfers.append(TransferRecord(
+            direction=TransferRecord.Direction.INGEST, bytes=row.bytes_total,
+            started_at=min(when, now), ended_at=now, collection_id=granule.collection_id))
+    # taken: the archive holds them now, so a chunk's lease on them ends here too
+    IngestGranule.objects.filter(pk__in=taken, admitted=False).update(
+        admitted=True, lease_owner="", lease_until=None)
+    return out
+
+
+def _discard_registration(granule):
+    """A registration the archive refused leaves no trace in the catalog."""
+    Granule.objects.filter(pk=granule.pk, state=Granule.State.REGISTERED).delete()

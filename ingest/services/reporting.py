@@ -1,0 +1,30 @@
+"""Reporting: who sees which requests and PDRs, and how many granules are in each state."""
+from django.db.models import Count
+
+from backend.accounts import roles
+from backend.accounts.services import providers_of
+
+from ..models import IngestGranule, IngestRequest, Pdr
+from .states import G
+
+
+def state_counts(request):
+    counts = {s: 0 for s in G.values}
+    for row in (IngestGranule.objects.filter(request=request).values("state")
+                .annotate(n=Count("pk"))):
+        counts[row["state"]] = row["n"]
+    return counts
+
+
+def requests_visible_to(user):
+    qs = IngestRequest.objects.select_related("provider")
+    if roles.is_operator(user):
+        return qs
+    return qs.filter(provider__in=providers_of(user))
+
+
+def pdrs_visible_to(user):
+    qs = Pdr.objects.select_related("provider", "request")
+    if roles.is_operator(user):
+        return qs
+    return qs.filter(provider__in=providers_of(user))
