@@ -5,15 +5,13 @@ from django.http import Http404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import generics, status
-from rest_framework.exceptions import ParseError, PermissionDenied, ValidationError
+from rest_framework.exceptions import ParseError, ValidationError
 from rest_framework.parsers import BaseParser, JSONParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from backend.accounts import roles
-from backend.accounts.models import Provider
 from backend.accounts.permissions import IsProvider
-from backend.accounts.services import providers_of
+from backend.accounts.services import acting_provider
 
 from .models import IngestGranule, Pdr
 from .serializers import (
@@ -46,27 +44,8 @@ class PlainTextParser(BaseParser):
 
 
 def provider_for(request, name=None):
-    """The provider a call acts for: the caller's only one, or the one it names."""
-    name = name or request.query_params.get("provider")
-    if roles.is_operator(request.user):
-        if not name:
-            raise ValidationError({"provider": "Name the provider this is for."})
-        try:
-            return Provider.objects.get(name=name)
-        except Provider.DoesNotExist as exc:
-            raise ValidationError({"provider": f"There is no provider {name}."}) from exc
-    mine = providers_of(request.user)
-    if name:
-        found = mine.filter(name=name).first()
-        if found is None:
-            raise PermissionDenied(f"You do not deliver for provider {name}.")
-        return found
-    candidates = list(mine[:2])
-    if not candidates:
-        raise PermissionDenied("Your account belongs to no provider; an operator can add it.")
-    if len(candidates) > 1:
-        raise ValidationError({"provider": "You deliver for several providers; name one."})
-    return candidates[0]
+    """The provider a call acts for (named in the body, the query, or implied by the caller)."""
+    return acting_provider(request.user, name or request.query_params.get("provider"))
 
 
 def _check_body_shape(data, key):

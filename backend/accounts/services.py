@@ -6,7 +6,7 @@ from django.contrib.auth.models import Group
 from django.db import transaction
 from rest_framework.authtoken.models import Token
 
-from backend.errors import DomainError
+from backend.errors import DomainError, Forbidden
 
 from . import roles
 from .models import Provider
@@ -52,3 +52,30 @@ def providers_of(user):
     if not user.is_authenticated:
         return Provider.objects.none()
     return Provider.objects.filter(members=user)
+
+
+def acting_provider(user, name=None):
+    """The provider a delivery acts for: the caller's only one, or the one it names.
+
+    An operator may act for any provider but must name it; a provider's user may act only for
+    the providers it belongs to.
+    """
+    if roles.is_operator(user):
+        if not name:
+            raise DomainError("Name the provider this is for.", "provider")
+        found = Provider.objects.filter(name=name).first()
+        if found is None:
+            raise DomainError(f"There is no provider {name}.", "provider")
+        return found
+    mine = providers_of(user)
+    if name:
+        found = mine.filter(name=name).first()
+        if found is None:
+            raise Forbidden(f"You do not deliver for provider {name}.")
+        return found
+    candidates = list(mine[:2])
+    if not candidates:
+        raise Forbidden("Your account belongs to no provider; an operator can add it.")
+    if len(candidates) > 1:
+        raise DomainError("You deliver for several providers; name one.", "provider")
+    return candidates[0]

@@ -6,6 +6,7 @@ from backend.catalog.models import Granule
 from backend.metrics.models import TransferRecord
 from ingest.models import IngestGranule, IngestRequest
 from ingest.services import periodic, pipeline
+from tests.factories import ProviderFactory
 from tests.ingest.builders import area, granule, stage, staged_granules
 
 pytestmark = pytest.mark.django_db
@@ -167,3 +168,26 @@ def test_retry_only_the_positions_asked_for(client, provider, collection):
     assert answer["retried"] == 2 and answer["failed_count"] == 1
     states = dict(IngestGranule.objects.values_list("position", "state"))
     assert states == {0: "received", 1: "failed", 2: "received"}
+
+
+def test_who_a_request_is_delivered_for(client, provider, collection, operator_api):
+    """An operator names the provider; a provider's user delivers only for its own."""
+    body = {"granules": staged_granules(provider, collection, 1)}
+    answer = operator_api.post(URL, body, format="json")
+    assert answer.status_code == 400 and answer.json() == {
+        "detail": "provider: Name the provider this is for.",
+        "errors": {"provider": ["Name the provider this is for."]}}
+    answer = operator_api.post(URL, {**body, "provider": "NOBODY"}, format="json")
+    assert answer.status_code == 400
+    assert answer.json()["errors"] == {"provider": ["There is no provider NOBODY."]}
+    assert operator_api.post(URL, {**body, "provider": "MODAPS"},
+                             format="json").status_code == 202
+
+    ProviderFactory(name="OTHER")
+    answer = client.post(URL, {**body, "provider": "OTHER"}, format="json")
+    assert answer.status_code == 403
+    assert answer.json() == {"detail": "You do not deliver for provider OTHER."}
+    ProviderFactory(name="SECOND").members.add(client.user)
+    answer = client.post(URL, body, format="json")
+    assert answer.status_code == 400
+    assert answer.json()["errors"] == {"provider": ["You deliver for several providers; name one."]}

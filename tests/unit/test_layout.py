@@ -15,6 +15,7 @@ PURE = (
     "backend.archive.cache_policy", "backend.archive.tape", "backend.catalog.checksums",
     "backend.catalog.geo", "backend.catalog.stac", "backend.catalog.stac_search",
     "backend.metrics.rollup", "distribution.matching", "ingest.pdr", "ingest.names",
+    "ingest.pvl_text",
 )
 
 
