@@ -75,6 +75,7 @@ def requeue(requests, error):
 
 def nudge():
     """Wake the storage manager: the broker message is only a hint, the queue is the database."""
+    # imported here: the tasks import the manager, which imports this module
     from ..tasks import tick
 
     tick.delay()
