@@ -12,7 +12,7 @@ from backend.catalog.models import File
 from backend.catalog.pagination import CatalogCursorPagination
 from backend.errors import Conflict
 
-from . import operations, services
+from . import operations
 from .models import ArchiveRequest, Drive, DriveModel, Silo, Volume
 from .serializers import (
     REQUEST_VALUES,
@@ -32,16 +32,13 @@ from .serializers import (
     request_rows,
     volume_rows,
 )
+from .services.cache import cache_usage
 
 
 class PositionPagination(CatalogCursorPagination):
     """Files on a volume in tape order."""
 
     ordering = "position"
-
-
-def _operator_error(exc):
-    return Conflict(str(exc))
 
 
 class OperatorViewSet(viewsets.GenericViewSet):
@@ -88,21 +85,15 @@ class VolumeViewSet(OperatorViewSet, viewsets.mixins.ListModelMixin,
         media = DriveModel.objects.filter(name=form.validated_data["media"]).first()
         if media is None:
             raise ValidationError({"media": f"no drive model {form.validated_data['media']!r}"})
-        try:
-            volumes = operations.label_volumes(form.validated_data["silo"], media,
-                                               form.validated_data["count"],
-                                               form.validated_data["prefix"])
-        except operations.OperatorError as exc:
-            raise _operator_error(exc) from exc
+        volumes = operations.label_volumes(form.validated_data["silo"], media,
+                                           form.validated_data["count"],
+                                           form.validated_data["prefix"])
         return Response(VolumeSerializer(volumes, many=True).data, status=status.HTTP_201_CREATED)
 
     @extend_schema(request=None, responses=ArchiveRequestSerializer)
     @action(detail=True, methods=["post"])
     def repack(self, request, label=None):
-        try:
-            job = operations.start_repack(self.get_object(), requested_by=request.user)
-        except operations.OperatorError as exc:
-            raise _operator_error(exc) from exc
+        job = operations.start_repack(self.get_object(), requested_by=request.user)
         return Response(ArchiveRequestSerializer(job).data, status=status.HTTP_202_ACCEPTED)
 
     @extend_schema(request=AuditSerializer, responses={202: {"type": "object"}})
@@ -146,10 +137,7 @@ class DriveViewSet(OperatorViewSet, viewsets.mixins.ListModelMixin,
     def vary(self, request, name=None):
         form = VaryDriveSerializer(data=request.data)
         form.is_valid(raise_exception=True)
-        try:
-            drive = operations.vary_drive(self.get_object(), **form.validated_data)
-        except operations.OperatorError as exc:
-            raise _operator_error(exc) from exc
+        drive = operations.vary_drive(self.get_object(), **form.validated_data)
         return Response(DriveSerializer(self.get_queryset().get(pk=drive.pk)).data)
 
 
@@ -195,10 +183,7 @@ class RequestViewSet(OperatorViewSet, viewsets.mixins.ListModelMixin,
     @action(detail=True, methods=["post"])
     def cancel(self, request, pk=None):
         job = self.get_object()
-        try:
-            operations.cancel_request(job)
-        except operations.OperatorError as exc:
-            raise _operator_error(exc) from exc
+        operations.cancel_request(job)
         job.refresh_from_db()
         return Response(ArchiveRequestSerializer(job).data)
 
@@ -246,10 +231,7 @@ class PinView(APIView):
         form = PinSerializer(data=request.data)
         form.is_valid(raise_exception=True)
         files = _named_files(form.validated_data["files"])
-        try:
-            entries = operations.pin(files, form.validated_data["pinned"])
-        except services.ArchiveError as exc:
-            raise _operator_error(exc) from exc
+        entries = operations.pin(files, form.validated_data["pinned"])
         return Response({"files": [e.file_id for e in entries],
                          "pinned": form.validated_data["pinned"]})
 
@@ -264,10 +246,7 @@ class ReleaseView(APIView):
         form = ReleaseSerializer(data=request.data)
         form.is_valid(raise_exception=True)
         files = _named_files(form.validated_data["files"])
-        try:
-            freed = operations.release(files)
-        except services.ArchiveError as exc:
-            raise _operator_error(exc) from exc
+        freed = operations.release(files)
         return Response({"files": [f.pk for f in files], "freed_bytes": freed})
 
 
@@ -278,7 +257,7 @@ class CacheView(APIView):
     def get(self, request):
         from django.conf import settings
 
-        usage = services.cache_usage()
+        usage = cache_usage()
         return Response({
             "capacity_bytes": usage.capacity, "used_bytes": usage.used, "free_bytes": usage.free,
             "dirty_bytes": usage.dirty, "clean_bytes": usage.clean, "pinned_bytes": usage.pinned,

@@ -1,7 +1,7 @@
 """Operator functions of the archive tier (seed 000, section 3): what an operator asks of an HSM.
 
 Each is exposed as an API endpoint and a `manage.py archive ...` subcommand; both are thin
-wrappers over these functions. The movers themselves live in services.py.
+wrappers over these functions. The movers themselves live in the services package.
 """
 from concurrent.futures import ThreadPoolExecutor
 
@@ -10,13 +10,19 @@ from django.db.models import Count, F, Sum
 from django.utils import timezone
 
 from backend.catalog.models import File
+from backend.errors import Conflict
 
-from . import services, tape
+from . import tape
 from .models import ArchiveRequest, CacheEntry, Drive, FileCopy, Volume, VolumeGroup
+from .services import cache
+from .services.completeness import file_copies_complete
+from .services.paths import volume_path
+from .services.policy import policy_copies
+from .services.queueing import nudge
 
 
-class OperatorError(Exception):
-    """An operator request that cannot be done, said plainly."""
+class OperatorError(Conflict):
+    """An operator request that cannot be done, said plainly (409 in the API)."""
 
 
 def label_volumes(silo, media, count, prefix, workers=8):
@@ -34,7 +40,7 @@ def label_volumes(silo, media, count, prefix, workers=8):
                for lb in labels]
 
     def write_label(volume):
-        return tape.label(services.volume_path(volume), volume.label,
+        return tape.label(volume_path(volume), volume.label,
                           {"silo": silo.name, "media": media.name})
 
     with ThreadPoolExecutor(max_workers=workers) as pool:
@@ -61,7 +67,7 @@ def vary_drive(drive, online, reason=""):
             drive.offline_reason = reason or "varied off by an operator"
         drive.save()
     if online:
-        services.nudge()
+        nudge()
     return drive
 
 
@@ -108,8 +114,8 @@ def file_status(file):
         "file": file,
         "cache": entry,
         "copies": list(copies),
-        "required_copies": [n for n, _ in services.policy_copies(file.granule.collection)],
-        "complete": services.file_copies_complete(file),
+        "required_copies": [n for n, _ in policy_copies(file.granule.collection)],
+        "complete": file_copies_complete(file),
         "requests": list(requests),
     }
 
@@ -133,12 +139,12 @@ def cancel_request(request):
 
 
 def pin(files, pinned=True):
-    return [services.set_pinned(f, pinned) for f in files]
+    return [cache.set_pinned(f, pinned) for f in files]
 
 
 def release(files):
     """Drop the cache copies of `files` now; they stay on tape. Returns the bytes freed."""
-    return sum(services.release(f) for f in files)
+    return sum(cache.release(f) for f in files)
 
 
 def find_file(ref):
@@ -229,7 +235,7 @@ def start_repack(volume, requested_by=None):
             kind=ArchiveRequest.Kind.REPACK, priority=ArchiveRequest.Priority.BACKGROUND,
             volume=volume, bytes_total=volume.live_bytes, requested_by=requested_by,
         )
-        transaction.on_commit(services.nudge)
+        transaction.on_commit(nudge)
     return request
 
 
@@ -258,7 +264,7 @@ def start_audit(volume=None, sample=None, requested_by=None):
                 bytes_total=c.length, requested_by=requested_by,
             ))
         ArchiveRequest.objects.bulk_create(created)
-        transaction.on_commit(services.nudge)
+        transaction.on_commit(nudge)
     return len(created)
 
 
@@ -272,7 +278,7 @@ def rebuild_catalog(volumes=None, progress=None):
     volumes = volumes if volumes is not None else Volume.objects.exclude(
         state=Volume.State.RETIRED).select_related("silo")
     for volume in volumes:
-        path = services.volume_path(volume)
+        path = volume_path(volume)
         members = [m for m in tape.scan(path) if not m.is_label]
         counts["volumes"] += 1
         end, live, files, group = None, 0, 0, volume.group
@@ -305,7 +311,7 @@ def rebuild_catalog(volumes=None, progress=None):
                 files += 1
             end = m.data_offset + m.size + (-m.size) % tape.TAR_BLOCK
             if group is None:
-                group = dict(services.policy_copies(collection)).get(int(h["copy"]))
+                group = dict(policy_copies(collection)).get(int(h["copy"]))
         if end is not None:
             Volume.objects.filter(pk=volume.pk).update(
                 end_of_data=max(end, volume.end_of_data), live_bytes=live, file_count=files,
@@ -360,7 +366,7 @@ def retry_failed(requests):
     count = ArchiveRequest.objects.filter(pk__in=ids, state=ArchiveRequest.State.FAILED).update(
         state=ArchiveRequest.State.QUEUED, attempts=0, error="", drive=None, finished_at=None)
     if count:
-        transaction.on_commit(services.nudge)
+        transaction.on_commit(nudge)
     return count
 
 

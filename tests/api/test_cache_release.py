@@ -9,6 +9,7 @@ from django.utils import timezone
 
 from backend.archive import services
 from backend.archive.models import ArchiveRequest, CacheEntry
+from backend.archive.services import cache
 from tests.archive_fixtures import archived_collection, small_layout, staged_granule
 
 pytestmark = pytest.mark.django_db
@@ -62,7 +63,7 @@ def test_released_granule_is_on_tape_and_an_order_recalls_it(operator_api, user_
 
 def test_release_refuses_what_the_purge_would_keep(operator_api, archived, layout, data_root):
     first, second = archived.files.order_by("name")
-    services.set_pinned(first, True)
+    cache.set_pinned(first, True)
     refused = _release(operator_api, [first])
     assert refused.status_code == 409
     assert refused.json()["detail"] == f"{first.name} is pinned; unpin it first"

@@ -12,6 +12,7 @@ from django.core.management import CommandError, call_command
 
 from backend.archive import services
 from backend.archive.models import ArchiveRequest, Drive, FileCopy, Volume
+from backend.archive.services import paths
 from backend.catalog.models import Granule
 from tests.archive_fixtures import archived_collection, small_layout, staged_granule
 from tests.workers import ROOT, database_url
@@ -103,7 +104,7 @@ def test_storage_manager_killed_mid_write_counts_nothing_and_a_restart_finishes(
                GRANARY_WRITE_MAX_WAIT_S="0", GRANARY_DRIVE_LEASE_S="3")
     volume = Volume.objects.get(label="A00001")
     label_end = volume.end_of_data
-    path = services.volume_path(volume)
+    path = paths.volume_path(volume)
 
     # time scale 1: after the bytes reach the volume the drive "transfers" for 16 s
     mover = subprocess.Popen([sys.executable, "manage.py", "archive", "run"], cwd=ROOT,

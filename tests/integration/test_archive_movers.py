@@ -6,6 +6,7 @@ from django.db.models import Sum
 
 from backend.archive import services, tape
 from backend.archive.models import ArchiveRequest, CacheEntry, Drive, FileCopy, Volume
+from backend.archive.services import cache, drives, manager, paths, queueing, reading, writing
 from backend.archive.signals import granule_archived
 from backend.catalog import checksums
 from backend.catalog.models import Granule
@@ -38,9 +39,9 @@ def migrate_group(group, drive_n=1):
     drive = drive_in(group.silo.name, drive_n)
     while requests := queued(volume_group=group):
         volume = scratch_in(group)
-        services.mount(drive, volume)
-        won = services.claim(requests, drive)
-        services.write_copies(drive, volume, won)
+        drives.mount(drive, volume)
+        won = queueing.claim(requests, drive)
+        writing.write_copies(drive, volume, won)
     return drive
 
 
@@ -76,9 +77,9 @@ def test_volume_lists_with_tar_and_rebuild_data_is_in_headers(layout):
     services.archive_granule(granule, sources)
     migrate_group(primary)
     copy = FileCopy.objects.get(copy_number=1)
-    path = services.volume_path(copy.volume)
+    path = paths.volume_path(copy.volume)
     listing = subprocess.run(["tar", "tvf", path], capture_output=True, text=True, check=True)
-    assert services.member_name(copy.file) in listing.stdout
+    assert paths.member_name(copy.file) in listing.stdout
     member = next(m for m in tape.scan(path) if m.position == copy.position)
     assert member.headers["granule_id"] == granule.granule_id
     assert member.headers["collection"] == "MOD021KM.061"
@@ -107,10 +108,10 @@ def test_crash_mid_write_counts_no_copy_and_the_work_is_redone(layout):
     drive = drive_in("silo1")
     volume = scratch_in(primary)
     end_before = volume.end_of_data
-    services.mount(drive, volume)
-    won = services.claim(queued(volume_group=primary), drive)
+    drives.mount(drive, volume)
+    won = queueing.claim(queued(volume_group=primary), drive)
 
-    writer = tape.VolumeWriter(services.volume_path(volume), volume.end_of_data)
+    writer = tape.VolumeWriter(paths.volume_path(volume), volume.end_of_data)
     with open(services.cache_path(won[0].file), "rb") as src:
         writer.add("torn", src, won[0].file.size, "MD5", {})
     writer._write(bytes(writer._buffer))
@@ -119,12 +120,12 @@ def test_crash_mid_write_counts_no_copy_and_the_work_is_redone(layout):
     volume.refresh_from_db()
     assert volume.end_of_data == end_before
 
-    services.recover_stale_work(force=True)
+    manager.recover_stale_work(force=True)
     assert queued(volume_group=primary)[0].pk == won[0].pk
     migrate_group(primary)
     copy = FileCopy.objects.get(copy_number=1)
     assert copy.position == end_before
-    assert "torn" not in [m.name for m in tape.scan(services.volume_path(copy.volume))]
+    assert "torn" not in [m.name for m in tape.scan(paths.volume_path(copy.volume))]
 
 
 def test_drive_failing_writes_is_varied_off_and_work_moves(layout, settings):
@@ -137,9 +138,9 @@ def test_drive_failing_writes_is_varied_off_and_work_moves(layout, settings):
     bad.save()
     volume = scratch_in(primary)
     for _ in range(2):
-        services.mount(bad, volume)
-        won = services.claim(queued(volume_group=primary), bad)
-        assert services.write_copies(bad, volume, won) == set()
+        drives.mount(bad, volume)
+        won = queueing.claim(queued(volume_group=primary), bad)
+        assert writing.write_copies(bad, volume, won) == set()
     bad.refresh_from_db()
     assert bad.state == Drive.State.OFFLINE
     assert "2 consecutive errors" in bad.offline_reason
@@ -167,18 +168,18 @@ def test_bad_volume_is_suspect_and_recall_uses_other_copy(layout):
     primary_volume.save()
 
     drive = drive_in("silo1")
-    services.mount(drive, primary_volume)
-    won = services.claim(queued(kind="recall"), drive)
-    assert services.read_copies(drive, primary_volume, won) == []
+    drives.mount(drive, primary_volume)
+    won = queueing.claim(queued(kind="recall"), drive)
+    assert reading.read_copies(drive, primary_volume, won) == []
     primary_volume.refresh_from_db()
     assert primary_volume.state == Volume.State.SUSPECT
-    assert [c for c, _ in services.recall_candidates(f)] == [2]
+    assert [c for c, _ in reading.recall_candidates(f)] == [2]
 
     backup_volume = FileCopy.objects.get(file=f, copy_number=2).volume
     drive2 = drive_in("silo2")
-    services.mount(drive2, backup_volume)
-    won = services.claim(queued(kind="recall"), drive2)
-    assert len(services.read_copies(drive2, backup_volume, won)) == 1
+    drives.mount(drive2, backup_volume)
+    won = queueing.claim(queued(kind="recall"), drive2)
+    assert len(reading.read_copies(drive2, backup_volume, won)) == 1
     digest, size = checksums.of_file("MD5", services.cache_path(f))
     assert (digest, size) == (f.checksum, f.size)
     assert services.make_available([f])[0].ready
@@ -195,7 +196,7 @@ def test_purge_never_removes_a_file_lacking_a_verified_copy(layout, settings):
     services.archive_granule(half, sources)
     migrate_group(primary)  # only copy 1 of 2: clean would be wrong, purge must not touch it
 
-    services.purge(incoming=9 << 20)
+    cache.purge(incoming=9 << 20)
     assert not CacheEntry.objects.filter(file__granule=archived).exists()
     assert not services.cache_path(archived.files.get()).exists()
     half_entry = CacheEntry.objects.get(file__granule=half)
@@ -239,8 +240,8 @@ def test_damaged_cache_copy_is_never_counted(layout):
     cached.write_bytes(bytes(data))
     drive = drive_in("silo1")
     volume = scratch_in(primary)
-    services.mount(drive, volume)
-    assert services.write_copies(drive, volume, services.claim(queued(volume_group=primary),
+    drives.mount(drive, volume)
+    assert writing.write_copies(drive, volume, queueing.claim(queued(volume_group=primary),
                                                                drive)) == set()
     assert not FileCopy.objects.exists()
     request = Req.objects.get(copy_number=1)
@@ -281,7 +282,7 @@ def test_a_copy_that_reads_back_wrong_is_not_counted_and_is_written_again(layout
                                                                         ahead):
     """A member whose bytes do not read back as the catalog checksum (here the cached file was
     damaged after it was checked) counts for nothing; the good member beside it counts."""
-    monkeypatch.setattr(services, "READ_BACK_AHEAD", ahead)
+    monkeypatch.setattr(writing, "READ_BACK_AHEAD", ahead)
     primary, _, collection, root = layout
     good, good_sources = staged_granule(collection, root / "staging", sizes=(3 << 20,))
     bad, bad_sources = staged_granule(collection, root / "staging", sizes=(2 << 20,))
@@ -294,9 +295,9 @@ def test_a_copy_that_reads_back_wrong_is_not_counted_and_is_written_again(layout
 
     drive = drive_in("silo1")
     volume = scratch_in(primary)
-    services.mount(drive, volume)
-    won = services.claim(queued(volume_group=primary), drive)
-    assert services.write_copies(drive, volume, won) == {
+    drives.mount(drive, volume)
+    won = queueing.claim(queued(volume_group=primary), drive)
+    assert writing.write_copies(drive, volume, won) == {
         r.pk for r in won if r.file.granule_id == good.pk}
 
     assert FileCopy.objects.filter(file__granule=good, state="verified").count() == 1

@@ -3,6 +3,8 @@ import pytest
 
 from backend.archive import operations, services, tape
 from backend.archive.models import ArchiveRequest, CacheEntry, Drive, FileCopy, Volume
+from backend.archive.services import background, drives, paths, queueing, reading
+from backend.archive.services.recall import open_verified
 from backend.catalog import checksums
 from backend.catalog.models import Granule
 from tests.archive_fixtures import archived_collection, small_layout, staged_granule
@@ -53,7 +55,7 @@ def test_recall_from_tape_only(archive):
     assert not wait.ready and wait.eta_s > 0
     services.run_until_idle()
     assert services.make_available([f])[0].ready
-    with services.open_verified(f) as handle:
+    with open_verified(f) as handle:
         assert checksums.of_bytes("MD5", handle.read()) == f.checksum
     assert ArchiveRequest.objects.get(kind="recall").state == "done"
 
@@ -111,7 +113,7 @@ def test_repack_moves_live_copies_then_recycles_the_volume(archive):
     repack = operations.start_repack(old)
     old.refresh_from_db()
     assert old.state == Volume.State.READ_ONLY
-    services.advance_background()       # queues recalls; nothing released yet
+    background.advance_background()       # queues recalls; nothing released yet
     assert FileCopy.objects.filter(volume=old, state="verified").count() == 3
 
     services.run_until_idle()
@@ -119,12 +121,12 @@ def test_repack_moves_live_copies_then_recycles_the_volume(archive):
     repack.refresh_from_db()
     assert repack.state == "done" and repack.bytes_done == repack.bytes_total
     assert old.state == Volume.State.SCRATCH and old.group is None and old.live_bytes == 0
-    assert [m.name for m in tape.scan(services.volume_path(old))] == [tape.LABEL_NAME]
+    assert [m.name for m in tape.scan(paths.volume_path(old))] == [tape.LABEL_NAME]
     for granule in granules:
         f = granule.files.get()
         [copy1] = FileCopy.objects.filter(file=f, copy_number=1, state="verified")
         assert copy1.volume.label != "A00001" and copy1.volume.group.name == "primary"
-        assert tape.read(services.volume_path(copy1.volume), copy1.data_offset, copy1.length,
+        assert tape.read(paths.volume_path(copy1.volume), copy1.data_offset, copy1.length,
                          "MD5") == f.checksum
     assert not FileCopy.objects.filter(volume=old).exclude(state="released").exists()
 
@@ -139,7 +141,7 @@ def test_audit_finds_a_corrupt_copy_and_repairs_it_from_the_good_one(archive):
     [granule] = _archive_some(collection, root, n=1)
     f = granule.files.get()
     copy1 = FileCopy.objects.get(file=f, copy_number=1)
-    with open(services.volume_path(copy1.volume), "r+b") as volume_file:
+    with open(paths.volume_path(copy1.volume), "r+b") as volume_file:
         volume_file.seek(copy1.data_offset + 100)
         byte = volume_file.read(1)
         volume_file.seek(copy1.data_offset + 100)
@@ -156,7 +158,7 @@ def test_audit_finds_a_corrupt_copy_and_repairs_it_from_the_good_one(archive):
     assert copy1.state == "released"
     [repaired] = FileCopy.objects.filter(file=f, copy_number=1, state="verified")
     assert repaired.pk != copy1.pk
-    assert tape.read(services.volume_path(repaired.volume), repaired.data_offset,
+    assert tape.read(paths.volume_path(repaired.volume), repaired.data_offset,
                      repaired.length, "MD5") == f.checksum
     granule.refresh_from_db()
     assert granule.state == Granule.State.ARCHIVED
@@ -181,10 +183,10 @@ def test_recall_waits_for_cache_room_however_long_and_never_fails(archive, setti
     services.make_available([f])
     drive = Drive.objects.get(name="silo1-d1")
     volume = FileCopy.objects.get(file=f, copy_number=1).volume
-    services.mount(drive, volume)
-    for _ in range(services.MAX_ATTEMPTS + 2):
-        won = services.claim(list(ArchiveRequest.objects.filter(kind="recall")), drive)
-        assert services.read_copies(drive, volume, won) == []
+    drives.mount(drive, volume)
+    for _ in range(queueing.MAX_ATTEMPTS + 2):
+        won = queueing.claim(list(ArchiveRequest.objects.filter(kind="recall")), drive)
+        assert reading.read_copies(drive, volume, won) == []
     recall = ArchiveRequest.objects.get(kind="recall")
     assert recall.state == "queued" and recall.attempts == 0
     assert recall.error == "waiting for cache space"

@@ -2,16 +2,19 @@
 
 A thin layer: each subcommand is an entry in SUBCOMMANDS (its help, a function adding its
 arguments, and a handler taking the command and the parsed options); the work is done by the
-archive modules.
+archive modules, whose refusals end the command with their sentence (backend.cli.Command).
 """
 import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
-from backend.archive import operations, scheduler, services, simulator
+from backend.archive import operations, scheduler, simulator
 from backend.archive.models import Drive, Volume
+from backend.archive.services.cache import cache_usage
+from backend.archive.services.manager import recover_stale_work, run_until_idle
+from backend.cli import Command as ServiceCommand
 
 
 @dataclass(frozen=True)
@@ -74,16 +77,6 @@ def _rows(command, header, rows):
 
 def _mib(nbytes):
     return f"{nbytes / 2**20:,.1f} MiB"
-
-
-def _operator(fn):
-    """Run an operator function; its refusals become command errors."""
-    def handler(command, opts):
-        try:
-            return fn(command, opts)
-        except (operations.OperatorError, services.ArchiveError) as exc:
-            raise CommandError(str(exc)) from exc
-    return handler
 
 
 def _volume(label):
@@ -194,7 +187,7 @@ def _release(command, opts):
 
 
 def _cache(command, opts):
-    usage = services.cache_usage()
+    usage = cache_usage()
     _rows(command, ("capacity", "used", "free", "dirty", "clean", "pinned"),
           [tuple(_mib(v) for v in (usage.capacity, usage.used, usage.free, usage.dirty,
                                    usage.clean, usage.pinned))])
@@ -209,8 +202,8 @@ def _run(command, opts):
     import time
 
     while True:
-        services.recover_stale_work()
-        steps = services.run_until_idle(parallel=opts["parallel"])
+        recover_stale_work()
+        steps = run_until_idle(parallel=opts["parallel"])
         if steps:
             command.stdout.write(f"{steps} drive steps done")
         if not opts["forever"]:
@@ -265,37 +258,33 @@ SUBCOMMANDS = {
         "Replay a workload on the simulated silos under a scheduling policy",
         _simulate_arguments, _simulate,
     ),
-    "groups": Subcommand("Volume groups with % full", _none, _operator(_groups)),
-    "volumes": Subcommand("Media list, optionally by state", _volumes_arguments,
-                          _operator(_volumes)),
+    "groups": Subcommand("Volume groups with % full", _none, _groups),
+    "volumes": Subcommand("Media list, optionally by state", _volumes_arguments, _volumes),
     "files": Subcommand("Files on a volume, in tape order",
-                        lambda p: p.add_argument("volume"), _operator(_files)),
+                        lambda p: p.add_argument("volume"), _files),
     "file-status": Subcommand("A file's cache state and every copy",
-                              lambda p: p.add_argument("file"), _operator(_file_status)),
-    "drives": Subcommand("Drive status", _none, _operator(_drives)),
-    "queue": Subcommand("Request queue with % done", _queue_arguments, _operator(_queue)),
-    "vary": Subcommand("Vary a drive on or off", _vary_arguments, _operator(_vary)),
-    "label": Subcommand("Label new scratch volumes (in parallel)", _label_arguments,
-                        _operator(_label)),
+                              lambda p: p.add_argument("file"), _file_status),
+    "drives": Subcommand("Drive status", _none, _drives),
+    "queue": Subcommand("Request queue with % done", _queue_arguments, _queue),
+    "vary": Subcommand("Vary a drive on or off", _vary_arguments, _vary),
+    "label": Subcommand("Label new scratch volumes (in parallel)", _label_arguments, _label),
     "repack": Subcommand("Repack a sparse volume and recycle it",
-                         lambda p: p.add_argument("volume"), _operator(_repack)),
-    "audit": Subcommand("Fixity audit of a volume or a sample", _audit_arguments,
-                        _operator(_audit)),
-    "pin": Subcommand("Pin or unpin cached files", _pin_arguments, _operator(_pin)),
+                         lambda p: p.add_argument("volume"), _repack),
+    "audit": Subcommand("Fixity audit of a volume or a sample", _audit_arguments, _audit),
+    "pin": Subcommand("Pin or unpin cached files", _pin_arguments, _pin),
     "release": Subcommand(
         "Drop files' cache copies now (clean, unpinned, not kept for an order)",
         lambda p: p.add_argument("files", nargs="+", help="file ids or COLLECTION:GRANULE/NAME"),
-        _operator(_release),
+        _release,
     ),
-    "cache": Subcommand("Cache usage", _none, _operator(_cache)),
+    "cache": Subcommand("Cache usage", _none, _cache),
     "rebuild-catalog": Subcommand("Rebuild the copy catalog from the volumes alone", _none,
-                                  _operator(_rebuild)),
-    "run": Subcommand("Run the storage manager in this process", _run_arguments,
-                      _operator(_run)),
+                                  _rebuild),
+    "run": Subcommand("Run the storage manager in this process", _run_arguments, _run),
 }
 
 
-class Command(BaseCommand):
+class Command(ServiceCommand):
     help = "Archive tier commands: " + ", ".join(SUBCOMMANDS)
 
     def add_arguments(self, parser):

@@ -1,0 +1,42 @@
+"""Operations of the archive tier: the RAID cache, migration to tape, recall, and their state.
+
+This package exports what other apps use (everything else is the storage manager's own and is
+imported from its module: paths, policy, queueing, completeness, cache, admission, recall,
+drives, writing, reading, background, manager):
+
+- archive_granule(granule, sources) -> Admission
+    Take a registered granule's files (sources: File.pk -> path of the validated bytes,
+    usually in staging) into the cache and queue one migration per copy its policy requires.
+    Never fails for lack of cache space: it answers admitted=False and the caller tries again.
+    The granule becomes ARCHIVED, and `signals.granule_archived` is sent, once every copy is
+    written and verified (and `signals.granules_archived` once per batch archived together).
+- archive_granules([(granule, sources)]) -> [Admission]
+    The same for many granules at once (one reservation, one transaction, one nudge).
+- make_available(files, requested_by=None, priority=USER) -> [Availability]
+    Files in the cache are ready now; the others get a recall (one per file, shared by all who
+    ask) and an estimate of when they will be.
+- touch_if_cached(file), cache_path(file): whether a file is in the cache (marked as used),
+    and where.
+- policy_copies(collection): the copies a collection's policy requires (ArchiveError if none).
+- run_until_idle(): every drive worked in this process until none has work (tests, bench).
+
+State lives in the database; every step is idempotent on ids, so a message lost or delivered
+twice, or a mover killed mid-write, costs time but never data.
+"""
+from .admission import archive_granule, archive_granules
+from .cache import touch_if_cached
+from .manager import run_until_idle
+from .paths import cache_path
+from .policy import ArchiveError, policy_copies
+from .recall import make_available
+
+__all__ = [
+    "ArchiveError",
+    "archive_granule",
+    "archive_granules",
+    "cache_path",
+    "make_available",
+    "policy_copies",
+    "run_until_idle",
+    "touch_if_cached",
+]

@@ -1,0 +1,147 @@
+"""Admission, the interface for ingest: a granule's files into the cache, its migrations queued."""
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.db import transaction
+from django.utils import timezone
+
+from backend.catalog import bulk
+from backend.catalog.models import File, Granule
+
+from ..models import CacheEntry
+from .cache import place, reserve_cache
+from .completeness import complete_copies, complete_granules_if_archived
+from .paths import cache_path
+from .policy import ArchiveError, policy_copies
+from .queueing import Req, nudge
+
+
+@dataclass
+class Admission:
+    admitted: bool
+    reason: str = ""
+    migrations: int = 0
+    error: str = ""
+
+
+def archive_granule(granule, sources):
+    """Take a granule's files into the cache and queue its migrations (idempotent)."""
+    admission = archive_granules([(granule, sources)])[0]
+    if admission.error:
+        raise ArchiveError(admission.error)
+    return admission
+
+
+def archive_granules(items):
+    """archive_granule for many granules [(granule, sources)] at once: one cache reservation,
+    one transaction of bulk inserts and one nudge. Returns an Admission per item, in order;
+    a granule that cannot be taken gets one with `error` set and holds up no other."""
+    out = [None] * len(items)
+    granule_ids = [g.pk for g, _ in items]
+    files = {}
+    for f in File.objects.filter(granule_id__in=granule_ids).order_by("pk"):
+        files.setdefault(f.granule_id, []).append(f)
+    cached = set(CacheEntry.objects.filter(file__granule_id__in=granule_ids).exclude(
+        state=CacheEntry.State.STAGING).values_list("file_id", flat=True))
+    policies, todo = {}, []
+    for i, (granule, sources) in enumerate(items):
+        try:
+            if granule.collection_id not in policies:
+                policies[granule.collection_id] = policy_copies(granule.collection)
+        except ArchiveError as exc:
+            out[i] = Admission(False, error=str(exc))
+            continue
+        mine = files.get(granule.pk, [])
+        missing = [f.name for f in mine if f.pk not in sources and f.pk not in cached]
+        if missing:
+            out[i] = Admission(False, error=f"no source for {', '.join(missing)}")
+            continue
+        todo.append((i, granule, sources, mine, [f for f in mine if f.pk not in cached]))
+    todo = _reserve_room(todo, out)
+    placed = {}
+    for i, granule, sources, _, to_place in todo:
+        done = []
+        try:
+            for f in to_place:
+                f.granule = granule
+                place(sources[f.pk], cache_path(f))
+                done.append(f)
+        except OSError as exc:
+            for f in done:
+                cache_path(f).unlink(missing_ok=True)
+            out[i] = Admission(False, error=f"{exc}")
+            continue
+        placed[i] = done
+    todo = [t for t in todo if t[0] in placed]
+    try:
+        created = _register_in_cache([(g, mine, placed[i], policies[g.collection_id])
+                                      for i, g, _, mine, _ in todo])
+    except Exception:
+        for done in placed.values():
+            for f in done:
+                cache_path(f).unlink(missing_ok=True)
+        raise
+    for (i, _, _, _, _), migrations in zip(todo, created, strict=True):
+        out[i] = Admission(True, migrations=migrations)
+    return out
+
+
+def _reserve_room(todo, out):
+    """The items that fit in the cache, all at once when possible, else in order until one
+    does not; the others are answered admitted=False (they wait, they do not fail)."""
+    def size(item):
+        return sum(f.size for f in item[4])
+
+    if not reserve_cache(sum(size(t) for t in todo)):
+        fits, total = [], 0
+        for item in todo:
+            if not reserve_cache(total + size(item)):
+                break
+            fits.append(item)
+            total += size(item)
+        for item in todo[len(fits):]:
+            out[item[0]] = Admission(False, "the cache is full; the granule waits for space")
+        todo = fits
+    return todo
+
+
+@transaction.atomic
+def _register_in_cache(batch):
+    """Cache entries for the placed files and the migrations still missing, for a batch of
+    (granule, files, placed, copies); the number of migrations queued per granule."""
+    now = timezone.now()
+    entries, wanted, residency = [], [], {}
+    for granule, files, placed, copies in batch:
+        if granule.collection_id not in residency:
+            residency[granule.collection_id] = (
+                granule.collection.archive_policy.cache_residency_days)
+        days = residency[granule.collection_id]
+        keep_until = now + timedelta(days=days) if days else None
+        # ids, not objects, for the foreign keys: Django's related setters cost more than the
+        # rest of building these thousands of rows
+        entries += [CacheEntry(file_id=f.pk, state=CacheEntry.State.DIRTY, size=f.size,
+                               last_access=now, keep_until=keep_until) for f in placed]
+        wanted += [(f, n, group) for f in files for n, group in copies]
+    CacheEntry.objects.bulk_create(entries, batch_size=1000, update_conflicts=True,
+                                   unique_fields=["file"],
+                                   update_fields=["state", "size", "last_access", "keep_until"])
+    file_ids = [f.pk for f, _, _ in wanted]
+    pending = set(Req.objects.filter(
+        file_id__in=file_ids, kind=Req.Kind.MIGRATE,
+        state__in=[Req.State.QUEUED, Req.State.RUNNING]).values_list("file_id", "copy_number"))
+    complete = complete_copies([f for f, _, _ in wanted])
+    missing = [(f, n, group) for f, n, group in wanted
+               if (f.pk, n) not in pending and (f.pk, n) not in complete]
+    new = [Req(kind=Req.Kind.MIGRATE, priority=Req.Priority.MIGRATION, file_id=f.pk,
+               copy_number=n, volume_group_id=group.pk, bytes_total=f.size)
+           for f, n, group in missing]
+    bulk.insert(new)
+    per_granule = {}
+    for f, _, _ in missing:
+        per_granule[f.granule_id] = per_granule.get(f.granule_id, 0) + 1
+    Granule.objects.filter(pk__in=[g.pk for g, _, _, _ in batch]).update(
+        state=Granule.State.ARCHIVING, updated_at=now)
+    if new:
+        transaction.on_commit(nudge)
+    complete_granules_if_archived([g.pk for g, _, _, _ in batch if g.pk not in per_granule])
+    return [per_granule.get(g.pk, 0) for g, _, _, _ in batch]

@@ -1,0 +1,67 @@
+"""Background work that needs bytes in the cache first: repack and repair."""
+from django.db.models import Sum
+from django.utils import timezone
+
+from .. import tape
+from ..models import FileCopy, Volume
+from .cache import touch_if_cached
+from .completeness import copy_complete
+from .paths import volume_path
+from .policy import policy_copies
+from .queueing import Req
+from .recall import make_available
+
+
+def _pending(file, kind, copy_number=None):
+    qs = Req.objects.filter(file=file, kind=kind, state__in=[Req.State.QUEUED, Req.State.RUNNING])
+    if copy_number is not None:
+        qs = qs.filter(copy_number=copy_number)
+    return qs.exists()
+
+
+def _rewrite(file, copy_number, group, replacing=None):
+    """Queue a new copy `copy_number` of a file, recalling it into the cache first if need be."""
+    if _pending(file, Req.Kind.MIGRATE, copy_number):
+        return
+    if not touch_if_cached(file):
+        if not _pending(file, Req.Kind.RECALL):
+            make_available([file], priority=Req.Priority.BACKGROUND)
+        return
+    Req.objects.create(kind=Req.Kind.MIGRATE, priority=Req.Priority.BACKGROUND, file=file,
+                       copy_number=copy_number, volume_group=group, volume=replacing,
+                       bytes_total=file.size)
+
+
+def advance_background():
+    """Move repacks and repairs one step on: recall what they need, queue the new copies, and
+    recycle a repacked volume once nothing on it is live."""
+    for repack in Req.objects.filter(kind=Req.Kind.REPACK, state__in=[
+            Req.State.QUEUED, Req.State.RUNNING]).select_related("volume__group"):
+        volume = repack.volume
+        live = FileCopy.objects.filter(volume=volume, state=FileCopy.State.VERIFIED)
+        moved = repack.bytes_total - (live.aggregate(total=Sum("length"))["total"] or 0)
+        if not live.exists():
+            _recycle(volume)
+            Req.objects.filter(pk=repack.pk).update(state=Req.State.DONE, bytes_done=moved,
+                                                    finished_at=timezone.now())
+            continue
+        Req.objects.filter(pk=repack.pk).update(state=Req.State.RUNNING, bytes_done=moved)
+        for segment in live.select_related("file__granule__collection"):
+            _rewrite(segment.file, segment.copy_number, volume.group, replacing=volume)
+    bad = (FileCopy.objects.filter(state=FileCopy.State.BAD)
+           .select_related("file__granule__collection"))
+    for segment in bad:
+        f = segment.file
+        if copy_complete(f, segment.copy_number):
+            continue
+        group = dict(policy_copies(f.granule.collection)).get(segment.copy_number)
+        if group is not None:
+            _rewrite(f, segment.copy_number, group)
+
+
+def _recycle(volume):
+    """Return an emptied volume to scratch: relabelled, no group, nothing live."""
+    end = tape.label(volume_path(volume), volume.label, {"silo": volume.silo.name,
+                                                         "recycled": timezone.now().isoformat()})
+    Volume.objects.filter(pk=volume.pk).update(
+        state=Volume.State.SCRATCH, group=None, end_of_data=end, live_bytes=0, file_count=0)

@@ -1,0 +1,167 @@
+"""The RAID cache: usage, the watermark purge, release, pins, and placing bytes in it."""
+import os
+import shutil
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Sum
+from django.utils import timezone
+
+from backend.catalog.models import File
+
+from .. import cache_policy
+from ..models import CacheEntry
+from .completeness import file_copies_complete, files_copies_complete
+from .paths import cache_path
+from .policy import ArchiveError
+
+
+@dataclass
+class CacheUsage:
+    capacity: int
+    used: int
+    dirty: int
+    clean: int
+    pinned: int
+    staging: int
+
+    @property
+    def free(self):
+        return max(0, self.capacity - self.used)
+
+
+def cache_usage():
+    sums = {state: 0 for state in CacheEntry.State.values}
+    for row in CacheEntry.objects.values("state").annotate(total=Sum("size")):
+        sums[row["state"]] = row["total"] or 0
+    return CacheUsage(
+        capacity=settings.GRANARY_CACHE_BYTES, used=sum(sums.values()),
+        dirty=sums["dirty"], clean=sums["clean"], pinned=sums["pinned"], staging=sums["staging"],
+    )
+
+
+def _watermarks():
+    return cache_policy.Watermarks(settings.GRANARY_CACHE_HIGH_WATERMARK,
+                                   settings.GRANARY_CACHE_LOW_WATERMARK)
+
+
+def _copies_verified_ids(file_ids):
+    """The files among file_ids whose every required copy is verified end to end."""
+    return files_copies_complete(list(
+        File.objects.filter(pk__in=file_ids).select_related("granule__collection")))
+
+
+def purge(incoming=0):
+    """Free cache space for `incoming` bytes by the watermark rule; returns bytes freed."""
+    usage = cache_usage()
+    need = cache_policy.bytes_to_free(usage.used, usage.capacity, incoming, _watermarks())
+    if not need:
+        return 0
+    candidates = list(CacheEntry.objects.filter(state=CacheEntry.State.CLEAN)
+                      .order_by("last_access")[:10000])
+    verified = _copies_verified_ids([c.file_id for c in candidates])
+    now = timezone.now().timestamp()
+    view = [
+        cache_policy.CachedFile(
+            file_id=c.file_id, size=c.size, last_access=c.last_access.timestamp(),
+            keep_until=c.keep_until.timestamp() if c.keep_until else None,
+            copies_verified=c.file_id in verified,
+        )
+        for c in candidates
+    ]
+    freed = 0
+    for victim in cache_policy.choose_victims(view, need, now):
+        freed += _drop_from_cache(victim.file_id)
+    return freed
+
+
+def _drop_from_cache(file_id):
+    with transaction.atomic():
+        entry = (CacheEntry.objects.select_for_update(of=("self",))
+                 .select_related("file__granule__collection")
+                 .filter(file_id=file_id, state=CacheEntry.State.CLEAN).first())
+        if entry is None:
+            return 0
+        path = cache_path(entry.file)
+        entry.delete()
+    path.unlink(missing_ok=True)
+    return entry.size
+
+
+def release(file):
+    """Drop one file's cache copy now instead of waiting for the watermarks (an operator's
+    purge: frees room, or sends a file to tape only). Refused, with the reason, when the
+    purge could not drop it either: dirty, pinned, kept for an order, or copies unverified."""
+    with transaction.atomic():
+        entry = CacheEntry.objects.select_for_update().filter(file=file).first()
+        if entry is None or entry.state == CacheEntry.State.STAGING:
+            raise ArchiveError(f"{file.name} is not in the cache")
+        if entry.state == CacheEntry.State.DIRTY:
+            raise ArchiveError(f"{file.name} is dirty: a copy is still to be written to tape")
+        if entry.state == CacheEntry.State.PINNED:
+            raise ArchiveError(f"{file.name} is pinned; unpin it first")
+        if entry.keep_until and entry.keep_until > timezone.now():
+            raise ArchiveError(f"{file.name} is kept in the cache for an order until "
+                               f"{entry.keep_until:%Y-%m-%d %H:%M} UTC")
+        if not file_copies_complete(file):
+            raise ArchiveError(f"{file.name} has tape copies still unverified")
+        entry.delete()
+    cache_path(file).unlink(missing_ok=True)
+    return entry.size
+
+
+def reserve_cache(nbytes):
+    """True when `nbytes` more fit in the cache (purging clean files if need be)."""
+    usage = cache_usage()
+    if usage.used + nbytes <= usage.capacity * settings.GRANARY_CACHE_HIGH_WATERMARK:
+        return True
+    purge(nbytes)
+    return cache_usage().used + nbytes <= settings.GRANARY_CACHE_BYTES
+
+
+def touch(files):
+    CacheEntry.objects.filter(file__in=files).update(last_access=timezone.now())
+
+
+def touch_if_cached(file):
+    """Mark a file in the cache as just used; False if it is not there (or still staging).
+    One write, where a check and a touch would take two round trips."""
+    return bool(CacheEntry.objects.filter(file=file).exclude(state=CacheEntry.State.STAGING)
+                .update(last_access=timezone.now()))
+
+
+def set_pinned(file, pinned):
+    """Pin a cached file (it is never purged) or unpin it. A dirty file stays dirty."""
+    with transaction.atomic():
+        entry = CacheEntry.objects.select_for_update().filter(file=file).first()
+        if entry is None:
+            raise ArchiveError(f"{file.name} is not in the cache; recall it first")
+        if pinned and entry.state == CacheEntry.State.CLEAN:
+            entry.state = CacheEntry.State.PINNED
+        elif not pinned and entry.state == CacheEntry.State.PINNED:
+            entry.state = CacheEntry.State.CLEAN
+        entry.pinned = pinned
+        entry.save(update_fields=["state", "pinned"])
+    return entry
+
+
+def place(source, target):
+    """Put bytes into the cache: a hard link on the same filesystem, a copy otherwise. The
+    file appears whole or not at all; its bucket directory is made the first time only."""
+    try:
+        os.link(source, target)
+        return
+    except FileNotFoundError:
+        if not os.path.exists(source):
+            raise
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        pass
+    tmp = target.with_name(target.name + ".incoming")
+    tmp.unlink(missing_ok=True)
+    try:
+        os.link(source, tmp)
+    except OSError:
+        shutil.copyfile(source, tmp)
+    os.replace(tmp, target)

@@ -1,0 +1,82 @@
+"""Whether copies are complete, and the granules that become ARCHIVED when they are."""
+from django.db import transaction
+from django.db.models import Sum
+from django.utils import timezone
+
+from backend.catalog.models import Collection, File, Granule
+
+from ..models import FileCopy
+from ..signals import granule_archived, granules_archived
+from .policy import policy_copies
+
+
+def complete_copies(files):
+    """{(file id, copy number)} among `files` whose verified segments cover the whole file."""
+    sizes = {f.pk: f.size for f in files}
+    rows = (FileCopy.objects.filter(file_id__in=list(sizes), state=FileCopy.State.VERIFIED)
+            .order_by().values_list("file_id", "copy_number").annotate(total=Sum("length")))
+    return {(file_id, n) for file_id, n, total in rows if (total or 0) >= sizes[file_id]}
+
+
+def copy_complete(file, copy_number):
+    """Verified segments of this copy cover the whole file."""
+    return (file.pk, copy_number) in complete_copies([file])
+
+
+def files_copies_complete(files):
+    """The ids of `files` (granule and collection loaded) whose every required copy is
+    verified end to end."""
+    complete, policies = complete_copies(files), {}
+    out = set()
+    for f in files:
+        collection = f.granule.collection
+        if collection.pk not in policies:
+            policies[collection.pk] = [n for n, _ in policy_copies(collection)]
+        if all((f.pk, n) in complete for n in policies[collection.pk]):
+            out.add(f.pk)
+    return out
+
+
+def file_copies_complete(file):
+    return file.pk in files_copies_complete([file])
+
+
+def complete_granules_if_archived(granule_ids, complete_files=frozenset()):
+    """Mark ARCHIVED those granules whose every file has every required copy verified, and
+    send granule_archived for each after commit. The granule rows are locked first, so two
+    movers that verify the last two copies at once cannot both miss the other's.
+    `complete_files`: ids the caller has just found complete under the same locks."""
+    if not granule_ids:
+        return []
+    with transaction.atomic():
+        granules = {g.pk: g for g in Granule.objects.select_for_update().filter(
+            pk__in=granule_ids).exclude(state=Granule.State.ARCHIVED).order_by("pk").only(
+            "pk", "state", "collection_id", "granule_id", "version", "replaces_id")}
+        if not granules:
+            return []
+        collections = Collection.objects.in_bulk({g.collection_id for g in granules.values()})
+        for g in granules.values():
+            g.collection = collections[g.collection_id]
+        files = list(File.objects.filter(granule_id__in=list(granules)).only(
+            "pk", "granule_id", "size"))
+        unknown = [f for f in files if f.pk not in complete_files]
+        for f in unknown:
+            f.granule = granules[f.granule_id]
+        complete = set(complete_files) | files_copies_complete(unknown)
+        done = set(granules) - {f.granule_id for f in files if f.pk not in complete}
+        if not done:
+            return []
+        now = timezone.now()
+        Granule.objects.filter(pk__in=done).update(
+            state=Granule.State.ARCHIVED, archived_at=now, updated_at=now)
+        archived = [granules[pk] for pk in sorted(done)]
+        for granule in archived:
+            granule.state, granule.archived_at = Granule.State.ARCHIVED, now
+        transaction.on_commit(lambda: _announce(archived))
+    return archived
+
+
+def _announce(granules):
+    granules_archived.send(sender=Granule, granules=granules)
+    for granule in granules:
+        granule_archived.send(sender=Granule, granule=granule)

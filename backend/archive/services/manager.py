@@ -1,0 +1,248 @@
+"""The storage manager: idle drives pull work through the scheduler."""
+from datetime import timedelta
+
+from django.conf import settings
+from django.db.models import Q
+from django.utils import timezone
+
+from .. import hardware
+from ..models import CacheEntry, Drive, FileCopy, Volume
+from .background import advance_background
+from .cache import cache_usage
+from .drives import VolumeBusy, dismount, drive_error, mount, set_drive
+from .queueing import Req, claim, nudge, requeue
+from .reading import read_copies
+from .writing import SPAN_MIN, write_copies
+
+
+def recover_stale_work(force=False):
+    """Requeue work of movers that died: running requests whose drive lease ran out.
+
+    With force, every running request is requeued (for a restart of the whole archive).
+    """
+    now = timezone.now()
+    stale = Drive.objects.filter(Q(lease_until__lt=now) | Q(lease_until__isnull=True))
+    if force:
+        stale = Drive.objects.all()
+    running = Req.objects.filter(state=Req.State.RUNNING)
+    if not force:
+        running = running.filter(Q(drive__isnull=True) | Q(drive__in=stale))
+    requests = list(running)
+    requeue(requests, "the mover stopped before finishing; requeued")
+    for request in requests:
+        # a partial recall file may be stale: a new attempt starts it again
+        if request.kind == Req.Kind.RECALL:
+            Req.objects.filter(pk=request.pk).update(bytes_done=0)
+    busy = [Drive.State.MOUNTING, Drive.State.READING, Drive.State.WRITING,
+            Drive.State.UNLOADING]
+    stale.filter(state__in=busy).update(state=Drive.State.IDLE, lease_owner="",
+                                        lease_until=None, current_rate_b_s=0)
+    return len(requests)
+
+
+def scheduler_config(model):
+    from ..scheduler import SchedulerConfig
+
+    return SchedulerConfig.for_drive(
+        model.rate_mb_s, model.capacity_bytes / 1e9, (model.mount_s_min + model.mount_s_max) / 2,
+        model.unmount_s,
+        write_max_wait_s=settings.GRANARY_WRITE_MAX_WAIT_S,
+        read_max_wait_s=settings.GRANARY_READ_MAX_WAIT_S,
+        read_idle_wait_s=settings.GRANARY_READ_MAX_WAIT_S,
+        dismount_delay_s=settings.GRANARY_DISMOUNT_DELAY_S,
+        remount_delay_s=settings.GRANARY_REMOUNT_DELAY_S,
+        remount_override_age_s=max(settings.GRANARY_READ_MAX_WAIT_S * 4, 60.0),
+        span_min_bytes=SPAN_MIN,
+    )
+
+
+_KLASS = {Req.Priority.OPERATOR: "operator", Req.Priority.USER: "user",
+          Req.Priority.MIGRATION: "migration", Req.Priority.BACKGROUND: "audit"}
+SNAPSHOT_LIMIT = 20000
+
+
+def snapshot(drive_id, now=None):
+    """The scheduler's view of the archive, read from the database."""
+    from .. import scheduler as s
+
+    now = now if now is not None else timezone.now().timestamp()
+    drives = list(Drive.objects.select_related("silo", "mounted_volume"))
+    volumes = {
+        v.label: s.Volume(v.label, v.silo.name, v.group.name if v.group else None, v.state,
+                          v.capacity_bytes, v.end_of_data,
+                          v.last_dismounted_at.timestamp() if v.last_dismounted_at else None)
+        for v in Volume.objects.exclude(state=Volume.State.RETIRED).select_related("silo", "group")
+    }
+    # plain rows, not model objects: the queue can hold thousands and this runs per decision
+    queue = list(Req.objects.filter(state=Req.State.QUEUED, kind__in=[
+        Req.Kind.MIGRATE, Req.Kind.RECALL, Req.Kind.AUDIT])
+                 .order_by("priority", "created_at")
+                 .values_list("pk", "kind", "priority", "created_at", "file_id", "copy_number",
+                              "volume_id", "bytes_total", "bytes_done", "volume_group__name",
+                              "volume_group__silo__name", named=True)[:SNAPSHOT_LIMIT])
+    recall_files = [r.file_id for r in queue if r.kind != Req.Kind.MIGRATE]
+    segments = {}
+    for c in (FileCopy.objects.filter(file_id__in=recall_files, state=FileCopy.State.VERIFIED)
+              .select_related("volume").order_by("copy_number", "file_offset")):
+        segments.setdefault(c.file_id, []).append(c)
+    requests = []
+    for r in queue:
+        klass = _KLASS[r.priority]
+        if r.kind == Req.Kind.MIGRATE:
+            requests.append(s.Request(r.pk, s.WRITE, klass, r.created_at.timestamp(),
+                                      group=r.volume_group__name,
+                                      size=r.bytes_total - r.bytes_done,
+                                      silo=r.volume_group__silo__name))
+        elif r.kind == Req.Kind.AUDIT:
+            copies = tuple(s.Copy(c.volume.label, c.data_offset, c.length)
+                           for c in segments.get(r.file_id, ())
+                           if c.copy_number == r.copy_number and c.volume_id == r.volume_id)
+            requests.append(s.Request(r.pk, s.READ, "audit", r.created_at.timestamp(),
+                                      copies=copies, size=r.bytes_total))
+        else:
+            copies = tuple(
+                s.Copy(c.volume.label, c.data_offset, c.length)
+                for c in segments.get(r.file_id, ())
+                if c.file_offset + c.length > r.bytes_done
+                and c.file_offset <= r.bytes_done
+            )
+            requests.append(s.Request(r.pk, s.READ, klass, r.created_at.timestamp(),
+                                      copies=copies, size=r.bytes_total))
+    usage = cache_usage()
+    cache_full = usage.used >= usage.capacity * settings.GRANARY_CACHE_HIGH_WATERMARK and not (
+        CacheEntry.objects.filter(state=CacheEntry.State.CLEAN).exists())
+    return s.Snapshot(
+        drive=str(drive_id),
+        drives=[s.Drive(str(d.pk), d.silo.name, str(d.model_id), d.state,
+                        d.mounted_volume.label if d.mounted_volume else None, d.mode or None,
+                        d.head_position, d.mounted_at.timestamp() if d.mounted_at else None,
+                        d.last_used_at.timestamp() if d.last_used_at else None)
+                for d in drives],
+        volumes=volumes, requests=requests, now=now, cache_full=cache_full,
+    )
+
+
+def _acquire_lease(drive_id, owner):
+    now = timezone.now()
+    return Drive.objects.filter(pk=drive_id).exclude(state=Drive.State.OFFLINE).filter(
+        Q(lease_until__isnull=True) | Q(lease_until__lt=now) | Q(lease_owner=owner),
+    ).update(lease_owner=owner,
+             lease_until=now + timedelta(seconds=settings.GRANARY_DRIVE_LEASE_S)) == 1
+
+
+def _release_lease(drive_id, owner):
+    Drive.objects.filter(pk=drive_id, lease_owner=owner).update(lease_owner="", lease_until=None)
+
+
+def step(drive, owner=None):
+    """One scheduler decision for an idle drive, carried out. Returns the decision."""
+    from .. import scheduler
+
+    policy = scheduler.POLICIES[settings.GRANARY_SCHEDULER]
+    decision = policy(snapshot(drive.pk), scheduler_config(drive.model))
+    if decision.action == scheduler.WAIT:
+        return decision
+    if decision.action == scheduler.DISMOUNT:
+        dismount(drive)
+        return decision
+    volume = Volume.objects.select_related("silo").get(label=decision.volume)
+    if decision.action == scheduler.MOUNT:
+        try:
+            mount(drive, volume)
+        except VolumeBusy:
+            return decision
+        except hardware.DriveFault as exc:
+            drive_error(drive, exc)
+            return decision
+    set_drive(drive, mode=decision.mode)
+    won = claim([s.request for s in decision.serve], drive)
+    if not won:
+        return decision
+    if decision.mode == scheduler.WRITE:
+        write_copies(drive, volume, won)
+    else:
+        read_copies(drive, volume, won)
+        last = decision.serve[-1]
+        Drive.objects.filter(pk=drive.pk).update(head_position=last.position + last.length)
+    if owner:
+        _acquire_lease(drive.pk, owner)
+    return decision
+
+
+def run_drive(drive_id, max_steps=200):
+    """Work one drive until the scheduler says wait (a Celery task per drive, leased)."""
+    import uuid
+
+    from .. import scheduler
+
+    owner = uuid.uuid4().hex
+    if not _acquire_lease(drive_id, owner):
+        return 0
+    steps, looked_at = 0, timezone.now()
+    try:
+        while steps < max_steps:
+            drive = Drive.objects.select_related("model", "silo", "mounted_volume").get(
+                pk=drive_id)
+            if drive.state == Drive.State.OFFLINE:
+                break
+            looked_at = timezone.now()
+            decision = step(drive, owner)
+            if decision.action == scheduler.WAIT:
+                break
+            steps += 1
+    finally:
+        _release_lease(drive_id, owner)
+    # work queued after the last look found this drive still leased, so its nudge started
+    # nothing: nudge again now that the drive is free (the next look sees that work)
+    if Req.objects.filter(state=Req.State.QUEUED, created_at__gte=looked_at).exists():
+        nudge()
+    return steps
+
+
+def _run_drive_in_thread(drive_id):
+    from django.db import connection
+
+    try:
+        return run_drive(drive_id)
+    finally:
+        connection.close()
+
+
+def run_until_idle(max_rounds=10000, parallel=False):
+    """Run every drive in this process until none has anything to do now (tests, CLI, bench).
+
+    With parallel, each drive runs in its own thread, as separate movers would.
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    total = 0
+    for _ in range(max_rounds):
+        advance_background()
+        drive_ids = list(Drive.objects.exclude(state=Drive.State.OFFLINE).values_list(
+            "pk", flat=True))
+        if parallel:
+            with ThreadPoolExecutor(max_workers=len(drive_ids) or 1) as pool:
+                done = sum(pool.map(_run_drive_in_thread, drive_ids))
+        else:
+            done = sum(run_drive(d) for d in drive_ids)
+        total += done
+        if not done:
+            break
+    return total
+
+
+def tick():
+    """Beat and nudges: recover dead movers' work, then start every free drive."""
+    from ..tasks import run_drive as run_drive_task
+
+    recover_stale_work()
+    advance_background()
+    if not Req.objects.filter(state=Req.State.QUEUED).exists() and not Drive.objects.filter(
+            mounted_volume__isnull=False).exists():
+        return 0
+    now = timezone.now()
+    free = Drive.objects.exclude(state=Drive.State.OFFLINE).filter(
+        Q(lease_until__isnull=True) | Q(lease_until__lt=now)).values_list("pk", flat=True)
+    for drive_id in free:
+        run_drive_task.delay(drive_id)
+    return len(free)

@@ -1,0 +1,24 @@
+"""Where the archive keeps bytes: the volumes' files and the RAID cache's files."""
+from django.conf import settings
+
+
+def volume_path(volume):
+    return str(settings.VOLUMES_ROOT / volume.silo.name / volume.label)
+
+
+# Cache files sit in buckets of this many file ids: a directory is made once per bucket, not
+# once per granule (a directory costs several times a file's hard link on a journaled disk).
+CACHE_BUCKET = 1000
+
+
+def cache_path(file):
+    """Where a file's cache copy lives: by collection, then file id, so every version of a
+    granule has its own path and a small granule costs no directory of its own."""
+    return (settings.CACHE_ROOT / file.granule.collection.key
+            / f"{file.pk // CACHE_BUCKET:06d}" / f"{file.pk}-{file.name}")
+
+
+def member_name(file, segment=None):
+    granule = file.granule
+    name = f"{granule.collection.key}/{granule.granule_id}/v{granule.version}/{file.name}"
+    return name if segment is None else f"{name}.seg{segment:03d}"

@@ -1,0 +1,81 @@
+"""The request queue: claiming work for a drive, putting it back, and waking the manager."""
+from django.db import DEFAULT_DB_ALIAS
+from django.utils import timezone
+
+from backend.catalog.models import Collection, File, Granule
+
+from ..models import ArchiveRequest
+
+MAX_ATTEMPTS = 5
+
+Req = ArchiveRequest
+
+
+# What a mover reads of a request, its file and the granule: claimed as plain rows and built with
+# Model.from_db, so a batch of thousands costs no select_related object graph (half the CPU of
+# the claim) and parses no footprints or timestamps. Other fields load on first use.
+_MOVER_FIELDS = (
+    (Req, "", ("id", "kind", "state", "priority", "file_id", "copy_number", "volume_group_id",
+               "volume_id", "drive_id", "bytes_total", "bytes_done", "attempts")),
+    (File, "file__", ("id", "granule_id", "name", "size", "checksum_type", "checksum")),
+    (Granule, "file__granule__", ("id", "collection_id", "granule_id", "version", "state")),
+)
+
+
+def _mover_objects(rows):
+    """[request with .file and .file.granule (and its collection) set] from claim's rows."""
+    out = []
+    for row in rows:
+        objects, at = [], 0
+        for model, _, names in _MOVER_FIELDS:
+            objects.append(model.from_db(DEFAULT_DB_ALIAS, names, row[at:at + len(names)]))
+            at += len(names)
+        request, f, granule = objects
+        f.granule, request.file = granule, f
+        out.append(request)
+    # a batch is of a few collections: one object each, not a copy per request
+    collections = Collection.objects.in_bulk({r.file.granule.collection_id for r in out})
+    for r in out:
+        r.file.granule.collection = collections[r.file.granule.collection_id]
+    return out
+
+
+def claim(requests, drive):
+    """Mark queued requests (objects or ids) as running on `drive`; returns those won, in order.
+
+    One conditional UPDATE claims them: a request another mover claimed first is no longer
+    QUEUED when this UPDATE sees it (PostgreSQL re-checks the condition after the other commits)
+    so it is not won twice. The rows won are read back by this claim's drive and start time.
+    """
+    ids = [getattr(r, "pk", r) for r in requests]
+    now = timezone.now()
+    Req.objects.filter(pk__in=ids, state=Req.State.QUEUED).update(
+        state=Req.State.RUNNING, drive=drive, started_at=now)
+    order = {pk: i for i, pk in enumerate(ids)}
+    rows = list(Req.objects.filter(pk__in=ids, state=Req.State.RUNNING, drive=drive,
+                                   started_at=now).values_list(
+        *(prefix + name for _, prefix, names in _MOVER_FIELDS for name in names)))
+    return sorted(_mover_objects(rows), key=lambda r: order[r.pk])
+
+
+def requeue(requests, error):
+    """Put interrupted requests back in the queue, or fail them after too many attempts."""
+    for request in requests:
+        request.refresh_from_db()
+        if request.state != Req.State.RUNNING:
+            continue
+        request.attempts += 1
+        request.error = error
+        request.drive = None
+        request.state = Req.State.FAILED if request.attempts >= MAX_ATTEMPTS else Req.State.QUEUED
+        if request.state == Req.State.FAILED:
+            request.finished_at = timezone.now()
+        request.save(update_fields=["attempts", "error", "drive", "state", "finished_at"])
+
+
+def nudge():
+    """Wake the storage manager: the broker message is only a hint, the queue is the database."""
+    # imported here: the tasks import the manager, which imports this module
+    from ..tasks import tick
+
+    tick.delay()

@@ -1,0 +1,283 @@
+"""Writing copies (migration): a batch written to the mounted volume, read back, recorded."""
+import logging
+from concurrent.futures import ThreadPoolExecutor
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Count, F, Q
+from django.utils import timezone
+
+from backend.catalog import bulk, checksums
+from backend.catalog.models import Granule
+from backend.metrics.services import record_transfer
+
+from .. import hardware, tape
+from ..models import CacheEntry, Drive, FileCopy, Volume
+from .completeness import complete_granules_if_archived, files_copies_complete
+from .drives import drive_error, drive_ok, set_drive
+from .paths import cache_path, member_name, volume_path
+from .policy import ArchiveError
+from .queueing import Req
+
+log = logging.getLogger(__name__)
+
+SPAN_MIN = 16 << 20      # don't start a file on a volume with less room than this: span instead
+HEADER_ROOM = 16 << 10   # room kept for a member's pax header and padding
+
+
+def _segment_numbers(requests):
+    """{(file id, copy number): segments already recorded} for the requests' copies."""
+    rows = (FileCopy.objects.filter(file_id__in=[r.file_id for r in requests])
+            .exclude(state=FileCopy.State.RELEASED).order_by()
+            .values_list("file_id", "copy_number").annotate(n=Count("pk")))
+    return {(file_id, n): count for file_id, n, count in rows}
+
+
+def write_copies(drive, volume, requests):
+    """Write migrations onto the mounted volume, verify each by reading it back, record them.
+
+    A copy is recorded (and counts) only after the volume is synced and the bytes read back
+    match. A file larger than the room left is written in part (a segment) and the rest stays
+    queued for the next volume of the group.
+    """
+    volume.refresh_from_db()
+    if volume.state not in (Volume.State.SCRATCH, Volume.State.FILLING):
+        raise ArchiveError(f"volume {volume.label} is {volume.state}, not writable")
+    set_drive(drive, state=Drive.State.WRITING)
+    writer = tape.VolumeWriter(volume_path(volume), volume.end_of_data)
+    started = timezone.now()
+    segments = _segment_numbers(requests)
+    checking = _ReadBack(volume)
+    try:
+        written = _write_batch(drive, volume, writer, requests, segments, checking)
+    except hardware.DriveFault as exc:
+        writer.abandon()
+        checking.finish([])
+        drive_error(drive, exc, requests)
+        return set()
+    except Exception:
+        writer.abandon()
+        checking.finish([])
+        raise
+    verified = checking.finish(written)
+    done = {r.pk for r, _, _ in written}
+    unwritten = [r for r in requests if r.pk not in done]
+    _record_writes(drive, volume, written, verified, writer.end_of_data, unwritten, started)
+    drive_ok(drive)
+    return verified
+
+
+def _write_batch(drive, volume, writer, requests, segments, checking):
+    """Append the requests' members until the volume is full, then sync it; a large member's
+    read-back starts as soon as it is on disk. Returns [(request, result, segment)] written."""
+    written = []
+    for request in requests:
+        f = request.file
+        room = volume.capacity_bytes - writer.end_of_data - HEADER_ROOM
+        remaining = f.size - request.bytes_done
+        length = min(remaining, max(room, 0))
+        if length < remaining and length < SPAN_MIN:
+            break  # volume is full: the rest waits for the next volume
+        hardware.check_fault(drive, "write")
+        result, segment = _write_member(writer, request, length,
+                                        segments.get((f.pk, request.copy_number), 0))
+        hardware.pause(hardware.transfer_seconds(drive.model, length))
+        written.append((request, result, segment))
+        if length >= READ_BACK_AHEAD:
+            writer.sync()
+            checking.start(request, result)
+    writer.close(sync=True)
+    return written
+
+
+def _write_member(writer, request, length, recorded):
+    """Write `length` bytes of the request's file, from where its copy stands, as one member:
+    the whole file, or a numbered segment of a file that spans volumes. `recorded` counts the
+    copy's segments already on tape. Returns (result, segment)."""
+    f = request.file
+    spanning = length < f.size
+    segment = recorded if spanning or request.bytes_done or recorded else 0
+    expected = _expected_checksum(f, request.bytes_done, length, spanning)
+    headers = {
+        "granule_id": f.granule.granule_id, "collection": f.granule.collection.key,
+        "granule_version": f.granule.version, "file": f.name, "file_size": f.size,
+        "checksum_type": f.checksum_type, "checksum": expected,
+        "file_checksum": f.checksum, "copy": request.copy_number,
+        "segment": segment, "file_offset": request.bytes_done,
+    }
+    with open(cache_path(f), "rb") as source:
+        source.seek(request.bytes_done)
+        result = writer.add(member_name(f, segment if spanning else None), source,
+                            length, None, headers)
+    result.checksum = expected   # proven, or disproven, by the read-back
+    return result, segment
+
+
+def _release_replaced(requests):
+    """New copies are verified: release the bad segments of those copies and, for a repack, the
+    old segments on the volume being emptied. Runs in the transaction that records the copies."""
+    if not requests:
+        return
+    replacing = {r.volume_id for r in requests if r.volume_id is not None}
+    candidates = FileCopy.objects.filter(file_id__in=[r.file_id for r in requests]).filter(
+        Q(state=FileCopy.State.BAD) | Q(volume_id__in=replacing, state=FileCopy.State.VERIFIED))
+    wanted = {(r.file_id, r.copy_number): r.volume_id for r in requests}
+    old = [c for c in candidates if (c.file_id, c.copy_number) in wanted and (
+        c.state == FileCopy.State.BAD or c.volume_id == wanted[(c.file_id, c.copy_number)])]
+    for segment in old:
+        if segment.state == FileCopy.State.VERIFIED:
+            Volume.objects.filter(pk=segment.volume_id).update(
+                live_bytes=F("live_bytes") - segment.length, file_count=F("file_count") - 1)
+    FileCopy.objects.filter(pk__in=[c.pk for c in old]).update(state=FileCopy.State.RELEASED)
+
+
+def _expected_checksum(file, offset, length, spanning):
+    if not spanning:
+        return file.checksum
+    digest = checksums.hasher(file.checksum_type)
+    with open(cache_path(file), "rb") as source:
+        source.seek(offset)
+        remaining = length
+        while remaining:
+            chunk = source.read(min(tape.BLOCK, remaining))
+            digest.update(chunk)
+            remaining -= len(chunk)
+    return digest.hexdigest()
+
+
+# A member at least this large is synced on its own and read back while the next is written,
+# as a drive's read-after-write head does: the disk reads one while it writes the other.
+READ_BACK_AHEAD = 64 << 20
+
+
+class _ReadBack:
+    """The read-back of a write batch: large members checked in a thread as soon as they are
+    on disk, the rest after the batch is synced. finish() -> ids of requests whose bytes match
+    the catalog checksum."""
+
+    def __init__(self, volume):
+        self.volume, self.path, self.pool, self.early = volume, volume_path(volume), None, {}
+
+    def start(self, request, result):
+        if self.pool is None:
+            self.pool = ThreadPoolExecutor(1, thread_name_prefix="read-back")
+        self.early[request.pk] = self.pool.submit(self._matches, request, result)
+
+    def finish(self, written):
+        try:
+            rest = [(request, result) for request, result, _ in written
+                    if request.pk not in self.early]
+            digests = tape.read_many(
+                self.path, [(result.data_offset, result.length, request.file.checksum_type)
+                            for request, result in rest],
+                drop_cache=settings.GRANARY_VERIFY_FROM_DISK)
+            good = {request.pk for (request, result), digest in zip(rest, digests, strict=True)
+                    if self._same(request, result, digest)}
+            return good | {request.pk for request, _, _ in written
+                           if request.pk in self.early and self.early[request.pk].result()}
+        finally:
+            if self.pool is not None:
+                self.pool.shutdown(wait=True)
+
+    def _matches(self, request, result):
+        readback = tape.read(self.path, result.data_offset, result.length,
+                             request.file.checksum_type,
+                             drop_cache=settings.GRANARY_VERIFY_FROM_DISK)
+        return self._same(request, result, readback)
+
+    def _same(self, request, result, readback):
+        if checksums.same(request.file.checksum_type, readback, result.checksum):
+            return True
+        log.error("read-back of %s on %s does not match the catalog checksum",
+                  request.file.name, self.volume.label)
+        return False
+
+
+@transaction.atomic
+def _record_writes(drive, volume, written, verified, end_of_data, unwritten, started):
+    """Record a write batch in bulk: its copies, its requests, the cache entries made clean,
+    one transfer record per collection and the granules now archived."""
+    now = timezone.now()
+    volume = Volume.objects.select_for_update().get(pk=volume.pk)
+    copies, done, moved = _settle_requests(volume, written, verified, now)
+    bulk.insert(copies)
+    Req.objects.filter(pk__in=[r.pk for r in done]).update(
+        state=Req.State.DONE, bytes_done=F("bytes_total"), error="", finished_at=now)
+    Req.objects.bulk_update([r for r, _, _ in written if r.state != Req.State.DONE],
+                            ["bytes_done", "error", "state", "drive", "attempts"])
+    _release_replaced(done)
+    clean = _clean_complete_files(done)
+    for collection, nbytes in moved.values():
+        record_transfer("migrate", nbytes, started, now, collection)
+    _advance_volume(volume, written, copies, len(verified), end_of_data, unwritten)
+    Req.objects.filter(pk__in=[r.pk for r in unwritten], state=Req.State.RUNNING).update(
+        state=Req.State.QUEUED, drive=None)
+    elapsed = max((now - started).total_seconds(), 1e-6)
+    set_drive(drive, state=Drive.State.IDLE, last_used_at=now,
+              current_rate_b_s=sum(r.length for _, r, _ in written) / elapsed)
+    complete_granules_if_archived(sorted({r.file.granule_id for r in done
+                                          if r.file_id in clean}), clean)
+
+
+def _settle_requests(volume, written, verified, now):
+    """The copies a write batch leaves on `volume`, the requests it finished and the bytes it
+    moved per collection. Each request is settled in memory: done, queued with the rest of a
+    spanning file, or queued to be written again when its read-back did not match."""
+    copies, done, moved = [], [], {}
+    for request, result, segment in written:
+        f = request.file
+        if request.pk not in verified:
+            request.error = ("read-back does not match the catalog checksum (is the cached "
+                             "copy damaged?); will be written again")
+            request.state = Req.State.QUEUED
+            request.attempts += 1
+            request.drive = None
+            continue
+        copies.append(FileCopy(
+            file_id=f.pk, copy_number=request.copy_number, segment=segment,
+            file_offset=request.bytes_done, volume_id=volume.pk, position=result.position,
+            data_offset=result.data_offset, length=result.length,
+            checksum_type=f.checksum_type, checksum=result.checksum,
+            state=FileCopy.State.VERIFIED, verified_at=now,
+        ))
+        request.bytes_done += result.length
+        request.error = ""
+        if request.bytes_done >= f.size:
+            request.state, request.finished_at = Req.State.DONE, now
+            done.append(request)
+        else:
+            request.state, request.drive = Req.State.QUEUED, None
+        collection = f.granule.collection
+        moved[collection.pk] = (collection, moved.get(collection.pk, (None, 0))[1] + result.length)
+    return copies, done, moved
+
+
+def _clean_complete_files(done):
+    """The files of the finished requests whose every copy is now verified: their dirty cache
+    entries become clean (or stay pinned). Returns their ids."""
+    # Lock the granules first: a mover recording another copy of the same files waits here, so
+    # whichever commits second sees both copies (and cleans the files, completes the granules).
+    granule_ids = sorted({r.file.granule_id for r in done})
+    list(Granule.objects.select_for_update().filter(pk__in=granule_ids).order_by("pk")
+         .values_list("pk", flat=True))
+    clean = files_copies_complete([r.file for r in done])
+    CacheEntry.objects.filter(file_id__in=clean, state=CacheEntry.State.DIRTY,
+                              pinned=False).update(state=CacheEntry.State.CLEAN)
+    CacheEntry.objects.filter(file_id__in=clean, state=CacheEntry.State.DIRTY,
+                              pinned=True).update(state=CacheEntry.State.PINNED)
+    return clean
+
+
+def _advance_volume(volume, written, copies, files, end_of_data, unwritten):
+    """Save the volume past a write batch: its end of data, live bytes and file count; a scratch
+    volume joins the batch's group and is filling; full when the rest did not fit."""
+    volume.end_of_data = end_of_data
+    volume.live_bytes += sum(c.length for c in copies)
+    volume.file_count += files
+    if volume.group_id is None:
+        volume.group_id = written[0][0].volume_group_id if written else None
+    if volume.state == Volume.State.SCRATCH:
+        volume.state = Volume.State.FILLING
+    if unwritten or volume.capacity_bytes - end_of_data - HEADER_ROOM < SPAN_MIN:
+        volume.state = Volume.State.FULL
+    volume.save()
