@@ -21,14 +21,10 @@ from .services.policy import policy_copies
 from .services.queueing import nudge
 
 
-class OperatorError(Conflict):
-    """An operator request that cannot be done, said plainly (409 in the API)."""
-
-
 def label_volumes(silo, media, count, prefix, workers=8):
     """Create `count` scratch volumes named PREFIX00001..., writing their labels in parallel."""
     if count < 1:
-        raise OperatorError("count must be at least 1")
+        raise Conflict("count must be at least 1")
     existing = set(Volume.objects.filter(label__startswith=prefix).values_list("label", flat=True))
     labels, n = [], 1
     while len(labels) < count:
@@ -62,7 +58,7 @@ def vary_drive(drive, online, reason=""):
             drive.offline_reason = ""
         else:
             if drive.state in (Drive.State.READING, Drive.State.WRITING, Drive.State.MOUNTING):
-                raise OperatorError(f"drive {drive.name} is {drive.state}; try again when idle")
+                raise Conflict(f"drive {drive.name} is {drive.state}; try again when idle")
             drive.state = Drive.State.OFFLINE
             drive.offline_reason = reason or "varied off by an operator"
         drive.save()
@@ -93,7 +89,7 @@ def media_by_state(state=None):
     qs = Volume.objects.select_related("silo", "group", "drive")
     if state:
         if state not in Volume.State.values:
-            raise OperatorError(f"unknown volume state {state!r}; one of "
+            raise Conflict(f"unknown volume state {state!r}; one of "
                                 + ", ".join(Volume.State.values))
         qs = qs.filter(state=state)
     return qs
@@ -135,7 +131,7 @@ def cancel_request(request):
         ).update(state=ArchiveRequest.State.CANCELLED, finished_at=timezone.now(),
                  error="cancelled by an operator")
     if not updated:
-        raise OperatorError(f"request {request.pk} is not queued; only queued work can stop")
+        raise Conflict(f"request {request.pk} is not queued; only queued work can stop")
 
 
 def pin(files, pinned=True):
@@ -160,7 +156,7 @@ def find_file(ref):
             granule__granule_id=granule_id, name=name,
         ).latest("granule__version")
     except File.DoesNotExist as exc:
-        raise OperatorError(f"no file {ref}; give an id or COLLECTION:GRANULE/NAME") from exc
+        raise Conflict(f"no file {ref}; give an id or COLLECTION:GRANULE/NAME") from exc
 
 
 def volume_sparseness():
@@ -203,7 +199,7 @@ def set_policy(collection, groups, cache_residency_days=0):
     from .models import ArchivePolicy, PolicyCopy
 
     if not groups:
-        raise OperatorError("a policy needs at least one volume group")
+        raise Conflict("a policy needs at least one volume group")
     with transaction.atomic():
         policy, _ = ArchivePolicy.objects.update_or_create(
             collection=collection, defaults={"cache_residency_days": cache_residency_days})
@@ -222,13 +218,13 @@ def start_repack(volume, requested_by=None):
     with transaction.atomic():
         volume = Volume.objects.select_for_update().get(pk=volume.pk)
         if volume.state not in (Volume.State.FILLING, Volume.State.FULL, Volume.State.READ_ONLY):
-            raise OperatorError(f"volume {volume.label} is {volume.state}; only filling, full or "
+            raise Conflict(f"volume {volume.label} is {volume.state}; only filling, full or "
                                 "read-only volumes can be repacked")
         if volume.group is None:
-            raise OperatorError(f"volume {volume.label} belongs to no volume group")
+            raise Conflict(f"volume {volume.label} belongs to no volume group")
         if ArchiveRequest.objects.filter(kind=ArchiveRequest.Kind.REPACK, volume=volume, state__in=[
                 ArchiveRequest.State.QUEUED, ArchiveRequest.State.RUNNING]).exists():
-            raise OperatorError(f"volume {volume.label} is already being repacked")
+            raise Conflict(f"volume {volume.label} is already being repacked")
         volume.state = Volume.State.READ_ONLY
         volume.save(update_fields=["state"])
         request = ArchiveRequest.objects.create(
@@ -245,7 +241,7 @@ def start_audit(volume=None, sample=None, requested_by=None):
     if volume is not None:
         copies = copies.filter(volume=volume)
     elif not sample:
-        raise OperatorError("name a volume or a sample size")
+        raise Conflict("name a volume or a sample size")
     if sample:
         copies = copies.order_by("?")[:sample]
     pending = set(ArchiveRequest.objects.filter(

@@ -7,6 +7,7 @@ from backend.archive.services import background, drives, paths, queueing, readin
 from backend.archive.services.recall import open_verified
 from backend.catalog import checksums
 from backend.catalog.models import Granule
+from backend.errors import Conflict
 from tests.archive_fixtures import archived_collection, small_layout, staged_granule
 
 pytestmark = pytest.mark.django_db
@@ -132,7 +133,7 @@ def test_repack_moves_live_copies_then_recycles_the_volume(archive):
 
 
 def test_repack_refuses_a_scratch_volume(archive):
-    with pytest.raises(operations.OperatorError, match="only filling, full or read-only"):
+    with pytest.raises(Conflict, match="only filling, full or read-only"):
         operations.start_repack(Volume.objects.get(label="A00004"))
 
 
