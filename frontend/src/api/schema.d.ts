@@ -1203,7 +1203,7 @@ export interface components {
              * @description Everything matching kind
              * @default false
              */
-            all: boolean;
+            all?: boolean;
         };
         BulkRequestRequest: {
             /** @description Needed only by users of several providers */
@@ -1748,7 +1748,7 @@ export interface components {
             /** @description Granule ids; leave out to order the whole cart */
             granules?: number[];
             /** @default https */
-            delivery: components["schemas"]["DeliveryEnum"];
+            delivery?: components["schemas"]["DeliveryEnum"];
             destination?: number | null;
         };
         OrderDetail: {
@@ -2015,7 +2015,7 @@ export interface components {
         PinRequest: {
             files: number[];
             /** @default true */
-            pinned: boolean;
+            pinned?: boolean;
         };
         PreviewGranule: {
             id: number;
@@ -2230,7 +2230,7 @@ export interface components {
              * @description Count granules archived in the last N days
              * @default 30
              */
-            days: number;
+            days?: number;
         };
         SubscriptionPreviewResult: {
             /** @description Granules archived since `since` that match */
@@ -2338,7 +2338,7 @@ export interface components {
         VaryDriveRequest: {
             online: boolean;
             /** @default  */
-            reason: string;
+            reason?: string;
         };
         Volume: {
             label: string;

@@ -1,4 +1,5 @@
-import { cursorOf, type Page } from '../lib/api';
+import { cursorOf } from '../api/client';
+import type { Page } from '../api/types';
 
 /** Newer / older buttons over a cursor-paged list whose cursor lives in the page's state. */
 export function CursorPager({ page, label, onCursor }: { page: Page<unknown>; label: string; onCursor: (cursor: string | null) => void }) {

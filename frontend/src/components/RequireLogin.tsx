@@ -2,7 +2,8 @@ import { useQuery } from '@tanstack/react-query';
 import type { ReactNode } from 'react';
 import { Link, useLocation } from 'react-router';
 
-import { meQuery, type Me, type Role } from '../features/auth/api/me';
+import { meQuery } from '../api/auth/me';
+import type { Me, Role } from '../api/types';
 import { ErrorMessage, Loading } from './StatusMessage';
 
 /**

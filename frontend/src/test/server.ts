@@ -1,10 +1,7 @@
 import { http, HttpResponse } from 'msw';
 import { setupServer } from 'msw/node';
 
-import type { Me } from '../features/auth/api/me';
-import type { Cart } from '../features/cart/api/cart';
-import type { Collection } from '../features/collections/api/collections';
-import type { Page } from '../lib/api';
+import type { Cart, Collection, Me, Page } from '../api/types';
 
 export const anonymous: Me = {
   authenticated: false,

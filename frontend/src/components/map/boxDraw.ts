@@ -5,7 +5,7 @@
  */
 import L from 'leaflet';
 
-import type { BBox } from '../../features/search/api/granules';
+import type { BBox } from '../../api/types';
 import { boxFromCorners, isTooSmall } from './geometry';
 
 export interface BoxDrawOptions {

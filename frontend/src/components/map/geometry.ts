@@ -1,5 +1,5 @@
 /** Boxes on a plate carrée map: what a drag draws, and how footprints are drawn. No Leaflet. */
-import type { BBox } from '../../features/search/api/granules';
+import type { BBox } from '../../api/types';
 
 export interface LatLngLike {
   lat: number;

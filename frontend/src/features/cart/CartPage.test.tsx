@@ -3,10 +3,10 @@ import userEvent from '@testing-library/user-event';
 import { http, HttpResponse } from 'msw';
 import { beforeEach, describe, expect, it } from 'vitest';
 
+import type { Cart } from '../../api/types';
 import { renderApp } from '../../test/renderApp';
 import { emptyCart, server } from '../../test/server';
 import { asUser } from '../subscriptions/fixtures';
-import type { Cart } from './api/cart';
 
 const cart: Cart = {
   count: 2,

@@ -2,13 +2,16 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useRef, useState, type FormEvent } from 'react';
 import { Link, useNavigate } from 'react-router';
 
+import { cartQuery } from '../../api/cart/cart';
+import { cartKeys } from '../../api/cart/keys';
+import { orderKeys } from '../../api/orders/keys';
+import { orderCart } from '../../api/orders/orders';
+import type { Cart, Delivery, OrderLimits } from '../../api/types';
 import { Facts } from '../../components/Facts';
 import { RequireLogin } from '../../components/RequireLogin';
 import { EmptyState, ErrorMessage, Loading } from '../../components/StatusMessage';
 import { formatBytes, formatCount, formatDateTime } from '../../lib/format';
-import { orderCart, type Delivery } from '../orders/api/orders';
 import { DestinationPicker } from '../subscriptions/DestinationPicker';
-import { cartQuery, type Cart, type OrderLimits } from './api/cart';
 import { cartChanges, useCartChange } from './useCart';
 import '../../components/portal.css';
 import './cart.css';
@@ -190,8 +193,8 @@ function Checkout({ cart }: { cart: Cart }) {
   const order = useMutation({
     mutationFn: () => orderCart({ delivery, destination: delivery === 'push' && destination ? Number(destination) : null }),
     onSuccess: async (placed) => {
-      await queryClient.invalidateQueries({ queryKey: ['cart'] });
-      await queryClient.invalidateQueries({ queryKey: ['orders'] });
+      await queryClient.invalidateQueries({ queryKey: cartKeys.all });
+      await queryClient.invalidateQueries({ queryKey: orderKeys.all });
       await navigate(`/orders/${placed.id}`);
     },
   });

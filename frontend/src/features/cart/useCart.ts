@@ -1,7 +1,9 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 
-import { meQuery } from '../auth/api/me';
-import { addToCart, cartQuery, clearCart, removeFromCart, type Cart } from './api/cart';
+import { meQuery } from '../../api/auth/me';
+import { addToCart, cartQuery, clearCart } from '../../api/cart/cart';
+import { removeFromCart } from '../../api/cart/cartGranule';
+import type { Cart } from '../../api/types';
 
 /** The logged-in user's cart (nothing is asked for anonymous visitors). */
 export function useCart() {

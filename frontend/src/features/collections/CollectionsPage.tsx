@@ -2,11 +2,11 @@ import { useQuery, type UseQueryResult } from '@tanstack/react-query';
 import { useEffect, useId, useState, type FormEvent } from 'react';
 import { Link, useSearchParams } from 'react-router';
 
+import { collectionsQuery } from '../../api/collections/collections';
+import type { Collection, Page } from '../../api/types';
 import { AccessBadge } from '../../components/AccessBadge';
 import { LinkPager } from '../../components/LinkPager';
 import { EmptyState, ErrorMessage, Loading } from '../../components/StatusMessage';
-import type { Page } from '../../lib/api';
-import { collectionsQuery, type Collection } from './api/collections';
 import './CollectionsPage.css';
 
 /** Wait for a pause in typing before asking the API again. */

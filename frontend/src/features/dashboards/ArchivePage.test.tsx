@@ -3,10 +3,9 @@ import userEvent from '@testing-library/user-event';
 import { http, HttpResponse } from 'msw';
 import { beforeEach, describe, expect, it } from 'vitest';
 
+import type { Drive, Volume } from '../../api/types';
 import { renderApp } from '../../test/renderApp';
 import { asOperator, page, server } from '../../test/server';
-import type { Drive } from './api/drives';
-import type { Volume } from './api/volumes';
 
 function drive(overrides: Partial<Drive> = {}): Drive {
   return {
@@ -24,11 +23,12 @@ function drive(overrides: Partial<Drive> = {}): Drive {
     last_error: '',
     offline_reason: '',
     current_rate_b_s: 0,
+    fault: {},
     ...overrides,
   };
 }
 
-function volume(label: string, state: string, percent: number): Volume {
+function volume(label: string, state: Volume['state'], percent: number): Volume {
   return {
     label,
     silo: 'silo1',
@@ -41,6 +41,7 @@ function volume(label: string, state: string, percent: number): Volume {
     file_count: 1,
     percent_full: percent,
     mount_count: 1,
+    last_dismounted_at: null,
     mounted_on: null,
     fault: '',
   };

@@ -1,13 +1,16 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useId, useState } from 'react';
 
+import { cacheQuery } from '../../api/archive/cache';
+import { drivesQuery, varyDrive } from '../../api/archive/drives';
+import { archiveKeys } from '../../api/archive/keys';
+import { volumeGroupsQuery } from '../../api/archive/volumeGroups';
+import { volumesQuery, type VolumeList } from '../../api/archive/volumes';
+import type { CacheUsage, Drive, VolumeGroup } from '../../api/types';
 import { OutcomeNotice, type Outcome } from '../../components/OutcomeNotice';
 import { formatBytes, formatCount, formatNumber, formatPercent } from '../../lib/format';
-import { cacheQuery, type CacheUsage } from './api/cache';
-import { drivesQuery, varyDrive, type Drive } from './api/drives';
-import { volumeGroupsQuery, volumesQuery, type VolumeGroup, type VolumeList } from './api/volumes';
-import { HistogramChart } from './charts/HistogramChart';
 import { Loaded } from './Loaded';
+import { HistogramChart } from './charts/HistogramChart';
 
 export function ArchivePage() {
   const drives = useQuery(drivesQuery());
@@ -72,7 +75,7 @@ function DriveBoard({ drives }: { drives: Drive[] }) {
         old?.map((drive) => (drive.name === updated.name ? updated : drive)),
       );
       setOutcome({ ok: true, text: `${updated.name} varied ${online ? 'on' : 'off'}: now ${updated.state}.` });
-      void queryClient.invalidateQueries({ queryKey: ['archive'] });
+      void queryClient.invalidateQueries({ queryKey: archiveKeys.all });
     },
     onError: (error, { drive, online }) => {
       setOutcome({ ok: false, text: `Could not vary ${drive.name} ${online ? 'on' : 'off'}: ${error.message}` });

@@ -1,23 +1,19 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useId, useState } from 'react';
 
+import { archiveKeys } from '../../api/archive/keys';
+import { archiveRequestsQuery, bulkRequests } from '../../api/archive/requests';
+import { ingestKeys } from '../../api/ingest/keys';
+import { ingestRequestQuery } from '../../api/ingest/request';
+import { ingestRequestsQuery } from '../../api/ingest/requests';
+import { retryIngest } from '../../api/ingest/retry';
+import { LIVE_REFRESH_MS } from '../../api/live';
+import type { ArchiveRequest, ArchiveRequestKind, BulkAction, IngestRequest } from '../../api/types';
 import { OutcomeNotice, type Outcome } from '../../components/OutcomeNotice';
 import { formatBytes, formatDateTime } from '../../lib/format';
-import {
-  archiveRequestsQuery,
-  bulkRequests,
-  type ArchiveRequest,
-  type BulkAction,
-} from './api/archiveRequests';
-import {
-  failedGranulesQuery,
-  ingestRequestsQuery,
-  retryIngest,
-  type IngestRequest,
-} from './api/ingestRequests';
 import { Loaded } from './Loaded';
 
-const KINDS = ['migrate', 'recall', 'repack', 'audit'];
+const KINDS: ArchiveRequestKind[] = ['migrate', 'recall', 'repack', 'audit'];
 
 export function FailuresPage() {
   return (
@@ -38,7 +34,7 @@ function describe(action: BulkAction, count: number): string {
 }
 
 function ArchiveFailures() {
-  const [kind, setKind] = useState('');
+  const [kind, setKind] = useState<ArchiveRequestKind | ''>('');
   const kindId = useId();
   const failed = useQuery(archiveRequestsQuery('failed', kind));
   const queryClient = useQueryClient();
@@ -50,7 +46,7 @@ function ArchiveFailures() {
     onSuccess: (result, action) => {
       setOutcome({ ok: true, text: describe(action, result.count) });
       setSelected(new Set());
-      void queryClient.invalidateQueries({ queryKey: ['archive'] });
+      void queryClient.invalidateQueries({ queryKey: archiveKeys.all });
     },
     onError: (error) => setOutcome({ ok: false, text: error.message }),
   });
@@ -77,7 +73,7 @@ function ArchiveFailures() {
       <div className="toolbar">
         <div className="field field--inline">
           <label htmlFor={kindId}>Kind</label>
-          <select id={kindId} value={kind} onChange={(event) => { setKind(event.target.value); setSelected(new Set()); }}>
+          <select id={kindId} value={kind} onChange={(event) => { setKind(KINDS.find((k) => k === event.target.value) ?? ''); setSelected(new Set()); }}>
             <option value="">all kinds</option>
             {KINDS.map((k) => (
               <option key={k} value={k}>{k}</option>
@@ -190,7 +186,8 @@ function FailedTable({
 }
 
 function IngestFailures() {
-  const requests = useQuery(ingestRequestsQuery());
+  // The operator's board keeps its own pace, whether or not a request still runs.
+  const requests = useQuery({ ...ingestRequestsQuery({ limit: 200 }), refetchInterval: LIVE_REFRESH_MS });
   return (
     <section className="dash-section" aria-labelledby="ingest-failures-heading">
       <h2 id="ingest-failures-heading">Ingest requests with failed granules</h2>
@@ -224,13 +221,17 @@ function IngestFailure({ request }: { request: IngestRequest }) {
   const [selected, setSelected] = useState<Set<number>>(new Set());
   const [outcome, setOutcome] = useState<Outcome | null>(null);
   const queryClient = useQueryClient();
-  const detail = useQuery({ ...failedGranulesQuery(request.id), enabled: open });
+  const detail = useQuery({
+    ...ingestRequestQuery(request.id, 'failed'),
+    refetchInterval: LIVE_REFRESH_MS,
+    enabled: open,
+  });
   const retry = useMutation({
     mutationFn: (positions?: number[]) => retryIngest(request.id, positions),
     onSuccess: (result) => {
       setOutcome({ ok: true, text: `Sent ${result.retried} ${result.retried === 1 ? 'granule' : 'granules'} round again.` });
       setSelected(new Set());
-      void queryClient.invalidateQueries({ queryKey: ['ingest'] });
+      void queryClient.invalidateQueries({ queryKey: ingestKeys.all });
     },
     onError: (error) => setOutcome({ ok: false, text: error.message }),
   });
@@ -269,7 +270,7 @@ function IngestFailure({ request }: { request: IngestRequest }) {
                       </tr>
                     </thead>
                     <tbody>
-                      {(data.granules ?? []).map((granule) => (
+                      {data.granules.map((granule) => (
                         <tr key={granule.position}>
                           <td data-label="Select">
                             <input

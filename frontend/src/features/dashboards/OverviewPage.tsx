@@ -1,14 +1,16 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useId, useState, type FormEvent } from 'react';
 
+import { dailyQuery } from '../../api/metrics/daily';
+import { metricKeys } from '../../api/metrics/keys';
+import { saveTargets, targetsQuery } from '../../api/metrics/targets';
+import { throughputQuery } from '../../api/metrics/throughput';
+import { todayQuery } from '../../api/metrics/today';
+import type { ChartedDirection, Targets, Today, TodayDirection } from '../../api/types';
 import { formatAge, formatBytes, formatPercent, formatRate } from '../../lib/format';
-import { dailyQuery } from './api/daily';
-import { todayQuery, type ChartedDirection, type Today, type TodayDirection } from './api/metrics';
-import { saveTargets, targetsQuery, type Targets } from './api/targets';
-import { throughputQuery } from './api/throughput';
+import { Loaded } from './Loaded';
 import { DailyChart } from './charts/DailyChart';
 import { ThroughputChart } from './charts/ThroughputChart';
-import { Loaded } from './Loaded';
 
 const DIRECTION_NAMES: Record<ChartedDirection, string> = {
   ingest: 'Ingest',
@@ -131,7 +133,7 @@ function TargetsForm() {
     onSuccess: async (saved) => {
       queryClient.setQueryData(targetsQuery().queryKey, saved);
       setDraft(null);
-      await queryClient.invalidateQueries({ queryKey: ['metrics'] });
+      await queryClient.invalidateQueries({ queryKey: metricKeys.all });
     },
   });
 

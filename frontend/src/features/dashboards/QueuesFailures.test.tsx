@@ -3,9 +3,9 @@ import userEvent from '@testing-library/user-event';
 import { http, HttpResponse } from 'msw';
 import { beforeEach, describe, expect, it } from 'vitest';
 
+import type { ArchiveRequest } from '../../api/types';
 import { renderApp } from '../../test/renderApp';
 import { asOperator, page, server } from '../../test/server';
-import type { ArchiveRequest } from './api/archiveRequests';
 
 beforeEach(() => asOperator());
 
@@ -46,7 +46,7 @@ describe('queues dashboard', () => {
 
 function failed(id: number, overrides: Partial<ArchiveRequest> = {}): ArchiveRequest {
   return {
-    id, kind: 'migrate', state: 'failed', priority: 5, file: id, file_name: `f${id}.hdf`,
+    id, kind: 'migrate', state: 'failed', priority: 2, file: id, file_name: `f${id}.hdf`,
     copy_number: 1, volume_group: 'primary', volume: 'A00001', drive: null, bytes_total: 1e6,
     bytes_done: 0, percent_done: 0, attempts: 3, error: `checksum mismatch on f${id}.hdf`,
     created_at: '2026-11-22T00:00:00Z', started_at: null, finished_at: '2026-11-22T00:05:00Z',

@@ -1,7 +1,8 @@
 import { useQuery } from '@tanstack/react-query';
 
+import { queuesQuery } from '../../api/archive/queues';
+import type { QueueRow } from '../../api/types';
 import { formatAge, formatBytes, formatCount, formatPercent } from '../../lib/format';
-import { queuesQuery, type QueueRow } from './api/queues';
 import { Loaded } from './Loaded';
 
 export function QueuesPage() {

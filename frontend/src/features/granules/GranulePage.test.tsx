@@ -2,10 +2,10 @@ import { screen, within } from '@testing-library/react';
 import { http, HttpResponse } from 'msw';
 import { describe, expect, it, vi } from 'vitest';
 
+import type { GranuleDetail } from '../../api/types';
 import { granule } from '../../test/granules';
 import { renderApp } from '../../test/renderApp';
 import { server } from '../../test/server';
-import type { GranuleDetail } from './api/granule';
 
 vi.mock('../../components/map/LazyBoxMap', () => ({
   LazyBoxMap: ({ label }: { label: string }) => <div role="region" aria-label={label} />,

@@ -2,16 +2,17 @@ import { useQuery } from '@tanstack/react-query';
 import { useState, type ReactNode } from 'react';
 import { Link, useLocation, useParams } from 'react-router';
 
+import { granuleQuery } from '../../api/granules/granule';
+import type { GranuleDetail, StoredFile } from '../../api/types';
 import { Facts, type Fact } from '../../components/Facts';
 import { ChecksumCell, SizeCell } from '../../components/FileCells';
 import { LoadedPage } from '../../components/LoadedPage';
-import { LazyBoxMap } from '../../components/map/LazyBoxMap';
 import { ResidencyBadge } from '../../components/ResidencyBadge';
+import { LazyBoxMap } from '../../components/map/LazyBoxMap';
 import { formatBytes, formatUtc } from '../../lib/format';
 import { AddToCartButton } from '../cart/AddToCartButton';
 import { useCart } from '../cart/useCart';
 import { formatBBox } from '../search/searchState';
-import { granuleQuery, type GranuleDetail, type StoredFile } from './api/granule';
 import './granules.css';
 
 const ROLES: Record<string, string> = {

@@ -3,12 +3,10 @@ import userEvent from '@testing-library/user-event';
 import { http, HttpResponse } from 'msw';
 import { beforeEach, describe, expect, it } from 'vitest';
 
+import type { Order, OrderDetail, OrderItem, OrderLinks } from '../../api/types';
 import { renderApp } from '../../test/renderApp';
 import { page, server } from '../../test/server';
 import { asUser } from '../subscriptions/fixtures';
-import type { OrderDetail, OrderItem } from './api/order';
-import type { OrderLinks } from './api/links';
-import type { Order } from './api/orders';
 
 function item(overrides: Partial<OrderItem> = {}): OrderItem {
   return {

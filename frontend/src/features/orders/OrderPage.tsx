@@ -2,15 +2,17 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type ReactNode } from 'react';
 import { Link, useParams } from 'react-router';
 
-import { RequireLogin } from '../../components/RequireLogin';
+import { orderKeys } from '../../api/orders/keys';
+import { orderLinksQuery } from '../../api/orders/links';
+import { cancelOrder, orderQuery, scriptUrl } from '../../api/orders/order';
+import { FINAL_STATES } from '../../api/orders/orders';
+import type { DownloadLink, OrderDetail, OrderItem } from '../../api/types';
 import { Facts } from '../../components/Facts';
 import { ChecksumCell, SizeCell } from '../../components/FileCells';
 import { LoadedPage } from '../../components/LoadedPage';
+import { RequireLogin } from '../../components/RequireLogin';
 import { ErrorMessage } from '../../components/StatusMessage';
 import { formatBytes, formatDateTime, formatEta } from '../../lib/format';
-import { cancelOrder, orderQuery, scriptUrl, type OrderDetail, type OrderItem } from './api/order';
-import { orderLinksQuery, type DownloadLink } from './api/links';
-import { FINAL_STATES } from './api/orders';
 import { ItemStateBadge, OrderStateBadge } from './StateBadge';
 import './orders.css';
 
@@ -144,7 +146,7 @@ function OrderActions({ order }: { order: OrderDetail }) {
     mutationFn: () => cancelOrder(order.id),
     onSuccess: async () => {
       setConfirming(false);
-      await queryClient.invalidateQueries({ queryKey: ['orders'] });
+      await queryClient.invalidateQueries({ queryKey: orderKeys.all });
     },
   });
   const final = FINAL_STATES.includes(order.state);

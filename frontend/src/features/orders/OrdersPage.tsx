@@ -1,11 +1,12 @@
 import { useQuery } from '@tanstack/react-query';
 import { Link, useSearchParams } from 'react-router';
 
+import { ordersQuery } from '../../api/orders/orders';
+import type { Order } from '../../api/types';
 import { LinkPager } from '../../components/LinkPager';
 import { RequireLogin } from '../../components/RequireLogin';
 import { EmptyState, ErrorMessage, Loading } from '../../components/StatusMessage';
 import { formatBytes, formatDateTime } from '../../lib/format';
-import { ordersQuery, type Order } from './api/orders';
 import { OrderStateBadge } from './StateBadge';
 import './orders.css';
 

@@ -1,5 +1,5 @@
+import type { ItemState, OrderState } from '../../api/types';
 import '../../components/portal.css';
-import type { ItemState, OrderState } from './api/orders';
 
 type Tone = 'ok' | 'wait' | 'bad' | 'off';
 

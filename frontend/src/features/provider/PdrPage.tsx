@@ -2,13 +2,14 @@ import { useQuery } from '@tanstack/react-query';
 import { useId } from 'react';
 import { Link, useParams } from 'react-router';
 
+import { pdrQuery } from '../../api/ingest/pdr';
+import { pdrIsFinal } from '../../api/ingest/pdrs';
+import { idFromUrl, PROVIDER_REFRESH_MS } from '../../api/ingest/requests';
+import type { Pdr } from '../../api/types';
 import { formatDateTime } from '../../lib/format';
 import { Loaded } from '../dashboards/Loaded';
-import { readAnswer, type Answer } from './answers';
-import { pdrQuery } from './api/pdr';
-import { pdrIsFinal, type Pdr } from './api/pdrs';
-import { idFromUrl, PROVIDER_REFRESH_MS } from './api/requests';
 import { StateBadge } from './StateBadge';
+import { readAnswer, type Answer } from './answers';
 
 export function PdrPage() {
   const id = Number(useParams().id);

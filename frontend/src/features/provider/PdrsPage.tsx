@@ -2,12 +2,13 @@ import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Link } from 'react-router';
 
+import { pdrIsFinal, pdrsQuery } from '../../api/ingest/pdrs';
+import { idFromUrl, PROVIDER_REFRESH_MS } from '../../api/ingest/requests';
+import type { Pdr } from '../../api/types';
 import { CursorPager } from '../../components/CursorPager';
 import { EmptyState } from '../../components/StatusMessage';
 import { formatDateTime } from '../../lib/format';
 import { Loaded } from '../dashboards/Loaded';
-import { pdrIsFinal, pdrsQuery, type Pdr } from './api/pdrs';
-import { idFromUrl, PROVIDER_REFRESH_MS } from './api/requests';
 import { StateBadge } from './StateBadge';
 
 export function PdrsPage() {

@@ -3,10 +3,10 @@ import userEvent from '@testing-library/user-event';
 import { http, HttpResponse } from 'msw';
 import { beforeEach, describe, expect, it } from 'vitest';
 
+import type { IngestRequestDetail } from '../../api/types';
 import { renderApp } from '../../test/renderApp';
 import { page, server } from '../../test/server';
 import { asUser } from '../subscriptions/fixtures';
-import type { IngestRequestDetail } from './api/request';
 import { asProvider, granuleRow, ingestRequest, pdr, requestDetail } from './fixtures';
 
 beforeEach(() => asProvider());

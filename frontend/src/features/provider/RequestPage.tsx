@@ -2,13 +2,15 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useId, useState } from 'react';
 import { Link, useParams } from 'react-router';
 
+import { ingestKeys } from '../../api/ingest/keys';
+import { GRANULE_STATES, ingestRequestQuery } from '../../api/ingest/request';
+import { idFromUrl, isFinal, PROVIDER_REFRESH_MS } from '../../api/ingest/requests';
+import { retryIngest } from '../../api/ingest/retry';
+import type { IngestGranuleRow, IngestRequestDetail } from '../../api/types';
 import { OutcomeNotice, type Outcome } from '../../components/OutcomeNotice';
 import { EmptyState } from '../../components/StatusMessage';
 import { formatBytes, formatCount, formatDateTime } from '../../lib/format';
-import { retryIngest } from '../dashboards/api/ingestRequests';
 import { Loaded } from '../dashboards/Loaded';
-import { GRANULE_STATES, ingestRequestQuery, type IngestGranuleRow, type IngestRequestDetail } from './api/request';
-import { idFromUrl, isFinal, PROVIDER_REFRESH_MS } from './api/requests';
 import { PercentDone, StateBadge } from './StateBadge';
 
 /** Rows drawn at once; a request can hold 10,000 granules. */
@@ -42,7 +44,7 @@ function RequestDetail({ request, state, onState }: { request: IngestRequestDeta
     onSuccess: async (result) => {
       const granules = result.retried === 1 ? 'granule' : 'granules';
       setOutcome({ ok: true, text: `Sent ${formatCount(result.retried)} ${granules} round again.` });
-      await queryClient.invalidateQueries({ queryKey: ['ingest'] });
+      await queryClient.invalidateQueries({ queryKey: ingestKeys.all });
     },
     onError: (error) => setOutcome({ ok: false, text: error.message }),
   });

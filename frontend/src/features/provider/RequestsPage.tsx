@@ -2,16 +2,17 @@ import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Link } from 'react-router';
 
+import { ingestRequestsQuery, isFinal, PROVIDER_REFRESH_MS } from '../../api/ingest/requests';
+import type { IngestRequest } from '../../api/types';
 import { CursorPager } from '../../components/CursorPager';
 import { EmptyState } from '../../components/StatusMessage';
 import { formatBytes, formatCount, formatDateTime } from '../../lib/format';
 import { Loaded } from '../dashboards/Loaded';
-import { isFinal, PROVIDER_REFRESH_MS, providerRequestsQuery, type IngestRequest } from './api/requests';
 import { PercentDone, StateBadge } from './StateBadge';
 
 export function RequestsPage() {
   const [cursor, setCursor] = useState<string | null>(null);
-  const requests = useQuery(providerRequestsQuery(cursor));
+  const requests = useQuery(ingestRequestsQuery({ cursor }));
   const running = requests.data?.results.some((request) => !isFinal(request));
   return (
     <section className="page" aria-labelledby="requests-heading">

@@ -1,11 +1,8 @@
 /** Test data for the provider pages (used by the Vitest files only). */
 import { http, HttpResponse } from 'msw';
 
+import type { IngestGranuleRow, IngestRequest, IngestRequestDetail, Me, Pdr } from '../../api/types';
 import { server } from '../../test/server';
-import type { Me } from '../auth/api/me';
-import type { IngestGranuleRow, IngestRequestDetail } from './api/request';
-import type { IngestRequest } from './api/requests';
-import type { Pdr } from './api/pdrs';
 
 export const modaps: Me = {
   authenticated: true,

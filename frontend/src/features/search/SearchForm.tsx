@@ -2,11 +2,8 @@ import type { UseQueryResult } from '@tanstack/react-query';
 import { useId, useState, type FormEvent } from 'react';
 import { Link } from 'react-router';
 
-import type { Page } from '../../lib/api';
+import type { BBox, Collection, FacetValue, GranuleFacets, Page } from '../../api/types';
 import { formatCount } from '../../lib/format';
-import type { Collection } from '../collections/api/collections';
-import type { FacetValue, GranuleFacets } from './api/facets';
-import type { BBox } from './api/granules';
 import { emptySearch, type DayNight, type SearchState } from './searchState';
 
 type Edges = Record<'west' | 'south' | 'east' | 'north', string>;

@@ -3,12 +3,12 @@ import userEvent from '@testing-library/user-event';
 import { http, HttpResponse } from 'msw';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 
+import type { GranuleFacets } from '../../api/types';
 import type { BoxMapProps } from '../../components/map/types';
 import { granule } from '../../test/granules';
 import { renderApp } from '../../test/renderApp';
 import { collection, emptyCart, page, server } from '../../test/server';
 import { asUser } from '../subscriptions/fixtures';
-import type { GranuleFacets } from './api/facets';
 
 // Leaflet is exercised in the browser journey; here a stand-in map reports what it was given
 // and draws a box on demand, as a drag would.

@@ -2,21 +2,14 @@ import { useQuery } from '@tanstack/react-query';
 import { useEffect, useMemo, useState } from 'react';
 import { useNavigate, useSearchParams } from 'react-router';
 
+import { collectionsQuery } from '../../api/collections/collections';
+import { granuleFacetsQuery } from '../../api/granules/facets';
+import { granulesQuery } from '../../api/granules/granules';
 import { LazyBoxMap } from '../../components/map/LazyBoxMap';
 import type { Footprint } from '../../components/map/types';
-import { collectionsQuery } from '../collections/api/collections';
-import { granuleFacetsQuery } from './api/facets';
-import { granulesQuery } from './api/granules';
-import {
-  facetParams,
-  granuleParams,
-  narrowsCollections,
-  readSearch,
-  writeSearch,
-  type SearchState,
-} from './searchState';
 import { SearchForm } from './SearchForm';
 import { SearchResults } from './SearchResults';
+import { facetParams, granuleParams, narrowsCollections, readSearch, writeSearch, type SearchState } from './searchState';
 import './search.css';
 
 /** Most collections the free text can narrow a granule search to. */

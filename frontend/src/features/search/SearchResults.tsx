@@ -1,14 +1,13 @@
 import type { UseQueryResult } from '@tanstack/react-query';
 import { Link } from 'react-router';
 
+import type { Granule, Page } from '../../api/types';
 import { LinkPager } from '../../components/LinkPager';
 import { ResidencyBadge } from '../../components/ResidencyBadge';
 import { EmptyState, ErrorMessage, Loading } from '../../components/StatusMessage';
-import type { Page } from '../../lib/api';
 import { formatBytes, formatCount, formatUtcRange } from '../../lib/format';
 import { AddToCartButton } from '../cart/AddToCartButton';
 import { useCart } from '../cart/useCart';
-import type { Granule } from './api/granules';
 import { writeSearch, type SearchState } from './searchState';
 
 export function SearchResults({

@@ -3,8 +3,8 @@
  * and reloaded: parsing, writing back, and the API parameters it stands for. Plain functions,
  * no React, so the mapping can be read and tested on its own.
  */
-import type { QueryParams } from '../../lib/api';
-import type { BBox } from './api/granules';
+import type { QueryParams } from '../../api/client';
+import type { BBox } from '../../api/types';
 
 export type DayNight = '' | 'Day' | 'Night';
 

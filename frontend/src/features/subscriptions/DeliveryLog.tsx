@@ -2,11 +2,12 @@ import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Link } from 'react-router';
 
+import { deliveriesQuery, DELIVERY_REFRESH_MS } from '../../api/subscriptions/deliveries';
+import type { SubscriptionDelivery } from '../../api/types';
 import { CursorPager } from '../../components/CursorPager';
 import { EmptyState } from '../../components/StatusMessage';
 import { formatDateTime } from '../../lib/format';
 import { Loaded } from '../dashboards/Loaded';
-import { deliveriesQuery, DELIVERY_REFRESH_MS, type SubscriptionDelivery } from './api/deliveries';
 
 /** Every granule delivered for a subscription, newest first, refreshed while the page is open. */
 export function DeliveryLog({ subscriptionId }: { subscriptionId: number }) {

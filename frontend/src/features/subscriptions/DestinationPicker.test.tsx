@@ -3,9 +3,9 @@ import userEvent from '@testing-library/user-event';
 import { http, HttpResponse } from 'msw';
 import { beforeEach, describe, expect, it } from 'vitest';
 
+import type { Destination, DestinationBody } from '../../api/types';
 import { renderApp } from '../../test/renderApp';
 import { collection, page, server } from '../../test/server';
-import type { Destination, DestinationBody } from './api/destinations';
 import { asUser } from './fixtures';
 
 const GRANARY_KEY = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBwkSZ5ECMKsOzmVXfg+3Z3oWfYdLfMNCDFjxWZhF0vf granary@archive.example.org';

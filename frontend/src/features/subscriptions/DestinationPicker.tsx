@@ -1,10 +1,11 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useId, useState } from 'react';
 
-import { ApiError } from '../../lib/api';
-import { updateDestination } from './api/destination';
-import { createDestination, destinationsQuery, type Destination, type DestinationBody, type DestinationKind } from './api/destinations';
-import { sftpKeyQuery } from './api/sftpKey';
+import { ApiError } from '../../api/client';
+import { updateDestination } from '../../api/destinations/destination';
+import { createDestination, destinationsQuery } from '../../api/destinations/destinations';
+import { sftpKeyQuery } from '../../api/destinations/sftpKey';
+import type { Destination, DestinationBody, DestinationKind } from '../../api/types';
 import { Field, invalid } from './Field';
 import { fieldErrors } from './filterForm';
 import './subscriptions.css';

@@ -1,9 +1,9 @@
 import { useQuery } from '@tanstack/react-query';
 import { Link, useParams } from 'react-router';
 
+import { subscriptionQuery } from '../../api/subscriptions/subscription';
 import { RequireLogin } from '../../components/RequireLogin';
 import { ErrorMessage, Loading } from '../../components/StatusMessage';
-import { subscriptionQuery } from './api/subscription';
 import { SubscriptionForm } from './SubscriptionForm';
 import './subscriptions.css';
 

@@ -3,9 +3,9 @@ import userEvent from '@testing-library/user-event';
 import { http, HttpResponse } from 'msw';
 import { beforeEach, describe, expect, it } from 'vitest';
 
+import type { SubscriptionBody, SubscriptionFilter } from '../../api/types';
 import { renderApp } from '../../test/renderApp';
 import { collection, page, server } from '../../test/server';
-import type { SubscriptionBody, SubscriptionFilter } from './api/subscriptions';
 import { asUser, subscription } from './fixtures';
 
 const modis = collection();

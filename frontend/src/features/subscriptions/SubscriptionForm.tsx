@@ -2,35 +2,19 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useId, useMemo, useRef, useState, type FormEvent, type ReactNode } from 'react';
 import { Link, useNavigate } from 'react-router';
 
+import { ApiError } from '../../api/client';
+import { collectionsQuery } from '../../api/collections/collections';
+import { applySubscription } from '../../api/subscriptions/apply';
+import { subscriptionKeys } from '../../api/subscriptions/keys';
+import { PREVIEW_DAYS, previewQuery } from '../../api/subscriptions/preview';
+import { updateSubscription } from '../../api/subscriptions/subscription';
+import { createSubscription, MODE_LABELS } from '../../api/subscriptions/subscriptions';
+import type { ConditionOp, DeliveryMode, Preview, Subscription, SubscriptionFilter } from '../../api/types';
 import { AccessBadge } from '../../components/AccessBadge';
-import { ApiError } from '../../lib/api';
 import { formatCount, formatDateTime } from '../../lib/format';
-import { collectionsQuery } from '../collections/api/collections';
-import { applySubscription } from './api/apply';
-import { PREVIEW_DAYS, previewQuery, type Preview } from './api/preview';
-import { updateSubscription } from './api/subscription';
-import {
-  createSubscription,
-  MODE_LABELS,
-  type ConditionOp,
-  type DeliveryMode,
-  type Subscription,
-  type SubscriptionFilter,
-} from './api/subscriptions';
 import { DestinationPicker } from './DestinationPicker';
 import { Field, invalid } from './Field';
-import {
-  bodyOf,
-  emptyForm,
-  fieldErrors,
-  filterOf,
-  formFromSubscription,
-  newConditionRow,
-  OP_SYMBOLS,
-  type ConditionRow,
-  type DayNight,
-  type FormState,
-} from './filterForm';
+import { bodyOf, emptyForm, fieldErrors, filterOf, formFromSubscription, newConditionRow, OP_SYMBOLS, type ConditionRow, type DayNight, type FormState } from './filterForm';
 import { useDebounced } from './useDebounced';
 
 /** Wait for a pause in typing before asking for a new preview. */
@@ -67,7 +51,7 @@ export function SubscriptionForm({ original }: { original?: Subscription }) {
       return { saved, notice, failed };
     },
     onSuccess: async ({ saved, notice, failed }) => {
-      await queryClient.invalidateQueries({ queryKey: ['subscriptions'] });
+      await queryClient.invalidateQueries({ queryKey: subscriptionKeys.all });
       await navigate(`/subscriptions/${saved.id}`, { state: { notice, failed } });
     },
   });

@@ -3,9 +3,9 @@ import userEvent from '@testing-library/user-event';
 import { http, HttpResponse } from 'msw';
 import { beforeEach, describe, expect, it } from 'vitest';
 
+import type { Subscription } from '../../api/types';
 import { renderApp } from '../../test/renderApp';
 import { page, server } from '../../test/server';
-import type { Subscription } from './api/subscriptions';
 import { asUser, delivery, subscription } from './fixtures';
 
 beforeEach(() => asUser());

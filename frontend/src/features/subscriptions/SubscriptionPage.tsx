@@ -2,14 +2,16 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useRef, useState } from 'react';
 import { Link, useLocation, useNavigate, useParams } from 'react-router';
 
+import { subscriptionKeys } from '../../api/subscriptions/keys';
+import { deleteSubscription, subscriptionQuery } from '../../api/subscriptions/subscription';
+import { MODE_LABELS } from '../../api/subscriptions/subscriptions';
+import type { Subscription } from '../../api/types';
 import { RequireLogin } from '../../components/RequireLogin';
 import { ErrorMessage, Loading } from '../../components/StatusMessage';
 import { formatDateTime } from '../../lib/format';
-import { deleteSubscription, subscriptionQuery } from './api/subscription';
-import { MODE_LABELS, type Subscription } from './api/subscriptions';
 import { DeliveryLog } from './DeliveryLog';
-import { describe } from './filterForm';
 import { ActiveBadge } from './SubscriptionsPage';
+import { describe } from './filterForm';
 import { useSetActive } from './useSetActive';
 import './subscriptions.css';
 
@@ -56,8 +58,8 @@ function Detail({ subscription }: { subscription: Subscription }) {
   const remove = useMutation({
     mutationFn: () => deleteSubscription(subscription.id),
     onSuccess: async () => {
-      queryClient.removeQueries({ queryKey: ['subscriptions', 'one', subscription.id] });
-      await queryClient.invalidateQueries({ queryKey: ['subscriptions'] });
+      queryClient.removeQueries({ queryKey: subscriptionKeys.detail(subscription.id) });
+      await queryClient.invalidateQueries({ queryKey: subscriptionKeys.all });
       await navigate('/subscriptions', { replace: true });
     },
   });

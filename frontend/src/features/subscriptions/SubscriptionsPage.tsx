@@ -1,10 +1,11 @@
 import { useQuery } from '@tanstack/react-query';
 import { Link, useSearchParams } from 'react-router';
 
+import { cursorOf } from '../../api/client';
+import { MODE_LABELS, subscriptionsQuery } from '../../api/subscriptions/subscriptions';
+import type { Subscription } from '../../api/types';
 import { RequireLogin } from '../../components/RequireLogin';
 import { EmptyState, ErrorMessage, Loading } from '../../components/StatusMessage';
-import { cursorOf } from '../../lib/api';
-import { MODE_LABELS, subscriptionsQuery, type Subscription } from './api/subscriptions';
 import { describe } from './filterForm';
 import { useSetActive } from './useSetActive';
 import './subscriptions.css';

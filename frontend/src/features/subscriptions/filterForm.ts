@@ -3,15 +3,7 @@
  * the mapping can be read (and tested) on its own. Dates are UTC calendar days: the API takes a
  * bare date as the start (or, for `end`, the end) of that day.
  */
-import type {
-  Condition,
-  ConditionOp,
-  ConditionValue,
-  DeliveryMode,
-  Subscription,
-  SubscriptionBody,
-  SubscriptionFilter,
-} from './api/subscriptions';
+import type { Condition, ConditionOp, ConditionValue, DeliveryMode, Subscription, SubscriptionBody, SubscriptionFilter } from '../../api/types';
 
 export interface ConditionRow {
   key: number;
@@ -153,7 +145,14 @@ export function filterOf(form: FormState, original?: Subscription | null): Subsc
   const box = [form.west, form.south, form.east, form.north];
   return {
     collections: form.collections,
-    bbox: box.every((v) => v.trim() === '') ? null : box.map(numberOrText),
+    bbox: box.every((v) => v.trim() === '')
+      ? null
+      : [
+          numberOrText(form.west),
+          numberOrText(form.south),
+          numberOrText(form.east),
+          numberOrText(form.north),
+        ],
     start: instantOf(form.start, original?.start),
     end: instantOf(form.end, original?.end),
     conditions: conditionsOf(form),

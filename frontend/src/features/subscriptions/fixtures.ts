@@ -1,10 +1,8 @@
 /** Test data for the subscription pages (used by the Vitest files only). */
 import { http, HttpResponse } from 'msw';
 
+import type { Me, Subscription, SubscriptionDelivery } from '../../api/types';
 import { server } from '../../test/server';
-import type { Me } from '../auth/api/me';
-import type { SubscriptionDelivery } from './api/deliveries';
-import type { Subscription } from './api/subscriptions';
 
 export const scientist: Me = {
   authenticated: true,

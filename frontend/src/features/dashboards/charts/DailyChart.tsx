@@ -1,10 +1,10 @@
 import type { ChartData, ChartDataset, ChartOptions } from 'chart.js';
 import { Chart } from 'react-chartjs-2';
 
+import type { Daily } from '../../../api/types';
 import { ChartFigure } from '../../../components/ChartFigure';
 import { seriesColour } from '../../../lib/chart';
 import { byteUnit, formatBytes, formatPercent } from '../../../lib/format';
-import type { Daily } from '../api/daily';
 
 const TB = 1e12;
 /** Below this share of the smaller target, bars drawn on the targets' scale would not show. */
