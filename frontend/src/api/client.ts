@@ -107,3 +107,13 @@ export function cursorOf(link: string | null): string | null {
   if (!link) return null;
   return new URL(link, window.location.href).searchParams.get('cursor');
 }
+
+/** Per-field messages from an API error's `errors`, one sentence per field. */
+export function fieldErrors(errors: unknown): Record<string, string> {
+  if (!errors || typeof errors !== 'object' || Array.isArray(errors)) return {};
+  const out: Record<string, string> = {};
+  for (const [field, value] of Object.entries(errors as Record<string, unknown>)) {
+    out[field] = Array.isArray(value) ? value.map(String).join(' ') : String(value);
+  }
+  return out;
+}

@@ -1,4 +1,5 @@
 /** Number formats the dashboards share: decimal units, as the archive counts bytes. */
+import type { BBox } from '../api/types';
 
 const UNITS = ['B', 'KB', 'MB', 'GB', 'TB', 'PB'];
 const numberFormat = new Intl.NumberFormat('en', { maximumFractionDigits: 2 });
@@ -103,4 +104,9 @@ export function formatEta(seconds: number | null | undefined): string {
   if (seconds === null || seconds === undefined || !Number.isFinite(seconds)) return '';
   const minutes = Math.max(1, Math.ceil(seconds / 60));
   return minutes < 90 ? `about ${minutes} min` : `about ${formatAge(seconds)}`;
+}
+
+/** A box as the search's address and the granule page write it: w,s,e,n to 0.001°. */
+export function formatBBox(box: BBox): string {
+  return box.map((n) => String(Math.round(n * 1000) / 1000)).join(',');
 }

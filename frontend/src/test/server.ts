@@ -67,3 +67,17 @@ export const operator: Me = {
 export function asOperator() {
   server.use(http.get('/api/v1/me/', () => HttpResponse.json(operator)));
 }
+
+export const scientist: Me = {
+  authenticated: true,
+  username: 'scientist',
+  email: 'scientist@example.org',
+  role: 'user',
+  roles: ['user'],
+  providers: [],
+};
+
+/** Answer /me/ as a logged-in scientist (or `me`). */
+export function asUser(me: Me = scientist) {
+  server.use(http.get('/api/v1/me/', () => HttpResponse.json(me)));
+}

@@ -7,7 +7,7 @@
 import type { GeoJsonObject } from 'geojson';
 import L from 'leaflet';
 import 'leaflet/dist/leaflet.css';
-import { useEffect, useRef, useState } from 'react';
+import { useEffect, useLayoutEffect, useRef, useState } from 'react';
 import { feature } from 'topojson-client';
 import type { Topology } from 'topojson-specification';
 import landUrl from 'world-atlas/land-110m.json?url';
@@ -62,7 +62,9 @@ export default function BoxMap({
   const [drawing, setDrawing] = useState(false);
   // Handlers change on every render; the map keeps calling the latest ones.
   const handlers = useRef({ onBoxChange, onFootprintSelect });
-  handlers.current = { onBoxChange, onFootprintSelect };
+  useLayoutEffect(() => {
+    handlers.current = { onBoxChange, onFootprintSelect };
+  });
   const focusKey = focus ? focus.join(',') : '';
 
   useEffect(() => {
@@ -81,8 +83,10 @@ export default function BoxMap({
     map.attributionControl.setPrefix(false).addAttribution('Land: Natural Earth');
     map.fitBounds(WORLD);
     graticule().addTo(map);
-    boxLayer.current.addTo(map);
-    footprintLayer.current.addTo(map);
+    const boxes = boxLayer.current;
+    const footprints = footprintLayer.current;
+    boxes.addTo(map);
+    footprints.addTo(map);
     let live = true;
     void loadLand().then((shape) => {
       if (!live || !shape) return;
@@ -103,8 +107,8 @@ export default function BoxMap({
       resize.disconnect();
       drawRef.current?.disable();
       drawRef.current = null;
-      boxLayer.current.remove();
-      footprintLayer.current.remove();
+      boxes.remove();
+      footprints.remove();
       map.remove();
       mapRef.current = null;
     };

@@ -1,6 +1,6 @@
 import { NavLink } from 'react-router';
 
-import { useCart } from './useCart';
+import { useCart } from '../../components/cart/useCart';
 
 /** The cart in the main navigation, with how many granules it holds. */
 export function CartLink() {

@@ -5,8 +5,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 
 import type { Cart } from '../../api/types';
 import { renderApp } from '../../test/renderApp';
-import { emptyCart, server } from '../../test/server';
-import { asUser } from '../subscriptions/fixtures';
+import { asUser, emptyCart, server } from '../../test/server';
 
 const cart: Cart = {
   count: 2,

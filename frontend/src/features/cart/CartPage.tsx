@@ -10,9 +10,9 @@ import type { Cart, Delivery, OrderLimits } from '../../api/types';
 import { Facts } from '../../components/Facts';
 import { RequireLogin } from '../../components/RequireLogin';
 import { EmptyState, ErrorMessage, Loading } from '../../components/StatusMessage';
+import { cartChanges, useCartChange } from '../../components/cart/useCart';
+import { DestinationPicker } from '../../components/destinations/DestinationPicker';
 import { formatBytes, formatCount, formatDateTime } from '../../lib/format';
-import { DestinationPicker } from '../subscriptions/DestinationPicker';
-import { cartChanges, useCartChange } from './useCart';
 import '../../components/portal.css';
 import './cart.css';
 

@@ -7,9 +7,9 @@ import { archiveKeys } from '../../api/archive/keys';
 import { volumeGroupsQuery } from '../../api/archive/volumeGroups';
 import { volumesQuery, type VolumeList } from '../../api/archive/volumes';
 import type { CacheUsage, Drive, VolumeGroup } from '../../api/types';
+import { Loaded } from '../../components/Loaded';
 import { OutcomeNotice, type Outcome } from '../../components/OutcomeNotice';
 import { formatBytes, formatCount, formatNumber, formatPercent } from '../../lib/format';
-import { Loaded } from './Loaded';
 import { HistogramChart } from './charts/HistogramChart';
 
 export function ArchivePage() {

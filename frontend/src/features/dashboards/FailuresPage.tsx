@@ -9,9 +9,9 @@ import { ingestRequestsQuery } from '../../api/ingest/requests';
 import { retryIngest } from '../../api/ingest/retry';
 import { LIVE_REFRESH_MS } from '../../api/live';
 import type { ArchiveRequest, ArchiveRequestKind, BulkAction, IngestRequest } from '../../api/types';
+import { Loaded } from '../../components/Loaded';
 import { OutcomeNotice, type Outcome } from '../../components/OutcomeNotice';
 import { formatBytes, formatDateTime } from '../../lib/format';
-import { Loaded } from './Loaded';
 
 const KINDS: ArchiveRequestKind[] = ['migrate', 'recall', 'repack', 'audit'];
 

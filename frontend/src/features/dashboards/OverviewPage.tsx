@@ -1,5 +1,5 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useEffect, useId, useState, type FormEvent } from 'react';
+import { useId, useState, type FormEvent } from 'react';
 
 import { dailyQuery } from '../../api/metrics/daily';
 import { metricKeys } from '../../api/metrics/keys';
@@ -7,8 +7,8 @@ import { saveTargets, targetsQuery } from '../../api/metrics/targets';
 import { throughputQuery } from '../../api/metrics/throughput';
 import { todayQuery } from '../../api/metrics/today';
 import type { ChartedDirection, Targets, Today, TodayDirection } from '../../api/types';
+import { Loaded } from '../../components/Loaded';
 import { formatAge, formatBytes, formatPercent, formatRate } from '../../lib/format';
-import { Loaded } from './Loaded';
 import { DailyChart } from './charts/DailyChart';
 import { ThroughputChart } from './charts/ThroughputChart';
 
@@ -137,21 +137,21 @@ function TargetsForm() {
     },
   });
 
-  useEffect(() => {
-    if (targets.data && draft === null) {
-      setDraft({ ingest: String(targets.data.ingest), distribution: String(targets.data.distribution) });
-    }
-  }, [targets.data, draft]);
-
   if (targets.isError) {
     return <p className="dash-note">Daily targets could not be read: {targets.error.message}</p>;
   }
-  if (!draft) return null;
+  // The saved targets until the operator types.
+  const shown =
+    draft ??
+    (targets.data
+      ? { ingest: String(targets.data.ingest), distribution: String(targets.data.distribution) }
+      : null);
+  if (!shown) return null;
 
   function onSubmit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
-    if (!draft) return;
-    save.mutate({ ingest: Number(draft.ingest), distribution: Number(draft.distribution) });
+    if (!shown) return;
+    save.mutate({ ingest: Number(shown.ingest), distribution: Number(shown.distribution) });
   }
 
   return (
@@ -164,8 +164,8 @@ function TargetsForm() {
           min={0}
           step="any"
           inputMode="decimal"
-          value={draft.ingest}
-          onChange={(event) => setDraft({ ...draft, ingest: event.target.value })}
+          value={shown.ingest}
+          onChange={(event) => setDraft({ ...shown, ingest: event.target.value })}
         />
       </div>
       <div className="field field--inline">
@@ -176,8 +176,8 @@ function TargetsForm() {
           min={0}
           step="any"
           inputMode="decimal"
-          value={draft.distribution}
-          onChange={(event) => setDraft({ ...draft, distribution: event.target.value })}
+          value={shown.distribution}
+          onChange={(event) => setDraft({ ...shown, distribution: event.target.value })}
         />
       </div>
       <button type="submit" className="button button--small" disabled={save.isPending}>

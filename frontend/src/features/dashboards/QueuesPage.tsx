@@ -2,8 +2,8 @@ import { useQuery } from '@tanstack/react-query';
 
 import { queuesQuery } from '../../api/archive/queues';
 import type { QueueRow } from '../../api/types';
+import { Loaded } from '../../components/Loaded';
 import { formatAge, formatBytes, formatCount, formatPercent } from '../../lib/format';
-import { Loaded } from './Loaded';
 
 export function QueuesPage() {
   const queues = useQuery(queuesQuery());

@@ -8,11 +8,10 @@ import { Facts, type Fact } from '../../components/Facts';
 import { ChecksumCell, SizeCell } from '../../components/FileCells';
 import { LoadedPage } from '../../components/LoadedPage';
 import { ResidencyBadge } from '../../components/ResidencyBadge';
+import { AddToCartButton } from '../../components/cart/AddToCartButton';
+import { useCart } from '../../components/cart/useCart';
 import { LazyBoxMap } from '../../components/map/LazyBoxMap';
-import { formatBytes, formatUtc } from '../../lib/format';
-import { AddToCartButton } from '../cart/AddToCartButton';
-import { useCart } from '../cart/useCart';
-import { formatBBox } from '../search/searchState';
+import { formatBBox, formatBytes, formatUtc } from '../../lib/format';
 import './granules.css';
 
 const ROLES: Record<string, string> = {

@@ -5,8 +5,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 
 import type { Order, OrderDetail, OrderItem, OrderLinks } from '../../api/types';
 import { renderApp } from '../../test/renderApp';
-import { page, server } from '../../test/server';
-import { asUser } from '../subscriptions/fixtures';
+import { asUser, page, server } from '../../test/server';
 
 function item(overrides: Partial<OrderItem> = {}): OrderItem {
   return {

@@ -13,7 +13,7 @@ import { LoadedPage } from '../../components/LoadedPage';
 import { RequireLogin } from '../../components/RequireLogin';
 import { ErrorMessage } from '../../components/StatusMessage';
 import { formatBytes, formatDateTime, formatEta } from '../../lib/format';
-import { ItemStateBadge, OrderStateBadge } from './StateBadge';
+import { ItemStateBadge, OrderStateBadge } from './OrderStates';
 import './orders.css';
 
 export function OrderPage() {

@@ -7,7 +7,7 @@ import { LinkPager } from '../../components/LinkPager';
 import { RequireLogin } from '../../components/RequireLogin';
 import { EmptyState, ErrorMessage, Loading } from '../../components/StatusMessage';
 import { formatBytes, formatDateTime } from '../../lib/format';
-import { OrderStateBadge } from './StateBadge';
+import { OrderStateBadge } from './OrderStates';
 import './orders.css';
 
 export function OrdersPage() {

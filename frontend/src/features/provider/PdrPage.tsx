@@ -6,9 +6,9 @@ import { pdrQuery } from '../../api/ingest/pdr';
 import { pdrIsFinal } from '../../api/ingest/pdrs';
 import { idFromUrl, PROVIDER_REFRESH_MS } from '../../api/ingest/requests';
 import type { Pdr } from '../../api/types';
+import { Loaded } from '../../components/Loaded';
 import { formatDateTime } from '../../lib/format';
-import { Loaded } from '../dashboards/Loaded';
-import { StateBadge } from './StateBadge';
+import { IngestStateBadge } from './IngestStates';
 import { readAnswer, type Answer } from './answers';
 
 export function PdrPage() {
@@ -20,7 +20,7 @@ export function PdrPage() {
         <Link to="/provider/pdrs">PDRs</Link> /
       </p>
       <h1 id="pdr-heading" className="wrap">
-        {pdr.data ? pdr.data.name : `PDR ${id}`} {pdr.data && <StateBadge state={pdr.data.state} />}
+        {pdr.data ? pdr.data.name : `PDR ${id}`} {pdr.data && <IngestStateBadge state={pdr.data.state} />}
       </h1>
       <Loaded query={pdr} what={`PDR ${id}`}>
         {(data) => <PdrDetail pdr={data} />}

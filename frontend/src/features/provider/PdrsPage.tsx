@@ -6,10 +6,10 @@ import { pdrIsFinal, pdrsQuery } from '../../api/ingest/pdrs';
 import { idFromUrl, PROVIDER_REFRESH_MS } from '../../api/ingest/requests';
 import type { Pdr } from '../../api/types';
 import { CursorPager } from '../../components/CursorPager';
+import { Loaded } from '../../components/Loaded';
 import { EmptyState } from '../../components/StatusMessage';
 import { formatDateTime } from '../../lib/format';
-import { Loaded } from '../dashboards/Loaded';
-import { StateBadge } from './StateBadge';
+import { IngestStateBadge } from './IngestStates';
 
 export function PdrsPage() {
   const [cursor, setCursor] = useState<string | null>(null);
@@ -68,7 +68,7 @@ function PdrTable({ rows }: { rows: Pdr[] }) {
                   </Link>
                 </th>
                 <td data-label="State">
-                  <StateBadge state={pdr.state} />
+                  <IngestStateBadge state={pdr.state} />
                 </td>
                 <td data-label="Disposition">
                   <span className="request-name">

@@ -5,8 +5,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 
 import type { IngestRequestDetail } from '../../api/types';
 import { renderApp } from '../../test/renderApp';
-import { page, server } from '../../test/server';
-import { asUser } from '../subscriptions/fixtures';
+import { asUser, page, server } from '../../test/server';
 import { asProvider, granuleRow, ingestRequest, pdr, requestDetail } from './fixtures';
 
 beforeEach(() => asProvider());

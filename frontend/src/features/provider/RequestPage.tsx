@@ -7,11 +7,11 @@ import { GRANULE_STATES, ingestRequestQuery } from '../../api/ingest/request';
 import { idFromUrl, isFinal, PROVIDER_REFRESH_MS } from '../../api/ingest/requests';
 import { retryIngest } from '../../api/ingest/retry';
 import type { IngestGranuleRow, IngestRequestDetail } from '../../api/types';
+import { Loaded } from '../../components/Loaded';
 import { OutcomeNotice, type Outcome } from '../../components/OutcomeNotice';
 import { EmptyState } from '../../components/StatusMessage';
 import { formatBytes, formatCount, formatDateTime } from '../../lib/format';
-import { Loaded } from '../dashboards/Loaded';
-import { PercentDone, StateBadge } from './StateBadge';
+import { IngestStateBadge, PercentDone } from './IngestStates';
 
 /** Rows drawn at once; a request can hold 10,000 granules. */
 const PAGE_ROWS = 100;
@@ -26,7 +26,7 @@ export function RequestPage() {
         <Link to="/provider">Ingest requests</Link> /
       </p>
       <h1 id="request-heading">
-        Ingest request {id} {request.data && <StateBadge state={request.data.state} />}
+        Ingest request {id} {request.data && <IngestStateBadge state={request.data.state} />}
       </h1>
       <Loaded query={request} what={`ingest request ${id}`}>
         {(data) => <RequestDetail request={data} state={state} onState={setState} />}
@@ -63,7 +63,7 @@ function RequestDetail({ request, state, onState }: { request: IngestRequestDeta
         <ul className="state-counts" aria-label="Granules per state">
           {GRANULE_STATES.filter((s) => request.counts[s]).map((s) => (
             <li key={s}>
-              <StateBadge state={s} /> {formatCount(request.counts[s])}
+              <IngestStateBadge state={s} /> {formatCount(request.counts[s])}
             </li>
           ))}
         </ul>
@@ -196,7 +196,7 @@ function GranuleTable({
                   </span>
                 </th>
                 <td data-label="State">
-                  <StateBadge state={row.state} />
+                  <IngestStateBadge state={row.state} />
                   {row.attempts > 1 && <span className="muted small"> {row.attempts} attempts</span>}
                 </td>
                 <td data-label="Validated">

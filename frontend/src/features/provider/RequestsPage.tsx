@@ -5,10 +5,10 @@ import { Link } from 'react-router';
 import { ingestRequestsQuery, isFinal, PROVIDER_REFRESH_MS } from '../../api/ingest/requests';
 import type { IngestRequest } from '../../api/types';
 import { CursorPager } from '../../components/CursorPager';
+import { Loaded } from '../../components/Loaded';
 import { EmptyState } from '../../components/StatusMessage';
 import { formatBytes, formatCount, formatDateTime } from '../../lib/format';
-import { Loaded } from '../dashboards/Loaded';
-import { PercentDone, StateBadge } from './StateBadge';
+import { IngestStateBadge, PercentDone } from './IngestStates';
 
 export function RequestsPage() {
   const [cursor, setCursor] = useState<string | null>(null);
@@ -69,7 +69,7 @@ function RequestTable({ rows }: { rows: IngestRequest[] }) {
                 </span>
               </th>
               <td data-label="State">
-                <StateBadge state={request.state} />
+                <IngestStateBadge state={request.state} />
               </td>
               <td data-label="Done (bytes)">
                 <PercentDone percent={request.percent_done} label={`Request ${request.id}, percent done`} />

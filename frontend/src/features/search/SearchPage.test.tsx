@@ -7,8 +7,7 @@ import type { GranuleFacets } from '../../api/types';
 import type { BoxMapProps } from '../../components/map/types';
 import { granule } from '../../test/granules';
 import { renderApp } from '../../test/renderApp';
-import { collection, emptyCart, page, server } from '../../test/server';
-import { asUser } from '../subscriptions/fixtures';
+import { asUser, collection, emptyCart, page, server } from '../../test/server';
 
 // Leaflet is exercised in the browser journey; here a stand-in map reports what it was given
 // and draws a box on demand, as a drag would.

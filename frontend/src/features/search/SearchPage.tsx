@@ -1,5 +1,5 @@
 import { useQuery } from '@tanstack/react-query';
-import { useEffect, useMemo, useState } from 'react';
+import { useMemo, useState } from 'react';
 import { useNavigate, useSearchParams } from 'react-router';
 
 import { collectionsQuery } from '../../api/collections/collections';
@@ -22,8 +22,13 @@ export function SearchPage() {
   // The address is the search; the form edits a draft of it until it is applied.
   const search = useMemo(() => readSearch(new URLSearchParams(address)), [address]);
   const [draft, setDraft] = useState(search);
+  const [drafted, setDrafted] = useState(search);
+  if (drafted !== search) {
+    // A new address (applied, or the browser's back button) replaces the draft.
+    setDrafted(search);
+    setDraft(search);
+  }
   const [highlight, setHighlight] = useState<number | null>(null);
-  useEffect(() => setDraft(search), [search]);
 
   function apply(next: SearchState) {
     // A changed search starts again at its first page.

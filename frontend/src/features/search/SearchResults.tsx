@@ -5,9 +5,9 @@ import type { Granule, Page } from '../../api/types';
 import { LinkPager } from '../../components/LinkPager';
 import { ResidencyBadge } from '../../components/ResidencyBadge';
 import { EmptyState, ErrorMessage, Loading } from '../../components/StatusMessage';
+import { AddToCartButton } from '../../components/cart/AddToCartButton';
+import { useCart } from '../../components/cart/useCart';
 import { formatBytes, formatCount, formatUtcRange } from '../../lib/format';
-import { AddToCartButton } from '../cart/AddToCartButton';
-import { useCart } from '../cart/useCart';
 import { writeSearch, type SearchState } from './searchState';
 
 export function SearchResults({

@@ -3,11 +3,12 @@ import { useState } from 'react';
 import { Link } from 'react-router';
 
 import { deliveriesQuery, DELIVERY_REFRESH_MS } from '../../api/subscriptions/deliveries';
-import type { SubscriptionDelivery } from '../../api/types';
+import type { DeliveryState, SubscriptionDelivery } from '../../api/types';
 import { CursorPager } from '../../components/CursorPager';
+import { Loaded } from '../../components/Loaded';
+import { StateBadge, type Tone } from '../../components/StateBadge';
 import { EmptyState } from '../../components/StatusMessage';
 import { formatDateTime } from '../../lib/format';
-import { Loaded } from '../dashboards/Loaded';
 
 /** Every granule delivered for a subscription, newest first, refreshed while the page is open. */
 export function DeliveryLog({ subscriptionId }: { subscriptionId: number }) {
@@ -35,11 +36,16 @@ export function DeliveryLog({ subscriptionId }: { subscriptionId: number }) {
   );
 }
 
-const STATE_LABELS: Record<SubscriptionDelivery['state'], string> = {
-  pending: 'Pending',
-  delivered: 'Delivered',
-  failed: 'Failed',
+const STATES: Record<DeliveryState, [string, Tone]> = {
+  pending: ['Pending', 'plain'],
+  delivered: ['Delivered', 'ok'],
+  failed: ['Failed', 'bad'],
 };
+
+function DeliveryStateBadge({ state }: { state: DeliveryState }) {
+  const [label, tone] = STATES[state] ?? [state, 'plain'];
+  return <StateBadge tone={tone}>{label}</StateBadge>;
+}
 
 function DeliveryTable({ rows }: { rows: SubscriptionDelivery[] }) {
   return (
@@ -64,7 +70,7 @@ function DeliveryTable({ rows }: { rows: SubscriptionDelivery[] }) {
                 </Link>
               </th>
               <td data-label="State">
-                <span className={`badge badge--delivery-${row.state}`}>{STATE_LABELS[row.state] ?? row.state}</span>
+                <DeliveryStateBadge state={row.state} />
               </td>
               <td data-label="What happened">
                 {row.detail || <span className="muted">—</span>}

@@ -5,8 +5,8 @@ import { beforeEach, describe, expect, it } from 'vitest';
 
 import type { SubscriptionBody, SubscriptionFilter } from '../../api/types';
 import { renderApp } from '../../test/renderApp';
-import { collection, page, server } from '../../test/server';
-import { asUser, subscription } from './fixtures';
+import { asUser, collection, page, server } from '../../test/server';
+import { subscription } from './fixtures';
 
 const modis = collection();
 const snow = collection({ id: 2, short_name: 'MOD10C1', title: 'MODIS/Terra Snow Cover Daily L3 Global 0.05Deg CMG' });

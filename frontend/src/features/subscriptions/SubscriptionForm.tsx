@@ -2,7 +2,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useId, useMemo, useRef, useState, type FormEvent, type ReactNode } from 'react';
 import { Link, useNavigate } from 'react-router';
 
-import { ApiError } from '../../api/client';
+import { ApiError, fieldErrors } from '../../api/client';
 import { collectionsQuery } from '../../api/collections/collections';
 import { applySubscription } from '../../api/subscriptions/apply';
 import { subscriptionKeys } from '../../api/subscriptions/keys';
@@ -11,10 +11,10 @@ import { updateSubscription } from '../../api/subscriptions/subscription';
 import { createSubscription, MODE_LABELS } from '../../api/subscriptions/subscriptions';
 import type { ConditionOp, DeliveryMode, Preview, Subscription, SubscriptionFilter } from '../../api/types';
 import { AccessBadge } from '../../components/AccessBadge';
+import { Field, invalid } from '../../components/Field';
+import { DestinationPicker } from '../../components/destinations/DestinationPicker';
 import { formatCount, formatDateTime } from '../../lib/format';
-import { DestinationPicker } from './DestinationPicker';
-import { Field, invalid } from './Field';
-import { bodyOf, emptyForm, fieldErrors, filterOf, formFromSubscription, newConditionRow, OP_SYMBOLS, type ConditionRow, type DayNight, type FormState } from './filterForm';
+import { bodyOf, emptyForm, filterOf, formFromSubscription, newConditionRow, OP_SYMBOLS, type ConditionRow, type DayNight, type FormState } from './filterForm';
 import { useDebounced } from './useDebounced';
 
 /** Wait for a pause in typing before asking for a new preview. */

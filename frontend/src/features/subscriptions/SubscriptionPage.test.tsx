@@ -5,8 +5,8 @@ import { beforeEach, describe, expect, it } from 'vitest';
 
 import type { Subscription } from '../../api/types';
 import { renderApp } from '../../test/renderApp';
-import { page, server } from '../../test/server';
-import { asUser, delivery, subscription } from './fixtures';
+import { asUser, page, server } from '../../test/server';
+import { delivery, subscription } from './fixtures';
 
 beforeEach(() => asUser());
 

@@ -5,6 +5,7 @@ import { cursorOf } from '../../api/client';
 import { MODE_LABELS, subscriptionsQuery } from '../../api/subscriptions/subscriptions';
 import type { Subscription } from '../../api/types';
 import { RequireLogin } from '../../components/RequireLogin';
+import { StateBadge } from '../../components/StateBadge';
 import { EmptyState, ErrorMessage, Loading } from '../../components/StatusMessage';
 import { describe } from './filterForm';
 import { useSetActive } from './useSetActive';
@@ -140,5 +141,5 @@ function SubscriptionRow({ subscription, busy, onToggle }: { subscription: Subsc
 }
 
 export function ActiveBadge({ active }: { active: boolean }) {
-  return <span className={`badge ${active ? 'badge--active' : 'badge--paused'}`}>{active ? 'Active' : 'Paused'}</span>;
+  return <StateBadge tone={active ? 'ok' : 'plain'}>{active ? 'Active' : 'Paused'}</StateBadge>;
 }

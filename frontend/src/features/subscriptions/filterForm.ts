@@ -169,16 +169,6 @@ export function bodyOf(form: FormState, original?: Subscription | null): Subscri
   };
 }
 
-/** Per-field messages from an API error's `errors`, one sentence per field. */
-export function fieldErrors(errors: unknown): Record<string, string> {
-  if (!errors || typeof errors !== 'object' || Array.isArray(errors)) return {};
-  const out: Record<string, string> = {};
-  for (const [field, value] of Object.entries(errors as Record<string, unknown>)) {
-    out[field] = Array.isArray(value) ? value.map(String).join(' ') : String(value);
-  }
-  return out;
-}
-
 const dayFormat = new Intl.DateTimeFormat('en-GB', { timeZone: 'UTC', day: 'numeric', month: 'short', year: 'numeric' });
 
 function formatDay(iso: string): string {

@@ -1,21 +1,5 @@
 /** Test data for the subscription pages (used by the Vitest files only). */
-import { http, HttpResponse } from 'msw';
-
-import type { Me, Subscription, SubscriptionDelivery } from '../../api/types';
-import { server } from '../../test/server';
-
-export const scientist: Me = {
-  authenticated: true,
-  username: 'scientist',
-  email: 'scientist@example.org',
-  role: 'user',
-  roles: ['user'],
-  providers: [],
-};
-
-export function asUser(me: Me = scientist) {
-  server.use(http.get('/api/v1/me/', () => HttpResponse.json(me)));
-}
+import type { Subscription, SubscriptionDelivery } from '../../api/types';
 
 export function subscription(overrides: Partial<Subscription> = {}): Subscription {
   return {

@@ -1,7 +1,7 @@
 import { Link } from 'react-router';
 
-import '../../components/portal.css';
 import { cartChanges, useCart, useCartChange } from './useCart';
+import '../portal.css';
 
 /**
  * Add one granule to the cart, or say it is there already. A refusal (a limit, a restricted

@@ -1,5 +1,7 @@
-/** A request, granule or PDR state as text on a colour that agrees with it. */
-const TONES: Record<string, string> = {
+import { StateBadge, type Tone } from '../../components/StateBadge';
+
+/** Request, granule and PDR states that are over: well, or not. */
+const TONES: Partial<Record<string, Tone>> = {
   completed: 'ok',
   archived: 'ok',
   answered: 'ok',
@@ -7,8 +9,9 @@ const TONES: Record<string, string> = {
   rejected: 'bad',
 };
 
-export function StateBadge({ state }: { state: string }) {
-  return <span className={`badge badge--tone-${TONES[state] ?? 'busy'}`}>{state}</span>;
+/** A request, granule or PDR state as it is named, on a colour that agrees with it. */
+export function IngestStateBadge({ state }: { state: string }) {
+  return <StateBadge tone={TONES[state] ?? 'busy'}>{state}</StateBadge>;
 }
 
 /** % done in bytes as a bar with the number beside it. */

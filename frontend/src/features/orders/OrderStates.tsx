@@ -1,7 +1,5 @@
 import type { ItemState, OrderState } from '../../api/types';
-import '../../components/portal.css';
-
-type Tone = 'ok' | 'wait' | 'bad' | 'off';
+import { StateBadge, type Tone } from '../../components/StateBadge';
 
 const ORDER: Record<OrderState, [string, Tone]> = {
   submitted: ['Submitted', 'wait'],
@@ -22,16 +20,12 @@ const ITEM: Record<ItemState, [string, Tone]> = {
   cancelled: ['Cancelled', 'off'],
 };
 
-export function orderStateLabel(state: OrderState): string {
-  return ORDER[state]?.[0] ?? state;
-}
-
 export function OrderStateBadge({ state }: { state: OrderState }) {
   const [label, tone] = ORDER[state] ?? [state, 'off'];
-  return <span className={`badge badge--${tone}`}>{label}</span>;
+  return <StateBadge tone={tone}>{label}</StateBadge>;
 }
 
 export function ItemStateBadge({ state }: { state: ItemState }) {
   const [label, tone] = ITEM[state] ?? [state, 'off'];
-  return <span className={`badge badge--${tone}`}>{label}</span>;
+  return <StateBadge tone={tone}>{label}</StateBadge>;
 }

@@ -5,8 +5,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 
 import type { Destination, DestinationBody } from '../../api/types';
 import { renderApp } from '../../test/renderApp';
-import { collection, page, server } from '../../test/server';
-import { asUser } from './fixtures';
+import { asUser, collection, page, server } from '../../test/server';
 
 const GRANARY_KEY = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBwkSZ5ECMKsOzmVXfg+3Z3oWfYdLfMNCDFjxWZhF0vf granary@archive.example.org';
 const HOST_KEY = '[sftp.example.org]:2222 ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIEIvHjJyd6wBrgOznN1sPsB+7pFJtmQf0QuIcWTvvv+P';

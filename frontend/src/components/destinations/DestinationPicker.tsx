@@ -1,14 +1,13 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useId, useState } from 'react';
 
-import { ApiError } from '../../api/client';
+import { ApiError, fieldErrors } from '../../api/client';
 import { updateDestination } from '../../api/destinations/destination';
 import { createDestination, destinationsQuery } from '../../api/destinations/destinations';
 import { sftpKeyQuery } from '../../api/destinations/sftpKey';
 import type { Destination, DestinationBody, DestinationKind } from '../../api/types';
-import { Field, invalid } from './Field';
-import { fieldErrors } from './filterForm';
-import './subscriptions.css';
+import { Field, invalid } from '../Field';
+import './DestinationPicker.css';
 
 interface NewDestination {
   name: string;

@@ -1,7 +1,7 @@
 import type { UseQueryResult } from '@tanstack/react-query';
 import type { ReactNode } from 'react';
 
-import { ErrorMessage, Loading } from '../../components/StatusMessage';
+import { ErrorMessage, Loading } from './StatusMessage';
 
 /**
  * The three faces of a dashboard panel: loading, the API's own error words (with a retry), or
