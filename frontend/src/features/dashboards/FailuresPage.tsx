@@ -8,7 +8,14 @@ import { ingestRequestQuery } from '../../api/ingest/request';
 import { ingestRequestsQuery } from '../../api/ingest/requests';
 import { retryIngest } from '../../api/ingest/retry';
 import { LIVE_REFRESH_MS } from '../../api/live';
-import type { ArchiveRequest, ArchiveRequestKind, BulkAction, IngestRequest } from '../../api/types';
+import type {
+  ArchiveRequest,
+  ArchiveRequestKind,
+  BulkAction,
+  IngestGranuleRow,
+  IngestRequest,
+} from '../../api/types';
+import { type Column, DataTable } from '../../components/DataTable';
 import { Loaded } from '../../components/Loaded';
 import { OutcomeNotice, type Outcome } from '../../components/OutcomeNotice';
 import { formatBytes, formatDateTime } from '../../lib/format';
@@ -134,54 +141,61 @@ function FailedTable({
   onRetry: (id: number) => void;
   busy: boolean;
 }) {
-  const allChecked = rows.every((row) => selected.has(row.id));
+  const columns: Column<ArchiveRequest>[] = [
+    {
+      label: 'Request',
+      rowHeader: true,
+      cell: (row) => (
+        <span>
+          #{row.id} {row.kind}
+          <span className="muted small"> {formatDateTime(row.finished_at ?? row.created_at)}</span>
+        </span>
+      ),
+    },
+    {
+      label: 'File',
+      className: 'mono wrap',
+      cell: (row) => (
+        <span>
+          {row.file_name ?? '—'} <span className="muted small">{formatBytes(row.bytes_total)}</span>
+        </span>
+      ),
+    },
+    {
+      label: 'Group / volume',
+      cell: (row) => [row.volume_group, row.volume].filter(Boolean).join(' / ') || '—',
+    },
+    { label: 'Attempts', numeric: true, cell: (row) => row.attempts },
+    { label: 'Error', className: 'wrap', cell: (row) => row.error || '—' },
+    {
+      label: 'Action',
+      header: 'hidden',
+      cell: (row) => (
+        <button
+          type="button"
+          className="button button--small"
+          disabled={busy}
+          onClick={() => onRetry(row.id)}
+          aria-label={`Retry request ${row.id}`}
+        >
+          Retry
+        </button>
+      ),
+    },
+  ];
   return (
-    <div className="table-card">
-      <table className="data-table data-table--cards">
-        <caption>
-          Failed archive requests{more ? ` (the first ${rows.length}; “Retry all” covers the rest)` : ''}
-        </caption>
-        <thead>
-          <tr>
-            <th scope="col">
-              <input type="checkbox" aria-label="Select all shown" checked={allChecked} onChange={(event) => onToggleAll(event.target.checked)} />
-            </th>
-            <th scope="col">Request</th>
-            <th scope="col">File</th>
-            <th scope="col">Group / volume</th>
-            <th scope="col" className="numeric">Attempts</th>
-            <th scope="col">Error</th>
-            <th scope="col">
-              <span className="visually-hidden">Action</span>
-            </th>
-          </tr>
-        </thead>
-        <tbody>
-          {rows.map((row) => (
-            <tr key={row.id}>
-              <td data-label="Select">
-                <input type="checkbox" aria-label={`Select request ${row.id}`} checked={selected.has(row.id)} onChange={() => onToggle(row.id)} />
-              </td>
-              <th scope="row" data-label="Request">
-                <span>
-                  #{row.id} {row.kind}
-                  <span className="muted small"> {formatDateTime(row.finished_at ?? row.created_at)}</span>
-                </span>
-              </th>
-              <td data-label="File" className="mono wrap"><span>{row.file_name ?? '—'} <span className="muted small">{formatBytes(row.bytes_total)}</span></span></td>
-              <td data-label="Group / volume">{[row.volume_group, row.volume].filter(Boolean).join(' / ') || '—'}</td>
-              <td data-label="Attempts" className="numeric">{row.attempts}</td>
-              <td data-label="Error" className="wrap">{row.error || '—'}</td>
-              <td data-label="Action">
-                <button type="button" className="button button--small" disabled={busy} onClick={() => onRetry(row.id)} aria-label={`Retry request ${row.id}`}>
-                  Retry
-                </button>
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+    <DataTable
+      columns={columns}
+      rows={rows}
+      rowKey={(row) => row.id}
+      caption={`Failed archive requests${more ? ` (the first ${rows.length}; “Retry all” covers the rest)` : ''}`}
+      selection={{
+        isSelected: (row) => selected.has(row.id),
+        onToggle: (row) => onToggle(row.id),
+        onToggleAll,
+        label: (row) => `Select request ${row.id}`,
+      }}
+    />
   );
 }
 
@@ -215,6 +229,22 @@ function IngestFailures() {
     </section>
   );
 }
+
+const GRANULE_COLUMNS: Column<IngestGranuleRow>[] = [
+  {
+    label: 'Granule',
+    rowHeader: true,
+    className: 'mono wrap',
+    cell: (granule) => (
+      <span>
+        {granule.granule_id} <span className="muted small">{granule.collection}</span>
+      </span>
+    ),
+  },
+  { label: 'Disposition', cell: (granule) => granule.disposition || '—' },
+  { label: 'Reason', className: 'wrap', cell: (granule) => granule.reason || '—' },
+  { label: 'Attempts', numeric: true, cell: (granule) => granule.attempts },
+];
 
 function IngestFailure({ request }: { request: IngestRequest }) {
   const [open, setOpen] = useState(false);
@@ -257,49 +287,23 @@ function IngestFailure({ request }: { request: IngestRequest }) {
           <Loaded query={detail} what="the failed granules">
             {(data) => (
               <>
-                <div className="table-card">
-                  <table className="data-table data-table--cards">
-                    <caption>Failed granules of request #{request.id}</caption>
-                    <thead>
-                      <tr>
-                        <th scope="col"><span className="visually-hidden">Select</span></th>
-                        <th scope="col">Granule</th>
-                        <th scope="col">Disposition</th>
-                        <th scope="col">Reason</th>
-                        <th scope="col" className="numeric">Attempts</th>
-                      </tr>
-                    </thead>
-                    <tbody>
-                      {data.granules.map((granule) => (
-                        <tr key={granule.position}>
-                          <td data-label="Select">
-                            <input
-                              type="checkbox"
-                              aria-label={`Select granule ${granule.granule_id}`}
-                              checked={selected.has(granule.position)}
-                              onChange={() =>
-                                setSelected((old) => {
-                                  const next = new Set(old);
-                                  if (next.has(granule.position)) next.delete(granule.position);
-                                  else next.add(granule.position);
-                                  return next;
-                                })
-                              }
-                            />
-                          </td>
-                          <th scope="row" data-label="Granule" className="mono wrap">
-                            <span>
-                              {granule.granule_id} <span className="muted small">{granule.collection}</span>
-                            </span>
-                          </th>
-                          <td data-label="Disposition">{granule.disposition || '—'}</td>
-                          <td data-label="Reason" className="wrap">{granule.reason || '—'}</td>
-                          <td data-label="Attempts" className="numeric">{granule.attempts}</td>
-                        </tr>
-                      ))}
-                    </tbody>
-                  </table>
-                </div>
+                <DataTable
+                  columns={GRANULE_COLUMNS}
+                  rows={data.granules}
+                  rowKey={(granule) => granule.position}
+                  caption={`Failed granules of request #${request.id}`}
+                  selection={{
+                    isSelected: (granule) => selected.has(granule.position),
+                    onToggle: (granule) =>
+                      setSelected((old) => {
+                        const next = new Set(old);
+                        if (next.has(granule.position)) next.delete(granule.position);
+                        else next.add(granule.position);
+                        return next;
+                      }),
+                    label: (granule) => `Select granule ${granule.granule_id}`,
+                  }}
+                />
                 <button type="button" className="button button--small" disabled={retry.isPending || positions.length === 0} onClick={() => retry.mutate(positions)}>
                   Retry selected granules ({positions.length})
                 </button>

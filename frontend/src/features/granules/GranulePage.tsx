@@ -5,7 +5,8 @@ import { Link, useLocation, useParams } from 'react-router';
 import { granuleQuery } from '../../api/granules/granule';
 import type { GranuleDetail, StoredFile } from '../../api/types';
 import { Facts, type Fact } from '../../components/Facts';
-import { ChecksumCell, SizeCell } from '../../components/FileCells';
+import { type Column, DataTable } from '../../components/DataTable';
+import { checksumColumn, sizeColumn } from '../../components/fileColumns';
 import { LoadedPage } from '../../components/LoadedPage';
 import { ResidencyBadge } from '../../components/ResidencyBadge';
 import { AddToCartButton } from '../../components/cart/AddToCartButton';
@@ -136,61 +137,52 @@ function GranuleView({ granule, back }: { granule: GranuleDetail; back: ReactNod
             ? `${onTape} of ${granule.files.length} files are on tape only: an order recalls them into the disk cache first, which takes minutes.`
             : 'Every file is in the disk cache: an order is ready at once.'}
         </p>
-        <div className="table-card">
-          <table className="data-table data-table--cards">
-            <caption className="visually-hidden">Files of {granule.granule_id}</caption>
-            <thead>
-              <tr>
-                <th scope="col">File</th>
-                <th scope="col" className="numeric">
-                  Size
-                </th>
-                <th scope="col">Checksum</th>
-                <th scope="col">Disk cache</th>
-                <th scope="col">Tape copies</th>
-              </tr>
-            </thead>
-            <tbody>
-              {granule.files.map((file) => (
-                <FileRow key={file.id} file={file} />
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable
+          columns={FILE_COLUMNS}
+          rows={granule.files}
+          rowKey={(file) => file.id}
+          caption={`Files of ${granule.granule_id}`}
+          captionHidden
+        />
       </section>
     </section>
   );
 }
 
-function FileRow({ file }: { file: StoredFile }) {
-  return (
-    <tr>
-      <th scope="row" data-label="File">
-        <span className="granule-cell">
-          <span className="mono wrap">{file.name}</span>
-          <span className="muted small">{ROLES[file.role] ?? file.role}</span>
-        </span>
-      </th>
-      <SizeCell bytes={file.size} />
-      <ChecksumCell type={file.checksum_type} value={file.checksum} fileId={file.id} />
-      <td data-label="Disk cache">{file.in_cache ? 'In cache' : <span className="muted">Not in cache</span>}</td>
-      <td data-label="Tape copies">
-        {file.tape_copies.length === 0 ? (
-          <span className="muted">None yet</span>
-        ) : (
-          <ul className="copies">
-            {file.tape_copies.map((copy) => (
-              <li key={`${copy.copy_number}-${copy.volume}`}>
-                Copy {copy.copy_number}: <span className="mono">{copy.volume}</span> in {copy.silo}
-                {copy.state !== 'verified' && <span className="muted"> ({copy.state})</span>}
-              </li>
-            ))}
-          </ul>
-        )}
-      </td>
-    </tr>
-  );
-}
+const FILE_COLUMNS: Column<StoredFile>[] = [
+  {
+    label: 'File',
+    rowHeader: true,
+    cell: (file) => (
+      <span className="granule-cell">
+        <span className="mono wrap">{file.name}</span>
+        <span className="muted small">{ROLES[file.role] ?? file.role}</span>
+      </span>
+    ),
+  },
+  sizeColumn((file) => file.size),
+  checksumColumn((file) => ({ type: file.checksum_type, value: file.checksum, fileId: file.id })),
+  {
+    label: 'Disk cache',
+    cell: (file) => (file.in_cache ? 'In cache' : <span className="muted">Not in cache</span>),
+  },
+  {
+    label: 'Tape copies',
+    cell: (file) =>
+      file.tape_copies.length === 0 ? (
+        <span className="muted">None yet</span>
+      ) : (
+        <ul className="copies">
+          {file.tape_copies.map((copy) => (
+            <li key={`${copy.copy_number}-${copy.volume}`}>
+              Copy {copy.copy_number}: <span className="mono">{copy.volume}</span> in {copy.silo}
+              {copy.state !== 'verified' && <span className="muted"> ({copy.state})</span>}
+            </li>
+          ))}
+        </ul>
+      ),
+  },
+];
 
 function BrowseImage({ url, granule }: { url: string; granule: string }) {
   const [failed, setFailed] = useState(false);

@@ -8,7 +8,8 @@ import { cancelOrder, orderQuery, scriptUrl } from '../../api/orders/order';
 import { FINAL_STATES } from '../../api/orders/orders';
 import type { DownloadLink, OrderDetail, OrderItem } from '../../api/types';
 import { Facts } from '../../components/Facts';
-import { ChecksumCell, SizeCell } from '../../components/FileCells';
+import { type Column, DataTable } from '../../components/DataTable';
+import { checksumColumn, sizeColumn } from '../../components/fileColumns';
 import { LoadedPage } from '../../components/LoadedPage';
 import { RequireLogin } from '../../components/RequireLogin';
 import { ErrorMessage } from '../../components/StatusMessage';
@@ -95,27 +96,13 @@ function OrderBody({ order: data, refreshError, back }: { order: OrderDetail; re
 
       <section className="page-section" aria-labelledby="items-heading">
         <h2 id="items-heading">Files</h2>
-        <div className="table-card">
-          <table className="data-table data-table--cards">
-            <caption className="visually-hidden">Files of order {data.id} and their state</caption>
-            <thead>
-              <tr>
-                <th scope="col">File</th>
-                <th scope="col" className="numeric">
-                  Size
-                </th>
-                <th scope="col">Checksum</th>
-                <th scope="col">State</th>
-                <th scope="col">Download</th>
-              </tr>
-            </thead>
-            <tbody>
-              {data.items.map((item) => (
-                <ItemRow key={item.id} item={item} link={byItem.get(item.id)} order={data} />
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable
+          columns={itemColumns(data, byItem)}
+          rows={data.items}
+          rowKey={(item) => item.id}
+          caption={`Files of order ${data.id} and their state`}
+          captionHidden
+        />
       </section>
     </section>
   );
@@ -183,37 +170,48 @@ function OrderActions({ order }: { order: OrderDetail }) {
   );
 }
 
-function ItemRow({ item, link, order }: { item: OrderItem; link: DownloadLink | undefined; order: OrderDetail }) {
-  const [collection, granuleId] = splitGranule(item.granule);
-  return (
-    <tr>
-      <th scope="row" data-label="File">
-        <span className="granule-cell">
-          <span className="mono wrap">{item.name}</span>
-          <span className="muted small wrap">
-            <Link to={`/granules/${item.granule_pk}`}>{granuleId}</Link> · {collection}
+function itemColumns(order: OrderDetail, links: Map<number, DownloadLink>): Column<OrderItem>[] {
+  return [
+    {
+      label: 'File',
+      rowHeader: true,
+      cell: (item) => {
+        const [collection, granuleId] = splitGranule(item.granule);
+        return (
+          <span className="granule-cell">
+            <span className="mono wrap">{item.name}</span>
+            <span className="muted small wrap">
+              <Link to={`/granules/${item.granule_pk}`}>{granuleId}</Link> · {collection}
+            </span>
           </span>
-        </span>
-      </th>
-      <SizeCell bytes={item.size} />
-      <ChecksumCell type={item.checksum_type} value={item.checksum} fileId={item.file_id} />
-      <td data-label="State">
+        );
+      },
+    },
+    sizeColumn((item) => item.size),
+    checksumColumn((item) => ({ type: item.checksum_type, value: item.checksum, fileId: item.file_id })),
+    {
+      label: 'State',
+      cell: (item) => (
         <span className="item-state">
           <ItemStateBadge state={item.state} />
           <ItemDetail item={item} order={order} />
         </span>
-      </td>
-      <td data-label="Download">
-        {link?.url ? (
-          <a href={link.url} download={item.name} aria-label={`Download ${item.name}`}>
+      ),
+    },
+    {
+      label: 'Download',
+      cell: (item) => {
+        const url = links.get(item.id)?.url;
+        return url ? (
+          <a href={url} download={item.name} aria-label={`Download ${item.name}`}>
             Download
           </a>
         ) : (
           <span className="muted">—</span>
-        )}
-      </td>
-    </tr>
-  );
+        );
+      },
+    },
+  ];
 }
 
 function ItemDetail({ item, order }: { item: OrderItem; order: OrderDetail }) {

@@ -6,10 +6,11 @@ import { pdrQuery } from '../../api/ingest/pdr';
 import { pdrIsFinal } from '../../api/ingest/pdrs';
 import { idFromUrl, PROVIDER_REFRESH_MS } from '../../api/ingest/requests';
 import type { Pdr } from '../../api/types';
+import { type Column, DataTable } from '../../components/DataTable';
 import { Loaded } from '../../components/Loaded';
 import { formatDateTime } from '../../lib/format';
 import { IngestStateBadge } from './IngestStates';
-import { readAnswer, type Answer } from './answers';
+import { readAnswer, type Answer, type Disposition } from './answers';
 
 export function PdrPage() {
   const id = Number(useParams().id);
@@ -102,35 +103,33 @@ function Dispositions({ answer, kind }: { answer: Answer; kind: 'PAN' | 'PDRD' }
     );
   }
   const perFile = kind === 'PAN';
+  const columns: Column<Disposition>[] = [
+    {
+      label: perFile ? 'File' : 'Data type',
+      rowHeader: true,
+      cell: (row) => <span className="mono wrap">{row.what}</span>,
+    },
+    ...(perFile
+      ? [
+          {
+            label: 'Directory',
+            cell: (row: Disposition) => <span className="mono wrap">{row.where || '—'}</span>,
+          },
+        ]
+      : []),
+    {
+      label: 'Disposition',
+      cell: (row) => (
+        <span className={row.disposition === 'SUCCESSFUL' ? 'good' : 'bad'}>{row.disposition}</span>
+      ),
+    },
+  ];
   return (
-    <div className="table-card">
-      <table className="data-table data-table--cards">
-        <caption>{perFile ? 'Disposition of each file' : 'Disposition of each file group'}</caption>
-        <thead>
-          <tr>
-            <th scope="col">{perFile ? 'File' : 'Data type'}</th>
-            {perFile && <th scope="col">Directory</th>}
-            <th scope="col">Disposition</th>
-          </tr>
-        </thead>
-        <tbody>
-          {answer.rows.map((row, index) => (
-            <tr key={`${row.where}/${row.what}/${index}`}>
-              <th scope="row" data-label={perFile ? 'File' : 'Data type'}>
-                <span className="mono wrap">{row.what}</span>
-              </th>
-              {perFile && (
-                <td data-label="Directory">
-                  <span className="mono wrap">{row.where || '—'}</span>
-                </td>
-              )}
-              <td data-label="Disposition">
-                <span className={row.disposition === 'SUCCESSFUL' ? 'good' : 'bad'}>{row.disposition}</span>
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+    <DataTable
+      columns={columns}
+      rows={answer.rows}
+      rowKey={(row, index) => `${row.where}/${row.what}/${index}`}
+      caption={perFile ? 'Disposition of each file' : 'Disposition of each file group'}
+    />
   );
 }

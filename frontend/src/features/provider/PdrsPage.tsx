@@ -5,6 +5,7 @@ import { Link } from 'react-router';
 import { pdrIsFinal, pdrsQuery } from '../../api/ingest/pdrs';
 import { idFromUrl, PROVIDER_REFRESH_MS } from '../../api/ingest/requests';
 import type { Pdr } from '../../api/types';
+import { type Column, DataTable } from '../../components/DataTable';
 import { CursorPager } from '../../components/CursorPager';
 import { Loaded } from '../../components/Loaded';
 import { EmptyState } from '../../components/StatusMessage';
@@ -43,50 +44,52 @@ export function PdrsPage() {
   );
 }
 
+const COLUMNS: Column<Pdr>[] = [
+  {
+    label: 'PDR',
+    rowHeader: true,
+    cell: (pdr) => (
+      <Link to={`/provider/pdrs/${pdr.id}`} className="mono wrap">
+        {pdr.name}
+      </Link>
+    ),
+  },
+  { label: 'State', cell: (pdr) => <IngestStateBadge state={pdr.state} /> },
+  {
+    label: 'Disposition',
+    cell: (pdr) => (
+      <span className="request-name">
+        <span
+          className={`mono small ${pdr.disposition && pdr.disposition !== 'SUCCESSFUL' ? 'bad' : ''}`}
+        >
+          {pdr.disposition || '—'}
+        </span>
+        {pdr.detail && <span className="small">{pdr.detail}</span>}
+      </span>
+    ),
+  },
+  {
+    label: 'Request',
+    cell: (pdr) => {
+      const requestId = idFromUrl(pdr.request);
+      return requestId === null ? (
+        <span className="muted">none</span>
+      ) : (
+        <Link to={`/provider/requests/${requestId}`}>Request {requestId}</Link>
+      );
+    },
+  },
+  { label: 'Received', cell: (pdr) => formatDateTime(pdr.created_at) },
+];
+
 function PdrTable({ rows }: { rows: Pdr[] }) {
   return (
-    <div className="table-card">
-      <table className="data-table data-table--cards">
-        <caption className="visually-hidden">PDRs, newest first</caption>
-        <thead>
-          <tr>
-            <th scope="col">PDR</th>
-            <th scope="col">State</th>
-            <th scope="col">Disposition</th>
-            <th scope="col">Request</th>
-            <th scope="col">Received</th>
-          </tr>
-        </thead>
-        <tbody>
-          {rows.map((pdr) => {
-            const requestId = idFromUrl(pdr.request);
-            return (
-              <tr key={pdr.id}>
-                <th scope="row" data-label="PDR">
-                  <Link to={`/provider/pdrs/${pdr.id}`} className="mono wrap">
-                    {pdr.name}
-                  </Link>
-                </th>
-                <td data-label="State">
-                  <IngestStateBadge state={pdr.state} />
-                </td>
-                <td data-label="Disposition">
-                  <span className="request-name">
-                    <span className={`mono small ${pdr.disposition && pdr.disposition !== 'SUCCESSFUL' ? 'bad' : ''}`}>
-                      {pdr.disposition || '—'}
-                    </span>
-                    {pdr.detail && <span className="small">{pdr.detail}</span>}
-                  </span>
-                </td>
-                <td data-label="Request">
-                  {requestId === null ? <span className="muted">none</span> : <Link to={`/provider/requests/${requestId}`}>Request {requestId}</Link>}
-                </td>
-                <td data-label="Received">{formatDateTime(pdr.created_at)}</td>
-              </tr>
-            );
-          })}
-        </tbody>
-      </table>
-    </div>
+    <DataTable
+      columns={COLUMNS}
+      rows={rows}
+      rowKey={(pdr) => pdr.id}
+      caption="PDRs, newest first"
+      captionHidden
+    />
   );
 }

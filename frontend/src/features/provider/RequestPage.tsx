@@ -7,6 +7,7 @@ import { GRANULE_STATES, ingestRequestQuery } from '../../api/ingest/request';
 import { idFromUrl, isFinal, PROVIDER_REFRESH_MS } from '../../api/ingest/requests';
 import { retryIngest } from '../../api/ingest/retry';
 import type { IngestGranuleRow, IngestRequestDetail } from '../../api/types';
+import { type Column, DataTable } from '../../components/DataTable';
 import { Loaded } from '../../components/Loaded';
 import { OutcomeNotice, type Outcome } from '../../components/OutcomeNotice';
 import { EmptyState } from '../../components/StatusMessage';
@@ -157,79 +158,78 @@ function GranuleTable({
   onRetry: (position: number) => void;
 }) {
   const [shown, setShown] = useState(PAGE_ROWS);
+  const columns: Column<IngestGranuleRow>[] = [
+    { label: '#', numeric: true, cell: (row) => row.position },
+    {
+      label: 'Granule',
+      rowHeader: true,
+      cell: (row) => (
+        <span className="request-name">
+          {row.catalog_granule !== null && row.state === 'archived' ? (
+            <Link to={`/granules/${row.catalog_granule}`} className="mono">
+              {row.granule_id}
+            </Link>
+          ) : (
+            <span className="mono">{row.granule_id}</span>
+          )}
+          <span className="muted small">{row.collection}</span>
+        </span>
+      ),
+    },
+    {
+      label: 'State',
+      cell: (row) => (
+        <>
+          <IngestStateBadge state={row.state} />
+          {row.attempts > 1 && <span className="muted small"> {row.attempts} attempts</span>}
+        </>
+      ),
+    },
+    {
+      label: 'Validated',
+      cell: (row) => `${formatBytes(row.bytes_done)} of ${formatBytes(row.bytes_total)}`,
+    },
+    {
+      label: 'Why it failed',
+      cell: (row) =>
+        row.state === 'failed' ? (
+          <span className="failure">
+            {row.disposition && <span className="mono small">{row.disposition}</span>}
+            <span>{row.reason || 'No reason recorded.'}</span>
+          </span>
+        ) : (
+          <span className="muted">—</span>
+        ),
+    },
+    {
+      label: 'Actions',
+      header: 'hidden',
+      cell: (row) =>
+        row.state === 'failed' && (
+          <button
+            type="button"
+            className="button button--small button--quiet"
+            disabled={busy}
+            onClick={() => onRetry(row.position)}
+            aria-label={`Retry ${row.granule_id}`}
+          >
+            Retry
+          </button>
+        ),
+    },
+  ];
   if (rows.length === 0) {
     return <EmptyState title={state ? `No ${state} granules` : 'No granules'} />;
   }
   return (
     <>
-      <div className="table-card">
-        <table className="data-table data-table--cards">
-          <caption className="visually-hidden">Granules of the request in the order delivered</caption>
-          <thead>
-            <tr>
-              <th scope="col" className="numeric">#</th>
-              <th scope="col">Granule</th>
-              <th scope="col">State</th>
-              <th scope="col">Validated</th>
-              <th scope="col">Why it failed</th>
-              <th scope="col">
-                <span className="visually-hidden">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {rows.slice(0, shown).map((row) => (
-              <tr key={row.position}>
-                <td data-label="#" className="numeric">
-                  {row.position}
-                </td>
-                <th scope="row" data-label="Granule">
-                  <span className="request-name">
-                    {row.catalog_granule !== null && row.state === 'archived' ? (
-                      <Link to={`/granules/${row.catalog_granule}`} className="mono">
-                        {row.granule_id}
-                      </Link>
-                    ) : (
-                      <span className="mono">{row.granule_id}</span>
-                    )}
-                    <span className="muted small">{row.collection}</span>
-                  </span>
-                </th>
-                <td data-label="State">
-                  <IngestStateBadge state={row.state} />
-                  {row.attempts > 1 && <span className="muted small"> {row.attempts} attempts</span>}
-                </td>
-                <td data-label="Validated">
-                  {formatBytes(row.bytes_done)} of {formatBytes(row.bytes_total)}
-                </td>
-                <td data-label="Why it failed">
-                  {row.state === 'failed' ? (
-                    <span className="failure">
-                      {row.disposition && <span className="mono small">{row.disposition}</span>}
-                      <span>{row.reason || 'No reason recorded.'}</span>
-                    </span>
-                  ) : (
-                    <span className="muted">—</span>
-                  )}
-                </td>
-                <td data-label="Actions">
-                  {row.state === 'failed' && (
-                    <button
-                      type="button"
-                      className="button button--small button--quiet"
-                      disabled={busy}
-                      onClick={() => onRetry(row.position)}
-                      aria-label={`Retry ${row.granule_id}`}
-                    >
-                      Retry
-                    </button>
-                  )}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <DataTable
+        columns={columns}
+        rows={rows.slice(0, shown)}
+        rowKey={(row) => row.position}
+        caption="Granules of the request in the order delivered"
+        captionHidden
+      />
       {rows.length > shown && (
         <button type="button" className="button button--quiet" onClick={() => setShown((n) => n + PAGE_ROWS)}>
           Show {formatCount(Math.min(PAGE_ROWS, rows.length - shown))} more of {formatCount(rows.length - shown)}
