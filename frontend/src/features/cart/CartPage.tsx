@@ -6,7 +6,8 @@ import { cartQuery } from '../../api/cart/cart';
 import { cartKeys } from '../../api/cart/keys';
 import { orderKeys } from '../../api/orders/keys';
 import { orderCart } from '../../api/orders/orders';
-import type { Cart, Delivery, OrderLimits } from '../../api/types';
+import type { Cart, CartGranule, Delivery, OrderLimits } from '../../api/types';
+import { DataTable, type Column } from '../../components/DataTable';
 import { Facts } from '../../components/Facts';
 import { RequireLogin } from '../../components/RequireLogin';
 import { EmptyState, ErrorMessage, Loading } from '../../components/StatusMessage';
@@ -62,73 +63,65 @@ function CartTable({ cart }: { cart: Cart }) {
   const remove = useCartChange(cartChanges.remove);
   const clear = useCartChange(cartChanges.clear);
   const failed = remove.error ?? clear.error;
+  const columns: Column<CartGranule>[] = [
+    {
+      label: 'Granule',
+      rowHeader: true,
+      cell: (item) => (
+        <span className="granule-cell">
+          <Link to={`/granules/${item.granule}`} className="mono wrap">
+            {item.granule_id}
+          </Link>
+          <span className="muted small">{item.collection}</span>
+        </span>
+      ),
+    },
+    { label: 'Size', numeric: true, cell: (item) => formatBytes(item.size) },
+    { label: 'Added', cell: (item) => formatDateTime(item.added_at) },
+    {
+      label: 'Remove',
+      header: 'hidden',
+      cell: (item) => (
+        <button
+          type="button"
+          className="button button--small button--quiet"
+          onClick={() => remove.mutate(item.granule)}
+          disabled={remove.isPending}
+          aria-label={`Remove ${item.granule_id} from the cart`}
+        >
+          Remove
+        </button>
+      ),
+    },
+  ];
   return (
     <>
       {failed && <ErrorMessage title="The cart was not changed" detail={failed.message} />}
-      <div className="table-card">
-        <table className="data-table data-table--cards">
-          <caption className="visually-hidden">Granules in the cart</caption>
-          <thead>
-            <tr>
-              <th scope="col">Granule</th>
-              <th scope="col" className="numeric">
-                Size
-              </th>
-              <th scope="col">Added</th>
-              <th scope="col">
-                <span className="visually-hidden">Remove</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {cart.granules.map((item) => (
-              <tr key={item.granule}>
-                <th scope="row" data-label="Granule">
-                  <span className="granule-cell">
-                    <Link to={`/granules/${item.granule}`} className="mono wrap">
-                      {item.granule_id}
-                    </Link>
-                    <span className="muted small">{item.collection}</span>
-                  </span>
-                </th>
-                <td data-label="Size" className="numeric">
-                  {formatBytes(item.size)}
-                </td>
-                <td data-label="Added">{formatDateTime(item.added_at)}</td>
-                <td data-label="Remove">
-                  <button
-                    type="button"
-                    className="button button--small button--quiet"
-                    onClick={() => remove.mutate(item.granule)}
-                    disabled={remove.isPending}
-                    aria-label={`Remove ${item.granule_id} from the cart`}
-                  >
-                    Remove
-                  </button>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-          <tfoot>
-            <tr className="total">
-              <th scope="row">
-                {formatCount(cart.count)} {cart.count === 1 ? 'granule' : 'granules'}
-              </th>
-              <td className="numeric">{formatBytes(cart.bytes)}</td>
-              <td colSpan={2}>
-                <button
-                  type="button"
-                  className="button button--small button--quiet"
-                  onClick={() => clear.mutate(undefined)}
-                  disabled={clear.isPending}
-                >
-                  Empty the cart
-                </button>
-              </td>
-            </tr>
-          </tfoot>
-        </table>
-      </div>
+      <DataTable
+        columns={columns}
+        rows={cart.granules}
+        rowKey={(item) => item.granule}
+        caption="Granules in the cart"
+        captionHidden
+        footer={
+          <tr className="total">
+            <th scope="row">
+              {formatCount(cart.count)} {cart.count === 1 ? 'granule' : 'granules'}
+            </th>
+            <td className="numeric">{formatBytes(cart.bytes)}</td>
+            <td colSpan={2}>
+              <button
+                type="button"
+                className="button button--small button--quiet"
+                onClick={() => clear.mutate(undefined)}
+                disabled={clear.isPending}
+              >
+                Empty the cart
+              </button>
+            </td>
+          </tr>
+        }
+      />
     </>
   );
 }

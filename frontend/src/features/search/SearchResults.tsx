@@ -2,6 +2,7 @@ import type { UseQueryResult } from '@tanstack/react-query';
 import { Link } from 'react-router';
 
 import type { Granule, Page } from '../../api/types';
+import { DataTable, type Column } from '../../components/DataTable';
 import { LinkPager } from '../../components/LinkPager';
 import { ResidencyBadge } from '../../components/ResidencyBadge';
 import { EmptyState, ErrorMessage, Loading } from '../../components/StatusMessage';
@@ -58,6 +59,39 @@ export function SearchResults({
       ? `Showing ${results.length} granules`
       : `${formatCount(total)} ${total === 1 ? 'granule matches' : 'granules match'}; showing ${results.length}`;
 
+  const columns: Column<Granule>[] = [
+    {
+      label: 'Granule',
+      rowHeader: true,
+      cell: (granule) => (
+        <span className="granule-cell">
+          <Link
+            to={`/granules/${granule.id}`}
+            state={{ search: address }}
+            className="mono wrap"
+            onFocus={() => onHighlight(granule.id)}
+            onBlur={() => onHighlight(null)}
+          >
+            {granule.granule_id}
+          </Link>
+          <span className="muted small">{granule.collection}</span>
+        </span>
+      ),
+    },
+    {
+      label: 'Time',
+      cell: (granule) => formatUtcRange(granule.temporal_start, granule.temporal_end),
+    },
+    { label: 'Size', numeric: true, cell: (granule) => formatBytes(granule.total_size) },
+    { label: 'Where', cell: (granule) => <ResidencyBadge residency={granule.residency} /> },
+  ];
+  if (loggedIn) {
+    columns.push({
+      label: 'Cart',
+      cell: (granule) => <AddToCartButton granule={granule.id} label={granule.granule_id} />,
+    });
+  }
+
   return (
     <section className="search-results" aria-labelledby="results-heading">
       <div className="search-results__head">
@@ -72,58 +106,18 @@ export function SearchResults({
           cart and order them.
         </p>
       )}
-      <div className={busy ? 'table-card is-busy' : 'table-card'} aria-busy={busy}>
-        <table className="data-table data-table--cards">
-          <caption className="visually-hidden">Granules found, newest first</caption>
-          <thead>
-            <tr>
-              <th scope="col">Granule</th>
-              <th scope="col">Time</th>
-              <th scope="col" className="numeric">
-                Size
-              </th>
-              <th scope="col">Where</th>
-              {loggedIn && <th scope="col">Cart</th>}
-            </tr>
-          </thead>
-          <tbody>
-            {results.map((granule) => (
-              <tr
-                key={granule.id}
-                onMouseEnter={() => onHighlight(granule.id)}
-                onMouseLeave={() => onHighlight(null)}
-              >
-                <th scope="row" data-label="Granule">
-                  <span className="granule-cell">
-                    <Link
-                      to={`/granules/${granule.id}`}
-                      state={{ search: address }}
-                      className="mono wrap"
-                      onFocus={() => onHighlight(granule.id)}
-                      onBlur={() => onHighlight(null)}
-                    >
-                      {granule.granule_id}
-                    </Link>
-                    <span className="muted small">{granule.collection}</span>
-                  </span>
-                </th>
-                <td data-label="Time">{formatUtcRange(granule.temporal_start, granule.temporal_end)}</td>
-                <td data-label="Size" className="numeric">
-                  {formatBytes(granule.total_size)}
-                </td>
-                <td data-label="Where">
-                  <ResidencyBadge residency={granule.residency} />
-                </td>
-                {loggedIn && (
-                  <td data-label="Cart">
-                    <AddToCartButton granule={granule.id} label={granule.granule_id} />
-                  </td>
-                )}
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <DataTable
+        columns={columns}
+        rows={results}
+        rowKey={(granule) => granule.id}
+        rowProps={(granule) => ({
+          onMouseEnter: () => onHighlight(granule.id),
+          onMouseLeave: () => onHighlight(null),
+        })}
+        caption="Granules found, newest first"
+        captionHidden
+        busy={busy}
+      />
       <LinkPager
         label="Result pages"
         next={next}
