@@ -37,7 +37,8 @@ export default defineConfig(
             target: `./${FEATURES}/${feature}`,
             from: `./${FEATURES}`,
             except: [`./${feature}`],
-            message: 'A feature does not import another: move what both use to components/, lib/ or api/.',
+            message:
+              'A feature does not import another: move what both use to components/, lib/ or api/.',
           })),
         },
       ],

@@ -21,7 +21,9 @@ describe('apiFetch', () => {
     );
 
     await expect(apiFetch('/api/v1/thing/')).resolves.toEqual({ ok: true });
-    await expect(apiFetch('/api/v1/thing/', { method: 'POST', json: { a: 1 } })).resolves.toBeUndefined();
+    await expect(
+      apiFetch('/api/v1/thing/', { method: 'POST', json: { a: 1 } }),
+    ).resolves.toBeUndefined();
     expect(seen).toEqual({ get: null, post: 'token-123', body: '{"a":1}' });
   });
 

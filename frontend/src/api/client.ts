@@ -65,7 +65,9 @@ async function errorFrom(response: Response): Promise<ApiError> {
     const errors = 'errors' in body ? body.errors : undefined;
     return new ApiError(response.status, body.detail, errors);
   }
-  const reason = response.statusText ? `${response.status} ${response.statusText}` : `${response.status}`;
+  const reason = response.statusText
+    ? `${response.status} ${response.statusText}`
+    : `${response.status}`;
   return new ApiError(response.status, `The server answered ${reason}.`, body);
 }
 
@@ -94,7 +96,10 @@ export async function apiFetch<T>(path: string, request: ApiRequest = {}): Promi
   } catch (error) {
     // Let cancellations through untouched so TanStack Query can tell them apart.
     if (error instanceof DOMException && error.name === 'AbortError') throw error;
-    throw new ApiError(0, 'Could not reach the Granary server. Check your connection and try again.');
+    throw new ApiError(
+      0,
+      'Could not reach the Granary server. Check your connection and try again.',
+    );
   }
 
   if (!response.ok) throw await errorFrom(response);

@@ -38,14 +38,12 @@ export function ChartFigure({
       <details className="chart-figure__data">
         <summary>Show the numbers</summary>
         <DataTable
-          columns={table.columns.map(
-            (name, index): Column<(string | number)[]> => ({
-              label: name,
-              rowHeader: index === 0,
-              numeric: index > 0,
-              cell: (row) => row[index],
-            }),
-          )}
+          columns={table.columns.map((name, index): Column<(string | number)[]> => ({
+            label: name,
+            rowHeader: index === 0,
+            numeric: index > 0,
+            cell: (row) => row[index],
+          }))}
           rows={table.rows}
           rowKey={(row) => String(row[0])}
           caption={table.caption}

@@ -70,7 +70,10 @@ export function DataTable<T>({
   if (rows.length === 0 && empty !== undefined) return <>{empty}</>;
   const label = (column: Column<T>) => (cards ? column.label : undefined);
   return (
-    <div className={busy ? `${wrapperClassName} is-busy` : wrapperClassName} aria-busy={busy || undefined}>
+    <div
+      className={busy ? `${wrapperClassName} is-busy` : wrapperClassName}
+      aria-busy={busy || undefined}
+    >
       <table className={className} aria-labelledby={labelledBy}>
         {caption !== undefined && (
           <caption className={captionHidden ? 'visually-hidden' : undefined}>{caption}</caption>

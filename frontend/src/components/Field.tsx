@@ -6,7 +6,17 @@ export function invalid(id: string, error: string | undefined) {
 }
 
 /** A labelled input with the server's sentence about it, if any. */
-export function Field({ id, label, error, children }: { id: string; label: string; error?: string; children: ReactNode }) {
+export function Field({
+  id,
+  label,
+  error,
+  children,
+}: {
+  id: string;
+  label: string;
+  error?: string;
+  children: ReactNode;
+}) {
   return (
     <div className="field">
       <label htmlFor={id}>{label}</label>

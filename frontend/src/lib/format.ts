@@ -96,7 +96,9 @@ export function formatUtc(iso: string | null | undefined): string {
 export function formatUtcRange(start: string, end: string): string {
   const from = formatUtc(start);
   const to = formatUtc(end);
-  return from.slice(0, 10) === to.slice(0, 10) ? `${from.slice(0, 16)}–${to.slice(11)}` : `${from} – ${to}`;
+  return from.slice(0, 10) === to.slice(0, 10)
+    ? `${from.slice(0, 16)}–${to.slice(11)}`
+    : `${from} – ${to}`;
 }
 
 /** "about 3 min" for an estimate in seconds; under a minute counts as one. */

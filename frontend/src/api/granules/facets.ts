@@ -8,7 +8,8 @@ import { granuleKeys } from './keys';
 export function granuleFacetsQuery(params: QueryParams) {
   return queryOptions({
     queryKey: granuleKeys.facets(params),
-    queryFn: ({ signal }) => apiFetch<GranuleFacets>('/api/v1/granules/facets/', { params, signal }),
+    queryFn: ({ signal }) =>
+      apiFetch<GranuleFacets>('/api/v1/granules/facets/', { params, signal }),
     placeholderData: keepPreviousData,
   });
 }

@@ -12,7 +12,8 @@ export const ingestKeys = {
   requestList: (params: IngestRequestListParams) =>
     [...ingestKeys.requests(), 'list', params] as const,
   /** `state` narrows the granules listed ('' for all of them). */
-  request: (id: number, state: string) => [...ingestKeys.requests(), 'detail', id, { state }] as const,
+  request: (id: number, state: string) =>
+    [...ingestKeys.requests(), 'detail', id, { state }] as const,
   pdrs: () => [...ingestKeys.all, 'pdrs'] as const,
   pdrList: (cursor: string | null) => [...ingestKeys.pdrs(), 'list', { cursor }] as const,
   pdr: (id: number) => [...ingestKeys.pdrs(), 'detail', id] as const,

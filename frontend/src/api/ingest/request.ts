@@ -22,7 +22,10 @@ export function ingestRequestQuery(id: number, state = '') {
   return queryOptions({
     queryKey: ingestKeys.request(id, state),
     queryFn: ({ signal }) =>
-      apiFetch<IngestRequestDetail>(`/api/v1/ingest/requests/${id}/`, { params: { state }, signal }),
+      apiFetch<IngestRequestDetail>(`/api/v1/ingest/requests/${id}/`, {
+        params: { state },
+        signal,
+      }),
     refetchInterval: (query) =>
       query.state.data && isFinal(query.state.data) ? false : PROVIDER_REFRESH_MS,
   });

@@ -16,7 +16,8 @@ export function isStaging(state: OrderState): boolean {
 export function ordersQuery(cursor: string | null = null) {
   return queryOptions({
     queryKey: orderKeys.list(cursor),
-    queryFn: ({ signal }) => apiFetch<Page<Order>>('/api/v1/orders/', { params: { cursor }, signal }),
+    queryFn: ({ signal }) =>
+      apiFetch<Page<Order>>('/api/v1/orders/', { params: { cursor }, signal }),
     placeholderData: keepPreviousData,
     refetchInterval: (query) =>
       query.state.data?.results.some((o) => isStaging(o.state)) ? 5000 : false,

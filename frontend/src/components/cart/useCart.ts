@@ -21,4 +21,8 @@ export function useCartChange<T>(change: (arg: T) => Promise<Cart>) {
   });
 }
 
-export const cartChanges = { add: (id: number) => addToCart([id]), remove: removeFromCart, clear: () => clearCart() };
+export const cartChanges = {
+  add: (id: number) => addToCart([id]),
+  remove: removeFromCart,
+  clear: () => clearCart(),
+};

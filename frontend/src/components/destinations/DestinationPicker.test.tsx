@@ -7,18 +7,31 @@ import type { Destination, DestinationBody } from '../../api/types';
 import { renderApp } from '../../test/renderApp';
 import { asUser, collection, page, server } from '../../test/server';
 
-const GRANARY_KEY = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBwkSZ5ECMKsOzmVXfg+3Z3oWfYdLfMNCDFjxWZhF0vf granary@archive.example.org';
-const HOST_KEY = '[sftp.example.org]:2222 ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIEIvHjJyd6wBrgOznN1sPsB+7pFJtmQf0QuIcWTvvv+P';
+const GRANARY_KEY =
+  'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBwkSZ5ECMKsOzmVXfg+3Z3oWfYdLfMNCDFjxWZhF0vf granary@archive.example.org';
+const HOST_KEY =
+  '[sftp.example.org]:2222 ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIEIvHjJyd6wBrgOznN1sPsB+7pFJtmQf0QuIcWTvvv+P';
 
 function destination(overrides: Partial<Destination>): Destination {
   return {
-    id: 3, name: 'feed', kind: 'folder', path: '', host: '', port: 22, username: '', host_key: '', host_key_fingerprint: '',
-    folder: '/outbox/scientist/feed', created_at: '2026-11-01T00:00:00Z', ...overrides,
+    id: 3,
+    name: 'feed',
+    kind: 'folder',
+    path: '',
+    host: '',
+    port: 22,
+    username: '',
+    host_key: '',
+    host_key_fingerprint: '',
+    folder: '/outbox/scientist/feed',
+    created_at: '2026-11-01T00:00:00Z',
+    ...overrides,
   };
 }
 
 const PINNED = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIEIvHjJyd6wBrgOznN1sPsB+7pFJtmQf0QuIcWTvvv+P';
-const BAD_KEY = 'A host key reads `<type> <base64>` with type one of ssh-ed25519, ecdsa-sha2-nistp256.';
+const BAD_KEY =
+  'A host key reads `<type> <base64>` with type one of ssh-ed25519, ecdsa-sha2-nistp256.';
 
 function sftpFolder(body: Partial<Destination>) {
   return `sftp://${body.username}@${body.host}:${body.port}/~/${body.path}`;
@@ -33,21 +46,38 @@ beforeEach(() => {
   posted = [];
   patched = [];
   keyRequests = 0;
-  const station = { id: 5, name: 'station', kind: 'sftp' as const, host: 'sftp.example.org', port: 22, username: 'scientist', path: 'in', host_key: PINNED };
+  const station = {
+    id: 5,
+    name: 'station',
+    kind: 'sftp' as const,
+    host: 'sftp.example.org',
+    port: 22,
+    username: 'scientist',
+    path: 'in',
+    host_key: PINNED,
+  };
   const destinations = [destination({}), destination({ ...station, folder: sftpFolder(station) })];
   server.use(
     http.get('/api/v1/collections/', () => HttpResponse.json(page([collection()]))),
-    http.post('/api/v1/subscriptions/preview/', () => HttpResponse.json({ count: 0, days: 30, since: '2026-10-23T10:00:00Z', sample: [] })),
+    http.post('/api/v1/subscriptions/preview/', () =>
+      HttpResponse.json({ count: 0, days: 30, since: '2026-10-23T10:00:00Z', sample: [] }),
+    ),
     http.get('/api/v1/destinations/', () => HttpResponse.json(destinations)),
     http.get('/api/v1/destinations/sftp-key/', () => {
       keyRequests += 1;
-      return HttpResponse.json({ public_key: GRANARY_KEY, fingerprint: 'SHA256:1oRxcEiCxvlxjBZ8M5jBdBAbZ21EyZQ5tRVKeZRYsPE' });
+      return HttpResponse.json({
+        public_key: GRANARY_KEY,
+        fingerprint: 'SHA256:1oRxcEiCxvlxjBZ8M5jBdBAbZ21EyZQ5tRVKeZRYsPE',
+      });
     }),
     http.post('/api/v1/destinations/', async ({ request }) => {
       const body = (await request.json()) as DestinationBody;
       posted.push(body);
       if (body.kind === 'sftp' && !body.host_key?.includes('ssh-ed25519')) {
-        return HttpResponse.json({ detail: `host_key: ${BAD_KEY}`, errors: { host_key: [BAD_KEY] } }, { status: 400 });
+        return HttpResponse.json(
+          { detail: `host_key: ${BAD_KEY}`, errors: { host_key: [BAD_KEY] } },
+          { status: 400 },
+        );
       }
       const folder = body.kind === 'sftp' ? sftpFolder(body) : `/outbox/scientist/${body.name}`;
       const made = destination({ id: 4, ...body, port: body.port ?? 22, folder });
@@ -58,7 +88,10 @@ beforeEach(() => {
       const body = (await request.json()) as DestinationBody;
       patched.push(body);
       if (body.kind === 'sftp' && !body.host_key?.includes('ssh-ed25519')) {
-        return HttpResponse.json({ detail: `host_key: ${BAD_KEY}`, errors: { host_key: [BAD_KEY] } }, { status: 400 });
+        return HttpResponse.json(
+          { detail: `host_key: ${BAD_KEY}`, errors: { host_key: [BAD_KEY] } },
+          { status: 400 },
+        );
       }
       const index = destinations.findIndex((each) => String(each.id) === params.id);
       const changed = { ...destinations[index]!, ...body };
@@ -70,7 +103,9 @@ beforeEach(() => {
 
 async function openPicker() {
   renderApp('/subscriptions/new');
-  await userEvent.click(await screen.findByRole('radio', { name: 'Push into a destination (folder or SFTP)' }));
+  await userEvent.click(
+    await screen.findByRole('radio', { name: 'Push into a destination (folder or SFTP)' }),
+  );
   return screen.findByLabelText('Destination');
 }
 
@@ -96,17 +131,31 @@ describe('adding a destination', () => {
     await user.type(screen.getByLabelText('Remote folder'), 'incoming');
     await user.type(screen.getByLabelText('Server host key'), 'not a key');
     await user.click(screen.getByRole('button', { name: 'Add destination' }));
-    expect(await screen.findByRole('alert')).toHaveTextContent('The destination was not added: see the marked fields.');
-    expect(screen.getByLabelText('Server host key')).toHaveAccessibleDescription(/A host key reads `<type> <base64>`/);
+    expect(await screen.findByRole('alert')).toHaveTextContent(
+      'The destination was not added: see the marked fields.',
+    );
+    expect(screen.getByLabelText('Server host key')).toHaveAccessibleDescription(
+      /A host key reads `<type> <base64>`/,
+    );
 
     await user.clear(screen.getByLabelText('Server host key'));
     await user.click(screen.getByLabelText('Server host key'));
     await user.paste(HOST_KEY);
     await user.click(screen.getByRole('button', { name: 'Add destination' }));
     await waitFor(() => expect(select).toHaveValue('4'));
-    expect(within(select).getByRole('option', { name: 'home (sftp://scientist@sftp.example.org:2222/~/incoming)' })).toBeInTheDocument();
+    expect(
+      within(select).getByRole('option', {
+        name: 'home (sftp://scientist@sftp.example.org:2222/~/incoming)',
+      }),
+    ).toBeInTheDocument();
     expect(posted.at(-1)).toEqual({
-      name: 'home', kind: 'sftp', host: 'sftp.example.org', port: 2222, username: 'scientist', path: 'incoming', host_key: HOST_KEY,
+      name: 'home',
+      kind: 'sftp',
+      host: 'sftp.example.org',
+      port: 2222,
+      username: 'scientist',
+      path: 'incoming',
+      host_key: HOST_KEY,
     });
   });
 
@@ -115,7 +164,9 @@ describe('adding a destination', () => {
     await userEvent.type(screen.getByLabelText('New destination name'), 'lab');
     await userEvent.click(screen.getByRole('button', { name: 'Add destination' }));
     await waitFor(() => expect(select).toHaveValue('4'));
-    expect(within(select).getByRole('option', { name: 'lab (/outbox/scientist/lab)' })).toBeInTheDocument();
+    expect(
+      within(select).getByRole('option', { name: 'lab (/outbox/scientist/lab)' }),
+    ).toBeInTheDocument();
     expect(posted).toEqual([{ name: 'lab', kind: 'folder' }]);
     expect(keyRequests).toBe(0);
   });
@@ -134,7 +185,9 @@ describe('adding a destination', () => {
     await user.clear(screen.getByLabelText('Server host key'));
     await user.type(screen.getByLabelText('Server host key'), 'not a key');
     await user.click(screen.getByRole('button', { name: 'Save changes' }));
-    expect(await screen.findByRole('alert')).toHaveTextContent('The destination was not changed: see the marked fields.');
+    expect(await screen.findByRole('alert')).toHaveTextContent(
+      'The destination was not changed: see the marked fields.',
+    );
 
     await user.clear(screen.getByLabelText('Server host key'));
     await user.click(screen.getByLabelText('Server host key'));
@@ -142,10 +195,22 @@ describe('adding a destination', () => {
     await user.clear(screen.getByLabelText('Port'));
     await user.type(screen.getByLabelText('Port'), '2222');
     await user.click(screen.getByRole('button', { name: 'Save changes' }));
-    await waitFor(() => expect(within(select).getByRole('option', { name: 'station (sftp://scientist@sftp.example.org:2222/~/in)' })).toBeInTheDocument());
+    await waitFor(() =>
+      expect(
+        within(select).getByRole('option', {
+          name: 'station (sftp://scientist@sftp.example.org:2222/~/in)',
+        }),
+      ).toBeInTheDocument(),
+    );
     expect(select).toHaveValue('5');
     expect(patched.at(-1)).toEqual({
-      name: 'station', kind: 'sftp', host: 'sftp.example.org', port: 2222, username: 'scientist', path: 'in', host_key: PINNED,
+      name: 'station',
+      kind: 'sftp',
+      host: 'sftp.example.org',
+      port: 2222,
+      username: 'scientist',
+      path: 'in',
+      host_key: PINNED,
     });
     expect(posted).toEqual([]);
     expect(screen.getByRole('group', { name: 'Add a destination' })).toBeInTheDocument();

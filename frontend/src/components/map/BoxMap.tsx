@@ -35,8 +35,20 @@ function loadLand(): Promise<GeoJsonObject | null> {
 
 function graticule(): L.LayerGroup {
   const lines: L.Polyline[] = [];
-  for (let lng = -180; lng <= 180; lng += 30) lines.push(L.polyline([[-90, lng], [90, lng]]));
-  for (let lat = -60; lat <= 60; lat += 30) lines.push(L.polyline([[lat, -180], [lat, 180]]));
+  for (let lng = -180; lng <= 180; lng += 30)
+    lines.push(
+      L.polyline([
+        [-90, lng],
+        [90, lng],
+      ]),
+    );
+  for (let lat = -60; lat <= 60; lat += 30)
+    lines.push(
+      L.polyline([
+        [lat, -180],
+        [lat, 180],
+      ]),
+    );
   for (const line of lines) line.setStyle({ className: 'box-map__graticule', interactive: false });
   return L.layerGroup(lines);
 }
@@ -90,7 +102,9 @@ export default function BoxMap({
     let live = true;
     void loadLand().then((shape) => {
       if (!live || !shape) return;
-      L.geoJSON(shape, { style: { className: 'box-map__land' }, interactive: false }).addTo(map).bringToBack();
+      L.geoJSON(shape, { style: { className: 'box-map__land' }, interactive: false })
+        .addTo(map)
+        .bringToBack();
     });
     drawRef.current = new BoxDraw(map, {
       style: { className: 'box-map__box' },
@@ -135,7 +149,9 @@ export default function BoxMap({
   useEffect(() => {
     const layer = boxLayer.current;
     layer.clearLayers();
-    if (box) for (const rectangle of rectangles(box, { className: 'box-map__box', interactive: false })) layer.addLayer(rectangle);
+    if (box)
+      for (const rectangle of rectangles(box, { className: 'box-map__box', interactive: false }))
+        layer.addLayer(rectangle);
   }, [box]);
 
   useEffect(() => {
@@ -144,7 +160,9 @@ export default function BoxMap({
     for (const footprint of footprints) {
       const highlighted = footprint.id === highlight;
       for (const rectangle of rectangles(footprint.bbox, {
-        className: highlighted ? 'box-map__footprint box-map__footprint--highlight' : 'box-map__footprint',
+        className: highlighted
+          ? 'box-map__footprint box-map__footprint--highlight'
+          : 'box-map__footprint',
       })) {
         rectangle.bindTooltip(footprint.label, { sticky: true });
         rectangle.on('click', () => handlers.current.onFootprintSelect?.(footprint.id));

@@ -82,7 +82,10 @@ export class BoxDraw {
     const [west, south, east, north] = boxFromCorners(this.start, this.latLng(event));
     const bounds = L.latLngBounds([south, west], [north, east]);
     if (this.preview) this.preview.setBounds(bounds);
-    else this.preview = L.rectangle(bounds, { ...this.options.style, interactive: false }).addTo(this.map);
+    else
+      this.preview = L.rectangle(bounds, { ...this.options.style, interactive: false }).addTo(
+        this.map,
+      );
   };
 
   private readonly onUp = (event: PointerEvent) => {

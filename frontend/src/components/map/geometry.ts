@@ -17,11 +17,26 @@ export function boxFromCorners(a: LatLngLike, b: LatLngLike): BBox {
 }
 
 /** A box as one or two [[south, west], [north, east]] rectangles: two when it crosses 180°. */
-export function boxRectangles([west, south, east, north]: BBox): [[number, number], [number, number]][] {
-  if (west <= east) return [[[south, west], [north, east]]];
+export function boxRectangles([west, south, east, north]: BBox): [
+  [number, number],
+  [number, number],
+][] {
+  if (west <= east)
+    return [
+      [
+        [south, west],
+        [north, east],
+      ],
+    ];
   return [
-    [[south, west], [north, 180]],
-    [[south, -180], [north, east]],
+    [
+      [south, west],
+      [north, 180],
+    ],
+    [
+      [south, -180],
+      [north, east],
+    ],
   ];
 }
 

@@ -41,7 +41,9 @@ export function LoginPage() {
     <section className="page page--narrow" aria-labelledby="login-heading">
       <div className="page__header">
         <h1 id="login-heading">Log in</h1>
-        <p className="page__lead">Operators, providers and users log in with their Granary account.</p>
+        <p className="page__lead">
+          Operators, providers and users log in with their Granary account.
+        </p>
       </div>
       <form className="form-card" onSubmit={onSubmit} noValidate>
         {login.isError && (

@@ -49,7 +49,10 @@ export function UserMenu() {
 
   // Anonymous, or /me/ failed: offering a login is the useful thing either way.
   const here = `${location.pathname}${location.search}`;
-  const to = here === '/' || location.pathname === '/login' ? '/login' : `/login?next=${encodeURIComponent(here)}`;
+  const to =
+    here === '/' || location.pathname === '/login'
+      ? '/login'
+      : `/login?next=${encodeURIComponent(here)}`;
   return (
     <div className="user-menu">
       {location.pathname !== '/login' && (

@@ -39,7 +39,11 @@ function CartView() {
       {cart.isPending ? (
         <Loading>Loading the cart…</Loading>
       ) : cart.isError ? (
-        <ErrorMessage title="Could not load the cart" detail={cart.error.message} onRetry={() => void cart.refetch()} />
+        <ErrorMessage
+          title="Could not load the cart"
+          detail={cart.error.message}
+          onRetry={() => void cart.refetch()}
+        />
       ) : cart.data.count === 0 ? (
         <EmptyState title="The cart is empty">
           <p>
@@ -130,10 +134,14 @@ function CartTable({ cart }: { cart: Cart }) {
 function overLimits(cart: Cart, limits: OrderLimits): string[] {
   const over: string[] = [];
   if (cart.count > limits.granules) {
-    over.push(`The cart holds ${formatCount(cart.count)} granules; one order may hold ${formatCount(limits.granules)}.`);
+    over.push(
+      `The cart holds ${formatCount(cart.count)} granules; one order may hold ${formatCount(limits.granules)}.`,
+    );
   }
   if (cart.bytes > limits.bytes) {
-    over.push(`The cart holds ${formatBytes(cart.bytes)}; one order may hold ${formatBytes(limits.bytes)}.`);
+    over.push(
+      `The cart holds ${formatBytes(cart.bytes)}; one order may hold ${formatBytes(limits.bytes)}.`,
+    );
   }
   if (limits.open_orders_used >= limits.open_orders) {
     over.push(
@@ -155,14 +163,16 @@ function LimitsBox({ cart }: { cart: Cart }) {
           [
             'Granules',
             <>
-              {formatCount(cart.count)} <span className="muted">of {formatCount(limits.granules)} per order</span>
+              {formatCount(cart.count)}{' '}
+              <span className="muted">of {formatCount(limits.granules)} per order</span>
             </>,
           ],
           ['Size limit', `${formatBytes(limits.bytes)} per order`],
           [
             'Open orders',
             <>
-              {limits.open_orders_used} <span className="muted">of {limits.open_orders} at once</span>
+              {limits.open_orders_used}{' '}
+              <span className="muted">of {limits.open_orders} at once</span>
             </>,
           ],
         ]}
@@ -184,7 +194,11 @@ function Checkout({ cart }: { cart: Cart }) {
   const errorRef = useRef<HTMLDivElement>(null);
 
   const order = useMutation({
-    mutationFn: () => orderCart({ delivery, destination: delivery === 'push' && destination ? Number(destination) : null }),
+    mutationFn: () =>
+      orderCart({
+        delivery,
+        destination: delivery === 'push' && destination ? Number(destination) : null,
+      }),
     onSuccess: async (placed) => {
       await queryClient.invalidateQueries({ queryKey: cartKeys.all });
       await queryClient.invalidateQueries({ queryKey: orderKeys.all });
@@ -213,23 +227,41 @@ function Checkout({ cart }: { cart: Cart }) {
       <fieldset className="cart-page__delivery">
         <legend>Delivery</legend>
         <label className="check">
-          <input type="radio" name="delivery" value="https" checked={delivery === 'https'} onChange={() => setDelivery('https')} />
+          <input
+            type="radio"
+            name="delivery"
+            value="https"
+            checked={delivery === 'https'}
+            onChange={() => setDelivery('https')}
+          />
           <span>
             HTTPS download
-            <span className="hint">Signed links for each file and a download script, once the files are ready.</span>
+            <span className="hint">
+              Signed links for each file and a download script, once the files are ready.
+            </span>
           </span>
         </label>
         <label className="check">
-          <input type="radio" name="delivery" value="push" checked={delivery === 'push'} onChange={() => setDelivery('push')} />
+          <input
+            type="radio"
+            name="delivery"
+            value="push"
+            checked={delivery === 'push'}
+            onChange={() => setDelivery('push')}
+          />
           <span>
             Push to a destination
-            <span className="hint">Granary copies the files into a folder of yours under the outbox, with a manifest.</span>
+            <span className="hint">
+              Granary copies the files into a folder of yours under the outbox, with a manifest.
+            </span>
           </span>
         </label>
       </fieldset>
       {delivery === 'push' && <DestinationPicker value={destination} onChange={setDestination} />}
       <button type="submit" className="button" disabled={order.isPending}>
-        {order.isPending ? 'Placing the order…' : `Order ${formatCount(cart.count)} ${cart.count === 1 ? 'granule' : 'granules'} (${formatBytes(cart.bytes)})`}
+        {order.isPending
+          ? 'Placing the order…'
+          : `Order ${formatCount(cart.count)} ${cart.count === 1 ? 'granule' : 'granules'} (${formatBytes(cart.bytes)})`}
       </button>
     </form>
   );

@@ -45,8 +45,8 @@ export function CollectionsPage() {
       <div className="page__header">
         <h1 id="collections-heading">Collections</h1>
         <p className="page__lead">
-          Data products held in the archive. A collection is named by its short name and version
-          and holds the granules delivered for it.
+          Data products held in the archive. A collection is named by its short name and version and
+          holds the granules delivered for it.
         </p>
       </div>
 

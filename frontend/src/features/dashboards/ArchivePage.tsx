@@ -70,16 +70,26 @@ function DriveBoard({ drives }: { drives: Drive[] }) {
   const [outcome, setOutcome] = useState<Outcome | null>(null);
   const vary = useMutation({
     mutationFn: ({ drive, online }: { drive: Drive; online: boolean }) =>
-      varyDrive(drive.name, online, online ? '' : reason.trim() || 'Varied off from the archive board'),
+      varyDrive(
+        drive.name,
+        online,
+        online ? '' : reason.trim() || 'Varied off from the archive board',
+      ),
     onSuccess: (updated, { online }) => {
       queryClient.setQueryData(drivesQuery().queryKey, (old: Drive[] | undefined) =>
         old?.map((drive) => (drive.name === updated.name ? updated : drive)),
       );
-      setOutcome({ ok: true, text: `${updated.name} varied ${online ? 'on' : 'off'}: now ${updated.state}.` });
+      setOutcome({
+        ok: true,
+        text: `${updated.name} varied ${online ? 'on' : 'off'}: now ${updated.state}.`,
+      });
       void queryClient.invalidateQueries({ queryKey: archiveKeys.all });
     },
     onError: (error, { drive, online }) => {
-      setOutcome({ ok: false, text: `Could not vary ${drive.name} ${online ? 'on' : 'off'}: ${error.message}` });
+      setOutcome({
+        ok: false,
+        text: `Could not vary ${drive.name} ${online ? 'on' : 'off'}: ${error.message}`,
+      });
     },
   });
 
@@ -183,12 +193,24 @@ function CacheGauge({ cache }: { cache: CacheUsage }) {
         <div className="gauge__band gauge__band--dirty" style={{ width: `${pct(dirty)}%` }} />
         <div className="gauge__band gauge__band--pinned" style={{ width: `${pct(pinned)}%` }} />
         <div className="gauge__band gauge__band--clean" style={{ width: `${pct(clean)}%` }} />
-        <div className="gauge__mark" style={{ left: `${cache.low_watermark * 100}%` }} title="Low watermark" />
-        <div className="gauge__mark gauge__mark--high" style={{ left: `${cache.high_watermark * 100}%` }} title="High watermark" />
+        <div
+          className="gauge__mark"
+          style={{ left: `${cache.low_watermark * 100}%` }}
+          title="Low watermark"
+        />
+        <div
+          className="gauge__mark gauge__mark--high"
+          style={{ left: `${cache.high_watermark * 100}%` }}
+          title="High watermark"
+        />
       </div>
       <div className="gauge__scale" aria-hidden="true">
-        <span style={{ left: `${cache.low_watermark * 100}%` }}>low {formatPercent(cache.low_watermark * 100)}</span>
-        <span style={{ left: `${cache.high_watermark * 100}%` }}>high {formatPercent(cache.high_watermark * 100)}</span>
+        <span style={{ left: `${cache.low_watermark * 100}%` }}>
+          low {formatPercent(cache.low_watermark * 100)}
+        </span>
+        <span style={{ left: `${cache.high_watermark * 100}%` }}>
+          high {formatPercent(cache.high_watermark * 100)}
+        </span>
       </div>
       <p className="dash-note">{summary}</p>
       <dl className="figures figures--legend">
@@ -269,7 +291,10 @@ function VolumeSummary({ list }: { list: VolumeList }) {
         caption={`Volumes by state${list.truncated ? ` (first ${list.volumes.length} only)` : ''}`}
         cards={false}
       />
-      <HistogramChart title="% full of volumes in use (not scratch)" values={used.map((volume) => volume.percent_full)} />
+      <HistogramChart
+        title="% full of volumes in use (not scratch)"
+        values={used.map((volume) => volume.percent_full)}
+      />
     </div>
   );
 }

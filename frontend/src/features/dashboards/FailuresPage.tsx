@@ -80,23 +80,52 @@ function ArchiveFailures() {
       <div className="toolbar">
         <div className="field field--inline">
           <label htmlFor={kindId}>Kind</label>
-          <select id={kindId} value={kind} onChange={(event) => { setKind(KINDS.find((k) => k === event.target.value) ?? ''); setSelected(new Set()); }}>
+          <select
+            id={kindId}
+            value={kind}
+            onChange={(event) => {
+              setKind(KINDS.find((k) => k === event.target.value) ?? '');
+              setSelected(new Set());
+            }}
+          >
             <option value="">all kinds</option>
             {KINDS.map((k) => (
-              <option key={k} value={k}>{k}</option>
+              <option key={k} value={k}>
+                {k}
+              </option>
             ))}
           </select>
         </div>
-        <button type="button" className="button button--small" disabled={bulk.isPending || ids.length === 0} onClick={() => run({ action: 'retry', ids })}>
+        <button
+          type="button"
+          className="button button--small"
+          disabled={bulk.isPending || ids.length === 0}
+          onClick={() => run({ action: 'retry', ids })}
+        >
           Retry selected ({ids.length})
         </button>
-        <button type="button" className="button button--small button--quiet" disabled={bulk.isPending || ids.length === 0} onClick={() => run({ action: 'cancel', ids })}>
+        <button
+          type="button"
+          className="button button--small button--quiet"
+          disabled={bulk.isPending || ids.length === 0}
+          onClick={() => run({ action: 'cancel', ids })}
+        >
           Cancel selected ({ids.length})
         </button>
-        <button type="button" className="button button--small" disabled={bulk.isPending} onClick={() => run({ action: 'retry', all: true })}>
+        <button
+          type="button"
+          className="button button--small"
+          disabled={bulk.isPending}
+          onClick={() => run({ action: 'retry', all: true })}
+        >
           Retry all failed {kindWords}requests
         </button>
-        <button type="button" className="button button--small button--quiet" disabled={bulk.isPending} onClick={() => run({ action: 'cancel', all: true })}>
+        <button
+          type="button"
+          className="button button--small button--quiet"
+          disabled={bulk.isPending}
+          onClick={() => run({ action: 'cancel', all: true })}
+        >
           Cancel all queued {kindWords}requests
         </button>
       </div>
@@ -113,7 +142,9 @@ function ArchiveFailures() {
               more={Boolean(page.next)}
               selected={selected}
               onToggle={toggle}
-              onToggleAll={(all) => setSelected(all ? new Set(page.results.map((r) => r.id)) : new Set())}
+              onToggleAll={(all) =>
+                setSelected(all ? new Set(page.results.map((r) => r.id)) : new Set())
+              }
               onRetry={(id) => run({ action: 'retry', ids: [id] })}
               busy={bulk.isPending}
             />
@@ -201,7 +232,10 @@ function FailedTable({
 
 function IngestFailures() {
   // The operator's board keeps its own pace, whether or not a request still runs.
-  const requests = useQuery({ ...ingestRequestsQuery({ limit: 200 }), refetchInterval: LIVE_REFRESH_MS });
+  const requests = useQuery({
+    ...ingestRequestsQuery({ limit: 200 }),
+    refetchInterval: LIVE_REFRESH_MS,
+  });
   return (
     <section className="dash-section" aria-labelledby="ingest-failures-heading">
       <h2 id="ingest-failures-heading">Ingest requests with failed granules</h2>
@@ -259,7 +293,10 @@ function IngestFailure({ request }: { request: IngestRequest }) {
   const retry = useMutation({
     mutationFn: (positions?: number[]) => retryIngest(request.id, positions),
     onSuccess: (result) => {
-      setOutcome({ ok: true, text: `Sent ${result.retried} ${result.retried === 1 ? 'granule' : 'granules'} round again.` });
+      setOutcome({
+        ok: true,
+        text: `Sent ${result.retried} ${result.retried === 1 ? 'granule' : 'granules'} round again.`,
+      });
       setSelected(new Set());
       void queryClient.invalidateQueries({ queryKey: ingestKeys.all });
     },
@@ -271,13 +308,26 @@ function IngestFailure({ request }: { request: IngestRequest }) {
   return (
     <li className="ingest-failure">
       <div className="ingest-failure__head">
-        <button type="button" className="disclosure" aria-expanded={open} aria-controls={panelId} onClick={() => setOpen(!open)}>
+        <button
+          type="button"
+          className="disclosure"
+          aria-expanded={open}
+          aria-controls={panelId}
+          onClick={() => setOpen(!open)}
+        >
           Request #{request.id} {request.label && `“${request.label}”`} from {request.provider}
         </button>
         <span className="muted">
-          {request.failed_count} of {request.granule_count} granules failed · {request.state} · {formatDateTime(request.created_at)}
+          {request.failed_count} of {request.granule_count} granules failed · {request.state} ·{' '}
+          {formatDateTime(request.created_at)}
         </span>
-        <button type="button" className="button button--small" disabled={retry.isPending} onClick={() => retry.mutate(undefined)} aria-label={`Retry every failed granule of request ${request.id}`}>
+        <button
+          type="button"
+          className="button button--small"
+          disabled={retry.isPending}
+          onClick={() => retry.mutate(undefined)}
+          aria-label={`Retry every failed granule of request ${request.id}`}
+        >
           Retry all failed
         </button>
       </div>
@@ -304,7 +354,12 @@ function IngestFailure({ request }: { request: IngestRequest }) {
                     label: (granule) => `Select granule ${granule.granule_id}`,
                   }}
                 />
-                <button type="button" className="button button--small" disabled={retry.isPending || positions.length === 0} onClick={() => retry.mutate(positions)}>
+                <button
+                  type="button"
+                  className="button button--small"
+                  disabled={retry.isPending || positions.length === 0}
+                  onClick={() => retry.mutate(positions)}
+                >
                   Retry selected granules ({positions.length})
                 </button>
               </>

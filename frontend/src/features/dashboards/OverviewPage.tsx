@@ -51,8 +51,18 @@ export function OverviewPage() {
         <Loaded query={throughput} what="the hourly throughput">
           {(data) => (
             <div className="chart-grid">
-              <ThroughputChart title="MB/s by direction" hours={data.hours} series={data.by_direction} what="direction" />
-              <ThroughputChart title="MB/s by collection" hours={data.hours} series={data.by_collection} what="collection" />
+              <ThroughputChart
+                title="MB/s by direction"
+                hours={data.hours}
+                series={data.by_direction}
+                what="direction"
+              />
+              <ThroughputChart
+                title="MB/s by collection"
+                hours={data.hours}
+                series={data.by_collection}
+                what="collection"
+              />
             </div>
           )}
         </Loaded>
@@ -87,7 +97,8 @@ function TodayCard({ name, figures }: { name: string; figures: TodayDirection })
     <article className="card" aria-labelledby={headingId}>
       <h3 id={headingId}>{name}</h3>
       <p className="card__big">
-        {formatBytes(figures.bytes)} <span className="card__of">of {formatBytes(figures.target_bytes)}</span>
+        {formatBytes(figures.bytes)}{' '}
+        <span className="card__of">of {formatBytes(figures.target_bytes)}</span>
       </p>
       <div
         className="meter"
@@ -115,7 +126,9 @@ function TodayCard({ name, figures }: { name: string; figures: TodayDirection })
         </div>
         <div>
           <dt>{surplus ? 'Surplus' : 'Shortfall'}</dt>
-          <dd className={surplus ? 'good' : 'bad'}>{formatBytes(Math.abs(figures.surplus_bytes))}</dd>
+          <dd className={surplus ? 'good' : 'bad'}>
+            {formatBytes(Math.abs(figures.surplus_bytes))}
+          </dd>
         </div>
       </dl>
     </article>

@@ -12,7 +12,9 @@ export function QueuesPage() {
     <section className="page" aria-labelledby="queues-heading">
       <div className="page__header">
         <h1 id="queues-heading">Queues</h1>
-        <p className="page__lead">Migrate, recall, repack and audit work pending per volume group.</p>
+        <p className="page__lead">
+          Migrate, recall, repack and audit work pending per volume group.
+        </p>
       </div>
       <Loaded query={queues} what="the queues">
         {(rows) => <QueueTable rows={rows} />}

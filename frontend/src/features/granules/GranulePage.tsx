@@ -26,7 +26,10 @@ export function GranulePage() {
   const { id = '' } = useParams();
   const location = useLocation();
   const granuleId = Number(id);
-  const granule = useQuery({ ...granuleQuery(granuleId), enabled: Number.isInteger(granuleId) && granuleId > 0 });
+  const granule = useQuery({
+    ...granuleQuery(granuleId),
+    enabled: Number.isInteger(granuleId) && granuleId > 0,
+  });
   const from = (location.state as { search?: string } | null)?.search;
   const back = (
     <p className="breadcrumb">
@@ -46,7 +49,12 @@ export function GranulePage() {
     );
   }
   return (
-    <LoadedPage query={granule} title={`Granule ${granuleId}`} what={`granule ${granuleId}`} back={back}>
+    <LoadedPage
+      query={granule}
+      title={`Granule ${granuleId}`}
+      what={`granule ${granuleId}`}
+      back={back}
+    >
       {(data) => <GranuleView granule={data} back={back} />}
     </LoadedPage>
   );
@@ -63,7 +71,9 @@ function GranuleView({ granule, back }: { granule: GranuleDetail; back: ReactNod
       <div className="page__header page__header--actions">
         <div>
           <p className="granule-page__collection">
-            <Link to={`/search?collection=${encodeURIComponent(granule.collection)}`}>{granule.collection}</Link>
+            <Link to={`/search?collection=${encodeURIComponent(granule.collection)}`}>
+              {granule.collection}
+            </Link>
           </p>
           <h1 id="granule-heading" className="mono wrap granule-page__title">
             {granule.granule_id}
@@ -91,9 +101,14 @@ function GranuleView({ granule, back }: { granule: GranuleDetail; back: ReactNod
               ['End', formatUtc(granule.temporal_end)],
               [
                 'Bounding box (W,S,E,N)',
-                <span className="mono">{granule.bbox ? formatBBox(granule.bbox).replaceAll(',', ', ') : 'none'}</span>,
+                <span className="mono">
+                  {granule.bbox ? formatBBox(granule.bbox).replaceAll(',', ', ') : 'none'}
+                </span>,
               ],
-              ['Size', `${formatBytes(granule.total_size)} in ${granule.files.length} ${granule.files.length === 1 ? 'file' : 'files'}`],
+              [
+                'Size',
+                `${formatBytes(granule.total_size)} in ${granule.files.length} ${granule.files.length === 1 ? 'file' : 'files'}`,
+              ],
               [
                 'Version',
                 <>
@@ -101,24 +116,25 @@ function GranuleView({ granule, back }: { granule: GranuleDetail; back: ReactNod
                   {granule.replaces !== null && (
                     <>
                       {' '}
-                      (replaces <Link to={`/granules/${granule.replaces}`}>granule {granule.replaces}</Link>)
+                      (replaces{' '}
+                      <Link to={`/granules/${granule.replaces}`}>granule {granule.replaces}</Link>)
                     </>
                   )}
                 </>,
               ],
               ['Archived', formatUtc(granule.archived_at)],
-              ...attributes.map(
-                ([name, value]): Fact => [
-                  <span className="mono">{name}</span>,
-                  typeof value === 'object' ? JSON.stringify(value) : String(value),
-                ],
-              ),
+              ...attributes.map(([name, value]): Fact => [
+                <span className="mono">{name}</span>,
+                typeof value === 'object' ? JSON.stringify(value) : String(value),
+              ]),
             ]}
           />
         </section>
 
         <div className="granule-page__side">
-          {granule.browse_url && <BrowseImage url={granule.browse_url} granule={granule.granule_id} />}
+          {granule.browse_url && (
+            <BrowseImage url={granule.browse_url} granule={granule.granule_id} />
+          )}
           {granule.bbox && (
             <LazyBoxMap
               label={`Footprint of ${granule.granule_id}`}
@@ -190,7 +206,8 @@ function BrowseImage({ url, granule }: { url: string; granule: string }) {
     <figure className="browse">
       {failed ? (
         <p className="browse__missing">
-          The browse image could not be shown now; it may be on tape only. Ordering the granule brings it back.
+          The browse image could not be shown now; it may be on tape only. Ordering the granule
+          brings it back.
         </p>
       ) : (
         <img src={url} alt={`Browse image of ${granule}`} onError={() => setFailed(true)} />

@@ -47,14 +47,34 @@ function OrderView({ id }: { id: number }) {
   );
   return (
     <LoadedPage query={order} title={`Order ${id}`} what={`order ${id}`} back={back}>
-      {(data) => <OrderBody order={data} refreshError={order.isError ? order.error.message : null} back={back} />}
+      {(data) => (
+        <OrderBody
+          order={data}
+          refreshError={order.isError ? order.error.message : null}
+          back={back}
+        />
+      )}
     </LoadedPage>
   );
 }
 
-function OrderBody({ order: data, refreshError, back }: { order: OrderDetail; refreshError: string | null; back: ReactNode }) {
+function OrderBody({
+  order: data,
+  refreshError,
+  back,
+}: {
+  order: OrderDetail;
+  refreshError: string | null;
+  back: ReactNode;
+}) {
   const ready = data.counts.ready;
-  const links = useQuery(orderLinksQuery(data.id, ready, ready > 0 && data.delivery === 'https' && !LINKLESS.includes(data.state)));
+  const links = useQuery(
+    orderLinksQuery(
+      data.id,
+      ready,
+      ready > 0 && data.delivery === 'https' && !LINKLESS.includes(data.state),
+    ),
+  );
   const byItem = new Map((links.data?.links ?? []).map((link) => [link.item, link]));
   return (
     <section className="page order-page" aria-labelledby="order-heading">
@@ -90,7 +110,10 @@ function OrderBody({ order: data, refreshError, back }: { order: OrderDetail; re
           ['Delivery', data.delivery === 'https' ? 'HTTPS download' : 'Push to a destination'],
           ['Size', formatBytes(data.total_bytes)],
           ['Files', data.items.length],
-          ['Links valid until', data.expires_at ? formatDateTime(data.expires_at) : 'starts when ready'],
+          [
+            'Links valid until',
+            data.expires_at ? formatDateTime(data.expires_at) : 'starts when ready',
+          ],
         ]}
       />
 
@@ -114,14 +137,18 @@ function progress(order: OrderDetail): string {
   const { ready, waiting, failed } = order.counts;
   const parts = [`${ready} of ${total} ${total === 1 ? 'file' : 'files'} ready`];
   if (waiting) {
-    const etas = order.items.filter((i) => i.state === 'waiting' && i.eta_s !== null).map((i) => i.eta_s ?? 0);
+    const etas = order.items
+      .filter((i) => i.state === 'waiting' && i.eta_s !== null)
+      .map((i) => i.eta_s ?? 0);
     const eta = etas.length ? `, ready in ${formatEta(Math.max(...etas))}` : '';
     parts.push(`${waiting} waiting for tape${eta}`);
   }
   if (failed) parts.push(`${failed} failed`);
-  if (order.state === 'submitted') return `Submitted: the archive is looking up where the ${total === 1 ? 'file is' : `${total} files are`}.`;
+  if (order.state === 'submitted')
+    return `Submitted: the archive is looking up where the ${total === 1 ? 'file is' : `${total} files are`}.`;
   if (order.state === 'cancelled') return `Cancelled. ${parts[0]} when it was cancelled.`;
-  if (order.state === 'expired') return 'Expired: its links no longer work. Order the granules again to get them.';
+  if (order.state === 'expired')
+    return 'Expired: its links no longer work. Order the granules again to get them.';
   if (order.state === 'completed') return `Completed: every ready file was delivered.`;
   return `${parts.join('; ')}.`;
 }
@@ -137,35 +164,58 @@ function OrderActions({ order }: { order: OrderDetail }) {
     },
   });
   const final = FINAL_STATES.includes(order.state);
-  const scriptable = order.delivery === 'https' && order.counts.ready > 0 && !LINKLESS.includes(order.state);
+  const scriptable =
+    order.delivery === 'https' && order.counts.ready > 0 && !LINKLESS.includes(order.state);
   return (
     <div className="order-page__actions">
       <div className="actions">
         {scriptable && (
-          <a className="button button--quiet" href={scriptUrl(order.id)} download={`granary-order-${order.id}.sh`}>
+          <a
+            className="button button--quiet"
+            href={scriptUrl(order.id)}
+            download={`granary-order-${order.id}.sh`}
+          >
             Download script
           </a>
         )}
         {!final && !confirming && (
-          <button type="button" className="button button--quiet" onClick={() => setConfirming(true)}>
+          <button
+            type="button"
+            className="button button--quiet"
+            onClick={() => setConfirming(true)}
+          >
             Cancel order
           </button>
         )}
       </div>
       {confirming && !final && (
         <div className="order-page__confirm" role="group" aria-label="Confirm cancelling">
-          <p>Cancel order {order.id}? Its links stop working and waiting files are no longer recalled.</p>
+          <p>
+            Cancel order {order.id}? Its links stop working and waiting files are no longer
+            recalled.
+          </p>
           <div className="actions">
-            <button type="button" className="button" onClick={() => cancel.mutate()} disabled={cancel.isPending}>
+            <button
+              type="button"
+              className="button"
+              onClick={() => cancel.mutate()}
+              disabled={cancel.isPending}
+            >
               {cancel.isPending ? 'Cancelling…' : 'Yes, cancel it'}
             </button>
-            <button type="button" className="button button--quiet" onClick={() => setConfirming(false)}>
+            <button
+              type="button"
+              className="button button--quiet"
+              onClick={() => setConfirming(false)}
+            >
               Keep it
             </button>
           </div>
         </div>
       )}
-      {cancel.isError && <ErrorMessage title="The order was not cancelled" detail={cancel.error.message} />}
+      {cancel.isError && (
+        <ErrorMessage title="The order was not cancelled" detail={cancel.error.message} />
+      )}
     </div>
   );
 }
@@ -188,7 +238,11 @@ function itemColumns(order: OrderDetail, links: Map<number, DownloadLink>): Colu
       },
     },
     sizeColumn((item) => item.size),
-    checksumColumn((item) => ({ type: item.checksum_type, value: item.checksum, fileId: item.file_id })),
+    checksumColumn((item) => ({
+      type: item.checksum_type,
+      value: item.checksum,
+      fileId: item.file_id,
+    })),
     {
       label: 'State',
       cell: (item) => (
@@ -217,15 +271,21 @@ function itemColumns(order: OrderDetail, links: Map<number, DownloadLink>): Colu
 function ItemDetail({ item, order }: { item: OrderItem; order: OrderDetail }) {
   if (item.state === 'waiting') {
     // Until the archive first answers, an item cannot tell cache from tape.
-    if (order.state === 'submitted' || item.residency === 'cache') return <span className="small">Being prepared</span>;
+    if (order.state === 'submitted' || item.residency === 'cache')
+      return <span className="small">Being prepared</span>;
     const eta = formatEta(item.eta_s);
     return <span className="small">Waiting for tape{eta ? `, ready in ${eta}` : ''}</span>;
   }
   if (item.state === 'failed') return <span className="small bad">{item.error || 'Failed'}</span>;
   if (item.state === 'ready' && order.delivery === 'push') {
-    return <span className="small">{item.pushed_at ? `Copied ${formatDateTime(item.pushed_at)}` : 'Being copied'}</span>;
+    return (
+      <span className="small">
+        {item.pushed_at ? `Copied ${formatDateTime(item.pushed_at)}` : 'Being copied'}
+      </span>
+    );
   }
-  if (item.downloaded_at) return <span className="small muted">Downloaded {formatDateTime(item.downloaded_at)}</span>;
+  if (item.downloaded_at)
+    return <span className="small muted">Downloaded {formatDateTime(item.downloaded_at)}</span>;
   return null;
 }
 

@@ -28,13 +28,18 @@ function OrdersList() {
       <div className="page__header">
         <h1 id="orders-heading">My orders</h1>
         <p className="page__lead">
-          Orders waiting for tape update here on their own. Ready files can be downloaded until the links expire.
+          Orders waiting for tape update here on their own. Ready files can be downloaded until the
+          links expire.
         </p>
       </div>
       {orders.isPending ? (
         <Loading>Loading your orders…</Loading>
       ) : orders.isError && !orders.data ? (
-        <ErrorMessage title="Could not load your orders" detail={orders.error.message} onRetry={() => void orders.refetch()} />
+        <ErrorMessage
+          title="Could not load your orders"
+          detail={orders.error.message}
+          onRetry={() => void orders.refetch()}
+        />
       ) : orders.data.results.length === 0 ? (
         <EmptyState title="No orders yet">
           <p>
@@ -54,7 +59,10 @@ function OrdersList() {
             label="Order pages"
             next={orders.data.next}
             previous={orders.data.previous}
-            to={(cursor) => ({ pathname: '/orders', search: cursor ? `?cursor=${encodeURIComponent(cursor)}` : '' })}
+            to={(cursor) => ({
+              pathname: '/orders',
+              search: cursor ? `?cursor=${encodeURIComponent(cursor)}` : '',
+            })}
             back="← Newer"
             forward="Older →"
           />
@@ -67,7 +75,11 @@ function OrdersList() {
 /** "2 ready, 1 waiting": the files of an order by state, leaving out the states none is in. */
 function fileCounts(order: Order): string {
   const { ready, waiting, failed } = order.counts;
-  const files = [ready && `${ready} ready`, waiting && `${waiting} waiting`, failed && `${failed} failed`];
+  const files = [
+    ready && `${ready} ready`,
+    waiting && `${waiting} waiting`,
+    failed && `${failed} failed`,
+  ];
   return files.filter(Boolean).join(', ');
 }
 

@@ -21,7 +21,8 @@ export function PdrPage() {
         <Link to="/provider/pdrs">PDRs</Link> /
       </p>
       <h1 id="pdr-heading" className="wrap">
-        {pdr.data ? pdr.data.name : `PDR ${id}`} {pdr.data && <IngestStateBadge state={pdr.data.state} />}
+        {pdr.data ? pdr.data.name : `PDR ${id}`}{' '}
+        {pdr.data && <IngestStateBadge state={pdr.data.state} />}
       </h1>
       <Loaded query={pdr} what={`PDR ${id}`}>
         {(data) => <PdrDetail pdr={data} />}
@@ -37,7 +38,9 @@ function PdrDetail({ pdr }: { pdr: Pdr }) {
   return (
     <>
       {pdr.detail && (
-        <p className={pdr.state === 'rejected' ? 'notice notice--error' : 'notice notice--ok'}>{pdr.detail}</p>
+        <p className={pdr.state === 'rejected' ? 'notice notice--error' : 'notice notice--ok'}>
+          {pdr.detail}
+        </p>
       )}
       <dl className="figures summary-list">
         <div>
@@ -62,13 +65,21 @@ function PdrDetail({ pdr }: { pdr: Pdr }) {
         </div>
         <div>
           <dt>Ingest request</dt>
-          <dd>{requestId === null ? 'none' : <Link to={`/provider/requests/${requestId}`}>Request {requestId}: per-granule state</Link>}</dd>
+          <dd>
+            {requestId === null ? (
+              'none'
+            ) : (
+              <Link to={`/provider/requests/${requestId}`}>
+                Request {requestId}: per-granule state
+              </Link>
+            )}
+          </dd>
         </div>
       </dl>
       {!pdrIsFinal(pdr) && (
         <p className="hint">
-          The granules are still moving; the PAN appears here when they are done (refreshing every {PROVIDER_REFRESH_MS / 1000}{' '}
-          seconds).
+          The granules are still moving; the PAN appears here when they are done (refreshing every{' '}
+          {PROVIDER_REFRESH_MS / 1000} seconds).
         </p>
       )}
       {text && <AnswerView kind={kind} text={text} />}

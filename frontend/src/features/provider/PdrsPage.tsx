@@ -21,8 +21,8 @@ export function PdrsPage() {
       <div className="page__header">
         <h1 id="pdrs-heading">PDRs</h1>
         <p className="page__lead">
-          Product Delivery Records you sent, and Granary’s answers: a PDRD when a PDR was refused, a PAN once its
-          granules are done.
+          Product Delivery Records you sent, and Granary’s answers: a PDRD when a PDR was refused, a
+          PAN once its granules are done.
         </p>
       </div>
       <Loaded query={pdrs} what="your PDRs">
@@ -39,7 +39,11 @@ export function PdrsPage() {
           )
         }
       </Loaded>
-      {waiting && <p className="hint">PDRs waiting for their PAN refresh every {PROVIDER_REFRESH_MS / 1000} seconds.</p>}
+      {waiting && (
+        <p className="hint">
+          PDRs waiting for their PAN refresh every {PROVIDER_REFRESH_MS / 1000} seconds.
+        </p>
+      )}
     </section>
   );
 }

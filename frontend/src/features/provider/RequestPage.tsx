@@ -36,7 +36,15 @@ export function RequestPage() {
   );
 }
 
-function RequestDetail({ request, state, onState }: { request: IngestRequestDetail; state: string; onState: (s: string) => void }) {
+function RequestDetail({
+  request,
+  state,
+  onState,
+}: {
+  request: IngestRequestDetail;
+  state: string;
+  onState: (s: string) => void;
+}) {
   const queryClient = useQueryClient();
   const [outcome, setOutcome] = useState<Outcome | null>(null);
   const retry = useMutation({
@@ -44,7 +52,10 @@ function RequestDetail({ request, state, onState }: { request: IngestRequestDeta
     onMutate: () => setOutcome(null),
     onSuccess: async (result) => {
       const granules = result.retried === 1 ? 'granule' : 'granules';
-      setOutcome({ ok: true, text: `Sent ${formatCount(result.retried)} ${granules} round again.` });
+      setOutcome({
+        ok: true,
+        text: `Sent ${formatCount(result.retried)} ${granules} round again.`,
+      });
       await queryClient.invalidateQueries({ queryKey: ingestKeys.all });
     },
     onError: (error) => setOutcome({ ok: false, text: error.message }),
@@ -58,7 +69,8 @@ function RequestDetail({ request, state, onState }: { request: IngestRequestDeta
         <PercentDone percent={request.percent_done} label="Percent done in bytes" />
         <p className="small muted">
           {formatBytes(request.bytes_done)} of {formatBytes(request.bytes_total)} in a final state ·{' '}
-          {formatCount(request.archived_count)} of {formatCount(request.granule_count)} granules archived
+          {formatCount(request.archived_count)} of {formatCount(request.granule_count)} granules
+          archived
           {request.failed_count > 0 && `, ${formatCount(request.failed_count)} failed`}
         </p>
         <ul className="state-counts" aria-label="Granules per state">
@@ -104,14 +116,23 @@ function RequestDetail({ request, state, onState }: { request: IngestRequestDeta
         )}
       </dl>
 
-      {!isFinal(request) && <p className="hint">Refreshing every {PROVIDER_REFRESH_MS / 1000} seconds until the request is finished.</p>}
+      {!isFinal(request) && (
+        <p className="hint">
+          Refreshing every {PROVIDER_REFRESH_MS / 1000} seconds until the request is finished.
+        </p>
+      )}
 
       <section className="page-section" aria-labelledby="granules-heading">
         <h2 id="granules-heading">Granules</h2>
         <div className="toolbar">
           <StateFilter value={state} onChange={onState} />
           {failed > 0 && (
-            <button type="button" className="button button--small" disabled={retry.isPending} onClick={() => retry.mutate(undefined)}>
+            <button
+              type="button"
+              className="button button--small"
+              disabled={retry.isPending}
+              onClick={() => retry.mutate(undefined)}
+            >
               Retry all {formatCount(failed)} failed
             </button>
           )}
@@ -231,8 +252,13 @@ function GranuleTable({
         captionHidden
       />
       {rows.length > shown && (
-        <button type="button" className="button button--quiet" onClick={() => setShown((n) => n + PAGE_ROWS)}>
-          Show {formatCount(Math.min(PAGE_ROWS, rows.length - shown))} more of {formatCount(rows.length - shown)}
+        <button
+          type="button"
+          className="button button--quiet"
+          onClick={() => setShown((n) => n + PAGE_ROWS)}
+        >
+          Show {formatCount(Math.min(PAGE_ROWS, rows.length - shown))} more of{' '}
+          {formatCount(rows.length - shown)}
         </button>
       )}
     </>

@@ -19,13 +19,18 @@ export function RequestsPage() {
     <section className="page" aria-labelledby="requests-heading">
       <div className="page__header">
         <h1 id="requests-heading">Ingest requests</h1>
-        <p className="page__lead">What you delivered, how far each request got, and why a granule failed.</p>
+        <p className="page__lead">
+          What you delivered, how far each request got, and why a granule failed.
+        </p>
       </div>
       <Loaded query={requests} what="your ingest requests">
         {(page) =>
           page.results.length === 0 && !cursor ? (
             <EmptyState title="No ingest requests yet">
-              <p>Requests appear here when you submit them through the bulk API, a PDR or a drop folder.</p>
+              <p>
+                Requests appear here when you submit them through the bulk API, a PDR or a drop
+                folder.
+              </p>
             </EmptyState>
           ) : (
             <>
@@ -35,7 +40,9 @@ export function RequestsPage() {
           )
         }
       </Loaded>
-      {running && <p className="hint">Running requests refresh every {PROVIDER_REFRESH_MS / 1000} seconds.</p>}
+      {running && (
+        <p className="hint">Running requests refresh every {PROVIDER_REFRESH_MS / 1000} seconds.</p>
+      )}
     </section>
   );
 }

@@ -1,7 +1,13 @@
 /** Test data for the provider pages (used by the Vitest files only). */
 import { http, HttpResponse } from 'msw';
 
-import type { IngestGranuleRow, IngestRequest, IngestRequestDetail, Me, Pdr } from '../../api/types';
+import type {
+  IngestGranuleRow,
+  IngestRequest,
+  IngestRequestDetail,
+  Me,
+  Pdr,
+} from '../../api/types';
 import { server } from '../../test/server';
 
 export const modaps: Me = {
@@ -39,7 +45,10 @@ export function ingestRequest(overrides: Partial<IngestRequest> = {}): IngestReq
   };
 }
 
-export function granuleRow(position: number, overrides: Partial<IngestGranuleRow> = {}): IngestGranuleRow {
+export function granuleRow(
+  position: number,
+  overrides: Partial<IngestGranuleRow> = {},
+): IngestGranuleRow {
   return {
     position,
     collection: 'MOD021KM.061',
@@ -66,7 +75,8 @@ export function requestDetail(overrides: Partial<IngestRequestDetail> = {}): Ing
       granuleRow(1, {
         state: 'failed',
         disposition: 'CHECKSUM VERIFICATION FAILURE',
-        reason: 'MD5 of MOD021KM.A2026325.0001.061.2026326101512.hdf is 0f3a…, not the declared 9b2c…',
+        reason:
+          'MD5 of MOD021KM.A2026325.0001.061.2026326101512.hdf is 0f3a…, not the declared 9b2c…',
         bytes_done: 0,
         attempts: 2,
         archived_at: null,

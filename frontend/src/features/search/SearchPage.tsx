@@ -9,7 +9,14 @@ import { LazyBoxMap } from '../../components/map/LazyBoxMap';
 import type { Footprint } from '../../components/map/types';
 import { SearchForm } from './SearchForm';
 import { SearchResults } from './SearchResults';
-import { facetParams, granuleParams, narrowsCollections, readSearch, writeSearch, type SearchState } from './searchState';
+import {
+  facetParams,
+  granuleParams,
+  narrowsCollections,
+  readSearch,
+  writeSearch,
+  type SearchState,
+} from './searchState';
 import './search.css';
 
 /** Most collections the free text can narrow a granule search to. */
@@ -52,7 +59,10 @@ export function SearchPage() {
   const matchingKeys = byList ? (listed?.map((c) => c.key) ?? null) : null;
   const noCollection = byList && listed !== undefined && listed.length === 0;
   const granules = useQuery(
-    granulesQuery(granuleParams(search, matchingKeys), !(byList && matchingKeys === null) && !noCollection),
+    granulesQuery(
+      granuleParams(search, matchingKeys),
+      !(byList && matchingKeys === null) && !noCollection,
+    ),
   );
 
   const searchedKeys = search.collections.length ? search.collections : matchingKeys;
@@ -95,7 +105,9 @@ export function SearchPage() {
             onBoxChange={(bbox) => apply({ ...draft, bbox })}
             footprints={footprints}
             highlight={highlight}
-            onFootprintSelect={(id) => void navigate(`/granules/${id}`, { state: { search: address } })}
+            onFootprintSelect={(id) =>
+              void navigate(`/granules/${id}`, { state: { search: address } })
+            }
           />
           <SearchResults
             query={granules}

@@ -40,7 +40,11 @@ export function SearchResults({
   if (query.isPending) return <Loading>Searching granules…</Loading>;
   if (query.isError) {
     return (
-      <ErrorMessage title="The search could not be run" detail={query.error.message} onRetry={() => void query.refetch()} />
+      <ErrorMessage
+        title="The search could not be run"
+        detail={query.error.message}
+        onRetry={() => void query.refetch()}
+      />
     );
   }
 
@@ -102,8 +106,12 @@ export function SearchResults({
       </div>
       {!loggedIn && (
         <p className="hint">
-          <Link to={`/login?next=${encodeURIComponent(address ? `/search?${address}` : '/search')}`}>Log in</Link> to put granules in a
-          cart and order them.
+          <Link
+            to={`/login?next=${encodeURIComponent(address ? `/search?${address}` : '/search')}`}
+          >
+            Log in
+          </Link>{' '}
+          to put granules in a cart and order them.
         </p>
       )}
       <DataTable
@@ -122,7 +130,10 @@ export function SearchResults({
         label="Result pages"
         next={next}
         previous={previous}
-        to={(cursor) => ({ pathname: '/search', search: `?${writeSearch({ ...search, cursor }).toString()}`.replace(/^\?$/, '') })}
+        to={(cursor) => ({
+          pathname: '/search',
+          search: `?${writeSearch({ ...search, cursor }).toString()}`.replace(/^\?$/, ''),
+        })}
       />
     </section>
   );

@@ -36,7 +36,11 @@ function SubscriptionDetail() {
     return (
       <section className="page">
         <h1>Subscription</h1>
-        <ErrorMessage title="Could not load the subscription" detail={subscription.error.message} onRetry={() => void subscription.refetch()} />
+        <ErrorMessage
+          title="Could not load the subscription"
+          detail={subscription.error.message}
+          onRetry={() => void subscription.refetch()}
+        />
         <p>
           <Link to="/subscriptions">All your subscriptions</Link>
         </p>
@@ -99,7 +103,13 @@ function Detail({ subscription }: { subscription: Subscription }) {
           >
             {subscription.active ? 'Pause' : 'Resume'}
           </button>
-          <button type="button" ref={deleteRef} className="button button--quiet" onClick={() => setConfirming(true)} disabled={confirming}>
+          <button
+            type="button"
+            ref={deleteRef}
+            className="button button--quiet"
+            onClick={() => setConfirming(true)}
+            disabled={confirming}
+          >
             Delete
           </button>
         </div>
@@ -107,11 +117,15 @@ function Detail({ subscription }: { subscription: Subscription }) {
 
       <div aria-live="polite">
         {state.notice && (
-          <p className={state.failed ? 'notice notice--error' : 'notice notice--ok'}>{state.notice}</p>
+          <p className={state.failed ? 'notice notice--error' : 'notice notice--ok'}>
+            {state.notice}
+          </p>
         )}
         {setActive.isSuccess && (
           <p className="notice notice--ok">
-            {subscription.active ? 'Resumed: new matching granules are delivered again.' : 'Paused: nothing is delivered until you resume it.'}
+            {subscription.active
+              ? 'Resumed: new matching granules are delivered again.'
+              : 'Paused: nothing is delivered until you resume it.'}
           </p>
         )}
       </div>
@@ -124,10 +138,19 @@ function Detail({ subscription }: { subscription: Subscription }) {
         <div className="confirm" role="alertdialog" aria-labelledby="confirm-delete-text">
           <p id="confirm-delete-text">
             Delete “{subscription.name}”? Its delivery log goes too
-            {subscription.mode === 'notify' ? '' : ', and so does its standing order with the links in it'}.
+            {subscription.mode === 'notify'
+              ? ''
+              : ', and so does its standing order with the links in it'}
+            .
           </p>
           <div className="actions">
-            <button type="button" ref={confirmRef} className="button" disabled={remove.isPending} onClick={() => remove.mutate()}>
+            <button
+              type="button"
+              ref={confirmRef}
+              className="button"
+              disabled={remove.isPending}
+              onClick={() => remove.mutate()}
+            >
               {remove.isPending ? 'Deleting…' : 'Delete subscription'}
             </button>
             <button type="button" className="button button--quiet" onClick={cancelDelete}>

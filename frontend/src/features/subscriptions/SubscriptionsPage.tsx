@@ -32,7 +32,8 @@ function SubscriptionList() {
         <div>
           <h1 id="subscriptions-heading">Subscriptions</h1>
           <p className="page__lead">
-            Standing searches: granules that match are delivered to you once each, as soon as they are archived.
+            Standing searches: granules that match are delivered to you once each, as soon as they
+            are archived.
           </p>
         </div>
         <Link className="button" to="/subscriptions/new">
@@ -46,14 +47,18 @@ function SubscriptionList() {
       )}
       {subscriptions.isPending && <Loading>Loading your subscriptions…</Loading>}
       {subscriptions.isError && (
-        <ErrorMessage title="Could not load your subscriptions" detail={subscriptions.error.message} onRetry={() => void subscriptions.refetch()} />
+        <ErrorMessage
+          title="Could not load your subscriptions"
+          detail={subscriptions.error.message}
+          onRetry={() => void subscriptions.refetch()}
+        />
       )}
       {subscriptions.data &&
         (subscriptions.data.results.length === 0 && !cursor ? (
           <EmptyState title="No subscriptions yet">
             <p>
-              <Link to="/subscriptions/new">Create one</Link> to have new granules of a collection, place and time
-              delivered as they arrive.
+              <Link to="/subscriptions/new">Create one</Link> to have new granules of a collection,
+              place and time delivered as they arrive.
             </p>
           </EmptyState>
         ) : (
@@ -68,7 +73,11 @@ function SubscriptionList() {
         ))}
       {subscriptions.data && (subscriptions.data.next || subscriptions.data.previous) && (
         <nav className="pager" aria-label="Subscription pages">
-          {subscriptions.data.previous ? <PageLink link={subscriptions.data.previous} rel="prev" /> : <span />}
+          {subscriptions.data.previous ? (
+            <PageLink link={subscriptions.data.previous} rel="prev" />
+          ) : (
+            <span />
+          )}
           {subscriptions.data.next && <PageLink link={subscriptions.data.next} rel="next" />}
         </nav>
       )}
@@ -79,7 +88,11 @@ function SubscriptionList() {
 function PageLink({ link, rel }: { link: string; rel: 'prev' | 'next' }) {
   const cursor = cursorOf(link);
   return (
-    <Link className="button button--quiet" to={cursor ? `?cursor=${encodeURIComponent(cursor)}` : '.'} rel={rel}>
+    <Link
+      className="button button--quiet"
+      to={cursor ? `?cursor=${encodeURIComponent(cursor)}` : '.'}
+      rel={rel}
+    >
       {rel === 'prev' ? '← Newer' : 'Older →'}
     </Link>
   );

@@ -3,7 +3,15 @@
  * the mapping can be read (and tested) on its own. Dates are UTC calendar days: the API takes a
  * bare date as the start (or, for `end`, the end) of that day.
  */
-import type { Condition, ConditionOp, ConditionValue, DeliveryMode, Subscription, SubscriptionBody, SubscriptionFilter } from '../../api/types';
+import type {
+  Condition,
+  ConditionOp,
+  ConditionValue,
+  DeliveryMode,
+  Subscription,
+  SubscriptionBody,
+  SubscriptionFilter,
+} from '../../api/types';
 
 export interface ConditionRow {
   key: number;
@@ -86,13 +94,22 @@ export function formFromSubscription(subscription: Subscription, today = new Dat
   const form = emptyForm(today);
   const others: ConditionRow[] = [];
   for (const condition of subscription.conditions) {
-    if (condition.name === DAY_NIGHT && condition.op === 'eq' && !form.dayNight &&
-        (condition.value === 'Day' || condition.value === 'Night')) {
+    if (
+      condition.name === DAY_NIGHT &&
+      condition.op === 'eq' &&
+      !form.dayNight &&
+      (condition.value === 'Day' || condition.value === 'Night')
+    ) {
       form.dayNight = condition.value;
     } else if (condition.name === CLOUD_COVER && condition.op === 'lt' && !form.cloudBelow) {
       form.cloudBelow = valueText(condition.value);
     } else {
-      others.push({ ...newConditionRow(), name: condition.name, op: condition.op, value: valueText(condition.value) });
+      others.push({
+        ...newConditionRow(),
+        name: condition.name,
+        op: condition.op,
+        value: valueText(condition.value),
+      });
     }
   }
   const [west, south, east, north] = subscription.bbox ?? [];
@@ -120,14 +137,19 @@ function numberOrText(text: string): string | number {
 }
 
 function conditionValue(row: ConditionRow): ConditionValue {
-  if (row.op === 'in') return row.value.split(',').map((part) => numberOrText(part)).filter((v) => v !== '');
+  if (row.op === 'in')
+    return row.value
+      .split(',')
+      .map((part) => numberOrText(part))
+      .filter((v) => v !== '');
   return numberOrText(row.value);
 }
 
 export function conditionsOf(form: FormState): Condition[] {
   const conditions: Condition[] = [];
   if (form.dayNight) conditions.push({ name: DAY_NIGHT, op: 'eq', value: form.dayNight });
-  if (form.cloudBelow.trim()) conditions.push({ name: CLOUD_COVER, op: 'lt', value: numberOrText(form.cloudBelow) });
+  if (form.cloudBelow.trim())
+    conditions.push({ name: CLOUD_COVER, op: 'lt', value: numberOrText(form.cloudBelow) });
   for (const row of form.others) {
     if (!row.name.trim() && !row.value.trim()) continue;
     conditions.push({ name: row.name.trim(), op: row.op, value: conditionValue(row) });
@@ -169,7 +191,12 @@ export function bodyOf(form: FormState, original?: Subscription | null): Subscri
   };
 }
 
-const dayFormat = new Intl.DateTimeFormat('en-GB', { timeZone: 'UTC', day: 'numeric', month: 'short', year: 'numeric' });
+const dayFormat = new Intl.DateTimeFormat('en-GB', {
+  timeZone: 'UTC',
+  day: 'numeric',
+  month: 'short',
+  year: 'numeric',
+});
 
 function formatDay(iso: string): string {
   const date = new Date(iso);
@@ -181,7 +208,9 @@ function degrees(value: number, positive: string, negative: string): string {
 }
 
 /** Plain-language lines for a subscription's filter. */
-export function describe(subscription: Pick<Subscription, 'bbox' | 'start' | 'end' | 'conditions'>) {
+export function describe(
+  subscription: Pick<Subscription, 'bbox' | 'start' | 'end' | 'conditions'>,
+) {
   const box = subscription.bbox;
   const area = box
     ? `${degrees(box[0], 'E', 'W')} to ${degrees(box[2], 'E', 'W')}, ${degrees(box[1], 'N', 'S')} to ${degrees(box[3], 'N', 'S')}${
@@ -189,11 +218,14 @@ export function describe(subscription: Pick<Subscription, 'bbox' | 'start' | 'en
       }`
     : 'Anywhere';
   let window = 'Any time';
-  if (subscription.start && subscription.end) window = `${formatDay(subscription.start)} to ${formatDay(subscription.end)}`;
+  if (subscription.start && subscription.end)
+    window = `${formatDay(subscription.start)} to ${formatDay(subscription.end)}`;
   else if (subscription.start) window = `From ${formatDay(subscription.start)}`;
   else if (subscription.end) window = `Until ${formatDay(subscription.end)}`;
   const conditions = subscription.conditions.length
-    ? subscription.conditions.map((c) => `${c.name} ${OP_SYMBOLS[c.op]} ${valueText(c.value)}`).join('; ')
+    ? subscription.conditions
+        .map((c) => `${c.name} ${OP_SYMBOLS[c.op]} ${valueText(c.value)}`)
+        .join('; ')
     : 'None';
   return { area, window, conditions };
 }

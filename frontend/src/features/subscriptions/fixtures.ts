@@ -22,7 +22,10 @@ export function subscription(overrides: Partial<Subscription> = {}): Subscriptio
   };
 }
 
-export function delivery(id: number, overrides: Partial<SubscriptionDelivery> = {}): SubscriptionDelivery {
+export function delivery(
+  id: number,
+  overrides: Partial<SubscriptionDelivery> = {},
+): SubscriptionDelivery {
   return {
     id,
     granule_pk: 100 + id,
