@@ -3,7 +3,7 @@ import mimetypes
 
 from django.http import FileResponse, HttpResponse
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import exceptions, mixins, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.permissions import AllowAny, IsAuthenticated
@@ -21,6 +21,7 @@ from .serializers import (
     OrderDetailSerializer,
     OrderSerializer,
     SftpKeySerializer,
+    SubscriptionApplyResultSerializer,
     SubscriptionApplySerializer,
     SubscriptionDeliverySerializer,
     SubscriptionPreviewResultSerializer,
@@ -53,7 +54,7 @@ class CartView(APIView):
         return Response(cart_body(request.user, cart.add_to_cart(
             request.user, body.validated_data["granules"])))
 
-    @extend_schema(responses=CartSerializer, operation_id="cart_clear")
+    @extend_schema(responses={200: CartSerializer}, operation_id="cart_clear")
     def delete(self, request):
         return Response(cart_body(request.user, cart.remove_from_cart(request.user)))
 
@@ -61,7 +62,7 @@ class CartView(APIView):
 class CartGranuleView(APIView):
     permission_classes = [IsAuthenticated]
 
-    @extend_schema(responses=CartSerializer, operation_id="cart_remove")
+    @extend_schema(responses={200: CartSerializer}, operation_id="cart_remove")
     def delete(self, request, granule):
         return Response(cart_body(request.user,
                                   cart.remove_from_cart(request.user, [granule])))
@@ -191,7 +192,7 @@ class SubscriptionViewSet(viewsets.ModelViewSet):
         return Response(SubscriptionPreviewResultSerializer(result).data)
 
     @extend_schema(request=SubscriptionApplySerializer,
-                   responses={202: OpenApiResponse(description="Queued")})
+                   responses={202: SubscriptionApplyResultSerializer})
     @action(detail=True, methods=["post"])
     def apply(self, request, pk):
         subscription = self.get_object()

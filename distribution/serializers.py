@@ -1,11 +1,13 @@
 """Shapes of carts, orders, destinations and subscriptions; input checks say what is wrong."""
 from django.core.exceptions import ValidationError as DjangoValidationError
+from drf_spectacular.extensions import OpenApiSerializerFieldExtension
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from backend.catalog.filters import parse_instant
 from backend.catalog.geo import BBoxError, parse_bbox
 
-from .matching import ConditionError, check_conditions
+from .matching import OPS, ConditionError, check_conditions
 from .models import (
     CartItem,
     Delivery,
@@ -94,8 +96,19 @@ class OrderItemSerializer(serializers.ModelSerializer):
                   "checksum", "state", "residency", "eta_s", "error", "ready_at", "expires_at",
                   "downloaded_at", "pushed_at"]
 
-    def get_residency(self, item) -> str:
+    @extend_schema_field(serializers.ChoiceField(choices=["cache", "tape"]))
+    def get_residency(self, item):
         return "cache" if item.in_cache else "tape"
+
+
+class OrderCountsSerializer(serializers.Serializer):
+    """Files of an order per item state (documentation of OrderSerializer.get_counts)."""
+
+    waiting = serializers.IntegerField()
+    ready = serializers.IntegerField()
+    failed = serializers.IntegerField()
+    expired = serializers.IntegerField()
+    cancelled = serializers.IntegerField()
 
 
 class OrderSerializer(serializers.ModelSerializer):
@@ -108,7 +121,8 @@ class OrderSerializer(serializers.ModelSerializer):
                   "total_bytes", "counts", "error", "created_at", "updated_at", "ready_at",
                   "expires_at"]
 
-    def get_counts(self, order) -> dict[str, int]:
+    @extend_schema_field(OrderCountsSerializer)
+    def get_counts(self, order):
         counts = {s: 0 for s in OrderItem.State.values}
         for item in order.items.all():
             counts[item.state] += 1
@@ -138,7 +152,7 @@ class LinkSerializer(serializers.Serializer):
 
 class LinksSerializer(serializers.Serializer):
     order = serializers.IntegerField()
-    state = serializers.CharField()
+    state = serializers.ChoiceField(choices=Order.State.choices)
     expires_at = serializers.DateTimeField(allow_null=True)
     links = LinkSerializer(many=True)
     failed = LinkSerializer(many=True)
@@ -181,19 +195,56 @@ class SftpKeySerializer(serializers.Serializer):
     fingerprint = serializers.CharField()
 
 
+class BBoxField(serializers.JSONField):
+    """A subscription's box: [west, south, east, north] or 'w,s,e,n' in, four numbers out."""
+
+
+class BBoxFieldSchema(OpenApiSerializerFieldExtension):
+    target_class = BBoxField
+
+    def map_serializer_field(self, auto_schema, direction):
+        number = {"type": "number"}
+        if direction == "response":
+            return {"type": "array", "items": number, "minItems": 4, "maxItems": 4}
+        typed = {"type": "array", "items": {"oneOf": [number, {"type": "string"}]},
+                 "minItems": 4, "maxItems": 4}
+        return {"oneOf": [typed, {"type": "string"}]}
+
+
+@extend_schema_field({"oneOf": [
+    {"type": "string"}, {"type": "number"}, {"type": "boolean"},
+    {"type": "array", "items": {"oneOf": [{"type": "string"}, {"type": "number"}]}},
+]})
+class ConditionValueField(serializers.JSONField):
+    pass
+
+
+class ConditionSerializer(serializers.Serializer):
+    """One attribute condition (documentation of matching.check_conditions)."""
+
+    name = serializers.CharField()
+    op = serializers.ChoiceField(choices=OPS)
+    value = ConditionValueField()
+
+
+@extend_schema_field(ConditionSerializer(many=True))
+class ConditionsField(serializers.JSONField):
+    pass
+
+
 class SubscriptionSerializer(serializers.ModelSerializer):
     collections = serializers.ListField(
         child=serializers.CharField(), allow_empty=False,
         help_text="Collection keys SHORT.VERSION",
     )
-    bbox = serializers.JSONField(required=False, allow_null=True,
-                                 help_text="[west, south, east, north] or 'w,s,e,n'")
+    bbox = BBoxField(required=False, allow_null=True,
+                     help_text="[west, south, east, north] or 'w,s,e,n'")
     start = serializers.CharField(required=False, allow_null=True, allow_blank=True,
                                   help_text="Granules overlapping from (ISO 8601)")
     end = serializers.CharField(required=False, allow_null=True, allow_blank=True,
                                 help_text="Granules overlapping until (ISO 8601)")
-    conditions = serializers.JSONField(required=False,
-                                       help_text="[{name, op (eq ne lt lte gt gte in), value}]")
+    conditions = ConditionsField(required=False,
+                                 help_text="[{name, op (eq ne lt lte gt gte in), value}]")
 
     class Meta:
         model = Subscription
@@ -301,6 +352,11 @@ class SubscriptionApplySerializer(serializers.Serializer):
 
     def validate_since(self, value):
         return instant(value)
+
+
+class SubscriptionApplyResultSerializer(serializers.Serializer):
+    detail = serializers.CharField(help_text="What is being delivered, in a sentence")
+    since = serializers.DateTimeField()
 
 
 class SubscriptionDeliverySerializer(serializers.ModelSerializer):

@@ -21,6 +21,7 @@ from .serializers import (
     PdrSerializer,
     PdrSubmitSerializer,
     RequestDetailSerializer,
+    RetryResultSerializer,
     RetrySerializer,
     granule_rows,
     request_rows,
@@ -131,7 +132,7 @@ class RequestDetailView(_OneRequest):
 class RetryView(_OneRequest):
     """Send the failed granules of a request (or those at `positions`) round again."""
 
-    @extend_schema(request=RetrySerializer, responses={202: IngestRequestSerializer})
+    @extend_schema(request=RetrySerializer, responses={202: RetryResultSerializer})
     def post(self, request, pk):
         ingest = self._get(request, pk)
         form = RetrySerializer(data=request.data if isinstance(request.data, dict) else {})

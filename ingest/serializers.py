@@ -152,6 +152,15 @@ class PdrSerializer(serializers.ModelSerializer):
                        request=self.context.get("request"))
 
 
+class RetryResultSerializer(IngestRequestSerializer):
+    """The request after a retry, and how many granules went round again."""
+
+    retried = serializers.IntegerField()
+
+    class Meta(IngestRequestSerializer.Meta):
+        fields = [*IngestRequestSerializer.Meta.fields, "retried"]
+
+
 class RequestDetailSerializer(IngestRequestSerializer):
     """A request with its granules (documentation of the detail view)."""
 

@@ -11,6 +11,9 @@ echo "== ruff"
 .venv/bin/ruff check .
 echo "== import layers (lint-imports)"
 .venv/bin/lint-imports --no-cache
+echo "== eslint, prettier and the generated API types"
+npm run --silent lint
+npm run --silent api-types:check
 echo "== vitest"
 npm test --silent
 echo "== pytest on ${DATABASE_URL:-SQLite} with ${CELERY_BROKER_URL:-the file-system broker}"

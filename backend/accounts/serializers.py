@@ -1,7 +1,9 @@
 from django.contrib.auth import get_user_model
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from . import roles
+from .roles import ALL_ROLES
 
 
 class MeSerializer(serializers.ModelSerializer):
@@ -14,10 +16,13 @@ class MeSerializer(serializers.ModelSerializer):
         model = get_user_model()
         fields = ["authenticated", "username", "email", "role", "roles", "providers"]
 
-    def get_role(self, user) -> str:
+    @extend_schema_field(serializers.ChoiceField(choices=ALL_ROLES))
+    def get_role(self, user):
         return roles.primary_role(user)
 
-    def get_roles(self, user) -> list[str]:
+    @extend_schema_field(serializers.ListField(child=serializers.ChoiceField(
+        choices=ALL_ROLES)))
+    def get_roles(self, user):
         return sorted(roles.roles_of(user))
 
     def get_providers(self, user) -> list[str]:

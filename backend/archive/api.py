@@ -10,6 +10,7 @@ from rest_framework.views import APIView
 from backend.accounts.permissions import IsOperator
 from backend.catalog.models import File
 from backend.catalog.pagination import CatalogCursorPagination
+from backend.errors import Conflict
 
 from . import operations
 from .models import ArchiveRequest, Drive, DriveModel, Silo, Volume
@@ -18,15 +19,19 @@ from .serializers import (
     VOLUME_VALUES,
     ArchiveRequestSerializer,
     AuditSerializer,
+    BulkResultSerializer,
     BulkSerializer,
     CacheEntrySerializer,
+    CacheUsageSerializer,
     DriveSerializer,
     FileCopySerializer,
     LabelVolumesSerializer,
     PinSerializer,
+    QueueRowSerializer,
     ReleaseSerializer,
     SiloSerializer,
     VaryDriveSerializer,
+    VolumeGroupSerializer,
     VolumeSerializer,
     request_rows,
     volume_rows,
@@ -117,7 +122,7 @@ class VolumeViewSet(OperatorViewSet, viewsets.mixins.ListModelMixin,
 class VolumeGroupView(APIView):
     permission_classes = [IsOperator]
 
-    @extend_schema(responses={200: {"type": "array", "items": {"type": "object"}}})
+    @extend_schema(responses=VolumeGroupSerializer(many=True))
     def get(self, request):
         return Response(operations.volume_groups())
 
@@ -160,7 +165,7 @@ class RequestViewSet(OperatorViewSet, viewsets.mixins.ListModelMixin,
                                       .values(*REQUEST_VALUES))
         return self.get_paginated_response(list(request_rows(page)))
 
-    @extend_schema(request=BulkSerializer, responses={200: {"type": "object"}})
+    @extend_schema(request=BulkSerializer, responses=BulkResultSerializer)
     @action(detail=False, methods=["post"], url_path="bulk")
     def bulk(self, request):
         """Retry failed or cancel queued requests: by id, or all matching kind and state."""
@@ -192,7 +197,7 @@ class QueueSummaryView(APIView):
 
     permission_classes = [IsOperator]
 
-    @extend_schema(responses={200: {"type": "array", "items": {"type": "object"}}})
+    @extend_schema(responses=QueueRowSerializer(many=True))
     def get(self, request):
         return Response(operations.queue_summary())
 
@@ -252,7 +257,7 @@ class ReleaseView(APIView):
 class CacheView(APIView):
     permission_classes = [IsOperator]
 
-    @extend_schema(responses={200: {"type": "object"}})
+    @extend_schema(responses=CacheUsageSerializer)
     def get(self, request):
         from django.conf import settings
 

@@ -160,3 +160,50 @@ class ReleaseSerializer(serializers.Serializer):
 
 class PinSerializer(ReleaseSerializer):
     pinned = serializers.BooleanField(default=True)
+
+
+class BulkResultSerializer(serializers.Serializer):
+    action = serializers.ChoiceField(choices=["retry", "cancel"])
+    count = serializers.IntegerField(help_text="Requests retried or cancelled")
+
+
+class CacheUsageSerializer(serializers.Serializer):
+    """The RAID cache in bytes and its watermarks as fractions (documentation of CacheView)."""
+
+    capacity_bytes = serializers.IntegerField()
+    used_bytes = serializers.IntegerField()
+    free_bytes = serializers.IntegerField()
+    dirty_bytes = serializers.IntegerField()
+    clean_bytes = serializers.IntegerField()
+    pinned_bytes = serializers.IntegerField()
+    staging_bytes = serializers.IntegerField()
+    high_watermark = serializers.FloatField()
+    low_watermark = serializers.FloatField()
+
+
+class QueueRowSerializer(serializers.Serializer):
+    """Pending work of one kind for one volume group (documentation of queue_summary)."""
+
+    kind = serializers.ChoiceField(choices=ArchiveRequest.Kind.choices)
+    volume_group = serializers.CharField(allow_null=True)
+    queued = serializers.IntegerField()
+    queued_bytes = serializers.IntegerField()
+    running = serializers.IntegerField()
+    running_bytes = serializers.IntegerField()
+    running_done_bytes = serializers.IntegerField()
+    oldest_at = serializers.DateTimeField()
+    oldest_age_s = serializers.FloatField()
+    running_percent_done = serializers.FloatField(allow_null=True)
+
+
+class VolumeGroupSerializer(serializers.Serializer):
+    """A volume group's volumes, capacity and use (documentation of volume_groups)."""
+
+    name = serializers.CharField()
+    role = serializers.CharField(help_text="primary or backup copy")
+    silo = serializers.CharField(allow_null=True)
+    volumes = serializers.IntegerField()
+    capacity_bytes = serializers.IntegerField()
+    used_bytes = serializers.IntegerField()
+    live_bytes = serializers.IntegerField()
+    percent_full = serializers.FloatField()

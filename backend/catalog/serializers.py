@@ -10,6 +10,10 @@ from .storage import storage
 class CollectionSerializer(serializers.ModelSerializer):
     key = serializers.CharField(read_only=True)
     granule_count = serializers.IntegerField(read_only=True, default=None)
+    file_patterns = serializers.ListField(
+        child=serializers.CharField(), read_only=True,
+        help_text="Regular expressions naming the files of a granule; group 'granule' is its id",
+    )
 
     class Meta:
         model = Collection
@@ -28,7 +32,10 @@ class FileSerializer(serializers.ModelSerializer):
 
 class GranuleSerializer(serializers.ModelSerializer):
     collection = serializers.CharField(source="collection.key", read_only=True)
-    bbox = serializers.ListField(child=serializers.FloatField(), read_only=True, allow_null=True)
+    bbox = serializers.ListField(child=serializers.FloatField(), read_only=True, allow_null=True,
+                                 min_length=4, max_length=4,
+                                 help_text="[west, south, east, north]; west > east crosses 180°")
+    attributes = serializers.DictField(read_only=True)
     files = FileSerializer(many=True, read_only=True)
     residency = serializers.ChoiceField(
         choices=RESIDENCIES, read_only=True,

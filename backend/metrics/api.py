@@ -14,15 +14,71 @@ class _Window(serializers.Serializer):
     hours = serializers.IntegerField(min_value=1, max_value=24 * 14, default=48)
 
 
+class TodayDirectionSerializer(serializers.Serializer):
+    bytes = serializers.IntegerField(help_text="So far today")
+    rate_b_s = serializers.FloatField(help_text="Over the last hour")
+    projected_bytes = serializers.IntegerField(help_text="At the end of the day at that rate")
+    target_bytes = serializers.IntegerField()
+    surplus_bytes = serializers.IntegerField(help_text="Projected minus target (negative: short)")
+    percent_of_target = serializers.FloatField(allow_null=True)
+
+
+class TodayDirectionsSerializer(serializers.Serializer):
+    ingest = TodayDirectionSerializer()
+    distribution = TodayDirectionSerializer()
+
+
+class TodaySerializer(serializers.Serializer):
+    """Documentation of services.today()."""
+
+    date = serializers.DateField()
+    now = serializers.DateTimeField()
+    seconds_left = serializers.IntegerField()
+    directions = TodayDirectionsSerializer()
+
+
+class ChartedBytesSerializer(serializers.Serializer):
+    ingest = serializers.IntegerField()
+    distribution = serializers.IntegerField()
+
+
+class DailyRowSerializer(ChartedBytesSerializer):
+    date = serializers.DateField()
+
+
+class DailySerializer(serializers.Serializer):
+    """Documentation of services.daily(): bytes per UTC day and the targets in bytes."""
+
+    targets = ChartedBytesSerializer()
+    days = DailyRowSerializer(many=True)
+
+
+class ThroughputSerializer(serializers.Serializer):
+    """Documentation of services.throughput(): MB/s per hour (UTC hour starts)."""
+
+    hours = serializers.ListField(child=serializers.DateTimeField())
+    by_direction = serializers.DictField(child=serializers.ListField(
+        child=serializers.FloatField()))
+    by_collection = serializers.DictField(child=serializers.ListField(
+        child=serializers.FloatField()))
+
+
 class TargetsSerializer(serializers.Serializer):
     ingest = serializers.FloatField(min_value=0, required=False, help_text="TB per day")
     distribution = serializers.FloatField(min_value=0, required=False, help_text="TB per day")
 
 
+class DailyTargetsSerializer(serializers.Serializer):
+    """The targets as GET and PUT answer them: always both directions."""
+
+    ingest = serializers.FloatField(help_text="TB per day")
+    distribution = serializers.FloatField(help_text="TB per day")
+
+
 class TodayView(APIView):
     permission_classes = [IsOperator]
 
-    @extend_schema(responses={200: {"type": "object"}})
+    @extend_schema(responses=TodaySerializer)
     def get(self, request):
         return Response(services.today())
 
@@ -30,7 +86,7 @@ class TodayView(APIView):
 class DailyView(APIView):
     permission_classes = [IsOperator]
 
-    @extend_schema(responses={200: {"type": "object"}})
+    @extend_schema(responses=DailySerializer)
     def get(self, request):
         window = _Window(data=request.query_params)
         window.is_valid(raise_exception=True)
@@ -40,7 +96,7 @@ class DailyView(APIView):
 class ThroughputView(APIView):
     permission_classes = [IsOperator]
 
-    @extend_schema(responses={200: {"type": "object"}})
+    @extend_schema(responses=ThroughputSerializer)
     def get(self, request):
         window = _Window(data=request.query_params)
         window.is_valid(raise_exception=True)
@@ -52,11 +108,11 @@ class TargetsView(APIView):
 
     permission_classes = [IsOperator]
 
-    @extend_schema(responses=TargetsSerializer)
+    @extend_schema(responses=DailyTargetsSerializer)
     def get(self, request):
         return Response({d: t.terabytes for d, t in services.targets().items()})
 
-    @extend_schema(request=TargetsSerializer, responses=TargetsSerializer)
+    @extend_schema(request=TargetsSerializer, responses=DailyTargetsSerializer)
     def put(self, request):
         form = TargetsSerializer(data=request.data)
         form.is_valid(raise_exception=True)

@@ -163,7 +163,7 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PAGINATION_CLASS": "backend.catalog.pagination.CatalogCursorPagination",
     "PAGE_SIZE": 50,
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "backend.schema.GranaryAutoSchema",
     "EXCEPTION_HANDLER": "backend.api.exception_handler",
 }
 
@@ -181,6 +181,7 @@ SPECTACULAR_SETTINGS = {
         "GranuleStateEnum": "backend.catalog.models.Granule.State",
         "FileRoleEnum": "backend.catalog.models.File.Role",
         "FileChecksumTypeEnum": "backend.catalog.models.File.ChecksumType",
+        "UserRoleEnum": "backend.accounts.roles.ALL_ROLES",
     },
 }
 

@@ -15,73 +15,122 @@ export const routes: RouteObject[] = [
       { index: true, element: <CollectionsPage /> },
       { path: 'login', element: <LoginPage /> },
       // The scientist's pages; the map inside them loads Leaflet on its own, later still.
-      { path: 'search', lazy: async () => ({ Component: (await import('../features/search/SearchPage')).SearchPage }) },
+      {
+        path: 'search',
+        lazy: async () => ({
+          Component: (await import('../features/search/SearchPage')).SearchPage,
+        }),
+      },
       {
         path: 'granules/:id',
-        lazy: async () => ({ Component: (await import('../features/granules/GranulePage')).GranulePage }),
+        lazy: async () => ({
+          Component: (await import('../features/granules/GranulePage')).GranulePage,
+        }),
       },
-      { path: 'cart', lazy: async () => ({ Component: (await import('../features/cart/CartPage')).CartPage }) },
-      { path: 'orders', lazy: async () => ({ Component: (await import('../features/orders/OrdersPage')).OrdersPage }) },
-      { path: 'orders/:id', lazy: async () => ({ Component: (await import('../features/orders/OrderPage')).OrderPage }) },
+      {
+        path: 'cart',
+        lazy: async () => ({ Component: (await import('../features/cart/CartPage')).CartPage }),
+      },
+      {
+        path: 'orders',
+        lazy: async () => ({
+          Component: (await import('../features/orders/OrdersPage')).OrdersPage,
+        }),
+      },
+      {
+        path: 'orders/:id',
+        lazy: async () => ({ Component: (await import('../features/orders/OrderPage')).OrderPage }),
+      },
       {
         // Operator dashboards and Chart.js load only when an operator opens them.
         path: 'dashboards',
-        lazy: async () => ({ Component: (await import('../features/dashboards/DashboardsLayout')).DashboardsLayout }),
+        lazy: async () => ({
+          Component: (await import('../features/dashboards/DashboardsLayout')).DashboardsLayout,
+        }),
         children: [
           {
             index: true,
-            lazy: async () => ({ Component: (await import('../features/dashboards/OverviewPage')).OverviewPage }),
+            lazy: async () => ({
+              Component: (await import('../features/dashboards/OverviewPage')).OverviewPage,
+            }),
           },
           {
             path: 'archive',
-            lazy: async () => ({ Component: (await import('../features/dashboards/ArchivePage')).ArchivePage }),
+            lazy: async () => ({
+              Component: (await import('../features/dashboards/ArchivePage')).ArchivePage,
+            }),
           },
           {
             path: 'queues',
-            lazy: async () => ({ Component: (await import('../features/dashboards/QueuesPage')).QueuesPage }),
+            lazy: async () => ({
+              Component: (await import('../features/dashboards/QueuesPage')).QueuesPage,
+            }),
           },
           {
             path: 'failures',
-            lazy: async () => ({ Component: (await import('../features/dashboards/FailuresPage')).FailuresPage }),
+            lazy: async () => ({
+              Component: (await import('../features/dashboards/FailuresPage')).FailuresPage,
+            }),
           },
         ],
       },
       {
         path: 'subscriptions',
-        lazy: async () => ({ Component: (await import('../features/subscriptions/SubscriptionsPage')).SubscriptionsPage }),
+        lazy: async () => ({
+          Component: (await import('../features/subscriptions/SubscriptionsPage'))
+            .SubscriptionsPage,
+        }),
       },
       {
         path: 'subscriptions/new',
-        lazy: async () => ({ Component: (await import('../features/subscriptions/SubscriptionEditPages')).NewSubscriptionPage }),
+        lazy: async () => ({
+          Component: (await import('../features/subscriptions/SubscriptionEditPages'))
+            .NewSubscriptionPage,
+        }),
       },
       {
         path: 'subscriptions/:id',
-        lazy: async () => ({ Component: (await import('../features/subscriptions/SubscriptionPage')).SubscriptionPage }),
+        lazy: async () => ({
+          Component: (await import('../features/subscriptions/SubscriptionPage')).SubscriptionPage,
+        }),
       },
       {
         path: 'subscriptions/:id/edit',
-        lazy: async () => ({ Component: (await import('../features/subscriptions/SubscriptionEditPages')).EditSubscriptionPage }),
+        lazy: async () => ({
+          Component: (await import('../features/subscriptions/SubscriptionEditPages'))
+            .EditSubscriptionPage,
+        }),
       },
       {
         // The provider's own ingest requests and PDRs.
         path: 'provider',
-        lazy: async () => ({ Component: (await import('../features/provider/ProviderLayout')).ProviderLayout }),
+        lazy: async () => ({
+          Component: (await import('../features/provider/ProviderLayout')).ProviderLayout,
+        }),
         children: [
           {
             index: true,
-            lazy: async () => ({ Component: (await import('../features/provider/RequestsPage')).RequestsPage }),
+            lazy: async () => ({
+              Component: (await import('../features/provider/RequestsPage')).RequestsPage,
+            }),
           },
           {
             path: 'requests/:id',
-            lazy: async () => ({ Component: (await import('../features/provider/RequestPage')).RequestPage }),
+            lazy: async () => ({
+              Component: (await import('../features/provider/RequestPage')).RequestPage,
+            }),
           },
           {
             path: 'pdrs',
-            lazy: async () => ({ Component: (await import('../features/provider/PdrsPage')).PdrsPage }),
+            lazy: async () => ({
+              Component: (await import('../features/provider/PdrsPage')).PdrsPage,
+            }),
           },
           {
             path: 'pdrs/:id',
-            lazy: async () => ({ Component: (await import('../features/provider/PdrPage')).PdrPage }),
+            lazy: async () => ({
+              Component: (await import('../features/provider/PdrPage')).PdrPage,
+            }),
           },
         ],
       },

@@ -1,4 +1,4 @@
-import type { CollectionAccess } from '../features/collections/api/collections';
+import type { CollectionAccess } from '../api/types';
 
 const LABELS: Record<CollectionAccess, string> = {
   public: 'Public',

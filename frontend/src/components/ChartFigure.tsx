@@ -1,6 +1,9 @@
 import { useId, type ReactNode } from 'react';
 
-export interface DataTable {
+import { DataTable, type Column } from './DataTable';
+
+/** A chart's numbers: the first column names each row, the others are figures. */
+export interface ChartTable {
   caption: string;
   columns: string[];
   rows: (string | number)[][];
@@ -19,7 +22,7 @@ export function ChartFigure({
 }: {
   title: string;
   summary: string;
-  table: DataTable;
+  table: ChartTable;
   children: ReactNode;
   headingLevel?: 2 | 3;
 }) {
@@ -34,37 +37,20 @@ export function ChartFigure({
       <figcaption className="chart-figure__summary">{summary}</figcaption>
       <details className="chart-figure__data">
         <summary>Show the numbers</summary>
-        <div className="table-scroll">
-          <table className="data-table">
-            <caption className="visually-hidden">{table.caption}</caption>
-            <thead>
-              <tr>
-                {table.columns.map((column, index) => (
-                  <th key={column} scope="col" className={index ? 'numeric' : undefined}>
-                    {column}
-                  </th>
-                ))}
-              </tr>
-            </thead>
-            <tbody>
-              {table.rows.map((row) => (
-                <tr key={String(row[0])}>
-                  {row.map((cell, index) =>
-                    index === 0 ? (
-                      <th key={index} scope="row">
-                        {cell}
-                      </th>
-                    ) : (
-                      <td key={index} className="numeric">
-                        {cell}
-                      </td>
-                    ),
-                  )}
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable
+          columns={table.columns.map((name, index): Column<(string | number)[]> => ({
+            label: name,
+            rowHeader: index === 0,
+            numeric: index > 0,
+            cell: (row) => row[index],
+          }))}
+          rows={table.rows}
+          rowKey={(row) => String(row[0])}
+          caption={table.caption}
+          captionHidden
+          cards={false}
+          wrapperClassName="table-scroll"
+        />
       </details>
     </figure>
   );

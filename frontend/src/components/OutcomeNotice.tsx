@@ -8,7 +8,10 @@ export function OutcomeNotice({ outcome }: { outcome: Outcome | null }) {
   return (
     <div aria-live="polite">
       {outcome && (
-        <p className={outcome.ok ? 'notice notice--ok' : 'notice notice--error'} role={outcome.ok ? undefined : 'alert'}>
+        <p
+          className={outcome.ok ? 'notice notice--ok' : 'notice notice--error'}
+          role={outcome.ok ? undefined : 'alert'}
+        >
           {outcome.text}
         </p>
       )}

@@ -2,7 +2,8 @@ import { useQuery } from '@tanstack/react-query';
 import type { ReactNode } from 'react';
 import { Link, useLocation } from 'react-router';
 
-import { meQuery, type Me, type Role } from '../features/auth/api/me';
+import { meQuery } from '../api/auth/me';
+import type { Me, Role } from '../api/types';
 import { ErrorMessage, Loading } from './StatusMessage';
 
 /**
@@ -31,7 +32,13 @@ export function RequireLogin({
 
   if (me.isPending) return <Loading>Checking who you are…</Loading>;
   if (me.isError) {
-    return <ErrorMessage title="Could not tell who you are" detail={me.error.message} onRetry={() => void me.refetch()} />;
+    return (
+      <ErrorMessage
+        title="Could not tell who you are"
+        detail={me.error.message}
+        onRetry={() => void me.refetch()}
+      />
+    );
   }
   if (!me.data.authenticated) {
     const next = encodeURIComponent(`${location.pathname}${location.search}`);
@@ -50,7 +57,8 @@ export function RequireLogin({
       <section className="page">
         <h1>{title}</h1>
         <p>
-          {audience ?? `This page is for ${roles.join(' and ')} accounts`}; {me.data.username} is not one.
+          {audience ?? `This page is for ${roles.join(' and ')} accounts`}; {me.data.username} is
+          not one.
         </p>
       </section>
     );

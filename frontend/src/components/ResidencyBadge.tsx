@@ -1,5 +1,4 @@
-import type { Residency } from '../features/search/api/granules';
-
+import type { Residency } from '../api/types';
 import './portal.css';
 
 const LABELS: Record<Residency, { text: string; title: string }> = {

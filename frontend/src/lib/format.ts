@@ -1,4 +1,5 @@
 /** Number formats the dashboards share: decimal units, as the archive counts bytes. */
+import type { BBox } from '../api/types';
 
 const UNITS = ['B', 'KB', 'MB', 'GB', 'TB', 'PB'];
 const numberFormat = new Intl.NumberFormat('en', { maximumFractionDigits: 2 });
@@ -95,7 +96,9 @@ export function formatUtc(iso: string | null | undefined): string {
 export function formatUtcRange(start: string, end: string): string {
   const from = formatUtc(start);
   const to = formatUtc(end);
-  return from.slice(0, 10) === to.slice(0, 10) ? `${from.slice(0, 16)}–${to.slice(11)}` : `${from} – ${to}`;
+  return from.slice(0, 10) === to.slice(0, 10)
+    ? `${from.slice(0, 16)}–${to.slice(11)}`
+    : `${from} – ${to}`;
 }
 
 /** "about 3 min" for an estimate in seconds; under a minute counts as one. */
@@ -103,4 +106,9 @@ export function formatEta(seconds: number | null | undefined): string {
   if (seconds === null || seconds === undefined || !Number.isFinite(seconds)) return '';
   const minutes = Math.max(1, Math.ceil(seconds / 60));
   return minutes < 90 ? `about ${minutes} min` : `about ${formatAge(seconds)}`;
+}
+
+/** A box as the search's address and the granule page write it: w,s,e,n to 0.001°. */
+export function formatBBox(box: BBox): string {
+  return box.map((n) => String(Math.round(n * 1000) / 1000)).join(',');
 }

@@ -1,4 +1,4 @@
-import type { Granule } from '../features/search/api/granules';
+import type { Granule } from '../api/types';
 
 /** A granule as the list API answers it; tests override what they are about. */
 export function granule(overrides: Partial<Granule> = {}): Granule {
@@ -17,8 +17,22 @@ export function granule(overrides: Partial<Granule> = {}): Granule {
     total_size: 1_234_567,
     residency: 'cache',
     files: [
-      { id: id * 10, name: `${granuleId}.hdf`, role: 'data', size: 1_228_567, checksum_type: 'MD5', checksum: 'd41d8cd98f00b204e9800998ecf8427e' },
-      { id: id * 10 + 1, name: `${granuleId}.hdf.met`, role: 'metadata', size: 6000, checksum_type: 'MD5', checksum: '9e107d9d372bb6826bd81d3542a419d6' },
+      {
+        id: id * 10,
+        name: `${granuleId}.hdf`,
+        role: 'data',
+        size: 1_228_567,
+        checksum_type: 'MD5',
+        checksum: 'd41d8cd98f00b204e9800998ecf8427e',
+      },
+      {
+        id: id * 10 + 1,
+        name: `${granuleId}.hdf.met`,
+        role: 'metadata',
+        size: 6000,
+        checksum_type: 'MD5',
+        checksum: '9e107d9d372bb6826bd81d3542a419d6',
+      },
     ],
     replaces: null,
     created_at: '2026-11-02T10:00:00Z',

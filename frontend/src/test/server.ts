@@ -1,10 +1,7 @@
 import { http, HttpResponse } from 'msw';
 import { setupServer } from 'msw/node';
 
-import type { Me } from '../features/auth/api/me';
-import type { Cart } from '../features/cart/api/cart';
-import type { Collection } from '../features/collections/api/collections';
-import type { Page } from '../lib/api';
+import type { Cart, Collection, Me, Page } from '../api/types';
 
 export const anonymous: Me = {
   authenticated: false,
@@ -69,4 +66,18 @@ export const operator: Me = {
 /** Answer /me/ as the operator. */
 export function asOperator() {
   server.use(http.get('/api/v1/me/', () => HttpResponse.json(operator)));
+}
+
+export const scientist: Me = {
+  authenticated: true,
+  username: 'scientist',
+  email: 'scientist@example.org',
+  role: 'user',
+  roles: ['user'],
+  providers: [],
+};
+
+/** Answer /me/ as a logged-in scientist (or `me`). */
+export function asUser(me: Me = scientist) {
+  server.use(http.get('/api/v1/me/', () => HttpResponse.json(me)));
 }

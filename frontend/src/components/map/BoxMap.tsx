@@ -7,7 +7,7 @@
 import type { GeoJsonObject } from 'geojson';
 import L from 'leaflet';
 import 'leaflet/dist/leaflet.css';
-import { useEffect, useRef, useState } from 'react';
+import { useEffect, useLayoutEffect, useRef, useState } from 'react';
 import { feature } from 'topojson-client';
 import type { Topology } from 'topojson-specification';
 import landUrl from 'world-atlas/land-110m.json?url';
@@ -35,8 +35,20 @@ function loadLand(): Promise<GeoJsonObject | null> {
 
 function graticule(): L.LayerGroup {
   const lines: L.Polyline[] = [];
-  for (let lng = -180; lng <= 180; lng += 30) lines.push(L.polyline([[-90, lng], [90, lng]]));
-  for (let lat = -60; lat <= 60; lat += 30) lines.push(L.polyline([[lat, -180], [lat, 180]]));
+  for (let lng = -180; lng <= 180; lng += 30)
+    lines.push(
+      L.polyline([
+        [-90, lng],
+        [90, lng],
+      ]),
+    );
+  for (let lat = -60; lat <= 60; lat += 30)
+    lines.push(
+      L.polyline([
+        [lat, -180],
+        [lat, 180],
+      ]),
+    );
   for (const line of lines) line.setStyle({ className: 'box-map__graticule', interactive: false });
   return L.layerGroup(lines);
 }
@@ -62,7 +74,9 @@ export default function BoxMap({
   const [drawing, setDrawing] = useState(false);
   // Handlers change on every render; the map keeps calling the latest ones.
   const handlers = useRef({ onBoxChange, onFootprintSelect });
-  handlers.current = { onBoxChange, onFootprintSelect };
+  useLayoutEffect(() => {
+    handlers.current = { onBoxChange, onFootprintSelect };
+  });
   const focusKey = focus ? focus.join(',') : '';
 
   useEffect(() => {
@@ -81,12 +95,16 @@ export default function BoxMap({
     map.attributionControl.setPrefix(false).addAttribution('Land: Natural Earth');
     map.fitBounds(WORLD);
     graticule().addTo(map);
-    boxLayer.current.addTo(map);
-    footprintLayer.current.addTo(map);
+    const boxes = boxLayer.current;
+    const footprints = footprintLayer.current;
+    boxes.addTo(map);
+    footprints.addTo(map);
     let live = true;
     void loadLand().then((shape) => {
       if (!live || !shape) return;
-      L.geoJSON(shape, { style: { className: 'box-map__land' }, interactive: false }).addTo(map).bringToBack();
+      L.geoJSON(shape, { style: { className: 'box-map__land' }, interactive: false })
+        .addTo(map)
+        .bringToBack();
     });
     drawRef.current = new BoxDraw(map, {
       style: { className: 'box-map__box' },
@@ -103,8 +121,8 @@ export default function BoxMap({
       resize.disconnect();
       drawRef.current?.disable();
       drawRef.current = null;
-      boxLayer.current.remove();
-      footprintLayer.current.remove();
+      boxes.remove();
+      footprints.remove();
       map.remove();
       mapRef.current = null;
     };
@@ -131,7 +149,9 @@ export default function BoxMap({
   useEffect(() => {
     const layer = boxLayer.current;
     layer.clearLayers();
-    if (box) for (const rectangle of rectangles(box, { className: 'box-map__box', interactive: false })) layer.addLayer(rectangle);
+    if (box)
+      for (const rectangle of rectangles(box, { className: 'box-map__box', interactive: false }))
+        layer.addLayer(rectangle);
   }, [box]);
 
   useEffect(() => {
@@ -140,7 +160,9 @@ export default function BoxMap({
     for (const footprint of footprints) {
       const highlighted = footprint.id === highlight;
       for (const rectangle of rectangles(footprint.bbox, {
-        className: highlighted ? 'box-map__footprint box-map__footprint--highlight' : 'box-map__footprint',
+        className: highlighted
+          ? 'box-map__footprint box-map__footprint--highlight'
+          : 'box-map__footprint',
       })) {
         rectangle.bindTooltip(footprint.label, { sticky: true });
         rectangle.on('click', () => handlers.current.onFootprintSelect?.(footprint.id));

@@ -5,7 +5,7 @@
  */
 import L from 'leaflet';
 
-import type { BBox } from '../../features/search/api/granules';
+import type { BBox } from '../../api/types';
 import { boxFromCorners, isTooSmall } from './geometry';
 
 export interface BoxDrawOptions {
@@ -82,7 +82,10 @@ export class BoxDraw {
     const [west, south, east, north] = boxFromCorners(this.start, this.latLng(event));
     const bounds = L.latLngBounds([south, west], [north, east]);
     if (this.preview) this.preview.setBounds(bounds);
-    else this.preview = L.rectangle(bounds, { ...this.options.style, interactive: false }).addTo(this.map);
+    else
+      this.preview = L.rectangle(bounds, { ...this.options.style, interactive: false }).addTo(
+        this.map,
+      );
   };
 
   private readonly onUp = (event: PointerEvent) => {

@@ -1,5 +1,5 @@
 /** Boxes on a plate carrée map: what a drag draws, and how footprints are drawn. No Leaflet. */
-import type { BBox } from '../../features/search/api/granules';
+import type { BBox } from '../../api/types';
 
 export interface LatLngLike {
   lat: number;
@@ -17,11 +17,26 @@ export function boxFromCorners(a: LatLngLike, b: LatLngLike): BBox {
 }
 
 /** A box as one or two [[south, west], [north, east]] rectangles: two when it crosses 180°. */
-export function boxRectangles([west, south, east, north]: BBox): [[number, number], [number, number]][] {
-  if (west <= east) return [[[south, west], [north, east]]];
+export function boxRectangles([west, south, east, north]: BBox): [
+  [number, number],
+  [number, number],
+][] {
+  if (west <= east)
+    return [
+      [
+        [south, west],
+        [north, east],
+      ],
+    ];
   return [
-    [[south, west], [north, 180]],
-    [[south, -180], [north, east]],
+    [
+      [south, west],
+      [north, 180],
+    ],
+    [
+      [south, -180],
+      [north, east],
+    ],
   ];
 }
 

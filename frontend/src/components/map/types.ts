@@ -1,4 +1,4 @@
-import type { BBox } from '../../features/search/api/granules';
+import type { BBox } from '../../api/types';
 
 /** A granule's footprint on the map. */
 export interface Footprint {

@@ -15,9 +15,15 @@ describe('login page', () => {
         sent = { body: await request.json(), csrf: request.headers.get('X-CSRFToken') };
         return HttpResponse.json(operator);
       }),
-      http.get('/api/v1/metrics/today/', () => HttpResponse.json({ detail: 'later' }, { status: 500 })),
-      http.get('/api/v1/metrics/daily/', () => HttpResponse.json({ detail: 'later' }, { status: 500 })),
-      http.get('/api/v1/metrics/throughput/', () => HttpResponse.json({ detail: 'later' }, { status: 500 })),
+      http.get('/api/v1/metrics/today/', () =>
+        HttpResponse.json({ detail: 'later' }, { status: 500 }),
+      ),
+      http.get('/api/v1/metrics/daily/', () =>
+        HttpResponse.json({ detail: 'later' }, { status: 500 }),
+      ),
+      http.get('/api/v1/metrics/throughput/', () =>
+        HttpResponse.json({ detail: 'later' }, { status: 500 }),
+      ),
       http.get('/api/v1/metrics/targets/', () => HttpResponse.json({ ingest: 1, distribution: 2 })),
     );
     const { router } = renderApp('/login?next=/dashboards');

@@ -2,8 +2,10 @@ import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useId, useRef, useState, type FormEvent } from 'react';
 import { useNavigate, useSearchParams } from 'react-router';
 
-import { meQuery } from './api/me';
-import { logIn, safeNext } from './api/session';
+import { authKeys } from '../../api/auth/keys';
+import { logIn } from '../../api/auth/login';
+import { meQuery } from '../../api/auth/me';
+import { safeNext } from './safeNext';
 
 export function LoginPage() {
   const [searchParams] = useSearchParams();
@@ -20,7 +22,7 @@ export function LoginPage() {
     mutationFn: () => logIn(username.trim(), password),
     onSuccess: async (me) => {
       // Data fetched as the anonymous visitor is stale for the new user.
-      queryClient.removeQueries({ predicate: (query) => query.queryKey[0] !== 'auth' });
+      queryClient.removeQueries({ predicate: (query) => query.queryKey[0] !== authKeys.all[0] });
       queryClient.setQueryData(meQuery().queryKey, me);
       await navigate(next, { replace: true });
     },
@@ -39,7 +41,9 @@ export function LoginPage() {
     <section className="page page--narrow" aria-labelledby="login-heading">
       <div className="page__header">
         <h1 id="login-heading">Log in</h1>
-        <p className="page__lead">Operators, providers and users log in with their Granary account.</p>
+        <p className="page__lead">
+          Operators, providers and users log in with their Granary account.
+        </p>
       </div>
       <form className="form-card" onSubmit={onSubmit} noValidate>
         {login.isError && (

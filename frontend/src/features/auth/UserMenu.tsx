@@ -1,8 +1,9 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, useLocation, useNavigate } from 'react-router';
 
-import { anonymousMe, meQuery } from './api/me';
-import { logOut } from './api/session';
+import { authKeys } from '../../api/auth/keys';
+import { logOut } from '../../api/auth/logout';
+import { anonymousMe, meQuery } from '../../api/auth/me';
 
 export function UserMenu() {
   const me = useQuery(meQuery());
@@ -13,7 +14,7 @@ export function UserMenu() {
     mutationFn: logOut,
     onSuccess: async () => {
       // Nothing fetched for the old session may linger on screen.
-      queryClient.removeQueries({ predicate: (query) => query.queryKey[0] !== 'auth' });
+      queryClient.removeQueries({ predicate: (query) => query.queryKey[0] !== authKeys.all[0] });
       queryClient.setQueryData(meQuery().queryKey, anonymousMe);
       await navigate('/');
     },
@@ -48,7 +49,10 @@ export function UserMenu() {
 
   // Anonymous, or /me/ failed: offering a login is the useful thing either way.
   const here = `${location.pathname}${location.search}`;
-  const to = here === '/' || location.pathname === '/login' ? '/login' : `/login?next=${encodeURIComponent(here)}`;
+  const to =
+    here === '/' || location.pathname === '/login'
+      ? '/login'
+      : `/login?next=${encodeURIComponent(here)}`;
   return (
     <div className="user-menu">
       {location.pathname !== '/login' && (

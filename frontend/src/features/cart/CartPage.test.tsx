@@ -3,17 +3,28 @@ import userEvent from '@testing-library/user-event';
 import { http, HttpResponse } from 'msw';
 import { beforeEach, describe, expect, it } from 'vitest';
 
+import type { Cart } from '../../api/types';
 import { renderApp } from '../../test/renderApp';
-import { emptyCart, server } from '../../test/server';
-import { asUser } from '../subscriptions/fixtures';
-import type { Cart } from './api/cart';
+import { asUser, emptyCart, server } from '../../test/server';
 
 const cart: Cart = {
   count: 2,
   bytes: 3_500_000,
   granules: [
-    { granule: 11, collection: 'MOD10C1.061', granule_id: 'MOD10C1.A2026305.061.2026320093000', size: 1_500_000, added_at: '2026-11-03T09:00:00Z' },
-    { granule: 12, collection: 'MOD021KM.061', granule_id: 'MOD021KM.A2026305.0005.061', size: 2_000_000, added_at: '2026-11-03T09:01:00Z' },
+    {
+      granule: 11,
+      collection: 'MOD10C1.061',
+      granule_id: 'MOD10C1.A2026305.061.2026320093000',
+      size: 1_500_000,
+      added_at: '2026-11-03T09:00:00Z',
+    },
+    {
+      granule: 12,
+      collection: 'MOD021KM.061',
+      granule_id: 'MOD021KM.A2026305.0005.061',
+      size: 2_000_000,
+      added_at: '2026-11-03T09:01:00Z',
+    },
   ],
   limits: { granules: 2000, bytes: 500e9, open_orders: 10, open_orders_used: 3 },
 };
@@ -29,7 +40,9 @@ beforeEach(() => {
       orders.push(await request.json());
       return HttpResponse.json({ id: 5, state: 'submitted' }, { status: 201 });
     }),
-    http.get('/api/v1/orders/5/', () => HttpResponse.json({ detail: 'not under test' }, { status: 404 })),
+    http.get('/api/v1/orders/5/', () =>
+      HttpResponse.json({ detail: 'not under test' }, { status: 404 }),
+    ),
   );
 });
 
@@ -50,7 +63,10 @@ describe('CartPage', () => {
   it('warns before ordering when a limit would refuse the order', async () => {
     server.use(
       http.get('/api/v1/cart/', () =>
-        HttpResponse.json({ ...cart, limits: { granules: 1, bytes: 3e6, open_orders: 3, open_orders_used: 3 } }),
+        HttpResponse.json({
+          ...cart,
+          limits: { granules: 1, bytes: 3e6, open_orders: 3, open_orders_used: 3 },
+        }),
       ),
     );
     renderApp('/cart');
@@ -62,7 +78,9 @@ describe('CartPage', () => {
 
   it('orders the cart for HTTPS download and opens the order', async () => {
     const { router } = renderApp('/cart');
-    await userEvent.click(await screen.findByRole('button', { name: 'Order 2 granules (3.50 MB)' }));
+    await userEvent.click(
+      await screen.findByRole('button', { name: 'Order 2 granules (3.50 MB)' }),
+    );
     await waitFor(() => expect(router.state.location.pathname).toBe('/orders/5'));
     expect(orders).toEqual([{ delivery: 'https', destination: null }]);
   });
@@ -72,7 +90,8 @@ describe('CartPage', () => {
       http.post('/api/v1/orders/', () =>
         HttpResponse.json(
           {
-            detail: 'limit_bytes: The order holds 3.5 GB; the limit is 1 GB (GRANARY_ORDER_MAX_GB). Split it into several orders.',
+            detail:
+              'limit_bytes: The order holds 3.5 GB; the limit is 1 GB (GRANARY_ORDER_MAX_GB). Split it into several orders.',
             errors: { limit_bytes: ['…'] },
           },
           { status: 400 },
@@ -83,7 +102,9 @@ describe('CartPage', () => {
     await userEvent.click(await screen.findByRole('button', { name: /Order 2 granules/ }));
     const alert = await screen.findByRole('alert');
     expect(alert).toHaveTextContent('The order was not placed');
-    expect(alert).toHaveTextContent('the limit is 1 GB (GRANARY_ORDER_MAX_GB). Split it into several orders.');
+    expect(alert).toHaveTextContent(
+      'the limit is 1 GB (GRANARY_ORDER_MAX_GB). Split it into several orders.',
+    );
     expect(alert).toHaveFocus();
     expect(router.state.location.pathname).toBe('/cart');
   });
@@ -91,12 +112,23 @@ describe('CartPage', () => {
   it('a push order goes to the destination chosen', async () => {
     server.use(
       http.get('/api/v1/destinations/', () =>
-        HttpResponse.json([{ id: 4, name: 'lab', path: '', folder: '/outbox/scientist/lab', created_at: '2026-11-01T00:00:00Z' }]),
+        HttpResponse.json([
+          {
+            id: 4,
+            name: 'lab',
+            path: '',
+            folder: '/outbox/scientist/lab',
+            created_at: '2026-11-01T00:00:00Z',
+          },
+        ]),
       ),
     );
     const { router } = renderApp('/cart');
     await userEvent.click(await screen.findByRole('radio', { name: /Push to a destination/ }));
-    await userEvent.selectOptions(await screen.findByLabelText('Destination'), 'lab (/outbox/scientist/lab)');
+    await userEvent.selectOptions(
+      await screen.findByLabelText('Destination'),
+      'lab (/outbox/scientist/lab)',
+    );
     await userEvent.click(screen.getByRole('button', { name: /Order 2 granules/ }));
     await waitFor(() => expect(router.state.location.pathname).toBe('/orders/5'));
     expect(orders).toEqual([{ delivery: 'push', destination: 4 }]);
@@ -105,12 +137,23 @@ describe('CartPage', () => {
   it('removes a granule', async () => {
     server.use(
       http.delete('/api/v1/cart/11/', () =>
-        HttpResponse.json({ ...cart, count: 1, bytes: 2_000_000, granules: cart.granules.slice(1) }),
+        HttpResponse.json({
+          ...cart,
+          count: 1,
+          bytes: 2_000_000,
+          granules: cart.granules.slice(1),
+        }),
       ),
     );
     renderApp('/cart');
-    await userEvent.click(await screen.findByRole('button', { name: 'Remove MOD10C1.A2026305.061.2026320093000 from the cart' }));
-    await waitFor(() => expect(screen.queryByText('MOD10C1.A2026305.061.2026320093000')).not.toBeInTheDocument());
+    await userEvent.click(
+      await screen.findByRole('button', {
+        name: 'Remove MOD10C1.A2026305.061.2026320093000 from the cart',
+      }),
+    );
+    await waitFor(() =>
+      expect(screen.queryByText('MOD10C1.A2026305.061.2026320093000')).not.toBeInTheDocument(),
+    );
     expect(screen.getByText('1 granule')).toBeInTheDocument();
   });
 
@@ -118,6 +161,9 @@ describe('CartPage', () => {
     server.use(http.get('/api/v1/cart/', () => HttpResponse.json(emptyCart)));
     renderApp('/cart');
     expect(await screen.findByText('The cart is empty')).toBeInTheDocument();
-    expect(screen.getByRole('link', { name: 'Search for granules' })).toHaveAttribute('href', '/search');
+    expect(screen.getByRole('link', { name: 'Search for granules' })).toHaveAttribute(
+      'href',
+      '/search',
+    );
   });
 });

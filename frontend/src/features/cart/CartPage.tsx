@@ -2,14 +2,18 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useRef, useState, type FormEvent } from 'react';
 import { Link, useNavigate } from 'react-router';
 
+import { cartQuery } from '../../api/cart/cart';
+import { cartKeys } from '../../api/cart/keys';
+import { orderKeys } from '../../api/orders/keys';
+import { orderCart } from '../../api/orders/orders';
+import type { Cart, CartGranule, Delivery, OrderLimits } from '../../api/types';
+import { DataTable, type Column } from '../../components/DataTable';
 import { Facts } from '../../components/Facts';
 import { RequireLogin } from '../../components/RequireLogin';
 import { EmptyState, ErrorMessage, Loading } from '../../components/StatusMessage';
+import { cartChanges, useCartChange } from '../../components/cart/useCart';
+import { DestinationPicker } from '../../components/destinations/DestinationPicker';
 import { formatBytes, formatCount, formatDateTime } from '../../lib/format';
-import { orderCart, type Delivery } from '../orders/api/orders';
-import { DestinationPicker } from '../subscriptions/DestinationPicker';
-import { cartQuery, type Cart, type OrderLimits } from './api/cart';
-import { cartChanges, useCartChange } from './useCart';
 import '../../components/portal.css';
 import './cart.css';
 
@@ -35,7 +39,11 @@ function CartView() {
       {cart.isPending ? (
         <Loading>Loading the cart…</Loading>
       ) : cart.isError ? (
-        <ErrorMessage title="Could not load the cart" detail={cart.error.message} onRetry={() => void cart.refetch()} />
+        <ErrorMessage
+          title="Could not load the cart"
+          detail={cart.error.message}
+          onRetry={() => void cart.refetch()}
+        />
       ) : cart.data.count === 0 ? (
         <EmptyState title="The cart is empty">
           <p>
@@ -59,73 +67,65 @@ function CartTable({ cart }: { cart: Cart }) {
   const remove = useCartChange(cartChanges.remove);
   const clear = useCartChange(cartChanges.clear);
   const failed = remove.error ?? clear.error;
+  const columns: Column<CartGranule>[] = [
+    {
+      label: 'Granule',
+      rowHeader: true,
+      cell: (item) => (
+        <span className="granule-cell">
+          <Link to={`/granules/${item.granule}`} className="mono wrap">
+            {item.granule_id}
+          </Link>
+          <span className="muted small">{item.collection}</span>
+        </span>
+      ),
+    },
+    { label: 'Size', numeric: true, cell: (item) => formatBytes(item.size) },
+    { label: 'Added', cell: (item) => formatDateTime(item.added_at) },
+    {
+      label: 'Remove',
+      header: 'hidden',
+      cell: (item) => (
+        <button
+          type="button"
+          className="button button--small button--quiet"
+          onClick={() => remove.mutate(item.granule)}
+          disabled={remove.isPending}
+          aria-label={`Remove ${item.granule_id} from the cart`}
+        >
+          Remove
+        </button>
+      ),
+    },
+  ];
   return (
     <>
       {failed && <ErrorMessage title="The cart was not changed" detail={failed.message} />}
-      <div className="table-card">
-        <table className="data-table data-table--cards">
-          <caption className="visually-hidden">Granules in the cart</caption>
-          <thead>
-            <tr>
-              <th scope="col">Granule</th>
-              <th scope="col" className="numeric">
-                Size
-              </th>
-              <th scope="col">Added</th>
-              <th scope="col">
-                <span className="visually-hidden">Remove</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {cart.granules.map((item) => (
-              <tr key={item.granule}>
-                <th scope="row" data-label="Granule">
-                  <span className="granule-cell">
-                    <Link to={`/granules/${item.granule}`} className="mono wrap">
-                      {item.granule_id}
-                    </Link>
-                    <span className="muted small">{item.collection}</span>
-                  </span>
-                </th>
-                <td data-label="Size" className="numeric">
-                  {formatBytes(item.size)}
-                </td>
-                <td data-label="Added">{formatDateTime(item.added_at)}</td>
-                <td data-label="Remove">
-                  <button
-                    type="button"
-                    className="button button--small button--quiet"
-                    onClick={() => remove.mutate(item.granule)}
-                    disabled={remove.isPending}
-                    aria-label={`Remove ${item.granule_id} from the cart`}
-                  >
-                    Remove
-                  </button>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-          <tfoot>
-            <tr className="total">
-              <th scope="row">
-                {formatCount(cart.count)} {cart.count === 1 ? 'granule' : 'granules'}
-              </th>
-              <td className="numeric">{formatBytes(cart.bytes)}</td>
-              <td colSpan={2}>
-                <button
-                  type="button"
-                  className="button button--small button--quiet"
-                  onClick={() => clear.mutate(undefined)}
-                  disabled={clear.isPending}
-                >
-                  Empty the cart
-                </button>
-              </td>
-            </tr>
-          </tfoot>
-        </table>
-      </div>
+      <DataTable
+        columns={columns}
+        rows={cart.granules}
+        rowKey={(item) => item.granule}
+        caption="Granules in the cart"
+        captionHidden
+        footer={
+          <tr className="total">
+            <th scope="row">
+              {formatCount(cart.count)} {cart.count === 1 ? 'granule' : 'granules'}
+            </th>
+            <td className="numeric">{formatBytes(cart.bytes)}</td>
+            <td colSpan={2}>
+              <button
+                type="button"
+                className="button button--small button--quiet"
+                onClick={() => clear.mutate(undefined)}
+                disabled={clear.isPending}
+              >
+                Empty the cart
+              </button>
+            </td>
+          </tr>
+        }
+      />
     </>
   );
 }
@@ -134,10 +134,14 @@ function CartTable({ cart }: { cart: Cart }) {
 function overLimits(cart: Cart, limits: OrderLimits): string[] {
   const over: string[] = [];
   if (cart.count > limits.granules) {
-    over.push(`The cart holds ${formatCount(cart.count)} granules; one order may hold ${formatCount(limits.granules)}.`);
+    over.push(
+      `The cart holds ${formatCount(cart.count)} granules; one order may hold ${formatCount(limits.granules)}.`,
+    );
   }
   if (cart.bytes > limits.bytes) {
-    over.push(`The cart holds ${formatBytes(cart.bytes)}; one order may hold ${formatBytes(limits.bytes)}.`);
+    over.push(
+      `The cart holds ${formatBytes(cart.bytes)}; one order may hold ${formatBytes(limits.bytes)}.`,
+    );
   }
   if (limits.open_orders_used >= limits.open_orders) {
     over.push(
@@ -159,14 +163,16 @@ function LimitsBox({ cart }: { cart: Cart }) {
           [
             'Granules',
             <>
-              {formatCount(cart.count)} <span className="muted">of {formatCount(limits.granules)} per order</span>
+              {formatCount(cart.count)}{' '}
+              <span className="muted">of {formatCount(limits.granules)} per order</span>
             </>,
           ],
           ['Size limit', `${formatBytes(limits.bytes)} per order`],
           [
             'Open orders',
             <>
-              {limits.open_orders_used} <span className="muted">of {limits.open_orders} at once</span>
+              {limits.open_orders_used}{' '}
+              <span className="muted">of {limits.open_orders} at once</span>
             </>,
           ],
         ]}
@@ -188,10 +194,14 @@ function Checkout({ cart }: { cart: Cart }) {
   const errorRef = useRef<HTMLDivElement>(null);
 
   const order = useMutation({
-    mutationFn: () => orderCart({ delivery, destination: delivery === 'push' && destination ? Number(destination) : null }),
+    mutationFn: () =>
+      orderCart({
+        delivery,
+        destination: delivery === 'push' && destination ? Number(destination) : null,
+      }),
     onSuccess: async (placed) => {
-      await queryClient.invalidateQueries({ queryKey: ['cart'] });
-      await queryClient.invalidateQueries({ queryKey: ['orders'] });
+      await queryClient.invalidateQueries({ queryKey: cartKeys.all });
+      await queryClient.invalidateQueries({ queryKey: orderKeys.all });
       await navigate(`/orders/${placed.id}`);
     },
   });
@@ -217,23 +227,41 @@ function Checkout({ cart }: { cart: Cart }) {
       <fieldset className="cart-page__delivery">
         <legend>Delivery</legend>
         <label className="check">
-          <input type="radio" name="delivery" value="https" checked={delivery === 'https'} onChange={() => setDelivery('https')} />
+          <input
+            type="radio"
+            name="delivery"
+            value="https"
+            checked={delivery === 'https'}
+            onChange={() => setDelivery('https')}
+          />
           <span>
             HTTPS download
-            <span className="hint">Signed links for each file and a download script, once the files are ready.</span>
+            <span className="hint">
+              Signed links for each file and a download script, once the files are ready.
+            </span>
           </span>
         </label>
         <label className="check">
-          <input type="radio" name="delivery" value="push" checked={delivery === 'push'} onChange={() => setDelivery('push')} />
+          <input
+            type="radio"
+            name="delivery"
+            value="push"
+            checked={delivery === 'push'}
+            onChange={() => setDelivery('push')}
+          />
           <span>
             Push to a destination
-            <span className="hint">Granary copies the files into a folder of yours under the outbox, with a manifest.</span>
+            <span className="hint">
+              Granary copies the files into a folder of yours under the outbox, with a manifest.
+            </span>
           </span>
         </label>
       </fieldset>
       {delivery === 'push' && <DestinationPicker value={destination} onChange={setDestination} />}
       <button type="submit" className="button" disabled={order.isPending}>
-        {order.isPending ? 'Placing the order…' : `Order ${formatCount(cart.count)} ${cart.count === 1 ? 'granule' : 'granules'} (${formatBytes(cart.bytes)})`}
+        {order.isPending
+          ? 'Placing the order…'
+          : `Order ${formatCount(cart.count)} ${cart.count === 1 ? 'granule' : 'granules'} (${formatBytes(cart.bytes)})`}
       </button>
     </form>
   );

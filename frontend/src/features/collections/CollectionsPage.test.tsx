@@ -89,7 +89,9 @@ describe('CollectionsPage', () => {
     );
     renderApp('/');
 
-    expect(await screen.findByRole('alert')).toHaveTextContent('The server answered 502 Bad Gateway.');
+    expect(await screen.findByRole('alert')).toHaveTextContent(
+      'The server answered 502 Bad Gateway.',
+    );
   });
 
   it('shows the empty state when there are no collections', async () => {

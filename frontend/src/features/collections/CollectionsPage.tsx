@@ -2,11 +2,12 @@ import { useQuery, type UseQueryResult } from '@tanstack/react-query';
 import { useEffect, useId, useState, type FormEvent } from 'react';
 import { Link, useSearchParams } from 'react-router';
 
+import { collectionsQuery } from '../../api/collections/collections';
+import type { Collection, Page } from '../../api/types';
 import { AccessBadge } from '../../components/AccessBadge';
+import { DataTable, type Column } from '../../components/DataTable';
 import { LinkPager } from '../../components/LinkPager';
 import { EmptyState, ErrorMessage, Loading } from '../../components/StatusMessage';
-import type { Page } from '../../lib/api';
-import { collectionsQuery, type Collection } from './api/collections';
 import './CollectionsPage.css';
 
 /** Wait for a pause in typing before asking the API again. */
@@ -44,8 +45,8 @@ export function CollectionsPage() {
       <div className="page__header">
         <h1 id="collections-heading">Collections</h1>
         <p className="page__lead">
-          Data products held in the archive. A collection is named by its short name and version
-          and holds the granules delivered for it.
+          Data products held in the archive. A collection is named by its short name and version and
+          holds the granules delivered for it.
         </p>
       </div>
 
@@ -112,27 +113,15 @@ function CollectionsResult({ query, q }: { query: UseQueryResult<Page<Collection
       <p className="result-summary" aria-live="polite">
         {summary}
       </p>
-      <div className={busy ? 'collections is-busy' : 'collections'} aria-busy={busy}>
-        <table className="collections-table" aria-labelledby="collections-heading">
-          <thead>
-            <tr>
-              <th scope="col">Collection</th>
-              <th scope="col">Title</th>
-              <th scope="col">Level</th>
-              <th scope="col">Platform / instrument</th>
-              <th scope="col">Access</th>
-              <th scope="col" className="numeric">
-                Granules
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {results.map((collection) => (
-              <CollectionRow key={collection.id} collection={collection} />
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <DataTable
+        columns={COLUMNS}
+        rows={results}
+        rowKey={(collection) => collection.id}
+        labelledBy="collections-heading"
+        busy={busy}
+        className="collections-table"
+        wrapperClassName="collections"
+      />
       <LinkPager
         label="Collection pages"
         next={next}
@@ -150,24 +139,30 @@ function CollectionsResult({ query, q }: { query: UseQueryResult<Page<Collection
   );
 }
 
-function CollectionRow({ collection }: { collection: Collection }) {
-  const platform = [collection.platform, collection.instrument].filter(Boolean).join(' / ');
-  return (
-    <tr>
-      <th scope="row" data-label="Collection">
-        <Link className="collection-key" to={`/search?collection=${encodeURIComponent(collection.key)}`}>
-          {collection.key}
-        </Link>
-      </th>
-      <td data-label="Title">{collection.title || '—'}</td>
-      <td data-label="Level">{collection.processing_level || '—'}</td>
-      <td data-label="Platform / instrument">{platform || '—'}</td>
-      <td data-label="Access">
-        <AccessBadge access={collection.access} />
-      </td>
-      <td data-label="Granules" className="numeric">
-        {countFormat.format(collection.granule_count)}
-      </td>
-    </tr>
-  );
-}
+const COLUMNS: Column<Collection>[] = [
+  {
+    label: 'Collection',
+    rowHeader: true,
+    cell: (collection) => (
+      <Link
+        className="collection-key"
+        to={`/search?collection=${encodeURIComponent(collection.key)}`}
+      >
+        {collection.key}
+      </Link>
+    ),
+  },
+  { label: 'Title', cell: (collection) => collection.title || '—' },
+  { label: 'Level', cell: (collection) => collection.processing_level || '—' },
+  {
+    label: 'Platform / instrument',
+    cell: (collection) =>
+      [collection.platform, collection.instrument].filter(Boolean).join(' / ') || '—',
+  },
+  { label: 'Access', cell: (collection) => <AccessBadge access={collection.access} /> },
+  {
+    label: 'Granules',
+    numeric: true,
+    cell: (collection) => countFormat.format(collection.granule_count),
+  },
+];

@@ -3,10 +3,9 @@ import userEvent from '@testing-library/user-event';
 import { http, HttpResponse } from 'msw';
 import { beforeEach, describe, expect, it } from 'vitest';
 
+import type { Drive, Volume } from '../../api/types';
 import { renderApp } from '../../test/renderApp';
 import { asOperator, page, server } from '../../test/server';
-import type { Drive } from './api/drives';
-import type { Volume } from './api/volumes';
 
 function drive(overrides: Partial<Drive> = {}): Drive {
   return {
@@ -24,11 +23,12 @@ function drive(overrides: Partial<Drive> = {}): Drive {
     last_error: '',
     offline_reason: '',
     current_rate_b_s: 0,
+    fault: {},
     ...overrides,
   };
 }
 
-function volume(label: string, state: string, percent: number): Volume {
+function volume(label: string, state: Volume['state'], percent: number): Volume {
   return {
     label,
     silo: 'silo1',
@@ -41,6 +41,7 @@ function volume(label: string, state: string, percent: number): Volume {
     file_count: 1,
     percent_full: percent,
     mount_count: 1,
+    last_dismounted_at: null,
     mounted_on: null,
     fault: '',
   };
@@ -51,7 +52,14 @@ let drives: Drive[];
 beforeEach(() => {
   asOperator();
   drives = [
-    drive({ name: 'silo1-d1', state: 'writing', mode: 'write', mounted_volume: 'A00001', volume_group: 'primary', current_rate_b_s: 250_000 }),
+    drive({
+      name: 'silo1-d1',
+      state: 'writing',
+      mode: 'write',
+      mounted_volume: 'A00001',
+      volume_group: 'primary',
+      current_rate_b_s: 250_000,
+    }),
     drive({ name: 'silo1-d2' }),
     drive({ name: 'silo2-d1', silo: 'silo2', state: 'offline', offline_reason: 'cleaning' }),
   ];
@@ -72,7 +80,16 @@ beforeEach(() => {
     ),
     http.get('/api/v1/archive/volume-groups/', () =>
       HttpResponse.json([
-        { name: 'primary', role: 'primary', silo: 'silo1', volumes: 2, capacity_bytes: 10e9, used_bytes: 5e9, live_bytes: 5e9, percent_full: 50 },
+        {
+          name: 'primary',
+          role: 'primary',
+          silo: 'silo1',
+          volumes: 2,
+          capacity_bytes: 10e9,
+          used_bytes: 5e9,
+          live_bytes: 5e9,
+          percent_full: 50,
+        },
       ]),
     ),
     http.get('/api/v1/archive/volumes/', ({ request }) => {
@@ -109,13 +126,18 @@ describe('archive board', () => {
     server.use(
       http.post('/api/v1/archive/drives/silo1-d2/vary/', async ({ request }) => {
         sent = await request.json();
-        drives = drives.map((d) => (d.name === 'silo1-d2' ? { ...d, state: 'offline', offline_reason: 'head errors' } : d));
+        drives = drives.map((d) =>
+          d.name === 'silo1-d2' ? { ...d, state: 'offline', offline_reason: 'head errors' } : d,
+        );
         return HttpResponse.json(drives[1]);
       }),
     );
     renderApp('/dashboards/archive');
 
-    await userEvent.type(await screen.findByLabelText('Reason recorded when a drive is varied off'), 'head errors');
+    await userEvent.type(
+      await screen.findByLabelText('Reason recorded when a drive is varied off'),
+      'head errors',
+    );
     await userEvent.click(screen.getByRole('button', { name: 'Vary silo1-d2 off' }));
 
     expect(await screen.findByText('silo1-d2 varied off: now offline.')).toBeInTheDocument();
@@ -161,17 +183,23 @@ describe('archive board', () => {
     expect(within(states).getByRole('row', { name: 'filling 1' })).toBeInTheDocument();
     expect(within(states).getByRole('row', { name: 'scratch 1' })).toBeInTheDocument();
     expect(within(states).getByRole('row', { name: 'all 3' })).toBeInTheDocument();
-    expect(screen.getByRole('img', { name: '2 volumes: 1 at 10–20 %, 1 at 90–100 %.' })).toBeInTheDocument();
+    expect(
+      screen.getByRole('img', { name: '2 volumes: 1 at 10–20 %, 1 at 90–100 %.' }),
+    ).toBeInTheDocument();
     expect(screen.getByRole('table', { name: 'Volume groups' })).toHaveTextContent('50 %');
   });
 
   it('keeps the board up when one panel fails', async () => {
     server.use(
-      http.get('/api/v1/archive/cache/', () => HttpResponse.json({ detail: 'The cache filesystem is not mounted.' }, { status: 503 })),
+      http.get('/api/v1/archive/cache/', () =>
+        HttpResponse.json({ detail: 'The cache filesystem is not mounted.' }, { status: 503 }),
+      ),
     );
     renderApp('/dashboards/archive');
 
-    expect(await screen.findByRole('alert')).toHaveTextContent('The cache filesystem is not mounted.');
+    expect(await screen.findByRole('alert')).toHaveTextContent(
+      'The cache filesystem is not mounted.',
+    );
     expect(screen.getByRole('table', { name: /Silo silo1/ })).toBeInTheDocument();
   });
 });

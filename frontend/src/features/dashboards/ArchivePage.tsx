@@ -1,13 +1,17 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useId, useState } from 'react';
 
+import { cacheQuery } from '../../api/archive/cache';
+import { drivesQuery, varyDrive } from '../../api/archive/drives';
+import { archiveKeys } from '../../api/archive/keys';
+import { volumeGroupsQuery } from '../../api/archive/volumeGroups';
+import { volumesQuery, type VolumeList } from '../../api/archive/volumes';
+import type { CacheUsage, Drive, VolumeGroup } from '../../api/types';
+import { type Column, DataTable } from '../../components/DataTable';
+import { Loaded } from '../../components/Loaded';
 import { OutcomeNotice, type Outcome } from '../../components/OutcomeNotice';
 import { formatBytes, formatCount, formatNumber, formatPercent } from '../../lib/format';
-import { cacheQuery, type CacheUsage } from './api/cache';
-import { drivesQuery, varyDrive, type Drive } from './api/drives';
-import { volumeGroupsQuery, volumesQuery, type VolumeGroup, type VolumeList } from './api/volumes';
 import { HistogramChart } from './charts/HistogramChart';
-import { Loaded } from './Loaded';
 
 export function ArchivePage() {
   const drives = useQuery(drivesQuery());
@@ -66,20 +70,74 @@ function DriveBoard({ drives }: { drives: Drive[] }) {
   const [outcome, setOutcome] = useState<Outcome | null>(null);
   const vary = useMutation({
     mutationFn: ({ drive, online }: { drive: Drive; online: boolean }) =>
-      varyDrive(drive.name, online, online ? '' : reason.trim() || 'Varied off from the archive board'),
+      varyDrive(
+        drive.name,
+        online,
+        online ? '' : reason.trim() || 'Varied off from the archive board',
+      ),
     onSuccess: (updated, { online }) => {
       queryClient.setQueryData(drivesQuery().queryKey, (old: Drive[] | undefined) =>
         old?.map((drive) => (drive.name === updated.name ? updated : drive)),
       );
-      setOutcome({ ok: true, text: `${updated.name} varied ${online ? 'on' : 'off'}: now ${updated.state}.` });
-      void queryClient.invalidateQueries({ queryKey: ['archive'] });
+      setOutcome({
+        ok: true,
+        text: `${updated.name} varied ${online ? 'on' : 'off'}: now ${updated.state}.`,
+      });
+      void queryClient.invalidateQueries({ queryKey: archiveKeys.all });
     },
     onError: (error, { drive, online }) => {
-      setOutcome({ ok: false, text: `Could not vary ${drive.name} ${online ? 'on' : 'off'}: ${error.message}` });
+      setOutcome({
+        ok: false,
+        text: `Could not vary ${drive.name} ${online ? 'on' : 'off'}: ${error.message}`,
+      });
     },
   });
 
   if (drives.length === 0) return <p>No drives are configured.</p>;
+
+  const columns: Column<Drive>[] = [
+    {
+      label: 'Drive',
+      rowHeader: true,
+      cell: (drive) => (
+        <span>
+          <span className="mono">{drive.name}</span>
+          <span className="muted small"> {drive.model}</span>
+        </span>
+      ),
+    },
+    {
+      label: 'State',
+      cell: (drive) => (
+        <span>
+          <span className={`badge badge--state badge--${drive.state}`}>{drive.state}</span>
+          {drive.mode && drive.mounted_volume && <span className="muted small"> {drive.mode}</span>}
+        </span>
+      ),
+    },
+    { label: 'Mounted volume', className: 'mono', cell: (drive) => drive.mounted_volume ?? '—' },
+    { label: 'Volume group', cell: (drive) => drive.volume_group ?? '—' },
+    { label: 'KB/s', numeric: true, cell: (drive) => formatNumber(drive.current_rate_b_s / 1000) },
+    { label: 'Note', cell: (drive) => drive.offline_reason || drive.last_error || '—' },
+    {
+      label: 'Vary',
+      header: 'hidden',
+      cell: (drive) => {
+        const offline = drive.state === 'offline';
+        return (
+          <button
+            type="button"
+            className={offline ? 'button button--small' : 'button button--small button--quiet'}
+            onClick={() => vary.mutate({ drive, online: offline })}
+            disabled={vary.isPending && vary.variables?.drive.name === drive.name}
+            aria-label={`Vary ${drive.name} ${offline ? 'on' : 'off'}`}
+          >
+            {offline ? 'Vary on' : 'Vary off'}
+          </button>
+        );
+      },
+    },
+  ];
 
   return (
     <>
@@ -95,69 +153,14 @@ function DriveBoard({ drives }: { drives: Drive[] }) {
       </div>
       <OutcomeNotice outcome={outcome} />
       {bySilo(drives).map(([silo, list]) => (
-        <div key={silo} className="table-card">
-          <table className="data-table data-table--cards">
-            <caption>
-              Silo {silo}: {list.filter((d) => d.state !== 'offline').length} of {list.length} drives online
-            </caption>
-            <thead>
-              <tr>
-                <th scope="col">Drive</th>
-                <th scope="col">State</th>
-                <th scope="col">Mounted volume</th>
-                <th scope="col">Volume group</th>
-                <th scope="col" className="numeric">
-                  KB/s
-                </th>
-                <th scope="col">Note</th>
-                <th scope="col">
-                  <span className="visually-hidden">Vary</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.map((drive) => {
-                const offline = drive.state === 'offline';
-                const busy = vary.isPending && vary.variables?.drive.name === drive.name;
-                return (
-                  <tr key={drive.name} data-drive={drive.name}>
-                    <th scope="row" data-label="Drive">
-                      <span>
-                        <span className="mono">{drive.name}</span>
-                        <span className="muted small"> {drive.model}</span>
-                      </span>
-                    </th>
-                    <td data-label="State">
-                      <span>
-                        <span className={`badge badge--state badge--${drive.state}`}>{drive.state}</span>
-                        {drive.mode && drive.mounted_volume && <span className="muted small"> {drive.mode}</span>}
-                      </span>
-                    </td>
-                    <td data-label="Mounted volume" className="mono">
-                      {drive.mounted_volume ?? '—'}
-                    </td>
-                    <td data-label="Volume group">{drive.volume_group ?? '—'}</td>
-                    <td data-label="KB/s" className="numeric">
-                      {formatNumber(drive.current_rate_b_s / 1000)}
-                    </td>
-                    <td data-label="Note">{drive.offline_reason || drive.last_error || '—'}</td>
-                    <td data-label="Vary">
-                      <button
-                        type="button"
-                        className={offline ? 'button button--small' : 'button button--small button--quiet'}
-                        onClick={() => vary.mutate({ drive, online: offline })}
-                        disabled={busy}
-                        aria-label={`Vary ${drive.name} ${offline ? 'on' : 'off'}`}
-                      >
-                        {offline ? 'Vary on' : 'Vary off'}
-                      </button>
-                    </td>
-                  </tr>
-                );
-              })}
-            </tbody>
-          </table>
-        </div>
+        <DataTable
+          key={silo}
+          columns={columns}
+          rows={list}
+          rowKey={(drive) => drive.name}
+          rowProps={(drive) => ({ 'data-drive': drive.name })}
+          caption={`Silo ${silo}: ${list.filter((d) => d.state !== 'offline').length} of ${list.length} drives online`}
+        />
       ))}
     </>
   );
@@ -190,12 +193,24 @@ function CacheGauge({ cache }: { cache: CacheUsage }) {
         <div className="gauge__band gauge__band--dirty" style={{ width: `${pct(dirty)}%` }} />
         <div className="gauge__band gauge__band--pinned" style={{ width: `${pct(pinned)}%` }} />
         <div className="gauge__band gauge__band--clean" style={{ width: `${pct(clean)}%` }} />
-        <div className="gauge__mark" style={{ left: `${cache.low_watermark * 100}%` }} title="Low watermark" />
-        <div className="gauge__mark gauge__mark--high" style={{ left: `${cache.high_watermark * 100}%` }} title="High watermark" />
+        <div
+          className="gauge__mark"
+          style={{ left: `${cache.low_watermark * 100}%` }}
+          title="Low watermark"
+        />
+        <div
+          className="gauge__mark gauge__mark--high"
+          style={{ left: `${cache.high_watermark * 100}%` }}
+          title="High watermark"
+        />
       </div>
       <div className="gauge__scale" aria-hidden="true">
-        <span style={{ left: `${cache.low_watermark * 100}%` }}>low {formatPercent(cache.low_watermark * 100)}</span>
-        <span style={{ left: `${cache.high_watermark * 100}%` }}>high {formatPercent(cache.high_watermark * 100)}</span>
+        <span style={{ left: `${cache.low_watermark * 100}%` }}>
+          low {formatPercent(cache.low_watermark * 100)}
+        </span>
+        <span style={{ left: `${cache.high_watermark * 100}%` }}>
+          high {formatPercent(cache.high_watermark * 100)}
+        </span>
       </div>
       <p className="dash-note">{summary}</p>
       <dl className="figures figures--legend">
@@ -232,40 +247,32 @@ function CacheGauge({ cache }: { cache: CacheUsage }) {
   );
 }
 
+const GROUP_COLUMNS: Column<VolumeGroup>[] = [
+  { label: 'Group', rowHeader: true, cell: (group) => group.name },
+  { label: 'Role', cell: (group) => group.role },
+  { label: 'Silo', cell: (group) => group.silo },
+  { label: 'Volumes', numeric: true, cell: (group) => formatCount(group.volumes) },
+  { label: 'Used', numeric: true, cell: (group) => formatBytes(group.used_bytes) },
+  { label: 'Capacity', numeric: true, cell: (group) => formatBytes(group.capacity_bytes) },
+  { label: '% full', numeric: true, cell: (group) => formatPercent(group.percent_full) },
+];
+
 function GroupTable({ groups }: { groups: VolumeGroup[] }) {
-  if (groups.length === 0) return <p>No volume groups.</p>;
   return (
-    <div className="table-card">
-      <table className="data-table data-table--cards">
-        <caption>Volume groups</caption>
-        <thead>
-          <tr>
-            <th scope="col">Group</th>
-            <th scope="col">Role</th>
-            <th scope="col">Silo</th>
-            <th scope="col" className="numeric">Volumes</th>
-            <th scope="col" className="numeric">Used</th>
-            <th scope="col" className="numeric">Capacity</th>
-            <th scope="col" className="numeric">% full</th>
-          </tr>
-        </thead>
-        <tbody>
-          {groups.map((group) => (
-            <tr key={group.name}>
-              <th scope="row" data-label="Group">{group.name}</th>
-              <td data-label="Role">{group.role}</td>
-              <td data-label="Silo">{group.silo}</td>
-              <td data-label="Volumes" className="numeric">{formatCount(group.volumes)}</td>
-              <td data-label="Used" className="numeric">{formatBytes(group.used_bytes)}</td>
-              <td data-label="Capacity" className="numeric">{formatBytes(group.capacity_bytes)}</td>
-              <td data-label="% full" className="numeric">{formatPercent(group.percent_full)}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+    <DataTable
+      columns={GROUP_COLUMNS}
+      rows={groups}
+      rowKey={(group) => group.name}
+      caption="Volume groups"
+      empty={<p>No volume groups.</p>}
+    />
   );
 }
+
+const STATE_COLUMNS: Column<{ state: string; n: number; total: boolean }>[] = [
+  { label: 'State', rowHeader: true, cell: (row) => row.state },
+  { label: 'Volumes', numeric: true, cell: (row) => formatCount(row.n) },
+];
 
 function VolumeSummary({ list }: { list: VolumeList }) {
   const counts = new Map<string, number>();
@@ -273,32 +280,21 @@ function VolumeSummary({ list }: { list: VolumeList }) {
   const used = list.volumes.filter((volume) => volume.state !== 'scratch');
   return (
     <div className="chart-grid">
-      <div className="table-card">
-        <table className="data-table">
-          <caption>
-            Volumes by state{list.truncated ? ` (first ${list.volumes.length} only)` : ''}
-          </caption>
-          <thead>
-            <tr>
-              <th scope="col">State</th>
-              <th scope="col" className="numeric">Volumes</th>
-            </tr>
-          </thead>
-          <tbody>
-            {[...counts.entries()].map(([state, n]) => (
-              <tr key={state}>
-                <th scope="row">{state}</th>
-                <td className="numeric">{formatCount(n)}</td>
-              </tr>
-            ))}
-            <tr className="total">
-              <th scope="row">all</th>
-              <td className="numeric">{formatCount(list.volumes.length)}</td>
-            </tr>
-          </tbody>
-        </table>
-      </div>
-      <HistogramChart title="% full of volumes in use (not scratch)" values={used.map((volume) => volume.percent_full)} />
+      <DataTable
+        columns={STATE_COLUMNS}
+        rows={[
+          ...[...counts.entries()].map(([state, n]) => ({ state, n, total: false })),
+          { state: 'all', n: list.volumes.length, total: true },
+        ]}
+        rowKey={(row) => (row.total ? '(all)' : row.state)}
+        rowProps={(row) => (row.total ? { className: 'total' } : {})}
+        caption={`Volumes by state${list.truncated ? ` (first ${list.volumes.length} only)` : ''}`}
+        cards={false}
+      />
+      <HistogramChart
+        title="% full of volumes in use (not scratch)"
+        values={used.map((volume) => volume.percent_full)}
+      />
     </div>
   );
 }

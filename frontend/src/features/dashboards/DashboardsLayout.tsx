@@ -13,7 +13,12 @@ export const DASHBOARD_PAGES = [
 /** Operator dashboards: only operators get past the door; the API checks again anyway. */
 export function DashboardsLayout() {
   return (
-    <RequireLogin title="Dashboards" why="to see them" roles={['operator']} audience="The dashboards are for archive operators">
+    <RequireLogin
+      title="Dashboards"
+      why="to see them"
+      roles={['operator']}
+      audience="The dashboards are for archive operators"
+    >
       {() => (
         <div className="dashboards">
           <nav className="tab-nav" aria-label="Dashboards">

@@ -77,15 +77,26 @@ describe('throughput dashboard', () => {
     renderApp('/dashboards');
 
     expect(await screen.findByRole('heading', { name: 'Last 1 days' })).toBeInTheDocument();
-    expect(await screen.findByRole('img', { name: /Peak hourly rate .* by direction: ingest 2 MB\/s, migrate 3 MB\/s\./ })).toBeInTheDocument();
-    expect(screen.getByRole('img', { name: /by collection: MOD021KM.061 2 MB\/s/ })).toBeInTheDocument();
-    expect(screen.getByRole('img', { name: /400 GB ingested and 1.20 TB distributed/ })).toBeInTheDocument();
+    expect(
+      await screen.findByRole('img', {
+        name: /Peak hourly rate .* by direction: ingest 2 MB\/s, migrate 3 MB\/s\./,
+      }),
+    ).toBeInTheDocument();
+    expect(
+      screen.getByRole('img', { name: /by collection: MOD021KM.061 2 MB\/s/ }),
+    ).toBeInTheDocument();
+    expect(
+      screen.getByRole('img', { name: /400 GB ingested and 1.20 TB distributed/ }),
+    ).toBeInTheDocument();
   });
 
   it('shows the API’s error words, never a blank page', async () => {
     server.use(
       http.get('/api/v1/metrics/today/', () =>
-        HttpResponse.json({ detail: 'You do not have permission to perform this action.' }, { status: 403 }),
+        HttpResponse.json(
+          { detail: 'You do not have permission to perform this action.' },
+          { status: 403 },
+        ),
       ),
     );
     renderApp('/dashboards');
@@ -129,17 +140,28 @@ describe('throughput dashboard', () => {
     await userEvent.type(field, '3');
     await userEvent.click(screen.getByRole('button', { name: 'Save targets' }));
 
-    expect(await screen.findByRole('alert')).toHaveTextContent('Only operators may change the targets.');
+    expect(await screen.findByRole('alert')).toHaveTextContent(
+      'Only operators may change the targets.',
+    );
   });
 
   it('tells a non-operator the dashboards are not for them', async () => {
     server.use(
       http.get('/api/v1/me/', () =>
-        HttpResponse.json({ authenticated: true, username: 'sci', email: '', role: 'user', roles: ['user'], providers: [] }),
+        HttpResponse.json({
+          authenticated: true,
+          username: 'sci',
+          email: '',
+          role: 'user',
+          roles: ['user'],
+          providers: [],
+        }),
       ),
     );
     renderApp('/dashboards');
 
-    expect(await screen.findByText('The dashboards are for archive operators; sci is not one.')).toBeInTheDocument();
+    expect(
+      await screen.findByText('The dashboards are for archive operators; sci is not one.'),
+    ).toBeInTheDocument();
   });
 });

@@ -1,14 +1,16 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useEffect, useId, useState, type FormEvent } from 'react';
+import { useId, useState, type FormEvent } from 'react';
 
+import { dailyQuery } from '../../api/metrics/daily';
+import { metricKeys } from '../../api/metrics/keys';
+import { saveTargets, targetsQuery } from '../../api/metrics/targets';
+import { throughputQuery } from '../../api/metrics/throughput';
+import { todayQuery } from '../../api/metrics/today';
+import type { ChartedDirection, Targets, Today, TodayDirection } from '../../api/types';
+import { Loaded } from '../../components/Loaded';
 import { formatAge, formatBytes, formatPercent, formatRate } from '../../lib/format';
-import { dailyQuery } from './api/daily';
-import { todayQuery, type ChartedDirection, type Today, type TodayDirection } from './api/metrics';
-import { saveTargets, targetsQuery, type Targets } from './api/targets';
-import { throughputQuery } from './api/throughput';
 import { DailyChart } from './charts/DailyChart';
 import { ThroughputChart } from './charts/ThroughputChart';
-import { Loaded } from './Loaded';
 
 const DIRECTION_NAMES: Record<ChartedDirection, string> = {
   ingest: 'Ingest',
@@ -49,8 +51,18 @@ export function OverviewPage() {
         <Loaded query={throughput} what="the hourly throughput">
           {(data) => (
             <div className="chart-grid">
-              <ThroughputChart title="MB/s by direction" hours={data.hours} series={data.by_direction} what="direction" />
-              <ThroughputChart title="MB/s by collection" hours={data.hours} series={data.by_collection} what="collection" />
+              <ThroughputChart
+                title="MB/s by direction"
+                hours={data.hours}
+                series={data.by_direction}
+                what="direction"
+              />
+              <ThroughputChart
+                title="MB/s by collection"
+                hours={data.hours}
+                series={data.by_collection}
+                what="collection"
+              />
             </div>
           )}
         </Loaded>
@@ -85,7 +97,8 @@ function TodayCard({ name, figures }: { name: string; figures: TodayDirection })
     <article className="card" aria-labelledby={headingId}>
       <h3 id={headingId}>{name}</h3>
       <p className="card__big">
-        {formatBytes(figures.bytes)} <span className="card__of">of {formatBytes(figures.target_bytes)}</span>
+        {formatBytes(figures.bytes)}{' '}
+        <span className="card__of">of {formatBytes(figures.target_bytes)}</span>
       </p>
       <div
         className="meter"
@@ -113,7 +126,9 @@ function TodayCard({ name, figures }: { name: string; figures: TodayDirection })
         </div>
         <div>
           <dt>{surplus ? 'Surplus' : 'Shortfall'}</dt>
-          <dd className={surplus ? 'good' : 'bad'}>{formatBytes(Math.abs(figures.surplus_bytes))}</dd>
+          <dd className={surplus ? 'good' : 'bad'}>
+            {formatBytes(Math.abs(figures.surplus_bytes))}
+          </dd>
         </div>
       </dl>
     </article>
@@ -131,25 +146,25 @@ function TargetsForm() {
     onSuccess: async (saved) => {
       queryClient.setQueryData(targetsQuery().queryKey, saved);
       setDraft(null);
-      await queryClient.invalidateQueries({ queryKey: ['metrics'] });
+      await queryClient.invalidateQueries({ queryKey: metricKeys.all });
     },
   });
-
-  useEffect(() => {
-    if (targets.data && draft === null) {
-      setDraft({ ingest: String(targets.data.ingest), distribution: String(targets.data.distribution) });
-    }
-  }, [targets.data, draft]);
 
   if (targets.isError) {
     return <p className="dash-note">Daily targets could not be read: {targets.error.message}</p>;
   }
-  if (!draft) return null;
+  // The saved targets until the operator types.
+  const shown =
+    draft ??
+    (targets.data
+      ? { ingest: String(targets.data.ingest), distribution: String(targets.data.distribution) }
+      : null);
+  if (!shown) return null;
 
   function onSubmit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
-    if (!draft) return;
-    save.mutate({ ingest: Number(draft.ingest), distribution: Number(draft.distribution) });
+    if (!shown) return;
+    save.mutate({ ingest: Number(shown.ingest), distribution: Number(shown.distribution) });
   }
 
   return (
@@ -162,8 +177,8 @@ function TargetsForm() {
           min={0}
           step="any"
           inputMode="decimal"
-          value={draft.ingest}
-          onChange={(event) => setDraft({ ...draft, ingest: event.target.value })}
+          value={shown.ingest}
+          onChange={(event) => setDraft({ ...shown, ingest: event.target.value })}
         />
       </div>
       <div className="field field--inline">
@@ -174,8 +189,8 @@ function TargetsForm() {
           min={0}
           step="any"
           inputMode="decimal"
-          value={draft.distribution}
-          onChange={(event) => setDraft({ ...draft, distribution: event.target.value })}
+          value={shown.distribution}
+          onChange={(event) => setDraft({ ...shown, distribution: event.target.value })}
         />
       </div>
       <button type="submit" className="button button--small" disabled={save.isPending}>

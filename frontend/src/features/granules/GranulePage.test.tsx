@@ -2,17 +2,22 @@ import { screen, within } from '@testing-library/react';
 import { http, HttpResponse } from 'msw';
 import { describe, expect, it, vi } from 'vitest';
 
+import type { GranuleDetail } from '../../api/types';
 import { granule } from '../../test/granules';
 import { renderApp } from '../../test/renderApp';
 import { server } from '../../test/server';
-import type { GranuleDetail } from './api/granule';
 
 vi.mock('../../components/map/LazyBoxMap', () => ({
   LazyBoxMap: ({ label }: { label: string }) => <div role="region" aria-label={label} />,
 }));
 
 function detail(overrides: Partial<GranuleDetail> = {}): GranuleDetail {
-  const base = granule({ id: 5, collection: 'MOD10C1.061', granule_id: 'MOD10C1.A2026305.061', residency: 'tape' });
+  const base = granule({
+    id: 5,
+    collection: 'MOD10C1.061',
+    granule_id: 'MOD10C1.A2026305.061',
+    residency: 'tape',
+  });
   return {
     ...base,
     files: [
@@ -50,18 +55,22 @@ describe('GranulePage', () => {
     server.use(http.get('/api/v1/granules/5/', () => HttpResponse.json(detail())));
     renderApp('/granules/5');
 
-    expect(await screen.findByRole('heading', { name: 'MOD10C1.A2026305.061' })).toBeInTheDocument();
+    expect(
+      await screen.findByRole('heading', { name: 'MOD10C1.A2026305.061' }),
+    ).toBeInTheDocument();
     expect(screen.getByText('On tape')).toBeInTheDocument();
     expect(screen.getByText('2026-11-01 00:05 UTC')).toBeInTheDocument();
     expect(screen.getByText('-10, 20, 15, 40')).toBeInTheDocument();
     expect(screen.getByText('cloud_cover').closest('div')).toHaveTextContent('cloud_cover12');
-    expect(screen.getByRole('img', { name: 'Browse image of MOD10C1.A2026305.061' })).toHaveAttribute(
-      'src',
-      '/api/v1/files/51/download',
-    );
+    expect(
+      screen.getByRole('img', { name: 'Browse image of MOD10C1.A2026305.061' }),
+    ).toHaveAttribute('src', '/api/v1/files/51/download');
     expect(screen.getByText(/1 of 2 files are on tape only/)).toBeInTheDocument();
 
-    const [data, browse] = within(screen.getByRole('table')).getAllByRole('row').slice(1) as [HTMLElement, HTMLElement];
+    const [data, browse] = within(screen.getByRole('table')).getAllByRole('row').slice(1) as [
+      HTMLElement,
+      HTMLElement,
+    ];
     expect(data).toHaveTextContent('1.50 MB');
     expect(data).toHaveTextContent('MD5 0cc175b9c0f1b6a831c399e269772661');
     expect(data).toHaveTextContent('Not in cache');
@@ -69,12 +78,21 @@ describe('GranulePage', () => {
     expect(data).toHaveTextContent('Copy 2: B00001 in silo2');
     expect(browse).toHaveTextContent('Browse image');
     expect(browse).toHaveTextContent('In cache');
-    expect(screen.getByRole('link', { name: 'Log in to order' })).toHaveAttribute('href', '/login?next=%2Fgranules%2F5');
+    expect(screen.getByRole('link', { name: 'Log in to order' })).toHaveAttribute(
+      'href',
+      '/login?next=%2Fgranules%2F5',
+    );
   });
 
   it('says why a granule cannot be shown', async () => {
-    server.use(http.get('/api/v1/granules/9/', () => HttpResponse.json({ detail: 'No Granule matches the given query.' }, { status: 404 })));
+    server.use(
+      http.get('/api/v1/granules/9/', () =>
+        HttpResponse.json({ detail: 'No Granule matches the given query.' }, { status: 404 }),
+      ),
+    );
     renderApp('/granules/9');
-    expect(await screen.findByRole('alert')).toHaveTextContent('No Granule matches the given query.');
+    expect(await screen.findByRole('alert')).toHaveTextContent(
+      'No Granule matches the given query.',
+    );
   });
 });

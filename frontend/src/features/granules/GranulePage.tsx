@@ -2,16 +2,17 @@ import { useQuery } from '@tanstack/react-query';
 import { useState, type ReactNode } from 'react';
 import { Link, useLocation, useParams } from 'react-router';
 
+import { granuleQuery } from '../../api/granules/granule';
+import type { GranuleDetail, StoredFile } from '../../api/types';
 import { Facts, type Fact } from '../../components/Facts';
-import { ChecksumCell, SizeCell } from '../../components/FileCells';
+import { type Column, DataTable } from '../../components/DataTable';
+import { checksumColumn, sizeColumn } from '../../components/fileColumns';
 import { LoadedPage } from '../../components/LoadedPage';
-import { LazyBoxMap } from '../../components/map/LazyBoxMap';
 import { ResidencyBadge } from '../../components/ResidencyBadge';
-import { formatBytes, formatUtc } from '../../lib/format';
-import { AddToCartButton } from '../cart/AddToCartButton';
-import { useCart } from '../cart/useCart';
-import { formatBBox } from '../search/searchState';
-import { granuleQuery, type GranuleDetail, type StoredFile } from './api/granule';
+import { AddToCartButton } from '../../components/cart/AddToCartButton';
+import { useCart } from '../../components/cart/useCart';
+import { LazyBoxMap } from '../../components/map/LazyBoxMap';
+import { formatBBox, formatBytes, formatUtc } from '../../lib/format';
 import './granules.css';
 
 const ROLES: Record<string, string> = {
@@ -25,7 +26,10 @@ export function GranulePage() {
   const { id = '' } = useParams();
   const location = useLocation();
   const granuleId = Number(id);
-  const granule = useQuery({ ...granuleQuery(granuleId), enabled: Number.isInteger(granuleId) && granuleId > 0 });
+  const granule = useQuery({
+    ...granuleQuery(granuleId),
+    enabled: Number.isInteger(granuleId) && granuleId > 0,
+  });
   const from = (location.state as { search?: string } | null)?.search;
   const back = (
     <p className="breadcrumb">
@@ -45,7 +49,12 @@ export function GranulePage() {
     );
   }
   return (
-    <LoadedPage query={granule} title={`Granule ${granuleId}`} what={`granule ${granuleId}`} back={back}>
+    <LoadedPage
+      query={granule}
+      title={`Granule ${granuleId}`}
+      what={`granule ${granuleId}`}
+      back={back}
+    >
       {(data) => <GranuleView granule={data} back={back} />}
     </LoadedPage>
   );
@@ -62,7 +71,9 @@ function GranuleView({ granule, back }: { granule: GranuleDetail; back: ReactNod
       <div className="page__header page__header--actions">
         <div>
           <p className="granule-page__collection">
-            <Link to={`/search?collection=${encodeURIComponent(granule.collection)}`}>{granule.collection}</Link>
+            <Link to={`/search?collection=${encodeURIComponent(granule.collection)}`}>
+              {granule.collection}
+            </Link>
           </p>
           <h1 id="granule-heading" className="mono wrap granule-page__title">
             {granule.granule_id}
@@ -90,9 +101,14 @@ function GranuleView({ granule, back }: { granule: GranuleDetail; back: ReactNod
               ['End', formatUtc(granule.temporal_end)],
               [
                 'Bounding box (W,S,E,N)',
-                <span className="mono">{granule.bbox ? formatBBox(granule.bbox).replaceAll(',', ', ') : 'none'}</span>,
+                <span className="mono">
+                  {granule.bbox ? formatBBox(granule.bbox).replaceAll(',', ', ') : 'none'}
+                </span>,
               ],
-              ['Size', `${formatBytes(granule.total_size)} in ${granule.files.length} ${granule.files.length === 1 ? 'file' : 'files'}`],
+              [
+                'Size',
+                `${formatBytes(granule.total_size)} in ${granule.files.length} ${granule.files.length === 1 ? 'file' : 'files'}`,
+              ],
               [
                 'Version',
                 <>
@@ -100,24 +116,25 @@ function GranuleView({ granule, back }: { granule: GranuleDetail; back: ReactNod
                   {granule.replaces !== null && (
                     <>
                       {' '}
-                      (replaces <Link to={`/granules/${granule.replaces}`}>granule {granule.replaces}</Link>)
+                      (replaces{' '}
+                      <Link to={`/granules/${granule.replaces}`}>granule {granule.replaces}</Link>)
                     </>
                   )}
                 </>,
               ],
               ['Archived', formatUtc(granule.archived_at)],
-              ...attributes.map(
-                ([name, value]): Fact => [
-                  <span className="mono">{name}</span>,
-                  typeof value === 'object' ? JSON.stringify(value) : String(value),
-                ],
-              ),
+              ...attributes.map(([name, value]): Fact => [
+                <span className="mono">{name}</span>,
+                typeof value === 'object' ? JSON.stringify(value) : String(value),
+              ]),
             ]}
           />
         </section>
 
         <div className="granule-page__side">
-          {granule.browse_url && <BrowseImage url={granule.browse_url} granule={granule.granule_id} />}
+          {granule.browse_url && (
+            <BrowseImage url={granule.browse_url} granule={granule.granule_id} />
+          )}
           {granule.bbox && (
             <LazyBoxMap
               label={`Footprint of ${granule.granule_id}`}
@@ -136,61 +153,52 @@ function GranuleView({ granule, back }: { granule: GranuleDetail; back: ReactNod
             ? `${onTape} of ${granule.files.length} files are on tape only: an order recalls them into the disk cache first, which takes minutes.`
             : 'Every file is in the disk cache: an order is ready at once.'}
         </p>
-        <div className="table-card">
-          <table className="data-table data-table--cards">
-            <caption className="visually-hidden">Files of {granule.granule_id}</caption>
-            <thead>
-              <tr>
-                <th scope="col">File</th>
-                <th scope="col" className="numeric">
-                  Size
-                </th>
-                <th scope="col">Checksum</th>
-                <th scope="col">Disk cache</th>
-                <th scope="col">Tape copies</th>
-              </tr>
-            </thead>
-            <tbody>
-              {granule.files.map((file) => (
-                <FileRow key={file.id} file={file} />
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable
+          columns={FILE_COLUMNS}
+          rows={granule.files}
+          rowKey={(file) => file.id}
+          caption={`Files of ${granule.granule_id}`}
+          captionHidden
+        />
       </section>
     </section>
   );
 }
 
-function FileRow({ file }: { file: StoredFile }) {
-  return (
-    <tr>
-      <th scope="row" data-label="File">
-        <span className="granule-cell">
-          <span className="mono wrap">{file.name}</span>
-          <span className="muted small">{ROLES[file.role] ?? file.role}</span>
-        </span>
-      </th>
-      <SizeCell bytes={file.size} />
-      <ChecksumCell type={file.checksum_type} value={file.checksum} fileId={file.id} />
-      <td data-label="Disk cache">{file.in_cache ? 'In cache' : <span className="muted">Not in cache</span>}</td>
-      <td data-label="Tape copies">
-        {file.tape_copies.length === 0 ? (
-          <span className="muted">None yet</span>
-        ) : (
-          <ul className="copies">
-            {file.tape_copies.map((copy) => (
-              <li key={`${copy.copy_number}-${copy.volume}`}>
-                Copy {copy.copy_number}: <span className="mono">{copy.volume}</span> in {copy.silo}
-                {copy.state !== 'verified' && <span className="muted"> ({copy.state})</span>}
-              </li>
-            ))}
-          </ul>
-        )}
-      </td>
-    </tr>
-  );
-}
+const FILE_COLUMNS: Column<StoredFile>[] = [
+  {
+    label: 'File',
+    rowHeader: true,
+    cell: (file) => (
+      <span className="granule-cell">
+        <span className="mono wrap">{file.name}</span>
+        <span className="muted small">{ROLES[file.role] ?? file.role}</span>
+      </span>
+    ),
+  },
+  sizeColumn((file) => file.size),
+  checksumColumn((file) => ({ type: file.checksum_type, value: file.checksum, fileId: file.id })),
+  {
+    label: 'Disk cache',
+    cell: (file) => (file.in_cache ? 'In cache' : <span className="muted">Not in cache</span>),
+  },
+  {
+    label: 'Tape copies',
+    cell: (file) =>
+      file.tape_copies.length === 0 ? (
+        <span className="muted">None yet</span>
+      ) : (
+        <ul className="copies">
+          {file.tape_copies.map((copy) => (
+            <li key={`${copy.copy_number}-${copy.volume}`}>
+              Copy {copy.copy_number}: <span className="mono">{copy.volume}</span> in {copy.silo}
+              {copy.state !== 'verified' && <span className="muted"> ({copy.state})</span>}
+            </li>
+          ))}
+        </ul>
+      ),
+  },
+];
 
 function BrowseImage({ url, granule }: { url: string; granule: string }) {
   const [failed, setFailed] = useState(false);
@@ -198,7 +206,8 @@ function BrowseImage({ url, granule }: { url: string; granule: string }) {
     <figure className="browse">
       {failed ? (
         <p className="browse__missing">
-          The browse image could not be shown now; it may be on tape only. Ordering the granule brings it back.
+          The browse image could not be shown now; it may be on tape only. Ordering the granule
+          brings it back.
         </p>
       ) : (
         <img src={url} alt={`Browse image of ${granule}`} onError={() => setFailed(true)} />

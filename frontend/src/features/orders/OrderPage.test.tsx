@@ -3,12 +3,9 @@ import userEvent from '@testing-library/user-event';
 import { http, HttpResponse } from 'msw';
 import { beforeEach, describe, expect, it } from 'vitest';
 
+import type { Order, OrderDetail, OrderItem, OrderLinks } from '../../api/types';
 import { renderApp } from '../../test/renderApp';
-import { page, server } from '../../test/server';
-import { asUser } from '../subscriptions/fixtures';
-import type { OrderDetail, OrderItem } from './api/order';
-import type { OrderLinks } from './api/links';
-import type { Order } from './api/orders';
+import { asUser, page, server } from '../../test/server';
 
 function item(overrides: Partial<OrderItem> = {}): OrderItem {
   return {
@@ -97,26 +94,38 @@ beforeEach(() => asUser());
 describe('OrderPage', () => {
   it('follows the order while a file comes back from tape, without a reload', async () => {
     const staging = order([item(), fromTape], { state: 'staging' });
-    const ready = order([item(), { ...fromTape, state: 'ready', residency: 'cache', eta_s: null }], {
-      state: 'ready',
-      expires_at: '2026-11-10T10:00:00Z',
-    });
+    const ready = order(
+      [item(), { ...fromTape, state: 'ready', residency: 'cache', eta_s: null }],
+      {
+        state: 'ready',
+        expires_at: '2026-11-10T10:00:00Z',
+      },
+    );
     let calls = 0;
     server.use(
       http.get('/api/v1/orders/7/', () => {
         calls += 1;
         return HttpResponse.json(calls === 1 ? staging : ready);
       }),
-      http.get('/api/v1/orders/7/links/', () => HttpResponse.json(links(calls === 1 ? staging.items : ready.items))),
+      http.get('/api/v1/orders/7/links/', () =>
+        HttpResponse.json(links(calls === 1 ? staging.items : ready.items)),
+      ),
     );
     renderApp('/orders/7');
 
     const heading = await screen.findByRole('heading', { name: /Order 7/ });
     expect(heading).toHaveTextContent('Waiting for tape');
-    expect(screen.getByRole('status')).toHaveTextContent('1 of 2 files ready; 1 waiting for tape, ready in about 3 min.');
-    const rows = within(screen.getByRole('table')).getAllByRole('row').slice(1) as [HTMLElement, HTMLElement];
+    expect(screen.getByRole('status')).toHaveTextContent(
+      '1 of 2 files ready; 1 waiting for tape, ready in about 3 min.',
+    );
+    const rows = within(screen.getByRole('table')).getAllByRole('row').slice(1) as [
+      HTMLElement,
+      HTMLElement,
+    ];
     expect(rows[0]).toHaveTextContent('Ready');
-    expect(await within(rows[0]).findByRole('link', { name: `Download ${item().name}` })).toHaveAttribute(
+    expect(
+      await within(rows[0]).findByRole('link', { name: `Download ${item().name}` }),
+    ).toHaveAttribute(
       'href',
       'http://testserver/api/v1/files/101/download?order=7&expires=1&sig=s101',
     );
@@ -127,16 +136,31 @@ describe('OrderPage', () => {
     // The page asks again on its own (every 2.5 s while staging) and shows the change.
     await waitFor(() => expect(heading).toHaveTextContent('Ready'), { timeout: 6000 });
     expect(screen.getByRole('status')).toHaveTextContent('2 of 2 files ready.');
-    const after = within(screen.getByRole('table')).getAllByRole('row').slice(1) as [HTMLElement, HTMLElement];
+    const after = within(screen.getByRole('table')).getAllByRole('row').slice(1) as [
+      HTMLElement,
+      HTMLElement,
+    ];
     expect(
       await within(after[1]).findByRole('link', { name: `Download ${fromTape.name}` }),
-    ).toHaveAttribute('href', 'http://testserver/api/v1/files/102/download?order=7&expires=1&sig=s102');
-    expect(screen.getByRole('link', { name: 'Download script' })).toHaveAttribute('href', '/api/v1/orders/7/script/');
+    ).toHaveAttribute(
+      'href',
+      'http://testserver/api/v1/files/102/download?order=7&expires=1&sig=s102',
+    );
+    expect(screen.getByRole('link', { name: 'Download script' })).toHaveAttribute(
+      'href',
+      '/api/v1/orders/7/script/',
+    );
     expect(calls).toBeGreaterThanOrEqual(2);
   });
 
   it('shows each file’s own state: a failed one with its reason beside the ready one', async () => {
-    const failed = item({ id: 3, file_id: 103, name: 'bad.hdf', state: 'failed', error: 'recall failed: no verified copy' });
+    const failed = item({
+      id: 3,
+      file_id: 103,
+      name: 'bad.hdf',
+      state: 'failed',
+      error: 'recall failed: no verified copy',
+    });
     const partial = order([item(), failed], { state: 'partially_ready' });
     server.use(
       http.get('/api/v1/orders/7/', () => HttpResponse.json(partial)),
@@ -144,8 +168,13 @@ describe('OrderPage', () => {
     );
     renderApp('/orders/7');
 
-    expect(await screen.findByRole('heading', { name: /Order 7/ })).toHaveTextContent('Ready in part');
-    const rows = within(screen.getByRole('table')).getAllByRole('row').slice(1) as [HTMLElement, HTMLElement];
+    expect(await screen.findByRole('heading', { name: /Order 7/ })).toHaveTextContent(
+      'Ready in part',
+    );
+    const rows = within(screen.getByRole('table')).getAllByRole('row').slice(1) as [
+      HTMLElement,
+      HTMLElement,
+    ];
     expect(rows[1]).toHaveTextContent('Failed');
     expect(rows[1]).toHaveTextContent('recall failed: no verified copy');
     expect(await within(rows[0]).findByRole('link', { name: /Download/ })).toBeInTheDocument();
@@ -154,12 +183,16 @@ describe('OrderPage', () => {
 
   it('before the archive has answered, says it is looking rather than guessing tape', async () => {
     const fresh = { ...fromTape, eta_s: null };
-    const submitted = order([{ ...item(), state: 'waiting', residency: 'tape' }, fresh], { state: 'submitted' });
+    const submitted = order([{ ...item(), state: 'waiting', residency: 'tape' }, fresh], {
+      state: 'submitted',
+    });
     server.use(http.get('/api/v1/orders/7/', () => HttpResponse.json(submitted)));
     renderApp('/orders/7');
 
     await screen.findByRole('heading', { name: /Order 7/ });
-    expect(screen.getByRole('status')).toHaveTextContent('Submitted: the archive is looking up where the 2 files are.');
+    expect(screen.getByRole('status')).toHaveTextContent(
+      'Submitted: the archive is looking up where the 2 files are.',
+    );
     const rows = within(screen.getByRole('table')).getAllByRole('row').slice(1);
     for (const row of rows) expect(row).toHaveTextContent('Being prepared');
     expect(screen.queryByText(/Waiting for tape/)).not.toBeInTheDocument();
@@ -186,7 +219,11 @@ describe('OrderPage', () => {
     let state: Order['state'] = 'staging';
     server.use(
       http.get('/api/v1/orders/7/', () =>
-        HttpResponse.json(order([{ ...fromTape, state: state === 'cancelled' ? 'cancelled' : 'waiting' }], { state })),
+        HttpResponse.json(
+          order([{ ...fromTape, state: state === 'cancelled' ? 'cancelled' : 'waiting' }], {
+            state,
+          }),
+        ),
       ),
       http.post('/api/v1/orders/7/cancel/', () => {
         state = 'cancelled';
@@ -204,7 +241,9 @@ describe('OrderPage', () => {
 
   it('says why an order cannot be shown', async () => {
     server.use(
-      http.get('/api/v1/orders/99/', () => HttpResponse.json({ detail: 'There is no order 99 of yours.' }, { status: 404 })),
+      http.get('/api/v1/orders/99/', () =>
+        HttpResponse.json({ detail: 'There is no order 99 of yours.' }, { status: 404 }),
+      ),
     );
     renderApp('/orders/99');
     const alert = await screen.findByRole('alert');
@@ -226,15 +265,31 @@ describe('OrdersPage', () => {
       ),
     );
     renderApp('/orders');
-    const rows = within(await screen.findByRole('table')).getAllByRole('row').slice(1) as [HTMLElement, HTMLElement];
-    expect(within(rows[0]).getByRole('link', { name: 'Order 8' })).toHaveAttribute('href', '/orders/8');
+    const rows = within(await screen.findByRole('table'))
+      .getAllByRole('row')
+      .slice(1) as [HTMLElement, HTMLElement];
+    expect(within(rows[0]).getByRole('link', { name: 'Order 8' })).toHaveAttribute(
+      'href',
+      '/orders/8',
+    );
     expect(rows[0]).toHaveTextContent('Waiting for tape');
     expect(rows[0]).toHaveTextContent('1 ready, 1 waiting');
     expect(rows[1]).toHaveTextContent('Completed');
   });
 
   it('asks anonymous visitors to log in', async () => {
-    server.use(http.get('/api/v1/me/', () => HttpResponse.json({ authenticated: false, username: '', email: '', role: 'anonymous', roles: [], providers: [] })));
+    server.use(
+      http.get('/api/v1/me/', () =>
+        HttpResponse.json({
+          authenticated: false,
+          username: '',
+          email: '',
+          role: 'anonymous',
+          roles: [],
+          providers: [],
+        }),
+      ),
+    );
     renderApp('/orders');
     const main = await screen.findByRole('main');
     const login = await within(main).findByRole('link', { name: 'Log in' });

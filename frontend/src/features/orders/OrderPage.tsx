@@ -2,16 +2,19 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type ReactNode } from 'react';
 import { Link, useParams } from 'react-router';
 
-import { RequireLogin } from '../../components/RequireLogin';
+import { orderKeys } from '../../api/orders/keys';
+import { orderLinksQuery } from '../../api/orders/links';
+import { cancelOrder, orderQuery, scriptUrl } from '../../api/orders/order';
+import { FINAL_STATES } from '../../api/orders/orders';
+import type { DownloadLink, OrderDetail, OrderItem } from '../../api/types';
 import { Facts } from '../../components/Facts';
-import { ChecksumCell, SizeCell } from '../../components/FileCells';
+import { type Column, DataTable } from '../../components/DataTable';
+import { checksumColumn, sizeColumn } from '../../components/fileColumns';
 import { LoadedPage } from '../../components/LoadedPage';
+import { RequireLogin } from '../../components/RequireLogin';
 import { ErrorMessage } from '../../components/StatusMessage';
 import { formatBytes, formatDateTime, formatEta } from '../../lib/format';
-import { cancelOrder, orderQuery, scriptUrl, type OrderDetail, type OrderItem } from './api/order';
-import { orderLinksQuery, type DownloadLink } from './api/links';
-import { FINAL_STATES } from './api/orders';
-import { ItemStateBadge, OrderStateBadge } from './StateBadge';
+import { ItemStateBadge, OrderStateBadge } from './OrderStates';
 import './orders.css';
 
 export function OrderPage() {
@@ -44,14 +47,34 @@ function OrderView({ id }: { id: number }) {
   );
   return (
     <LoadedPage query={order} title={`Order ${id}`} what={`order ${id}`} back={back}>
-      {(data) => <OrderBody order={data} refreshError={order.isError ? order.error.message : null} back={back} />}
+      {(data) => (
+        <OrderBody
+          order={data}
+          refreshError={order.isError ? order.error.message : null}
+          back={back}
+        />
+      )}
     </LoadedPage>
   );
 }
 
-function OrderBody({ order: data, refreshError, back }: { order: OrderDetail; refreshError: string | null; back: ReactNode }) {
+function OrderBody({
+  order: data,
+  refreshError,
+  back,
+}: {
+  order: OrderDetail;
+  refreshError: string | null;
+  back: ReactNode;
+}) {
   const ready = data.counts.ready;
-  const links = useQuery(orderLinksQuery(data.id, ready, ready > 0 && data.delivery === 'https' && !LINKLESS.includes(data.state)));
+  const links = useQuery(
+    orderLinksQuery(
+      data.id,
+      ready,
+      ready > 0 && data.delivery === 'https' && !LINKLESS.includes(data.state),
+    ),
+  );
   const byItem = new Map((links.data?.links ?? []).map((link) => [link.item, link]));
   return (
     <section className="page order-page" aria-labelledby="order-heading">
@@ -87,33 +110,22 @@ function OrderBody({ order: data, refreshError, back }: { order: OrderDetail; re
           ['Delivery', data.delivery === 'https' ? 'HTTPS download' : 'Push to a destination'],
           ['Size', formatBytes(data.total_bytes)],
           ['Files', data.items.length],
-          ['Links valid until', data.expires_at ? formatDateTime(data.expires_at) : 'starts when ready'],
+          [
+            'Links valid until',
+            data.expires_at ? formatDateTime(data.expires_at) : 'starts when ready',
+          ],
         ]}
       />
 
       <section className="page-section" aria-labelledby="items-heading">
         <h2 id="items-heading">Files</h2>
-        <div className="table-card">
-          <table className="data-table data-table--cards">
-            <caption className="visually-hidden">Files of order {data.id} and their state</caption>
-            <thead>
-              <tr>
-                <th scope="col">File</th>
-                <th scope="col" className="numeric">
-                  Size
-                </th>
-                <th scope="col">Checksum</th>
-                <th scope="col">State</th>
-                <th scope="col">Download</th>
-              </tr>
-            </thead>
-            <tbody>
-              {data.items.map((item) => (
-                <ItemRow key={item.id} item={item} link={byItem.get(item.id)} order={data} />
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable
+          columns={itemColumns(data, byItem)}
+          rows={data.items}
+          rowKey={(item) => item.id}
+          caption={`Files of order ${data.id} and their state`}
+          captionHidden
+        />
       </section>
     </section>
   );
@@ -125,14 +137,18 @@ function progress(order: OrderDetail): string {
   const { ready, waiting, failed } = order.counts;
   const parts = [`${ready} of ${total} ${total === 1 ? 'file' : 'files'} ready`];
   if (waiting) {
-    const etas = order.items.filter((i) => i.state === 'waiting' && i.eta_s !== null).map((i) => i.eta_s ?? 0);
+    const etas = order.items
+      .filter((i) => i.state === 'waiting' && i.eta_s !== null)
+      .map((i) => i.eta_s ?? 0);
     const eta = etas.length ? `, ready in ${formatEta(Math.max(...etas))}` : '';
     parts.push(`${waiting} waiting for tape${eta}`);
   }
   if (failed) parts.push(`${failed} failed`);
-  if (order.state === 'submitted') return `Submitted: the archive is looking up where the ${total === 1 ? 'file is' : `${total} files are`}.`;
+  if (order.state === 'submitted')
+    return `Submitted: the archive is looking up where the ${total === 1 ? 'file is' : `${total} files are`}.`;
   if (order.state === 'cancelled') return `Cancelled. ${parts[0]} when it was cancelled.`;
-  if (order.state === 'expired') return 'Expired: its links no longer work. Order the granules again to get them.';
+  if (order.state === 'expired')
+    return 'Expired: its links no longer work. Order the granules again to get them.';
   if (order.state === 'completed') return `Completed: every ready file was delivered.`;
   return `${parts.join('; ')}.`;
 }
@@ -144,88 +160,132 @@ function OrderActions({ order }: { order: OrderDetail }) {
     mutationFn: () => cancelOrder(order.id),
     onSuccess: async () => {
       setConfirming(false);
-      await queryClient.invalidateQueries({ queryKey: ['orders'] });
+      await queryClient.invalidateQueries({ queryKey: orderKeys.all });
     },
   });
   const final = FINAL_STATES.includes(order.state);
-  const scriptable = order.delivery === 'https' && order.counts.ready > 0 && !LINKLESS.includes(order.state);
+  const scriptable =
+    order.delivery === 'https' && order.counts.ready > 0 && !LINKLESS.includes(order.state);
   return (
     <div className="order-page__actions">
       <div className="actions">
         {scriptable && (
-          <a className="button button--quiet" href={scriptUrl(order.id)} download={`granary-order-${order.id}.sh`}>
+          <a
+            className="button button--quiet"
+            href={scriptUrl(order.id)}
+            download={`granary-order-${order.id}.sh`}
+          >
             Download script
           </a>
         )}
         {!final && !confirming && (
-          <button type="button" className="button button--quiet" onClick={() => setConfirming(true)}>
+          <button
+            type="button"
+            className="button button--quiet"
+            onClick={() => setConfirming(true)}
+          >
             Cancel order
           </button>
         )}
       </div>
       {confirming && !final && (
         <div className="order-page__confirm" role="group" aria-label="Confirm cancelling">
-          <p>Cancel order {order.id}? Its links stop working and waiting files are no longer recalled.</p>
+          <p>
+            Cancel order {order.id}? Its links stop working and waiting files are no longer
+            recalled.
+          </p>
           <div className="actions">
-            <button type="button" className="button" onClick={() => cancel.mutate()} disabled={cancel.isPending}>
+            <button
+              type="button"
+              className="button"
+              onClick={() => cancel.mutate()}
+              disabled={cancel.isPending}
+            >
               {cancel.isPending ? 'Cancelling…' : 'Yes, cancel it'}
             </button>
-            <button type="button" className="button button--quiet" onClick={() => setConfirming(false)}>
+            <button
+              type="button"
+              className="button button--quiet"
+              onClick={() => setConfirming(false)}
+            >
               Keep it
             </button>
           </div>
         </div>
       )}
-      {cancel.isError && <ErrorMessage title="The order was not cancelled" detail={cancel.error.message} />}
+      {cancel.isError && (
+        <ErrorMessage title="The order was not cancelled" detail={cancel.error.message} />
+      )}
     </div>
   );
 }
 
-function ItemRow({ item, link, order }: { item: OrderItem; link: DownloadLink | undefined; order: OrderDetail }) {
-  const [collection, granuleId] = splitGranule(item.granule);
-  return (
-    <tr>
-      <th scope="row" data-label="File">
-        <span className="granule-cell">
-          <span className="mono wrap">{item.name}</span>
-          <span className="muted small wrap">
-            <Link to={`/granules/${item.granule_pk}`}>{granuleId}</Link> · {collection}
+function itemColumns(order: OrderDetail, links: Map<number, DownloadLink>): Column<OrderItem>[] {
+  return [
+    {
+      label: 'File',
+      rowHeader: true,
+      cell: (item) => {
+        const [collection, granuleId] = splitGranule(item.granule);
+        return (
+          <span className="granule-cell">
+            <span className="mono wrap">{item.name}</span>
+            <span className="muted small wrap">
+              <Link to={`/granules/${item.granule_pk}`}>{granuleId}</Link> · {collection}
+            </span>
           </span>
-        </span>
-      </th>
-      <SizeCell bytes={item.size} />
-      <ChecksumCell type={item.checksum_type} value={item.checksum} fileId={item.file_id} />
-      <td data-label="State">
+        );
+      },
+    },
+    sizeColumn((item) => item.size),
+    checksumColumn((item) => ({
+      type: item.checksum_type,
+      value: item.checksum,
+      fileId: item.file_id,
+    })),
+    {
+      label: 'State',
+      cell: (item) => (
         <span className="item-state">
           <ItemStateBadge state={item.state} />
           <ItemDetail item={item} order={order} />
         </span>
-      </td>
-      <td data-label="Download">
-        {link?.url ? (
-          <a href={link.url} download={item.name} aria-label={`Download ${item.name}`}>
+      ),
+    },
+    {
+      label: 'Download',
+      cell: (item) => {
+        const url = links.get(item.id)?.url;
+        return url ? (
+          <a href={url} download={item.name} aria-label={`Download ${item.name}`}>
             Download
           </a>
         ) : (
           <span className="muted">—</span>
-        )}
-      </td>
-    </tr>
-  );
+        );
+      },
+    },
+  ];
 }
 
 function ItemDetail({ item, order }: { item: OrderItem; order: OrderDetail }) {
   if (item.state === 'waiting') {
     // Until the archive first answers, an item cannot tell cache from tape.
-    if (order.state === 'submitted' || item.residency === 'cache') return <span className="small">Being prepared</span>;
+    if (order.state === 'submitted' || item.residency === 'cache')
+      return <span className="small">Being prepared</span>;
     const eta = formatEta(item.eta_s);
     return <span className="small">Waiting for tape{eta ? `, ready in ${eta}` : ''}</span>;
   }
   if (item.state === 'failed') return <span className="small bad">{item.error || 'Failed'}</span>;
   if (item.state === 'ready' && order.delivery === 'push') {
-    return <span className="small">{item.pushed_at ? `Copied ${formatDateTime(item.pushed_at)}` : 'Being copied'}</span>;
+    return (
+      <span className="small">
+        {item.pushed_at ? `Copied ${formatDateTime(item.pushed_at)}` : 'Being copied'}
+      </span>
+    );
   }
-  if (item.downloaded_at) return <span className="small muted">Downloaded {formatDateTime(item.downloaded_at)}</span>;
+  if (item.downloaded_at)
+    return <span className="small muted">Downloaded {formatDateTime(item.downloaded_at)}</span>;
   return null;
 }
 

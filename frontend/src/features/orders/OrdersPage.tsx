@@ -1,12 +1,14 @@
 import { useQuery } from '@tanstack/react-query';
 import { Link, useSearchParams } from 'react-router';
 
+import { ordersQuery } from '../../api/orders/orders';
+import type { Order } from '../../api/types';
+import { type Column, DataTable } from '../../components/DataTable';
 import { LinkPager } from '../../components/LinkPager';
 import { RequireLogin } from '../../components/RequireLogin';
 import { EmptyState, ErrorMessage, Loading } from '../../components/StatusMessage';
 import { formatBytes, formatDateTime } from '../../lib/format';
-import { ordersQuery, type Order } from './api/orders';
-import { OrderStateBadge } from './StateBadge';
+import { OrderStateBadge } from './OrderStates';
 import './orders.css';
 
 export function OrdersPage() {
@@ -26,13 +28,18 @@ function OrdersList() {
       <div className="page__header">
         <h1 id="orders-heading">My orders</h1>
         <p className="page__lead">
-          Orders waiting for tape update here on their own. Ready files can be downloaded until the links expire.
+          Orders waiting for tape update here on their own. Ready files can be downloaded until the
+          links expire.
         </p>
       </div>
       {orders.isPending ? (
         <Loading>Loading your orders…</Loading>
       ) : orders.isError && !orders.data ? (
-        <ErrorMessage title="Could not load your orders" detail={orders.error.message} onRetry={() => void orders.refetch()} />
+        <ErrorMessage
+          title="Could not load your orders"
+          detail={orders.error.message}
+          onRetry={() => void orders.refetch()}
+        />
       ) : orders.data.results.length === 0 ? (
         <EmptyState title="No orders yet">
           <p>
@@ -41,33 +48,21 @@ function OrdersList() {
         </EmptyState>
       ) : (
         <>
-          <div className="table-card">
-            <table className="data-table data-table--cards">
-              <caption className="visually-hidden">Your orders, newest first</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Order</th>
-                  <th scope="col">Placed</th>
-                  <th scope="col">State</th>
-                  <th scope="col">Files</th>
-                  <th scope="col" className="numeric">
-                    Size
-                  </th>
-                  <th scope="col">Delivery</th>
-                </tr>
-              </thead>
-              <tbody>
-                {orders.data.results.map((order) => (
-                  <OrderRow key={order.id} order={order} />
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <DataTable
+            columns={COLUMNS}
+            rows={orders.data.results}
+            rowKey={(order) => order.id}
+            caption="Your orders, newest first"
+            captionHidden
+          />
           <LinkPager
             label="Order pages"
             next={orders.data.next}
             previous={orders.data.previous}
-            to={(cursor) => ({ pathname: '/orders', search: cursor ? `?cursor=${encodeURIComponent(cursor)}` : '' })}
+            to={(cursor) => ({
+              pathname: '/orders',
+              search: cursor ? `?cursor=${encodeURIComponent(cursor)}` : '',
+            })}
             back="← Newer"
             forward="Older →"
           />
@@ -77,28 +72,31 @@ function OrdersList() {
   );
 }
 
-function OrderRow({ order }: { order: Order }) {
+/** "2 ready, 1 waiting": the files of an order by state, leaving out the states none is in. */
+function fileCounts(order: Order): string {
   const { ready, waiting, failed } = order.counts;
-  const files = [ready && `${ready} ready`, waiting && `${waiting} waiting`, failed && `${failed} failed`]
-    .filter(Boolean)
-    .join(', ');
-  return (
-    <tr>
-      <th scope="row" data-label="Order">
-        <Link to={`/orders/${order.id}`}>
-          Order {order.id}
-          {order.subscription !== null && <span className="muted"> (subscription)</span>}
-        </Link>
-      </th>
-      <td data-label="Placed">{formatDateTime(order.created_at)}</td>
-      <td data-label="State">
-        <OrderStateBadge state={order.state} />
-      </td>
-      <td data-label="Files">{files || '—'}</td>
-      <td data-label="Size" className="numeric">
-        {formatBytes(order.total_bytes)}
-      </td>
-      <td data-label="Delivery">{order.delivery === 'https' ? 'HTTPS' : 'Push'}</td>
-    </tr>
-  );
+  const files = [
+    ready && `${ready} ready`,
+    waiting && `${waiting} waiting`,
+    failed && `${failed} failed`,
+  ];
+  return files.filter(Boolean).join(', ');
 }
+
+const COLUMNS: Column<Order>[] = [
+  {
+    label: 'Order',
+    rowHeader: true,
+    cell: (order) => (
+      <Link to={`/orders/${order.id}`}>
+        Order {order.id}
+        {order.subscription !== null && <span className="muted"> (subscription)</span>}
+      </Link>
+    ),
+  },
+  { label: 'Placed', cell: (order) => formatDateTime(order.created_at) },
+  { label: 'State', cell: (order) => <OrderStateBadge state={order.state} /> },
+  { label: 'Files', cell: (order) => fileCounts(order) || '—' },
+  { label: 'Size', numeric: true, cell: (order) => formatBytes(order.total_bytes) },
+  { label: 'Delivery', cell: (order) => (order.delivery === 'https' ? 'HTTPS' : 'Push') },
+];

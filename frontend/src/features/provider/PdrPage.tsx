@@ -2,13 +2,15 @@ import { useQuery } from '@tanstack/react-query';
 import { useId } from 'react';
 import { Link, useParams } from 'react-router';
 
+import { pdrQuery } from '../../api/ingest/pdr';
+import { pdrIsFinal } from '../../api/ingest/pdrs';
+import { idFromUrl, PROVIDER_REFRESH_MS } from '../../api/ingest/requests';
+import type { Pdr } from '../../api/types';
+import { type Column, DataTable } from '../../components/DataTable';
+import { Loaded } from '../../components/Loaded';
 import { formatDateTime } from '../../lib/format';
-import { Loaded } from '../dashboards/Loaded';
-import { readAnswer, type Answer } from './answers';
-import { pdrQuery } from './api/pdr';
-import { pdrIsFinal, type Pdr } from './api/pdrs';
-import { idFromUrl, PROVIDER_REFRESH_MS } from './api/requests';
-import { StateBadge } from './StateBadge';
+import { IngestStateBadge } from './IngestStates';
+import { readAnswer, type Answer, type Disposition } from './answers';
 
 export function PdrPage() {
   const id = Number(useParams().id);
@@ -19,7 +21,8 @@ export function PdrPage() {
         <Link to="/provider/pdrs">PDRs</Link> /
       </p>
       <h1 id="pdr-heading" className="wrap">
-        {pdr.data ? pdr.data.name : `PDR ${id}`} {pdr.data && <StateBadge state={pdr.data.state} />}
+        {pdr.data ? pdr.data.name : `PDR ${id}`}{' '}
+        {pdr.data && <IngestStateBadge state={pdr.data.state} />}
       </h1>
       <Loaded query={pdr} what={`PDR ${id}`}>
         {(data) => <PdrDetail pdr={data} />}
@@ -35,7 +38,9 @@ function PdrDetail({ pdr }: { pdr: Pdr }) {
   return (
     <>
       {pdr.detail && (
-        <p className={pdr.state === 'rejected' ? 'notice notice--error' : 'notice notice--ok'}>{pdr.detail}</p>
+        <p className={pdr.state === 'rejected' ? 'notice notice--error' : 'notice notice--ok'}>
+          {pdr.detail}
+        </p>
       )}
       <dl className="figures summary-list">
         <div>
@@ -60,13 +65,21 @@ function PdrDetail({ pdr }: { pdr: Pdr }) {
         </div>
         <div>
           <dt>Ingest request</dt>
-          <dd>{requestId === null ? 'none' : <Link to={`/provider/requests/${requestId}`}>Request {requestId}: per-granule state</Link>}</dd>
+          <dd>
+            {requestId === null ? (
+              'none'
+            ) : (
+              <Link to={`/provider/requests/${requestId}`}>
+                Request {requestId}: per-granule state
+              </Link>
+            )}
+          </dd>
         </div>
       </dl>
       {!pdrIsFinal(pdr) && (
         <p className="hint">
-          The granules are still moving; the PAN appears here when they are done (refreshing every {PROVIDER_REFRESH_MS / 1000}{' '}
-          seconds).
+          The granules are still moving; the PAN appears here when they are done (refreshing every{' '}
+          {PROVIDER_REFRESH_MS / 1000} seconds).
         </p>
       )}
       {text && <AnswerView kind={kind} text={text} />}
@@ -101,35 +114,33 @@ function Dispositions({ answer, kind }: { answer: Answer; kind: 'PAN' | 'PDRD' }
     );
   }
   const perFile = kind === 'PAN';
+  const columns: Column<Disposition>[] = [
+    {
+      label: perFile ? 'File' : 'Data type',
+      rowHeader: true,
+      cell: (row) => <span className="mono wrap">{row.what}</span>,
+    },
+    ...(perFile
+      ? [
+          {
+            label: 'Directory',
+            cell: (row: Disposition) => <span className="mono wrap">{row.where || '—'}</span>,
+          },
+        ]
+      : []),
+    {
+      label: 'Disposition',
+      cell: (row) => (
+        <span className={row.disposition === 'SUCCESSFUL' ? 'good' : 'bad'}>{row.disposition}</span>
+      ),
+    },
+  ];
   return (
-    <div className="table-card">
-      <table className="data-table data-table--cards">
-        <caption>{perFile ? 'Disposition of each file' : 'Disposition of each file group'}</caption>
-        <thead>
-          <tr>
-            <th scope="col">{perFile ? 'File' : 'Data type'}</th>
-            {perFile && <th scope="col">Directory</th>}
-            <th scope="col">Disposition</th>
-          </tr>
-        </thead>
-        <tbody>
-          {answer.rows.map((row, index) => (
-            <tr key={`${row.where}/${row.what}/${index}`}>
-              <th scope="row" data-label={perFile ? 'File' : 'Data type'}>
-                <span className="mono wrap">{row.what}</span>
-              </th>
-              {perFile && (
-                <td data-label="Directory">
-                  <span className="mono wrap">{row.where || '—'}</span>
-                </td>
-              )}
-              <td data-label="Disposition">
-                <span className={row.disposition === 'SUCCESSFUL' ? 'good' : 'bad'}>{row.disposition}</span>
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+    <DataTable
+      columns={columns}
+      rows={answer.rows}
+      rowKey={(row, index) => `${row.where}/${row.what}/${index}`}
+      caption={perFile ? 'Disposition of each file' : 'Disposition of each file group'}
+    />
   );
 }

@@ -2,13 +2,15 @@ import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Link } from 'react-router';
 
+import { pdrIsFinal, pdrsQuery } from '../../api/ingest/pdrs';
+import { idFromUrl, PROVIDER_REFRESH_MS } from '../../api/ingest/requests';
+import type { Pdr } from '../../api/types';
+import { type Column, DataTable } from '../../components/DataTable';
 import { CursorPager } from '../../components/CursorPager';
+import { Loaded } from '../../components/Loaded';
 import { EmptyState } from '../../components/StatusMessage';
 import { formatDateTime } from '../../lib/format';
-import { Loaded } from '../dashboards/Loaded';
-import { pdrIsFinal, pdrsQuery, type Pdr } from './api/pdrs';
-import { idFromUrl, PROVIDER_REFRESH_MS } from './api/requests';
-import { StateBadge } from './StateBadge';
+import { IngestStateBadge } from './IngestStates';
 
 export function PdrsPage() {
   const [cursor, setCursor] = useState<string | null>(null);
@@ -19,8 +21,8 @@ export function PdrsPage() {
       <div className="page__header">
         <h1 id="pdrs-heading">PDRs</h1>
         <p className="page__lead">
-          Product Delivery Records you sent, and Granary’s answers: a PDRD when a PDR was refused, a PAN once its
-          granules are done.
+          Product Delivery Records you sent, and Granary’s answers: a PDRD when a PDR was refused, a
+          PAN once its granules are done.
         </p>
       </div>
       <Loaded query={pdrs} what="your PDRs">
@@ -37,55 +39,61 @@ export function PdrsPage() {
           )
         }
       </Loaded>
-      {waiting && <p className="hint">PDRs waiting for their PAN refresh every {PROVIDER_REFRESH_MS / 1000} seconds.</p>}
+      {waiting && (
+        <p className="hint">
+          PDRs waiting for their PAN refresh every {PROVIDER_REFRESH_MS / 1000} seconds.
+        </p>
+      )}
     </section>
   );
 }
 
+const COLUMNS: Column<Pdr>[] = [
+  {
+    label: 'PDR',
+    rowHeader: true,
+    cell: (pdr) => (
+      <Link to={`/provider/pdrs/${pdr.id}`} className="mono wrap">
+        {pdr.name}
+      </Link>
+    ),
+  },
+  { label: 'State', cell: (pdr) => <IngestStateBadge state={pdr.state} /> },
+  {
+    label: 'Disposition',
+    cell: (pdr) => (
+      <span className="request-name">
+        <span
+          className={`mono small ${pdr.disposition && pdr.disposition !== 'SUCCESSFUL' ? 'bad' : ''}`}
+        >
+          {pdr.disposition || '—'}
+        </span>
+        {pdr.detail && <span className="small">{pdr.detail}</span>}
+      </span>
+    ),
+  },
+  {
+    label: 'Request',
+    cell: (pdr) => {
+      const requestId = idFromUrl(pdr.request);
+      return requestId === null ? (
+        <span className="muted">none</span>
+      ) : (
+        <Link to={`/provider/requests/${requestId}`}>Request {requestId}</Link>
+      );
+    },
+  },
+  { label: 'Received', cell: (pdr) => formatDateTime(pdr.created_at) },
+];
+
 function PdrTable({ rows }: { rows: Pdr[] }) {
   return (
-    <div className="table-card">
-      <table className="data-table data-table--cards">
-        <caption className="visually-hidden">PDRs, newest first</caption>
-        <thead>
-          <tr>
-            <th scope="col">PDR</th>
-            <th scope="col">State</th>
-            <th scope="col">Disposition</th>
-            <th scope="col">Request</th>
-            <th scope="col">Received</th>
-          </tr>
-        </thead>
-        <tbody>
-          {rows.map((pdr) => {
-            const requestId = idFromUrl(pdr.request);
-            return (
-              <tr key={pdr.id}>
-                <th scope="row" data-label="PDR">
-                  <Link to={`/provider/pdrs/${pdr.id}`} className="mono wrap">
-                    {pdr.name}
-                  </Link>
-                </th>
-                <td data-label="State">
-                  <StateBadge state={pdr.state} />
-                </td>
-                <td data-label="Disposition">
-                  <span className="request-name">
-                    <span className={`mono small ${pdr.disposition && pdr.disposition !== 'SUCCESSFUL' ? 'bad' : ''}`}>
-                      {pdr.disposition || '—'}
-                    </span>
-                    {pdr.detail && <span className="small">{pdr.detail}</span>}
-                  </span>
-                </td>
-                <td data-label="Request">
-                  {requestId === null ? <span className="muted">none</span> : <Link to={`/provider/requests/${requestId}`}>Request {requestId}</Link>}
-                </td>
-                <td data-label="Received">{formatDateTime(pdr.created_at)}</td>
-              </tr>
-            );
-          })}
-        </tbody>
-      </table>
-    </div>
+    <DataTable
+      columns={COLUMNS}
+      rows={rows}
+      rowKey={(pdr) => pdr.id}
+      caption="PDRs, newest first"
+      captionHidden
+    />
   );
 }

@@ -9,7 +9,11 @@ export function ProviderLayout() {
   // A request's own page belongs to the requests tab.
   const onRequests = path === '/provider' || path.startsWith('/provider/requests/');
   return (
-    <RequireLogin title="My ingest" why="to follow your ingest requests" roles={['provider', 'operator']}>
+    <RequireLogin
+      title="My ingest"
+      why="to follow your ingest requests"
+      roles={['provider', 'operator']}
+    >
       {() => (
         <div className="provider">
           <nav className="tab-nav" aria-label="Ingest">

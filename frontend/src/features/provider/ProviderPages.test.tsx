@@ -3,10 +3,9 @@ import userEvent from '@testing-library/user-event';
 import { http, HttpResponse } from 'msw';
 import { beforeEach, describe, expect, it } from 'vitest';
 
+import type { IngestRequestDetail } from '../../api/types';
 import { renderApp } from '../../test/renderApp';
-import { page, server } from '../../test/server';
-import { asUser } from '../subscriptions/fixtures';
-import type { IngestRequestDetail } from './api/request';
+import { asUser, page, server } from '../../test/server';
 import { asProvider, granuleRow, ingestRequest, pdr, requestDetail } from './fixtures';
 
 beforeEach(() => asProvider());
@@ -18,16 +17,30 @@ describe('provider: ingest requests', () => {
         HttpResponse.json(
           page([
             ingestRequest(),
-            ingestRequest({ id: 11, state: 'completed', way: 'pdr', label: 'MODAPS.2026324.PDR', archived_count: 3, failed_count: 0, percent_done: 100, bytes_done: 3_000_000 }),
+            ingestRequest({
+              id: 11,
+              state: 'completed',
+              way: 'pdr',
+              label: 'MODAPS.2026324.PDR',
+              archived_count: 3,
+              failed_count: 0,
+              percent_done: 100,
+              bytes_done: 3_000_000,
+            }),
           ]),
         ),
       ),
     );
     renderApp('/provider');
-    expect(await screen.findByRole('link', { name: 'My ingest' })).toHaveAttribute('aria-current', 'page');
+    expect(await screen.findByRole('link', { name: 'My ingest' })).toHaveAttribute(
+      'aria-current',
+      'page',
+    );
 
     const running = await screen.findByRole('row', { name: /Request 12/ });
-    expect(within(running).getByRole('progressbar', { name: 'Request 12, percent done' })).toHaveAttribute('value', '66.67');
+    expect(
+      within(running).getByRole('progressbar', { name: 'Request 12, percent done' }),
+    ).toHaveAttribute('value', '66.67');
     expect(running).toHaveTextContent('67 %');
     expect(running).toHaveTextContent('1 of 3 archived, 1 failed');
     expect(running).toHaveTextContent('running');
@@ -44,36 +57,67 @@ describe('provider: ingest requests', () => {
     server.use(
       http.get('/api/v1/ingest/requests/12/', ({ request }) => {
         const state = new URL(request.url).searchParams.get('state');
-        return HttpResponse.json(state ? { ...detail, granules: detail.granules.filter((g) => g.state === state) } : detail);
+        return HttpResponse.json(
+          state
+            ? { ...detail, granules: detail.granules.filter((g) => g.state === state) }
+            : detail,
+        );
       }),
       http.post('/api/v1/ingest/requests/12/retry/', async ({ request }) => {
         const body = (await request.json()) as { positions?: number[] };
         retried.push(body);
         detail = requestDetail({
-          state: 'running', failed_count: 0, counts: { archived: 1, received: 1, archiving: 1 },
-          granules: [granuleRow(0), granuleRow(1, { state: 'received', bytes_done: 0, archived_at: null }), granuleRow(2, { state: 'archiving' })],
+          state: 'running',
+          failed_count: 0,
+          counts: { archived: 1, received: 1, archiving: 1 },
+          granules: [
+            granuleRow(0),
+            granuleRow(1, { state: 'received', bytes_done: 0, archived_at: null }),
+            granuleRow(2, { state: 'archiving' }),
+          ],
         });
         return HttpResponse.json({ ...ingestRequest(), retried: 1 }, { status: 202 });
       }),
     );
     renderApp('/provider/requests/12');
 
-    expect(await screen.findByRole('heading', { name: 'Ingest request 12 running', level: 1 })).toBeInTheDocument();
-    expect(screen.getByRole('progressbar', { name: 'Percent done in bytes' })).toHaveAttribute('value', '66.67');
+    expect(
+      await screen.findByRole('heading', { name: 'Ingest request 12 running', level: 1 }),
+    ).toBeInTheDocument();
+    expect(screen.getByRole('progressbar', { name: 'Percent done in bytes' })).toHaveAttribute(
+      'value',
+      '66.67',
+    );
     expect(screen.getByText(/2.00 MB of 3.00 MB in a final state/)).toBeInTheDocument();
-    expect(screen.getByRole('list', { name: 'Granules per state' })).toHaveTextContent('archiving 1archived 1failed 1');
+    expect(screen.getByRole('list', { name: 'Granules per state' })).toHaveTextContent(
+      'archiving 1archived 1failed 1',
+    );
 
-    const rows = within(screen.getByRole('region', { name: 'Granules' })).getAllByRole('row').slice(1);
-    expect(rows.map((row) => within(row).getAllByRole('cell')[1]?.textContent)).toEqual(['archived', 'failed 2 attempts', 'archiving']);
+    const rows = within(screen.getByRole('region', { name: 'Granules' }))
+      .getAllByRole('row')
+      .slice(1);
+    expect(rows.map((row) => within(row).getAllByRole('cell')[1]?.textContent)).toEqual([
+      'archived',
+      'failed 2 attempts',
+      'archiving',
+    ]);
     const failed = rows[1] as HTMLElement;
     expect(failed).toHaveTextContent('CHECKSUM VERIFICATION FAILURE');
-    expect(failed).toHaveTextContent('MD5 of MOD021KM.A2026325.0001.061.2026326101512.hdf is 0f3a…, not the declared 9b2c…');
+    expect(failed).toHaveTextContent(
+      'MD5 of MOD021KM.A2026325.0001.061.2026326101512.hdf is 0f3a…, not the declared 9b2c…',
+    );
     expect(within(rows[0] as HTMLElement).queryByRole('button')).not.toBeInTheDocument();
 
     await userEvent.selectOptions(screen.getByLabelText('Show'), 'failed');
-    await waitFor(() => expect(within(screen.getByRole('region', { name: 'Granules' })).getAllByRole('row')).toHaveLength(2));
+    await waitFor(() =>
+      expect(
+        within(screen.getByRole('region', { name: 'Granules' })).getAllByRole('row'),
+      ).toHaveLength(2),
+    );
 
-    await userEvent.click(screen.getByRole('button', { name: 'Retry MOD021KM.A2026325.0001.061.2026326101512' }));
+    await userEvent.click(
+      screen.getByRole('button', { name: 'Retry MOD021KM.A2026325.0001.061.2026326101512' }),
+    );
     expect(await screen.findByText('Sent 1 granule round again.')).toBeInTheDocument();
     expect(retried).toEqual([{ positions: [1] }]);
     expect(await screen.findByText('No failed granules')).toBeInTheDocument();
@@ -83,16 +127,23 @@ describe('provider: ingest requests', () => {
   it('retries every failed granule, and shows a refusal in the API’s words', async () => {
     let calls = 0;
     server.use(
-      http.get('/api/v1/ingest/requests/12/', () => HttpResponse.json(requestDetail({ state: 'failed', finished_at: '2026-11-22T01:05:00Z' }))),
+      http.get('/api/v1/ingest/requests/12/', () =>
+        HttpResponse.json(requestDetail({ state: 'failed', finished_at: '2026-11-22T01:05:00Z' })),
+      ),
       http.post('/api/v1/ingest/requests/12/retry/', async ({ request }) => {
         calls += 1;
         expect(await request.json()).toEqual({});
-        return HttpResponse.json({ detail: 'Granule 1 waits for a staging file that is gone: deliver it again.' }, { status: 409 });
+        return HttpResponse.json(
+          { detail: 'Granule 1 waits for a staging file that is gone: deliver it again.' },
+          { status: 409 },
+        );
       }),
     );
     renderApp('/provider/requests/12');
     await userEvent.click(await screen.findByRole('button', { name: 'Retry all 1 failed' }));
-    expect(await screen.findByRole('alert')).toHaveTextContent('Granule 1 waits for a staging file that is gone: deliver it again.');
+    expect(await screen.findByRole('alert')).toHaveTextContent(
+      'Granule 1 waits for a staging file that is gone: deliver it again.',
+    );
     expect(calls).toBe(1);
     expect(screen.queryByText(/Refreshing every/)).not.toBeInTheDocument();
   });
@@ -104,22 +155,43 @@ describe('provider: ingest requests', () => {
         calls += 1;
         return HttpResponse.json(
           calls === 1
-            ? requestDetail({ failed_count: 0, counts: { archiving: 1 }, granules: [granuleRow(0, { state: 'archiving' })] })
-            : requestDetail({ state: 'completed', failed_count: 0, percent_done: 100, counts: { archived: 1 }, granules: [granuleRow(0)] }),
+            ? requestDetail({
+                failed_count: 0,
+                counts: { archiving: 1 },
+                granules: [granuleRow(0, { state: 'archiving' })],
+              })
+            : requestDetail({
+                state: 'completed',
+                failed_count: 0,
+                percent_done: 100,
+                counts: { archived: 1 },
+                granules: [granuleRow(0)],
+              }),
         );
       }),
     );
     renderApp('/provider/requests/12');
-    expect(await screen.findByText('Refreshing every 3 seconds until the request is finished.')).toBeInTheDocument();
-    await waitFor(() => expect(screen.getByRole('heading', { level: 1 })).toHaveTextContent('completed'), { timeout: 6000 });
-    expect(within(screen.getByRole('region', { name: 'Granules' })).getAllByRole('row')[1]).toHaveTextContent('archived');
+    expect(
+      await screen.findByText('Refreshing every 3 seconds until the request is finished.'),
+    ).toBeInTheDocument();
+    await waitFor(
+      () => expect(screen.getByRole('heading', { level: 1 })).toHaveTextContent('completed'),
+      { timeout: 6000 },
+    );
+    expect(
+      within(screen.getByRole('region', { name: 'Granules' })).getAllByRole('row')[1],
+    ).toHaveTextContent('archived');
     expect(screen.queryByText(/Refreshing every/)).not.toBeInTheDocument();
   }, 10_000);
 
   it('is for providers and operators only', async () => {
     asUser();
     renderApp('/provider');
-    expect(await screen.findByText('This page is for provider and operator accounts; scientist is not one.')).toBeInTheDocument();
+    expect(
+      await screen.findByText(
+        'This page is for provider and operator accounts; scientist is not one.',
+      ),
+    ).toBeInTheDocument();
     expect(screen.queryByRole('link', { name: 'My ingest' })).not.toBeInTheDocument();
   });
 });
@@ -131,7 +203,15 @@ describe('provider: PDRs', () => {
         HttpResponse.json(
           page([
             pdr(),
-            pdr({ id: 6, name: 'BROKEN.PDR', state: 'rejected', disposition: 'INVALID FILE COUNT', detail: 'TOTAL_FILE_COUNT says 3, the PDR lists 2', request: null, pan: '' }),
+            pdr({
+              id: 6,
+              name: 'BROKEN.PDR',
+              state: 'rejected',
+              disposition: 'INVALID FILE COUNT',
+              detail: 'TOTAL_FILE_COUNT says 3, the PDR lists 2',
+              request: null,
+              pan: '',
+            }),
           ]),
         ),
       ),
@@ -139,7 +219,10 @@ describe('provider: PDRs', () => {
     renderApp('/provider/pdrs');
     const answered = await screen.findByRole('row', { name: /MODAPS\.2026325\.PDR/ });
     expect(answered).toHaveTextContent('answered');
-    expect(within(answered).getByRole('link', { name: 'Request 12' })).toHaveAttribute('href', '/provider/requests/12');
+    expect(within(answered).getByRole('link', { name: 'Request 12' })).toHaveAttribute(
+      'href',
+      '/provider/requests/12',
+    );
     const rejected = screen.getByRole('row', { name: /BROKEN\.PDR/ });
     expect(rejected).toHaveTextContent('rejected');
     expect(rejected).toHaveTextContent('INVALID FILE COUNT');
@@ -157,7 +240,10 @@ describe('provider: PDRs', () => {
     ]);
     expect(screen.getByRole('heading', { name: 'The PAN (LONGPAN)' })).toBeInTheDocument();
     expect(screen.getByLabelText('PAN text')).toHaveTextContent('MESSAGE_TYPE = LONGPAN;');
-    expect(screen.getByRole('link', { name: 'Request 12: per-granule state' })).toHaveAttribute('href', '/provider/requests/12');
+    expect(screen.getByRole('link', { name: 'Request 12: per-granule state' })).toHaveAttribute(
+      'href',
+      '/provider/requests/12',
+    );
   });
 
   it('shows why a PDR was refused, from its PDRD', async () => {
@@ -165,7 +251,12 @@ describe('provider: PDRs', () => {
       http.get('/api/v1/ingest/pdrs/6/', () =>
         HttpResponse.json(
           pdr({
-            id: 6, name: 'BROKEN.PDR', state: 'rejected', disposition: 'INVALID DATA TYPE', request: null, pan: '',
+            id: 6,
+            name: 'BROKEN.PDR',
+            state: 'rejected',
+            disposition: 'INVALID DATA TYPE',
+            request: null,
+            pan: '',
             detail: 'MOD99 is not a collection of MODAPS',
             pdrd: 'MESSAGE_TYPE = LONGPDRD;\nNO_FILE_GRPS = 2;\nDATA_TYPE = MOD021KM;\nFILE_GRP_DISPOSITION = "SUCCESSFUL";\nDATA_TYPE = MOD99;\nFILE_GRP_DISPOSITION = "INVALID DATA TYPE";\n',
           }),
@@ -175,18 +266,27 @@ describe('provider: PDRs', () => {
     renderApp('/provider/pdrs/6');
     expect(await screen.findByText('MOD99 is not a collection of MODAPS')).toBeInTheDocument();
     const table = screen.getByRole('table', { name: 'Disposition of each file group' });
-    expect(within(table).getAllByRole('row').slice(1).map((row) => row.textContent)).toEqual([
-      'MOD021KMSUCCESSFUL',
-      'MOD99INVALID DATA TYPE',
-    ]);
+    expect(
+      within(table)
+        .getAllByRole('row')
+        .slice(1)
+        .map((row) => row.textContent),
+    ).toEqual(['MOD021KMSUCCESSFUL', 'MOD99INVALID DATA TYPE']);
   });
 
   it('says every file succeeded for a short PAN, and waits live for an accepted PDR', async () => {
     server.use(
       http.get('/api/v1/ingest/pdrs/5/', () =>
-        HttpResponse.json(pdr({ disposition: 'SUCCESSFUL', pan: 'MESSAGE_TYPE = SHORTPAN;\nDISPOSITION = "SUCCESSFUL";\nTIME_STAMP = 2026-11-22T01:03:00Z;\n' })),
+        HttpResponse.json(
+          pdr({
+            disposition: 'SUCCESSFUL',
+            pan: 'MESSAGE_TYPE = SHORTPAN;\nDISPOSITION = "SUCCESSFUL";\nTIME_STAMP = 2026-11-22T01:03:00Z;\n',
+          }),
+        ),
       ),
-      http.get('/api/v1/ingest/pdrs/9/', () => HttpResponse.json(pdr({ id: 9, state: 'accepted', disposition: '', pan: '' }))),
+      http.get('/api/v1/ingest/pdrs/9/', () =>
+        HttpResponse.json(pdr({ id: 9, state: 'accepted', disposition: '', pan: '' })),
+      ),
     );
     renderApp('/provider/pdrs/5');
     expect(await screen.findByText('SUCCESSFUL', { selector: 'p span' })).toBeInTheDocument();

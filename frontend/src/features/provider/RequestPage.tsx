@@ -2,14 +2,17 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useId, useState } from 'react';
 import { Link, useParams } from 'react-router';
 
+import { ingestKeys } from '../../api/ingest/keys';
+import { GRANULE_STATES, ingestRequestQuery } from '../../api/ingest/request';
+import { idFromUrl, isFinal, PROVIDER_REFRESH_MS } from '../../api/ingest/requests';
+import { retryIngest } from '../../api/ingest/retry';
+import type { IngestGranuleRow, IngestRequestDetail } from '../../api/types';
+import { type Column, DataTable } from '../../components/DataTable';
+import { Loaded } from '../../components/Loaded';
 import { OutcomeNotice, type Outcome } from '../../components/OutcomeNotice';
 import { EmptyState } from '../../components/StatusMessage';
 import { formatBytes, formatCount, formatDateTime } from '../../lib/format';
-import { retryIngest } from '../dashboards/api/ingestRequests';
-import { Loaded } from '../dashboards/Loaded';
-import { GRANULE_STATES, ingestRequestQuery, type IngestGranuleRow, type IngestRequestDetail } from './api/request';
-import { idFromUrl, isFinal, PROVIDER_REFRESH_MS } from './api/requests';
-import { PercentDone, StateBadge } from './StateBadge';
+import { IngestStateBadge, PercentDone } from './IngestStates';
 
 /** Rows drawn at once; a request can hold 10,000 granules. */
 const PAGE_ROWS = 100;
@@ -24,7 +27,7 @@ export function RequestPage() {
         <Link to="/provider">Ingest requests</Link> /
       </p>
       <h1 id="request-heading">
-        Ingest request {id} {request.data && <StateBadge state={request.data.state} />}
+        Ingest request {id} {request.data && <IngestStateBadge state={request.data.state} />}
       </h1>
       <Loaded query={request} what={`ingest request ${id}`}>
         {(data) => <RequestDetail request={data} state={state} onState={setState} />}
@@ -33,7 +36,15 @@ export function RequestPage() {
   );
 }
 
-function RequestDetail({ request, state, onState }: { request: IngestRequestDetail; state: string; onState: (s: string) => void }) {
+function RequestDetail({
+  request,
+  state,
+  onState,
+}: {
+  request: IngestRequestDetail;
+  state: string;
+  onState: (s: string) => void;
+}) {
   const queryClient = useQueryClient();
   const [outcome, setOutcome] = useState<Outcome | null>(null);
   const retry = useMutation({
@@ -41,8 +52,11 @@ function RequestDetail({ request, state, onState }: { request: IngestRequestDeta
     onMutate: () => setOutcome(null),
     onSuccess: async (result) => {
       const granules = result.retried === 1 ? 'granule' : 'granules';
-      setOutcome({ ok: true, text: `Sent ${formatCount(result.retried)} ${granules} round again.` });
-      await queryClient.invalidateQueries({ queryKey: ['ingest'] });
+      setOutcome({
+        ok: true,
+        text: `Sent ${formatCount(result.retried)} ${granules} round again.`,
+      });
+      await queryClient.invalidateQueries({ queryKey: ingestKeys.all });
     },
     onError: (error) => setOutcome({ ok: false, text: error.message }),
   });
@@ -55,13 +69,14 @@ function RequestDetail({ request, state, onState }: { request: IngestRequestDeta
         <PercentDone percent={request.percent_done} label="Percent done in bytes" />
         <p className="small muted">
           {formatBytes(request.bytes_done)} of {formatBytes(request.bytes_total)} in a final state ·{' '}
-          {formatCount(request.archived_count)} of {formatCount(request.granule_count)} granules archived
+          {formatCount(request.archived_count)} of {formatCount(request.granule_count)} granules
+          archived
           {request.failed_count > 0 && `, ${formatCount(request.failed_count)} failed`}
         </p>
         <ul className="state-counts" aria-label="Granules per state">
           {GRANULE_STATES.filter((s) => request.counts[s]).map((s) => (
             <li key={s}>
-              <StateBadge state={s} /> {formatCount(request.counts[s])}
+              <IngestStateBadge state={s} /> {formatCount(request.counts[s])}
             </li>
           ))}
         </ul>
@@ -101,14 +116,23 @@ function RequestDetail({ request, state, onState }: { request: IngestRequestDeta
         )}
       </dl>
 
-      {!isFinal(request) && <p className="hint">Refreshing every {PROVIDER_REFRESH_MS / 1000} seconds until the request is finished.</p>}
+      {!isFinal(request) && (
+        <p className="hint">
+          Refreshing every {PROVIDER_REFRESH_MS / 1000} seconds until the request is finished.
+        </p>
+      )}
 
       <section className="page-section" aria-labelledby="granules-heading">
         <h2 id="granules-heading">Granules</h2>
         <div className="toolbar">
           <StateFilter value={state} onChange={onState} />
           {failed > 0 && (
-            <button type="button" className="button button--small" disabled={retry.isPending} onClick={() => retry.mutate(undefined)}>
+            <button
+              type="button"
+              className="button button--small"
+              disabled={retry.isPending}
+              onClick={() => retry.mutate(undefined)}
+            >
               Retry all {formatCount(failed)} failed
             </button>
           )}
@@ -155,82 +179,86 @@ function GranuleTable({
   onRetry: (position: number) => void;
 }) {
   const [shown, setShown] = useState(PAGE_ROWS);
+  const columns: Column<IngestGranuleRow>[] = [
+    { label: '#', numeric: true, cell: (row) => row.position },
+    {
+      label: 'Granule',
+      rowHeader: true,
+      cell: (row) => (
+        <span className="request-name">
+          {row.catalog_granule !== null && row.state === 'archived' ? (
+            <Link to={`/granules/${row.catalog_granule}`} className="mono">
+              {row.granule_id}
+            </Link>
+          ) : (
+            <span className="mono">{row.granule_id}</span>
+          )}
+          <span className="muted small">{row.collection}</span>
+        </span>
+      ),
+    },
+    {
+      label: 'State',
+      cell: (row) => (
+        <>
+          <IngestStateBadge state={row.state} />
+          {row.attempts > 1 && <span className="muted small"> {row.attempts} attempts</span>}
+        </>
+      ),
+    },
+    {
+      label: 'Validated',
+      cell: (row) => `${formatBytes(row.bytes_done)} of ${formatBytes(row.bytes_total)}`,
+    },
+    {
+      label: 'Why it failed',
+      cell: (row) =>
+        row.state === 'failed' ? (
+          <span className="failure">
+            {row.disposition && <span className="mono small">{row.disposition}</span>}
+            <span>{row.reason || 'No reason recorded.'}</span>
+          </span>
+        ) : (
+          <span className="muted">—</span>
+        ),
+    },
+    {
+      label: 'Actions',
+      header: 'hidden',
+      cell: (row) =>
+        row.state === 'failed' && (
+          <button
+            type="button"
+            className="button button--small button--quiet"
+            disabled={busy}
+            onClick={() => onRetry(row.position)}
+            aria-label={`Retry ${row.granule_id}`}
+          >
+            Retry
+          </button>
+        ),
+    },
+  ];
   if (rows.length === 0) {
     return <EmptyState title={state ? `No ${state} granules` : 'No granules'} />;
   }
   return (
     <>
-      <div className="table-card">
-        <table className="data-table data-table--cards">
-          <caption className="visually-hidden">Granules of the request in the order delivered</caption>
-          <thead>
-            <tr>
-              <th scope="col" className="numeric">#</th>
-              <th scope="col">Granule</th>
-              <th scope="col">State</th>
-              <th scope="col">Validated</th>
-              <th scope="col">Why it failed</th>
-              <th scope="col">
-                <span className="visually-hidden">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {rows.slice(0, shown).map((row) => (
-              <tr key={row.position}>
-                <td data-label="#" className="numeric">
-                  {row.position}
-                </td>
-                <th scope="row" data-label="Granule">
-                  <span className="request-name">
-                    {row.catalog_granule !== null && row.state === 'archived' ? (
-                      <Link to={`/granules/${row.catalog_granule}`} className="mono">
-                        {row.granule_id}
-                      </Link>
-                    ) : (
-                      <span className="mono">{row.granule_id}</span>
-                    )}
-                    <span className="muted small">{row.collection}</span>
-                  </span>
-                </th>
-                <td data-label="State">
-                  <StateBadge state={row.state} />
-                  {row.attempts > 1 && <span className="muted small"> {row.attempts} attempts</span>}
-                </td>
-                <td data-label="Validated">
-                  {formatBytes(row.bytes_done)} of {formatBytes(row.bytes_total)}
-                </td>
-                <td data-label="Why it failed">
-                  {row.state === 'failed' ? (
-                    <span className="failure">
-                      {row.disposition && <span className="mono small">{row.disposition}</span>}
-                      <span>{row.reason || 'No reason recorded.'}</span>
-                    </span>
-                  ) : (
-                    <span className="muted">—</span>
-                  )}
-                </td>
-                <td data-label="Actions">
-                  {row.state === 'failed' && (
-                    <button
-                      type="button"
-                      className="button button--small button--quiet"
-                      disabled={busy}
-                      onClick={() => onRetry(row.position)}
-                      aria-label={`Retry ${row.granule_id}`}
-                    >
-                      Retry
-                    </button>
-                  )}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <DataTable
+        columns={columns}
+        rows={rows.slice(0, shown)}
+        rowKey={(row) => row.position}
+        caption="Granules of the request in the order delivered"
+        captionHidden
+      />
       {rows.length > shown && (
-        <button type="button" className="button button--quiet" onClick={() => setShown((n) => n + PAGE_ROWS)}>
-          Show {formatCount(Math.min(PAGE_ROWS, rows.length - shown))} more of {formatCount(rows.length - shown)}
+        <button
+          type="button"
+          className="button button--quiet"
+          onClick={() => setShown((n) => n + PAGE_ROWS)}
+        >
+          Show {formatCount(Math.min(PAGE_ROWS, rows.length - shown))} more of{' '}
+          {formatCount(rows.length - shown)}
         </button>
       )}
     </>

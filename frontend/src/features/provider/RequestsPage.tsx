@@ -2,28 +2,35 @@ import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Link } from 'react-router';
 
+import { ingestRequestsQuery, isFinal, PROVIDER_REFRESH_MS } from '../../api/ingest/requests';
+import type { IngestRequest } from '../../api/types';
+import { type Column, DataTable } from '../../components/DataTable';
 import { CursorPager } from '../../components/CursorPager';
+import { Loaded } from '../../components/Loaded';
 import { EmptyState } from '../../components/StatusMessage';
 import { formatBytes, formatCount, formatDateTime } from '../../lib/format';
-import { Loaded } from '../dashboards/Loaded';
-import { isFinal, PROVIDER_REFRESH_MS, providerRequestsQuery, type IngestRequest } from './api/requests';
-import { PercentDone, StateBadge } from './StateBadge';
+import { IngestStateBadge, PercentDone } from './IngestStates';
 
 export function RequestsPage() {
   const [cursor, setCursor] = useState<string | null>(null);
-  const requests = useQuery(providerRequestsQuery(cursor));
+  const requests = useQuery(ingestRequestsQuery({ cursor }));
   const running = requests.data?.results.some((request) => !isFinal(request));
   return (
     <section className="page" aria-labelledby="requests-heading">
       <div className="page__header">
         <h1 id="requests-heading">Ingest requests</h1>
-        <p className="page__lead">What you delivered, how far each request got, and why a granule failed.</p>
+        <p className="page__lead">
+          What you delivered, how far each request got, and why a granule failed.
+        </p>
       </div>
       <Loaded query={requests} what="your ingest requests">
         {(page) =>
           page.results.length === 0 && !cursor ? (
             <EmptyState title="No ingest requests yet">
-              <p>Requests appear here when you submit them through the bulk API, a PDR or a drop folder.</p>
+              <p>
+                Requests appear here when you submit them through the bulk API, a PDR or a drop
+                folder.
+              </p>
             </EmptyState>
           ) : (
             <>
@@ -33,58 +40,59 @@ export function RequestsPage() {
           )
         }
       </Loaded>
-      {running && <p className="hint">Running requests refresh every {PROVIDER_REFRESH_MS / 1000} seconds.</p>}
+      {running && (
+        <p className="hint">Running requests refresh every {PROVIDER_REFRESH_MS / 1000} seconds.</p>
+      )}
     </section>
   );
 }
 
+const COLUMNS: Column<IngestRequest>[] = [
+  {
+    label: 'Request',
+    rowHeader: true,
+    cell: (request) => (
+      <span className="request-name">
+        <Link to={`/provider/requests/${request.id}`}>Request {request.id}</Link>
+        <span className="muted small wrap">
+          {request.way}
+          {request.label ? ` · ${request.label}` : ''}
+          {' · '}
+          {request.provider}
+        </span>
+      </span>
+    ),
+  },
+  { label: 'State', cell: (request) => <IngestStateBadge state={request.state} /> },
+  {
+    label: 'Done (bytes)',
+    cell: (request) => (
+      <PercentDone percent={request.percent_done} label={`Request ${request.id}, percent done`} />
+    ),
+  },
+  {
+    label: 'Granules',
+    cell: (request) => (
+      <>
+        {formatCount(request.archived_count)} of {formatCount(request.granule_count)} archived
+        {request.failed_count > 0 && (
+          <span className="bad">, {formatCount(request.failed_count)} failed</span>
+        )}
+      </>
+    ),
+  },
+  { label: 'Size', numeric: true, cell: (request) => formatBytes(request.bytes_total) },
+  { label: 'Submitted', cell: (request) => formatDateTime(request.created_at) },
+];
+
 function RequestTable({ rows }: { rows: IngestRequest[] }) {
   return (
-    <div className="table-card">
-      <table className="data-table data-table--cards">
-        <caption className="visually-hidden">Ingest requests, newest first</caption>
-        <thead>
-          <tr>
-            <th scope="col">Request</th>
-            <th scope="col">State</th>
-            <th scope="col">Done (bytes)</th>
-            <th scope="col">Granules</th>
-            <th scope="col" className="numeric">Size</th>
-            <th scope="col">Submitted</th>
-          </tr>
-        </thead>
-        <tbody>
-          {rows.map((request) => (
-            <tr key={request.id}>
-              <th scope="row" data-label="Request">
-                <span className="request-name">
-                  <Link to={`/provider/requests/${request.id}`}>Request {request.id}</Link>
-                  <span className="muted small wrap">
-                    {request.way}
-                    {request.label ? ` · ${request.label}` : ''}
-                    {' · '}
-                    {request.provider}
-                  </span>
-                </span>
-              </th>
-              <td data-label="State">
-                <StateBadge state={request.state} />
-              </td>
-              <td data-label="Done (bytes)">
-                <PercentDone percent={request.percent_done} label={`Request ${request.id}, percent done`} />
-              </td>
-              <td data-label="Granules">
-                {formatCount(request.archived_count)} of {formatCount(request.granule_count)} archived
-                {request.failed_count > 0 && <span className="bad">, {formatCount(request.failed_count)} failed</span>}
-              </td>
-              <td data-label="Size" className="numeric">
-                {formatBytes(request.bytes_total)}
-              </td>
-              <td data-label="Submitted">{formatDateTime(request.created_at)}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+    <DataTable
+      columns={COLUMNS}
+      rows={rows}
+      rowKey={(request) => request.id}
+      caption="Ingest requests, newest first"
+      captionHidden
+    />
   );
 }

@@ -11,7 +11,11 @@ describe('reading PDR answers', () => {
   });
 
   it('reads a short PAN as one disposition', () => {
-    expect(readAnswer('MESSAGE_TYPE = SHORTPAN;\nDISPOSITION = "SUCCESSFUL";\nTIME_STAMP = 2026-11-22T01:03:00Z;\n')).toEqual({
+    expect(
+      readAnswer(
+        'MESSAGE_TYPE = SHORTPAN;\nDISPOSITION = "SUCCESSFUL";\nTIME_STAMP = 2026-11-22T01:03:00Z;\n',
+      ),
+    ).toEqual({
       messageType: 'SHORTPAN',
       disposition: 'SUCCESSFUL',
       rows: [],

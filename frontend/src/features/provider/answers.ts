@@ -17,7 +17,8 @@ export function statements(text: string): Statement[] {
     if (at < 0) continue;
     const key = part.slice(0, at).trim().toUpperCase();
     let value = part.slice(at + 1).trim();
-    if (value.length >= 2 && value.startsWith('"') && value.endsWith('"')) value = value.slice(1, -1);
+    if (value.length >= 2 && value.startsWith('"') && value.endsWith('"'))
+      value = value.slice(1, -1);
     if (key) out.push({ key, value });
   }
   return out;

@@ -1,11 +1,14 @@
 /** Test data for the provider pages (used by the Vitest files only). */
 import { http, HttpResponse } from 'msw';
 
+import type {
+  IngestGranuleRow,
+  IngestRequest,
+  IngestRequestDetail,
+  Me,
+  Pdr,
+} from '../../api/types';
 import { server } from '../../test/server';
-import type { Me } from '../auth/api/me';
-import type { IngestGranuleRow, IngestRequestDetail } from './api/request';
-import type { IngestRequest } from './api/requests';
-import type { Pdr } from './api/pdrs';
 
 export const modaps: Me = {
   authenticated: true,
@@ -42,7 +45,10 @@ export function ingestRequest(overrides: Partial<IngestRequest> = {}): IngestReq
   };
 }
 
-export function granuleRow(position: number, overrides: Partial<IngestGranuleRow> = {}): IngestGranuleRow {
+export function granuleRow(
+  position: number,
+  overrides: Partial<IngestGranuleRow> = {},
+): IngestGranuleRow {
   return {
     position,
     collection: 'MOD021KM.061',
@@ -69,7 +75,8 @@ export function requestDetail(overrides: Partial<IngestRequestDetail> = {}): Ing
       granuleRow(1, {
         state: 'failed',
         disposition: 'CHECKSUM VERIFICATION FAILURE',
-        reason: 'MD5 of MOD021KM.A2026325.0001.061.2026326101512.hdf is 0f3a…, not the declared 9b2c…',
+        reason:
+          'MD5 of MOD021KM.A2026325.0001.061.2026326101512.hdf is 0f3a…, not the declared 9b2c…',
         bytes_done: 0,
         attempts: 2,
         archived_at: null,

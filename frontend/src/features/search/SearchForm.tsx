@@ -2,11 +2,8 @@ import type { UseQueryResult } from '@tanstack/react-query';
 import { useId, useState, type FormEvent } from 'react';
 import { Link } from 'react-router';
 
-import type { Page } from '../../lib/api';
+import type { BBox, Collection, FacetValue, GranuleFacets, Page } from '../../api/types';
 import { formatCount } from '../../lib/format';
-import type { Collection } from '../collections/api/collections';
-import type { FacetValue, GranuleFacets } from './api/facets';
-import type { BBox } from './api/granules';
 import { emptySearch, type DayNight, type SearchState } from './searchState';
 
 type Edges = Record<'west' | 'south' | 'east' | 'north', string>;
@@ -29,7 +26,8 @@ function boxOf(edges: Edges): BBox | null | string {
   if (texts.every((text) => text === '')) return null;
   if (texts.some((text) => text === '')) return 'Give all four edges of the box, or none.';
   const numbers = texts.map(Number);
-  if (numbers.some((n) => !Number.isFinite(n))) return 'The edges of the box are numbers of degrees.';
+  if (numbers.some((n) => !Number.isFinite(n)))
+    return 'The edges of the box are numbers of degrees.';
   return numbers as BBox;
 }
 
@@ -89,7 +87,13 @@ export function SearchForm({
   const counts = new Map((facets?.collection ?? []).map((facet) => [facet.value, facet.count]));
 
   return (
-    <form className="search-form" role="search" aria-label="Granule search" onSubmit={onSubmit} noValidate>
+    <form
+      className="search-form"
+      role="search"
+      aria-label="Granule search"
+      onSubmit={onSubmit}
+      noValidate
+    >
       <fieldset className="search-form__group">
         <legend>Collections</legend>
         <div className="field">
@@ -242,7 +246,11 @@ export function SearchForm({
         <button type="submit" className="button">
           Search
         </button>
-        <Link className="button button--quiet" to="/search" onClick={() => onDraftChange(emptySearch)}>
+        <Link
+          className="button button--quiet"
+          to="/search"
+          onClick={() => onDraftChange(emptySearch)}
+        >
           Clear all
         </Link>
       </div>
@@ -265,7 +273,10 @@ function FacetSelect({
 }) {
   const options = values ?? [];
   // A value from a shared link stays selectable even when nothing matches it now.
-  const shown = value && !options.some((option) => option.value === value) ? [{ value, count: 0 }, ...options] : options;
+  const shown =
+    value && !options.some((option) => option.value === value)
+      ? [{ value, count: 0 }, ...options]
+      : options;
   return (
     <div className="field">
       <label htmlFor={id}>{label}</label>
@@ -307,9 +318,13 @@ function CollectionChoices({
   return (
     <fieldset className="search-form__collections">
       <legend>Search in</legend>
-      {listed.length === 0 && missing.length === 0 && <p className="hint">No collection matches.</p>}
+      {listed.length === 0 && missing.length === 0 && (
+        <p className="hint">No collection matches.</p>
+      )}
       {listed.length > 0 && chosen.length === 0 && (
-        <p className="hint">All {listed.length === 1 ? 'one' : listed.length} listed; tick some to narrow.</p>
+        <p className="hint">
+          All {listed.length === 1 ? 'one' : listed.length} listed; tick some to narrow.
+        </p>
       )}
       <ul className="search-form__checks">
         {missing.map((key) => (

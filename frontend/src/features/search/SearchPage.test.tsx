@@ -3,12 +3,11 @@ import userEvent from '@testing-library/user-event';
 import { http, HttpResponse } from 'msw';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 
+import type { GranuleFacets } from '../../api/types';
 import type { BoxMapProps } from '../../components/map/types';
 import { granule } from '../../test/granules';
 import { renderApp } from '../../test/renderApp';
-import { collection, emptyCart, page, server } from '../../test/server';
-import { asUser } from '../subscriptions/fixtures';
-import type { GranuleFacets } from './api/facets';
+import { asUser, collection, emptyCart, page, server } from '../../test/server';
 
 // Leaflet is exercised in the browser journey; here a stand-in map reports what it was given
 // and draws a box on demand, as a drag would.
@@ -25,7 +24,12 @@ vi.mock('../../components/map/LazyBoxMap', () => ({
 }));
 
 const modis = collection();
-const snow = collection({ id: 2, short_name: 'MOD10C1', title: 'MODIS/Terra Snow Cover Daily L3', processing_level: '3' });
+const snow = collection({
+  id: 2,
+  short_name: 'MOD10C1',
+  title: 'MODIS/Terra Snow Cover Daily L3',
+  processing_level: '3',
+});
 
 const facets: GranuleFacets = {
   collection: [
@@ -56,7 +60,9 @@ beforeEach(() => {
       asked.push(params);
       if (params.get('cursor') === 'page2') {
         return HttpResponse.json(
-          page([granule({ id: 3, residency: 'tape' })], { previous: 'http://testserver/api/v1/granules/?limit=20' }),
+          page([granule({ id: 3, residency: 'tape' })], {
+            previous: 'http://testserver/api/v1/granules/?limit=20',
+          }),
         );
       }
       return HttpResponse.json(
@@ -123,7 +129,11 @@ describe('SearchPage', () => {
       ),
     );
     await waitFor(() => expect(lastAsked().bbox).toBe('-20,10,40,50'));
-    expect(lastAsked()).toMatchObject({ start: '2026-11-01', end: '2026-11-03', 'attr.cloud_cover.lt': '20' });
+    expect(lastAsked()).toMatchObject({
+      start: '2026-11-01',
+      end: '2026-11-03',
+      'attr.cloud_cover.lt': '20',
+    });
 
     // Choices apply at once, keeping what was typed.
     await userEvent.selectOptions(within(form).getByLabelText('Day or night'), 'Night');
@@ -138,7 +148,9 @@ describe('SearchPage', () => {
     expect(screen.getByText('1 footprints')).toBeInTheDocument();
 
     await userEvent.click(screen.getByRole('button', { name: 'draw a box on the test map' }));
-    await waitFor(() => expect(router.state.location.search).toBe('?start=2026-11-01&bbox=-20%2C10%2C40%2C50'));
+    await waitFor(() =>
+      expect(router.state.location.search).toBe('?start=2026-11-01&bbox=-20%2C10%2C40%2C50'),
+    );
     expect(await screen.findByLabelText('East')).toHaveValue(40);
     await waitFor(() => expect(lastAsked().bbox).toBe('-20,10,40,50'));
   });
@@ -150,7 +162,9 @@ describe('SearchPage', () => {
     await userEvent.type(within(form).getByLabelText('West'), '5');
     await userEvent.click(within(form).getByRole('button', { name: 'Search' }));
 
-    expect(within(form).getByRole('alert')).toHaveTextContent('Give all four edges of the box, or none.');
+    expect(within(form).getByRole('alert')).toHaveTextContent(
+      'Give all four edges of the box, or none.',
+    );
     expect(within(form).getByLabelText('West')).toHaveAttribute('aria-invalid', 'true');
     expect(router.state.location.search).toBe('');
   });
@@ -184,7 +198,10 @@ describe('SearchPage', () => {
   it('shows sizes, in-cache and on-tape badges and pages with the cursor', async () => {
     const { router } = renderApp('/search');
     const table = await screen.findByRole('table');
-    const [first, second] = within(table).getAllByRole('row').slice(1) as [HTMLElement, HTMLElement];
+    const [first, second] = within(table).getAllByRole('row').slice(1) as [
+      HTMLElement,
+      HTMLElement,
+    ];
     expect(first).toHaveTextContent('1.23 MB');
     expect(within(first).getByText('In cache')).toBeInTheDocument();
     expect(second).toHaveTextContent('2.50 GB');
@@ -221,7 +238,10 @@ describe('SearchPage', () => {
     renderApp('/search');
     await screen.findByText('MOD021KM.A2026305.0001.061');
     const results = screen.getByRole('region', { name: 'Results' });
-    expect(within(results).getByRole('link', { name: 'Log in' })).toHaveAttribute('href', '/login?next=%2Fsearch');
+    expect(within(results).getByRole('link', { name: 'Log in' })).toHaveAttribute(
+      'href',
+      '/login?next=%2Fsearch',
+    );
     expect(screen.queryByRole('button', { name: /Add .* to the cart/ })).not.toBeInTheDocument();
   });
 
@@ -235,14 +255,28 @@ describe('SearchPage', () => {
           ...emptyCart,
           count: 1,
           bytes: 1_234_567,
-          granules: [{ granule: 1, collection: 'MOD021KM.061', granule_id: 'MOD021KM.A2026305.0001.061', size: 1_234_567, added_at: '2026-11-03T00:00:00Z' }],
+          granules: [
+            {
+              granule: 1,
+              collection: 'MOD021KM.061',
+              granule_id: 'MOD021KM.A2026305.0001.061',
+              size: 1_234_567,
+              added_at: '2026-11-03T00:00:00Z',
+            },
+          ],
         });
       }),
     );
     renderApp('/search');
-    await userEvent.click(await screen.findByRole('button', { name: 'Add MOD021KM.A2026305.0001.061 to the cart' }));
+    await userEvent.click(
+      await screen.findByRole('button', { name: 'Add MOD021KM.A2026305.0001.061 to the cart' }),
+    );
 
-    expect(await screen.findByRole('link', { name: 'MOD021KM.A2026305.0001.061 is in the cart: open the cart' })).toBeInTheDocument();
+    expect(
+      await screen.findByRole('link', {
+        name: 'MOD021KM.A2026305.0001.061 is in the cart: open the cart',
+      }),
+    ).toBeInTheDocument();
     expect(added).toEqual([{ granules: [1] }]);
     expect(screen.getByRole('link', { name: 'Cart, 1 granule' })).toBeInTheDocument();
   });

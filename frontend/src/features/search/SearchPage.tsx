@@ -1,12 +1,14 @@
 import { useQuery } from '@tanstack/react-query';
-import { useEffect, useMemo, useState } from 'react';
+import { useMemo, useState } from 'react';
 import { useNavigate, useSearchParams } from 'react-router';
 
+import { collectionsQuery } from '../../api/collections/collections';
+import { granuleFacetsQuery } from '../../api/granules/facets';
+import { granulesQuery } from '../../api/granules/granules';
 import { LazyBoxMap } from '../../components/map/LazyBoxMap';
 import type { Footprint } from '../../components/map/types';
-import { collectionsQuery } from '../collections/api/collections';
-import { granuleFacetsQuery } from './api/facets';
-import { granulesQuery } from './api/granules';
+import { SearchForm } from './SearchForm';
+import { SearchResults } from './SearchResults';
 import {
   facetParams,
   granuleParams,
@@ -15,8 +17,6 @@ import {
   writeSearch,
   type SearchState,
 } from './searchState';
-import { SearchForm } from './SearchForm';
-import { SearchResults } from './SearchResults';
 import './search.css';
 
 /** Most collections the free text can narrow a granule search to. */
@@ -29,8 +29,13 @@ export function SearchPage() {
   // The address is the search; the form edits a draft of it until it is applied.
   const search = useMemo(() => readSearch(new URLSearchParams(address)), [address]);
   const [draft, setDraft] = useState(search);
+  const [drafted, setDrafted] = useState(search);
+  if (drafted !== search) {
+    // A new address (applied, or the browser's back button) replaces the draft.
+    setDrafted(search);
+    setDraft(search);
+  }
   const [highlight, setHighlight] = useState<number | null>(null);
-  useEffect(() => setDraft(search), [search]);
 
   function apply(next: SearchState) {
     // A changed search starts again at its first page.
@@ -54,7 +59,10 @@ export function SearchPage() {
   const matchingKeys = byList ? (listed?.map((c) => c.key) ?? null) : null;
   const noCollection = byList && listed !== undefined && listed.length === 0;
   const granules = useQuery(
-    granulesQuery(granuleParams(search, matchingKeys), !(byList && matchingKeys === null) && !noCollection),
+    granulesQuery(
+      granuleParams(search, matchingKeys),
+      !(byList && matchingKeys === null) && !noCollection,
+    ),
   );
 
   const searchedKeys = search.collections.length ? search.collections : matchingKeys;
@@ -97,7 +105,9 @@ export function SearchPage() {
             onBoxChange={(bbox) => apply({ ...draft, bbox })}
             footprints={footprints}
             highlight={highlight}
-            onFootprintSelect={(id) => void navigate(`/granules/${id}`, { state: { search: address } })}
+            onFootprintSelect={(id) =>
+              void navigate(`/granules/${id}`, { state: { search: address } })
+            }
           />
           <SearchResults
             query={granules}

@@ -1,14 +1,14 @@
 import type { UseQueryResult } from '@tanstack/react-query';
 import { Link } from 'react-router';
 
+import type { Granule, Page } from '../../api/types';
+import { DataTable, type Column } from '../../components/DataTable';
 import { LinkPager } from '../../components/LinkPager';
 import { ResidencyBadge } from '../../components/ResidencyBadge';
 import { EmptyState, ErrorMessage, Loading } from '../../components/StatusMessage';
-import type { Page } from '../../lib/api';
+import { AddToCartButton } from '../../components/cart/AddToCartButton';
+import { useCart } from '../../components/cart/useCart';
 import { formatBytes, formatCount, formatUtcRange } from '../../lib/format';
-import { AddToCartButton } from '../cart/AddToCartButton';
-import { useCart } from '../cart/useCart';
-import type { Granule } from './api/granules';
 import { writeSearch, type SearchState } from './searchState';
 
 export function SearchResults({
@@ -40,7 +40,11 @@ export function SearchResults({
   if (query.isPending) return <Loading>Searching granules…</Loading>;
   if (query.isError) {
     return (
-      <ErrorMessage title="The search could not be run" detail={query.error.message} onRetry={() => void query.refetch()} />
+      <ErrorMessage
+        title="The search could not be run"
+        detail={query.error.message}
+        onRetry={() => void query.refetch()}
+      />
     );
   }
 
@@ -59,6 +63,39 @@ export function SearchResults({
       ? `Showing ${results.length} granules`
       : `${formatCount(total)} ${total === 1 ? 'granule matches' : 'granules match'}; showing ${results.length}`;
 
+  const columns: Column<Granule>[] = [
+    {
+      label: 'Granule',
+      rowHeader: true,
+      cell: (granule) => (
+        <span className="granule-cell">
+          <Link
+            to={`/granules/${granule.id}`}
+            state={{ search: address }}
+            className="mono wrap"
+            onFocus={() => onHighlight(granule.id)}
+            onBlur={() => onHighlight(null)}
+          >
+            {granule.granule_id}
+          </Link>
+          <span className="muted small">{granule.collection}</span>
+        </span>
+      ),
+    },
+    {
+      label: 'Time',
+      cell: (granule) => formatUtcRange(granule.temporal_start, granule.temporal_end),
+    },
+    { label: 'Size', numeric: true, cell: (granule) => formatBytes(granule.total_size) },
+    { label: 'Where', cell: (granule) => <ResidencyBadge residency={granule.residency} /> },
+  ];
+  if (loggedIn) {
+    columns.push({
+      label: 'Cart',
+      cell: (granule) => <AddToCartButton granule={granule.id} label={granule.granule_id} />,
+    });
+  }
+
   return (
     <section className="search-results" aria-labelledby="results-heading">
       <div className="search-results__head">
@@ -69,67 +106,34 @@ export function SearchResults({
       </div>
       {!loggedIn && (
         <p className="hint">
-          <Link to={`/login?next=${encodeURIComponent(address ? `/search?${address}` : '/search')}`}>Log in</Link> to put granules in a
-          cart and order them.
+          <Link
+            to={`/login?next=${encodeURIComponent(address ? `/search?${address}` : '/search')}`}
+          >
+            Log in
+          </Link>{' '}
+          to put granules in a cart and order them.
         </p>
       )}
-      <div className={busy ? 'table-card is-busy' : 'table-card'} aria-busy={busy}>
-        <table className="data-table data-table--cards">
-          <caption className="visually-hidden">Granules found, newest first</caption>
-          <thead>
-            <tr>
-              <th scope="col">Granule</th>
-              <th scope="col">Time</th>
-              <th scope="col" className="numeric">
-                Size
-              </th>
-              <th scope="col">Where</th>
-              {loggedIn && <th scope="col">Cart</th>}
-            </tr>
-          </thead>
-          <tbody>
-            {results.map((granule) => (
-              <tr
-                key={granule.id}
-                onMouseEnter={() => onHighlight(granule.id)}
-                onMouseLeave={() => onHighlight(null)}
-              >
-                <th scope="row" data-label="Granule">
-                  <span className="granule-cell">
-                    <Link
-                      to={`/granules/${granule.id}`}
-                      state={{ search: address }}
-                      className="mono wrap"
-                      onFocus={() => onHighlight(granule.id)}
-                      onBlur={() => onHighlight(null)}
-                    >
-                      {granule.granule_id}
-                    </Link>
-                    <span className="muted small">{granule.collection}</span>
-                  </span>
-                </th>
-                <td data-label="Time">{formatUtcRange(granule.temporal_start, granule.temporal_end)}</td>
-                <td data-label="Size" className="numeric">
-                  {formatBytes(granule.total_size)}
-                </td>
-                <td data-label="Where">
-                  <ResidencyBadge residency={granule.residency} />
-                </td>
-                {loggedIn && (
-                  <td data-label="Cart">
-                    <AddToCartButton granule={granule.id} label={granule.granule_id} />
-                  </td>
-                )}
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <DataTable
+        columns={columns}
+        rows={results}
+        rowKey={(granule) => granule.id}
+        rowProps={(granule) => ({
+          onMouseEnter: () => onHighlight(granule.id),
+          onMouseLeave: () => onHighlight(null),
+        })}
+        caption="Granules found, newest first"
+        captionHidden
+        busy={busy}
+      />
       <LinkPager
         label="Result pages"
         next={next}
         previous={previous}
-        to={(cursor) => ({ pathname: '/search', search: `?${writeSearch({ ...search, cursor }).toString()}`.replace(/^\?$/, '') })}
+        to={(cursor) => ({
+          pathname: '/search',
+          search: `?${writeSearch({ ...search, cursor }).toString()}`.replace(/^\?$/, ''),
+        })}
       />
     </section>
   );

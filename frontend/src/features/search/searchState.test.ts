@@ -35,7 +35,13 @@ describe('search state in the address', () => {
   });
 
   it('maps to the granule API parameters, chosen collections before matching ones', () => {
-    const search = { ...emptySearch, start: '2026-11-01', bbox: [-10, 20, 30, 40] as [number, number, number, number], cloudBelow: '30', dayNight: 'Day' as const };
+    const search = {
+      ...emptySearch,
+      start: '2026-11-01',
+      bbox: [-10, 20, 30, 40] as [number, number, number, number],
+      cloudBelow: '30',
+      dayNight: 'Day' as const,
+    };
     expect(granuleParams(search, ['A.1', 'B.1'])).toEqual({
       start: '2026-11-01',
       end: '',
@@ -51,12 +57,8 @@ describe('search state in the address', () => {
     });
     expect(granuleParams({ ...search, collections: ['C.2'] }, ['A.1']).collection).toBe('C.2');
     // Facet counts keep every collection and level on offer: only time, space and attributes.
-    expect(Object.keys(facetParams({ ...search, processingLevel: '1B', collections: ['C.2'] }))).toEqual([
-      'start',
-      'end',
-      'bbox',
-      'attr.day_night',
-      'attr.cloud_cover.lt',
-    ]);
+    expect(
+      Object.keys(facetParams({ ...search, processingLevel: '1B', collections: ['C.2'] })),
+    ).toEqual(['start', 'end', 'bbox', 'attr.day_night', 'attr.cloud_cover.lt']);
   });
 });

@@ -3,8 +3,9 @@
  * and reloaded: parsing, writing back, and the API parameters it stands for. Plain functions,
  * no React, so the mapping can be read and tested on its own.
  */
-import type { QueryParams } from '../../lib/api';
-import type { BBox } from './api/granules';
+import type { QueryParams } from '../../api/client';
+import type { BBox } from '../../api/types';
+import { formatBBox } from '../../lib/format';
 
 export type DayNight = '' | 'Day' | 'Night';
 
@@ -64,10 +65,6 @@ export function parseBBox(text: string | null): BBox | null {
   const parts = text.split(',').map((part) => Number(part.trim()));
   if (parts.length !== 4 || parts.some((n) => !Number.isFinite(n))) return null;
   return parts as BBox;
-}
-
-export function formatBBox(box: BBox): string {
-  return box.map((n) => String(Math.round(n * 1000) / 1000)).join(',');
 }
 
 export function readSearch(params: URLSearchParams): SearchState {

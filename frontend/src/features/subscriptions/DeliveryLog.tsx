@@ -2,11 +2,14 @@ import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Link } from 'react-router';
 
+import { deliveriesQuery, DELIVERY_REFRESH_MS } from '../../api/subscriptions/deliveries';
+import type { DeliveryState, SubscriptionDelivery } from '../../api/types';
 import { CursorPager } from '../../components/CursorPager';
+import { DataTable, type Column } from '../../components/DataTable';
+import { Loaded } from '../../components/Loaded';
+import { StateBadge, type Tone } from '../../components/StateBadge';
 import { EmptyState } from '../../components/StatusMessage';
 import { formatDateTime } from '../../lib/format';
-import { Loaded } from '../dashboards/Loaded';
-import { deliveriesQuery, DELIVERY_REFRESH_MS, type SubscriptionDelivery } from './api/deliveries';
 
 /** Every granule delivered for a subscription, newest first, refreshed while the page is open. */
 export function DeliveryLog({ subscriptionId }: { subscriptionId: number }) {
@@ -34,47 +37,49 @@ export function DeliveryLog({ subscriptionId }: { subscriptionId: number }) {
   );
 }
 
-const STATE_LABELS: Record<SubscriptionDelivery['state'], string> = {
-  pending: 'Pending',
-  delivered: 'Delivered',
-  failed: 'Failed',
+const STATES: Record<DeliveryState, [string, Tone]> = {
+  pending: ['Pending', 'plain'],
+  delivered: ['Delivered', 'ok'],
+  failed: ['Failed', 'bad'],
 };
+
+function DeliveryStateBadge({ state }: { state: DeliveryState }) {
+  const [label, tone] = STATES[state] ?? [state, 'plain'];
+  return <StateBadge tone={tone}>{label}</StateBadge>;
+}
+
+const COLUMNS: Column<SubscriptionDelivery>[] = [
+  {
+    label: 'Granule',
+    rowHeader: true,
+    cell: (row) => (
+      <Link to={`/granules/${row.granule_pk}`} className="mono wrap">
+        {row.granule}
+      </Link>
+    ),
+  },
+  { label: 'State', cell: (row) => <DeliveryStateBadge state={row.state} /> },
+  {
+    label: 'What happened',
+    cell: (row) => (
+      <>
+        {row.detail || <span className="muted">—</span>}
+        {row.attempts > 1 && <span className="muted small"> ({row.attempts} attempts)</span>}
+      </>
+    ),
+  },
+  { label: 'Matched', cell: (row) => formatDateTime(row.created_at) },
+  { label: 'Delivered', cell: (row) => formatDateTime(row.delivered_at) },
+];
 
 function DeliveryTable({ rows }: { rows: SubscriptionDelivery[] }) {
   return (
-    <div className="table-card">
-      <table className="data-table data-table--cards">
-        <caption className="visually-hidden">Deliveries, newest first</caption>
-        <thead>
-          <tr>
-            <th scope="col">Granule</th>
-            <th scope="col">State</th>
-            <th scope="col">What happened</th>
-            <th scope="col">Matched</th>
-            <th scope="col">Delivered</th>
-          </tr>
-        </thead>
-        <tbody>
-          {rows.map((row) => (
-            <tr key={row.id}>
-              <th scope="row" data-label="Granule">
-                <Link to={`/granules/${row.granule_pk}`} className="mono wrap">
-                  {row.granule}
-                </Link>
-              </th>
-              <td data-label="State">
-                <span className={`badge badge--delivery-${row.state}`}>{STATE_LABELS[row.state] ?? row.state}</span>
-              </td>
-              <td data-label="What happened">
-                {row.detail || <span className="muted">—</span>}
-                {row.attempts > 1 && <span className="muted small"> ({row.attempts} attempts)</span>}
-              </td>
-              <td data-label="Matched">{formatDateTime(row.created_at)}</td>
-              <td data-label="Delivered">{formatDateTime(row.delivered_at)}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+    <DataTable
+      columns={COLUMNS}
+      rows={rows}
+      rowKey={(row) => row.id}
+      caption="Deliveries, newest first"
+      captionHidden
+    />
   );
 }

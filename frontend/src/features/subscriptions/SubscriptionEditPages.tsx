@@ -1,9 +1,9 @@
 import { useQuery } from '@tanstack/react-query';
 import { Link, useParams } from 'react-router';
 
+import { subscriptionQuery } from '../../api/subscriptions/subscription';
 import { RequireLogin } from '../../components/RequireLogin';
 import { ErrorMessage, Loading } from '../../components/StatusMessage';
-import { subscriptionQuery } from './api/subscription';
 import { SubscriptionForm } from './SubscriptionForm';
 import './subscriptions.css';
 
@@ -18,7 +18,8 @@ export function NewSubscriptionPage() {
           <div className="page__header">
             <h1 id="new-subscription-heading">New subscription</h1>
             <p className="page__lead">
-              Choose what to match and how to receive it. Each matching granule is delivered once, when it is archived.
+              Choose what to match and how to receive it. Each matching granule is delivered once,
+              when it is archived.
             </p>
           </div>
           <SubscriptionForm />
@@ -45,13 +46,21 @@ function EditForm() {
         <Link to="/subscriptions">Subscriptions</Link> /
       </p>
       <div className="page__header">
-        <h1 id="edit-subscription-heading">Edit {subscription.data ? `“${subscription.data.name}”` : 'subscription'}</h1>
+        <h1 id="edit-subscription-heading">
+          Edit {subscription.data ? `“${subscription.data.name}”` : 'subscription'}
+        </h1>
       </div>
       {subscription.isPending && <Loading>Loading the subscription…</Loading>}
       {subscription.isError && (
-        <ErrorMessage title="Could not load the subscription" detail={subscription.error.message} onRetry={() => void subscription.refetch()} />
+        <ErrorMessage
+          title="Could not load the subscription"
+          detail={subscription.error.message}
+          onRetry={() => void subscription.refetch()}
+        />
       )}
-      {subscription.data && <SubscriptionForm key={subscription.data.id} original={subscription.data} />}
+      {subscription.data && (
+        <SubscriptionForm key={subscription.data.id} original={subscription.data} />
+      )}
     </section>
   );
 }

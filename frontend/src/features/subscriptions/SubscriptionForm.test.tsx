@@ -3,13 +3,17 @@ import userEvent from '@testing-library/user-event';
 import { http, HttpResponse } from 'msw';
 import { beforeEach, describe, expect, it } from 'vitest';
 
+import type { SubscriptionBody, SubscriptionFilter } from '../../api/types';
 import { renderApp } from '../../test/renderApp';
-import { collection, page, server } from '../../test/server';
-import type { SubscriptionBody, SubscriptionFilter } from './api/subscriptions';
-import { asUser, subscription } from './fixtures';
+import { asUser, collection, page, server } from '../../test/server';
+import { subscription } from './fixtures';
 
 const modis = collection();
-const snow = collection({ id: 2, short_name: 'MOD10C1', title: 'MODIS/Terra Snow Cover Daily L3 Global 0.05Deg CMG' });
+const snow = collection({
+  id: 2,
+  short_name: 'MOD10C1',
+  title: 'MODIS/Terra Snow Cover Daily L3 Global 0.05Deg CMG',
+});
 
 let previews: (SubscriptionFilter & { days: number })[];
 
@@ -27,8 +31,12 @@ beforeEach(() => {
         since: '2026-10-23T10:00:00Z',
         sample: [
           {
-            id: 1, collection: 'MOD021KM.061', granule_id: 'MOD021KM.A2026325.1005.061.2026326101512',
-            temporal_start: '2026-11-21T10:05:00Z', temporal_end: '2026-11-21T10:10:00Z', archived_at: '2026-11-21T11:00:00Z',
+            id: 1,
+            collection: 'MOD021KM.061',
+            granule_id: 'MOD021KM.A2026325.1005.061.2026326101512',
+            temporal_start: '2026-11-21T10:05:00Z',
+            temporal_end: '2026-11-21T10:10:00Z',
+            archived_at: '2026-11-21T11:00:00Z',
           },
         ],
       });
@@ -48,13 +56,21 @@ describe('subscription form', () => {
   it('previews how many granules of the last 30 days the filter matches, as the filter changes', async () => {
     renderApp('/subscriptions/new');
     expect(await screen.findByRole('heading', { name: 'New subscription' })).toBeInTheDocument();
-    expect(screen.getByText('Choose a collection to see how many recent granules match.')).toBeInTheDocument();
+    expect(
+      screen.getByText('Choose a collection to see how many recent granules match.'),
+    ).toBeInTheDocument();
 
     await chooseModis();
     const count = previewCount();
     await waitFor(() => expect(count).toHaveTextContent('340 granules of the last 30 days match.'));
     expect(previews.at(-1)).toEqual({
-      collections: ['MOD021KM.061'], bbox: null, start: null, end: null, conditions: [], new_versions: false, days: 30,
+      collections: ['MOD021KM.061'],
+      bbox: null,
+      start: null,
+      end: null,
+      conditions: [],
+      new_versions: false,
+      days: 30,
     });
 
     const area = screen.getByRole('group', { name: 'Area (optional)' });
@@ -91,7 +107,10 @@ describe('subscription form', () => {
     server.use(
       http.post('/api/v1/subscriptions/preview/', () =>
         HttpResponse.json(
-          { detail: 'bbox: south (50) is north of north (40)', errors: { bbox: ['south (50) is north of north (40)'] } },
+          {
+            detail: 'bbox: south (50) is north of north (40)',
+            errors: { bbox: ['south (50) is north of north (40)'] },
+          },
           { status: 400 },
         ),
       ),
@@ -99,7 +118,10 @@ describe('subscription form', () => {
         HttpResponse.json(
           {
             detail: 'name: This field may not be blank.; bbox: south (50) is north of north (40)',
-            errors: { name: ['This field may not be blank.'], bbox: ['south (50) is north of north (40)'] },
+            errors: {
+              name: ['This field may not be blank.'],
+              bbox: ['south (50) is north of north (40)'],
+            },
           },
           { status: 400 },
         ),
@@ -117,7 +139,9 @@ describe('subscription form', () => {
     await userEvent.click(screen.getByRole('button', { name: 'Create subscription' }));
     const alert = await screen.findByRole('alert');
     expect(alert).toHaveTextContent('Could not create the subscription');
-    expect(alert).toHaveTextContent('name: This field may not be blank.; bbox: south (50) is north of north (40)');
+    expect(alert).toHaveTextContent(
+      'name: This field may not be blank.; bbox: south (50) is north of north (40)',
+    );
     await waitFor(() => expect(alert).toHaveFocus());
     const name = screen.getByLabelText('Name');
     expect(name).toHaveAttribute('aria-invalid', 'true');
@@ -136,25 +160,44 @@ describe('subscription form', () => {
       http.post('/api/v1/subscriptions/9/apply/', async ({ request }) => {
         applied = await request.json();
         return HttpResponse.json(
-          { detail: 'Granules archived since 2026-11-01 00:00 UTC that match are being delivered.', since: '2026-11-01T00:00:00Z' },
+          {
+            detail: 'Granules archived since 2026-11-01 00:00 UTC that match are being delivered.',
+            since: '2026-11-01T00:00:00Z',
+          },
           { status: 202 },
         );
       }),
-      http.get('/api/v1/subscriptions/9/', () => HttpResponse.json(subscription({ id: 9, name: 'Snow', collections: ['MOD10C1.061'] }))),
+      http.get('/api/v1/subscriptions/9/', () =>
+        HttpResponse.json(subscription({ id: 9, name: 'Snow', collections: ['MOD10C1.061'] })),
+      ),
       http.get('/api/v1/subscriptions/9/deliveries/', () => HttpResponse.json(page([]))),
     );
     const { router } = renderApp('/subscriptions/new');
     await userEvent.type(await screen.findByLabelText('Name'), 'Snow');
     await userEvent.click(await screen.findByRole('checkbox', { name: /MOD10C1\.061/ }));
-    expect(screen.getByRole('list', { name: 'Chosen collections' })).toHaveTextContent('MOD10C1.061');
-    await userEvent.click(screen.getByRole('button', { name: 'Add a condition on another attribute' }));
+    expect(screen.getByRole('list', { name: 'Chosen collections' })).toHaveTextContent(
+      'MOD10C1.061',
+    );
+    await userEvent.click(
+      screen.getByRole('button', { name: 'Add a condition on another attribute' }),
+    );
     const condition = screen.getByRole('group', { name: 'Condition 1' });
     await userEvent.type(within(condition).getByLabelText('Attribute'), 'snow_cover_pct');
     await userEvent.selectOptions(within(condition).getByLabelText('Test'), '≥');
     await userEvent.type(within(condition).getByLabelText('Value'), '10');
-    await userEvent.click(screen.getByRole('radio', { name: 'Add to a standing order (HTTPS links)' }));
-    await userEvent.click(screen.getByRole('checkbox', { name: 'Also deliver new versions of granules that are reprocessed' }));
-    await userEvent.click(screen.getByRole('checkbox', { name: 'Also deliver matching granules already archived since a date' }));
+    await userEvent.click(
+      screen.getByRole('radio', { name: 'Add to a standing order (HTTPS links)' }),
+    );
+    await userEvent.click(
+      screen.getByRole('checkbox', {
+        name: 'Also deliver new versions of granules that are reprocessed',
+      }),
+    );
+    await userEvent.click(
+      screen.getByRole('checkbox', {
+        name: 'Also deliver matching granules already archived since a date',
+      }),
+    );
     const since = screen.getByLabelText('Archived since');
     await userEvent.clear(since);
     await userEvent.type(since, '2026-11-01');
@@ -176,7 +219,9 @@ describe('subscription form', () => {
     });
     expect(applied).toEqual({ since: '2026-11-01' });
     expect(
-      screen.getByText('Subscription “Snow” created. Granules archived since 2026-11-01 00:00 UTC that match are being delivered.'),
+      screen.getByText(
+        'Subscription “Snow” created. Granules archived since 2026-11-01 00:00 UTC that match are being delivered.',
+      ),
     ).toBeInTheDocument();
   });
 
@@ -216,27 +261,50 @@ describe('subscription form', () => {
   });
 
   it('asks for a destination for push delivery and can add one', async () => {
-    const destinations = [{ id: 3, name: 'feed', path: '', folder: '/outbox/scientist/feed', created_at: '2026-11-01T00:00:00Z' }];
+    const destinations = [
+      {
+        id: 3,
+        name: 'feed',
+        path: '',
+        folder: '/outbox/scientist/feed',
+        created_at: '2026-11-01T00:00:00Z',
+      },
+    ];
     server.use(
       http.get('/api/v1/destinations/', () => HttpResponse.json(destinations)),
       http.post('/api/v1/destinations/', async ({ request }) => {
         const { name } = (await request.json()) as { name: string };
         if (name === 'feed') {
-          return HttpResponse.json({ detail: 'name: You already have a destination named feed.' }, { status: 400 });
+          return HttpResponse.json(
+            { detail: 'name: You already have a destination named feed.' },
+            { status: 400 },
+          );
         }
-        const made = { id: 4, name, path: '', folder: `/outbox/scientist/${name}`, created_at: '2026-11-22T00:00:00Z' };
+        const made = {
+          id: 4,
+          name,
+          path: '',
+          folder: `/outbox/scientist/${name}`,
+          created_at: '2026-11-22T00:00:00Z',
+        };
         destinations.push(made);
         return HttpResponse.json(made, { status: 201 });
       }),
     );
     renderApp('/subscriptions/new');
-    await userEvent.click(await screen.findByRole('radio', { name: 'Push into a destination (folder or SFTP)' }));
+    await userEvent.click(
+      await screen.findByRole('radio', { name: 'Push into a destination (folder or SFTP)' }),
+    );
     const select = await screen.findByLabelText('Destination');
-    expect(await within(select).findByRole('option', { name: 'feed (/outbox/scientist/feed)' })).toBeInTheDocument();
+    expect(
+      await within(select).findByRole('option', { name: 'feed (/outbox/scientist/feed)' }),
+    ).toBeInTheDocument();
 
     await userEvent.type(screen.getByLabelText('New destination name'), 'feed');
     await userEvent.click(screen.getByRole('button', { name: 'Add destination' }));
-    expect(await screen.findByRole('alert')).toHaveTextContent('name: You already have a destination named feed.');
+    expect(await screen.findByRole('alert')).toHaveTextContent(
+      'name: You already have a destination named feed.',
+    );
 
     await userEvent.clear(screen.getByLabelText('New destination name'));
     await userEvent.type(screen.getByLabelText('New destination name'), 'fires');
@@ -245,9 +313,22 @@ describe('subscription form', () => {
   });
 
   it('asks visitors to log in first', async () => {
-    server.use(http.get('/api/v1/me/', () => HttpResponse.json({ authenticated: false, username: '', email: '', role: 'anonymous', roles: [], providers: [] })));
+    server.use(
+      http.get('/api/v1/me/', () =>
+        HttpResponse.json({
+          authenticated: false,
+          username: '',
+          email: '',
+          role: 'anonymous',
+          roles: [],
+          providers: [],
+        }),
+      ),
+    );
     renderApp('/subscriptions/new');
-    const link = await within(await screen.findByRole('main')).findByRole('link', { name: 'Log in' });
+    const link = await within(await screen.findByRole('main')).findByRole('link', {
+      name: 'Log in',
+    });
     expect(link.closest('p')).toHaveTextContent('Log in to create a subscription.');
   });
 });

@@ -2,27 +2,27 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useId, useMemo, useRef, useState, type FormEvent, type ReactNode } from 'react';
 import { Link, useNavigate } from 'react-router';
 
+import { ApiError, fieldErrors } from '../../api/client';
+import { collectionsQuery } from '../../api/collections/collections';
+import { applySubscription } from '../../api/subscriptions/apply';
+import { subscriptionKeys } from '../../api/subscriptions/keys';
+import { PREVIEW_DAYS, previewQuery } from '../../api/subscriptions/preview';
+import { updateSubscription } from '../../api/subscriptions/subscription';
+import { createSubscription, MODE_LABELS } from '../../api/subscriptions/subscriptions';
+import type {
+  ConditionOp,
+  DeliveryMode,
+  Preview,
+  Subscription,
+  SubscriptionFilter,
+} from '../../api/types';
 import { AccessBadge } from '../../components/AccessBadge';
-import { ApiError } from '../../lib/api';
+import { Field, invalid } from '../../components/Field';
+import { DestinationPicker } from '../../components/destinations/DestinationPicker';
 import { formatCount, formatDateTime } from '../../lib/format';
-import { collectionsQuery } from '../collections/api/collections';
-import { applySubscription } from './api/apply';
-import { PREVIEW_DAYS, previewQuery, type Preview } from './api/preview';
-import { updateSubscription } from './api/subscription';
-import {
-  createSubscription,
-  MODE_LABELS,
-  type ConditionOp,
-  type DeliveryMode,
-  type Subscription,
-  type SubscriptionFilter,
-} from './api/subscriptions';
-import { DestinationPicker } from './DestinationPicker';
-import { Field, invalid } from './Field';
 import {
   bodyOf,
   emptyForm,
-  fieldErrors,
   filterOf,
   formFromSubscription,
   newConditionRow,
@@ -42,10 +42,19 @@ type Setter = <K extends keyof FormState>(key: K, value: FormState[K]) => void;
 export function SubscriptionForm({ original }: { original?: Subscription }) {
   const navigate = useNavigate();
   const queryClient = useQueryClient();
-  const [form, setForm] = useState<FormState>(() => (original ? formFromSubscription(original) : emptyForm()));
+  const [form, setForm] = useState<FormState>(() =>
+    original ? formFromSubscription(original) : emptyForm(),
+  );
   const set: Setter = (key, value) => setForm((old) => ({ ...old, [key]: value }));
   const errorRef = useRef<HTMLDivElement>(null);
-  const ids = { name: useId(), start: useId(), end: useId(), dayNight: useId(), cloud: useId(), since: useId() };
+  const ids = {
+    name: useId(),
+    start: useId(),
+    end: useId(),
+    dayNight: useId(),
+    cloud: useId(),
+    since: useId(),
+  };
 
   const filter = useMemo(() => filterOf(form, original), [form, original]);
   const settled = useDebounced(filter, PREVIEW_DELAY_MS);
@@ -53,7 +62,9 @@ export function SubscriptionForm({ original }: { original?: Subscription }) {
   const save = useMutation({
     mutationFn: async () => {
       const body = bodyOf(form, original);
-      const saved = original ? await updateSubscription(original.id, body) : await createSubscription(body);
+      const saved = original
+        ? await updateSubscription(original.id, body)
+        : await createSubscription(body);
       let notice = original ? `Saved “${saved.name}”.` : `Subscription “${saved.name}” created.`;
       let failed = false;
       if (form.applySince) {
@@ -67,7 +78,7 @@ export function SubscriptionForm({ original }: { original?: Subscription }) {
       return { saved, notice, failed };
     },
     onSuccess: async ({ saved, notice, failed }) => {
-      await queryClient.invalidateQueries({ queryKey: ['subscriptions'] });
+      await queryClient.invalidateQueries({ queryKey: subscriptionKeys.all });
       await navigate(`/subscriptions/${saved.id}`, { state: { notice, failed } });
     },
   });
@@ -84,10 +95,23 @@ export function SubscriptionForm({ original }: { original?: Subscription }) {
   }
 
   return (
-    <form className="sub-form" onSubmit={onSubmit} noValidate aria-describedby={save.isError ? 'sub-form-error' : undefined}>
+    <form
+      className="sub-form"
+      onSubmit={onSubmit}
+      noValidate
+      aria-describedby={save.isError ? 'sub-form-error' : undefined}
+    >
       {save.isError && (
-        <div className="status status--error sub-form__error" role="alert" tabIndex={-1} ref={errorRef} id="sub-form-error">
-          <p className="status__title">{original ? 'Could not save the subscription' : 'Could not create the subscription'}</p>
+        <div
+          className="status status--error sub-form__error"
+          role="alert"
+          tabIndex={-1}
+          ref={errorRef}
+          id="sub-form-error"
+        >
+          <p className="status__title">
+            {original ? 'Could not save the subscription' : 'Could not create the subscription'}
+          </p>
           <p>{save.error.message}</p>
         </div>
       )}
@@ -107,17 +131,33 @@ export function SubscriptionForm({ original }: { original?: Subscription }) {
               {...invalid(ids.name, errors.name)}
             />
           </Field>
-          <CollectionPicker selected={form.collections} onChange={(keys) => set('collections', keys)} error={errors.collections} />
+          <CollectionPicker
+            selected={form.collections}
+            onChange={(keys) => set('collections', keys)}
+            error={errors.collections}
+          />
           <AreaFields form={form} set={set} error={errors.bbox} />
           <fieldset className="subfields">
             <legend>Time window (optional)</legend>
             <p className="hint">Granules whose observation time overlaps these days (UTC).</p>
             <div className="field-row">
               <Field id={ids.start} label="From" error={errors.start}>
-                <input id={ids.start} type="date" value={form.start} onChange={(event) => set('start', event.target.value)} {...invalid(ids.start, errors.start)} />
+                <input
+                  id={ids.start}
+                  type="date"
+                  value={form.start}
+                  onChange={(event) => set('start', event.target.value)}
+                  {...invalid(ids.start, errors.start)}
+                />
               </Field>
               <Field id={ids.end} label="To" error={errors.end}>
-                <input id={ids.end} type="date" value={form.end} onChange={(event) => set('end', event.target.value)} {...invalid(ids.end, errors.end)} />
+                <input
+                  id={ids.end}
+                  type="date"
+                  value={form.end}
+                  onChange={(event) => set('end', event.target.value)}
+                  {...invalid(ids.end, errors.end)}
+                />
               </Field>
             </div>
           </fieldset>
@@ -125,7 +165,11 @@ export function SubscriptionForm({ original }: { original?: Subscription }) {
             <legend>Attributes (optional)</legend>
             <div className="field-row">
               <Field id={ids.dayNight} label="Day or night">
-                <select id={ids.dayNight} value={form.dayNight} onChange={(event) => set('dayNight', event.target.value as DayNight)}>
+                <select
+                  id={ids.dayNight}
+                  value={form.dayNight}
+                  onChange={(event) => set('dayNight', event.target.value as DayNight)}
+                >
                   <option value="">Either</option>
                   <option value="Day">Day only</option>
                   <option value="Night">Night only</option>
@@ -145,10 +189,18 @@ export function SubscriptionForm({ original }: { original?: Subscription }) {
               </Field>
             </div>
             <OtherConditions rows={form.others} onChange={(rows) => set('others', rows)} />
-            {errors.conditions && <p className="field-error" id="conditions-error">{errors.conditions}</p>}
+            {errors.conditions && (
+              <p className="field-error" id="conditions-error">
+                {errors.conditions}
+              </p>
+            )}
           </fieldset>
           <label className="check">
-            <input type="checkbox" checked={form.newVersions} onChange={(event) => set('newVersions', event.target.checked)} />
+            <input
+              type="checkbox"
+              checked={form.newVersions}
+              onChange={(event) => set('newVersions', event.target.checked)}
+            />
             Also deliver new versions of granules that are reprocessed
           </label>
         </fieldset>
@@ -158,12 +210,21 @@ export function SubscriptionForm({ original }: { original?: Subscription }) {
         <fieldset className="form-card">
           <legend>Already archived</legend>
           <label className="check">
-            <input type="checkbox" checked={form.applySince} onChange={(event) => set('applySince', event.target.checked)} />
+            <input
+              type="checkbox"
+              checked={form.applySince}
+              onChange={(event) => set('applySince', event.target.checked)}
+            />
             Also deliver matching granules already archived since a date
           </label>
           {form.applySince && (
             <Field id={ids.since} label="Archived since">
-              <input id={ids.since} type="date" value={form.since} onChange={(event) => set('since', event.target.value)} />
+              <input
+                id={ids.since}
+                type="date"
+                value={form.since}
+                onChange={(event) => set('since', event.target.value)}
+              />
             </Field>
           )}
         </fieldset>
@@ -175,7 +236,10 @@ export function SubscriptionForm({ original }: { original?: Subscription }) {
         <button type="submit" className="button" disabled={save.isPending}>
           {save.isPending ? 'Saving…' : original ? 'Save changes' : 'Create subscription'}
         </button>
-        <Link className="button button--quiet" to={original ? `/subscriptions/${original.id}` : '/subscriptions'}>
+        <Link
+          className="button button--quiet"
+          to={original ? `/subscriptions/${original.id}` : '/subscriptions'}
+        >
           Cancel
         </Link>
       </div>
@@ -183,7 +247,15 @@ export function SubscriptionForm({ original }: { original?: Subscription }) {
   );
 }
 
-function CollectionPicker({ selected, onChange, error }: { selected: string[]; onChange: (keys: string[]) => void; error?: string }) {
+function CollectionPicker({
+  selected,
+  onChange,
+  error,
+}: {
+  selected: string[];
+  onChange: (keys: string[]) => void;
+  error?: string;
+}) {
   const [text, setText] = useState('');
   const q = useDebounced(text.trim(), 300);
   const collections = useQuery(collectionsQuery({ q }));
@@ -202,7 +274,12 @@ function CollectionPicker({ selected, onChange, error }: { selected: string[]; o
           {selected.map((key) => (
             <li key={key} className="chip">
               <span className="mono">{key}</span>
-              <button type="button" className="chip__remove" aria-label={`Remove ${key}`} onClick={() => toggle(key, false)}>
+              <button
+                type="button"
+                className="chip__remove"
+                aria-label={`Remove ${key}`}
+                onClick={() => toggle(key, false)}
+              >
                 ×
               </button>
             </li>
@@ -218,19 +295,33 @@ function CollectionPicker({ selected, onChange, error }: { selected: string[]; o
       )}
       <div className="field">
         <label htmlFor={findId}>Find collections</label>
-        <input id={findId} type="search" value={text} onChange={(event) => setText(event.target.value)} placeholder="Name, title, platform or instrument" autoComplete="off" />
+        <input
+          id={findId}
+          type="search"
+          value={text}
+          onChange={(event) => setText(event.target.value)}
+          placeholder="Name, title, platform or instrument"
+          autoComplete="off"
+        />
       </div>
       {collections.isPending && <p className="hint">Loading collections…</p>}
       {collections.isError && <p className="field-error">{collections.error.message}</p>}
       {collections.data && (
         <ul className="pick-list">
-          {collections.data.results.length === 0 && <li className="hint">No collection matches “{q}”.</li>}
+          {collections.data.results.length === 0 && (
+            <li className="hint">No collection matches “{q}”.</li>
+          )}
           {collections.data.results.map((collection) => (
             <li key={collection.id}>
               <label className="check">
-                <input type="checkbox" checked={selected.includes(collection.key)} onChange={(event) => toggle(collection.key, event.target.checked)} />
+                <input
+                  type="checkbox"
+                  checked={selected.includes(collection.key)}
+                  onChange={(event) => toggle(collection.key, event.target.checked)}
+                />
                 <span>
-                  <span className="mono">{collection.key}</span> <span className="muted">{collection.title}</span>{' '}
+                  <span className="mono">{collection.key}</span>{' '}
+                  <span className="muted">{collection.title}</span>{' '}
                   {collection.access === 'restricted' && <AccessBadge access={collection.access} />}
                 </span>
               </label>
@@ -255,7 +346,8 @@ function AreaFields({ form, set, error }: { form: FormState; set: Setter; error?
     <fieldset className="subfields" aria-describedby={error ? `${base}-error` : `${base}-hint`}>
       <legend>Area (optional)</legend>
       <p className="hint" id={`${base}-hint`}>
-        A box in degrees; leave all four empty for anywhere. A west edge east of the east edge crosses the antimeridian.
+        A box in degrees; leave all four empty for anywhere. A west edge east of the east edge
+        crosses the antimeridian.
       </p>
       <div className="field-row field-row--four">
         {SIDES.map(([side, label]) => (
@@ -284,7 +376,13 @@ function AreaFields({ form, set, error }: { form: FormState; set: Setter; error?
 
 const OPS = Object.keys(OP_SYMBOLS) as ConditionOp[];
 
-function OtherConditions({ rows, onChange }: { rows: ConditionRow[]; onChange: (rows: ConditionRow[]) => void }) {
+function OtherConditions({
+  rows,
+  onChange,
+}: {
+  rows: ConditionRow[];
+  onChange: (rows: ConditionRow[]) => void;
+}) {
   const base = useId();
   const addRef = useRef<HTMLButtonElement>(null);
   function update(key: number, change: Partial<ConditionRow>) {
@@ -299,14 +397,31 @@ function OtherConditions({ rows, onChange }: { rows: ConditionRow[]; onChange: (
       {rows.map((row, index) => {
         const id = `${base}-${row.key}`;
         return (
-          <div className="condition" key={row.key} role="group" aria-label={`Condition ${index + 1}`}>
+          <div
+            className="condition"
+            key={row.key}
+            role="group"
+            aria-label={`Condition ${index + 1}`}
+          >
             <div className="field">
               <label htmlFor={`${id}-name`}>Attribute</label>
-              <input id={`${id}-name`} type="text" value={row.name} onChange={(event) => update(row.key, { name: event.target.value })} placeholder="e.g. snow_cover_pct" autoComplete="off" spellCheck={false} />
+              <input
+                id={`${id}-name`}
+                type="text"
+                value={row.name}
+                onChange={(event) => update(row.key, { name: event.target.value })}
+                placeholder="e.g. snow_cover_pct"
+                autoComplete="off"
+                spellCheck={false}
+              />
             </div>
             <div className="field">
               <label htmlFor={`${id}-op`}>Test</label>
-              <select id={`${id}-op`} value={row.op} onChange={(event) => update(row.key, { op: event.target.value as ConditionOp })}>
+              <select
+                id={`${id}-op`}
+                value={row.op}
+                onChange={(event) => update(row.key, { op: event.target.value as ConditionOp })}
+              >
                 {OPS.map((op) => (
                   <option key={op} value={op}>
                     {OP_SYMBOLS[op]}
@@ -316,15 +431,32 @@ function OtherConditions({ rows, onChange }: { rows: ConditionRow[]; onChange: (
             </div>
             <div className="field">
               <label htmlFor={`${id}-value`}>Value</label>
-              <input id={`${id}-value`} type="text" value={row.value} onChange={(event) => update(row.key, { value: event.target.value })} placeholder={row.op === 'in' ? 'a, b, c' : ''} autoComplete="off" />
+              <input
+                id={`${id}-value`}
+                type="text"
+                value={row.value}
+                onChange={(event) => update(row.key, { value: event.target.value })}
+                placeholder={row.op === 'in' ? 'a, b, c' : ''}
+                autoComplete="off"
+              />
             </div>
-            <button type="button" className="button button--small button--quiet" onClick={() => remove(row.key)} aria-label={`Remove condition ${index + 1}`}>
+            <button
+              type="button"
+              className="button button--small button--quiet"
+              onClick={() => remove(row.key)}
+              aria-label={`Remove condition ${index + 1}`}
+            >
               Remove
             </button>
           </div>
         );
       })}
-      <button type="button" ref={addRef} className="button button--small button--quiet" onClick={() => onChange([...rows, newConditionRow()])}>
+      <button
+        type="button"
+        ref={addRef}
+        className="button button--small button--quiet"
+        onClick={() => onChange([...rows, newConditionRow()])}
+      >
         Add a condition on another attribute
       </button>
     </div>
@@ -333,7 +465,15 @@ function OtherConditions({ rows, onChange }: { rows: ConditionRow[]; onChange: (
 
 const MODES = Object.keys(MODE_LABELS) as DeliveryMode[];
 
-function DeliveryFields({ form, set, errors }: { form: FormState; set: Setter; errors: Record<string, string> }) {
+function DeliveryFields({
+  form,
+  set,
+  errors,
+}: {
+  form: FormState;
+  set: Setter;
+  errors: Record<string, string>;
+}) {
   const name = useId();
   return (
     <fieldset className="form-card">
@@ -341,13 +481,25 @@ function DeliveryFields({ form, set, errors }: { form: FormState; set: Setter; e
       <div className="radios">
         {MODES.map((mode) => (
           <label className="check" key={mode}>
-            <input type="radio" name={name} value={mode} checked={form.mode === mode} onChange={() => set('mode', mode)} />
+            <input
+              type="radio"
+              name={name}
+              value={mode}
+              checked={form.mode === mode}
+              onChange={() => set('mode', mode)}
+            />
             {MODE_LABELS[mode]}
           </label>
         ))}
       </div>
       {errors.mode && <p className="field-error">{errors.mode}</p>}
-      {form.mode === 'push' && <DestinationPicker value={form.destination} onChange={(id) => set('destination', id)} error={errors.destination} />}
+      {form.mode === 'push' && (
+        <DestinationPicker
+          value={form.destination}
+          onChange={(id) => set('destination', id)}
+          error={errors.destination}
+        />
+      )}
     </fieldset>
   );
 }
@@ -385,7 +537,8 @@ function PreviewPanel({ filter, stale }: { filter: SubscriptionFilter; stale: bo
         </>
       )}
       <p className="hint">
-        Counts granules archived in the last {PREVIEW_DAYS} days: what this subscription would have delivered.
+        Counts granules archived in the last {PREVIEW_DAYS} days: what this subscription would have
+        delivered.
       </p>
     </aside>
   );

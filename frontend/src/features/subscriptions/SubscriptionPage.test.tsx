@@ -3,10 +3,10 @@ import userEvent from '@testing-library/user-event';
 import { http, HttpResponse } from 'msw';
 import { beforeEach, describe, expect, it } from 'vitest';
 
+import type { Subscription } from '../../api/types';
 import { renderApp } from '../../test/renderApp';
-import { page, server } from '../../test/server';
-import type { Subscription } from './api/subscriptions';
-import { asUser, delivery, subscription } from './fixtures';
+import { asUser, page, server } from '../../test/server';
+import { delivery, subscription } from './fixtures';
 
 beforeEach(() => asUser());
 
@@ -17,7 +17,12 @@ describe('subscription page and delivery log', () => {
       http.get('/api/v1/subscriptions/7/deliveries/', () =>
         HttpResponse.json(
           page([
-            delivery(3, { state: 'failed', detail: 'scientist may no longer see MOD021KM.061', delivered_at: null, attempts: 2 }),
+            delivery(3, {
+              state: 'failed',
+              detail: 'scientist may no longer see MOD021KM.061',
+              delivered_at: null,
+              attempts: 2,
+            }),
             delivery(2, { state: 'pending', detail: '', delivered_at: null }),
             delivery(1),
           ]),
@@ -26,7 +31,9 @@ describe('subscription page and delivery log', () => {
     );
     renderApp('/subscriptions/7');
 
-    expect(await screen.findByRole('heading', { name: /Fires over California/, level: 1 })).toHaveTextContent('Active');
+    expect(
+      await screen.findByRole('heading', { name: /Fires over California/, level: 1 }),
+    ).toHaveTextContent('Active');
     const summary = screen.getAllByRole('definition')[0]?.closest('dl') as HTMLElement;
     expect(summary).toHaveTextContent('125° W to 114° W, 32° N to 42° N');
     expect(summary).toHaveTextContent('1 Nov 2026 to 30 Nov 2026');
@@ -59,7 +66,9 @@ describe('subscription page and delivery log', () => {
     );
     renderApp('/subscriptions/7');
     expect(await screen.findByText('Nothing delivered yet')).toBeInTheDocument();
-    expect(await screen.findByText('MOD021KM.061:MOD021KM.A2026320.0001.061', {}, { timeout: 8000 })).toBeInTheDocument();
+    expect(
+      await screen.findByText('MOD021KM.061:MOD021KM.A2026320.0001.061', {}, { timeout: 8000 }),
+    ).toBeInTheDocument();
   }, 10_000);
 
   it('pauses and resumes', async () => {
@@ -77,23 +86,32 @@ describe('subscription page and delivery log', () => {
     );
     renderApp('/subscriptions/7');
     await userEvent.click(await screen.findByRole('button', { name: 'Pause' }));
-    expect(await screen.findByText('Paused: nothing is delivered until you resume it.')).toBeInTheDocument();
+    expect(
+      await screen.findByText('Paused: nothing is delivered until you resume it.'),
+    ).toBeInTheDocument();
     expect(screen.getByRole('heading', { level: 1 })).toHaveTextContent('Paused');
 
     await userEvent.click(screen.getByRole('button', { name: 'Resume' }));
-    expect(await screen.findByText('Resumed: new matching granules are delivered again.')).toBeInTheDocument();
+    expect(
+      await screen.findByText('Resumed: new matching granules are delivered again.'),
+    ).toBeInTheDocument();
     expect(patches).toEqual([{ active: false }, { active: true }]);
   });
 
   it('deletes only after confirming, and says why when the API refuses', async () => {
     let deleted = 0;
     server.use(
-      http.get('/api/v1/subscriptions/7/', () => HttpResponse.json(subscription({ mode: 'order' }))),
+      http.get('/api/v1/subscriptions/7/', () =>
+        HttpResponse.json(subscription({ mode: 'order' })),
+      ),
       http.get('/api/v1/subscriptions/7/deliveries/', () => HttpResponse.json(page([]))),
       http.delete('/api/v1/subscriptions/7/', () => {
         deleted += 1;
         return deleted === 1
-          ? HttpResponse.json({ detail: 'The database is read-only for maintenance.' }, { status: 503 })
+          ? HttpResponse.json(
+              { detail: 'The database is read-only for maintenance.' },
+              { status: 503 },
+            )
           : new HttpResponse(null, { status: 204 });
       }),
       http.get('/api/v1/subscriptions/', () => HttpResponse.json(page([]))),
@@ -111,7 +129,9 @@ describe('subscription page and delivery log', () => {
 
     await userEvent.click(screen.getByRole('button', { name: 'Delete' }));
     await userEvent.click(screen.getByRole('button', { name: 'Delete subscription' }));
-    expect(await screen.findByRole('alert')).toHaveTextContent('The database is read-only for maintenance.');
+    expect(await screen.findByRole('alert')).toHaveTextContent(
+      'The database is read-only for maintenance.',
+    );
 
     await userEvent.click(screen.getByRole('button', { name: 'Delete subscription' }));
     expect(await screen.findByText('No subscriptions yet')).toBeInTheDocument();
@@ -120,16 +140,34 @@ describe('subscription page and delivery log', () => {
 
   it('says so when the subscription is not yours', async () => {
     server.use(
-      http.get('/api/v1/subscriptions/8/', () => HttpResponse.json({ detail: 'There is no subscription 8 of yours.' }, { status: 404 })),
+      http.get('/api/v1/subscriptions/8/', () =>
+        HttpResponse.json({ detail: 'There is no subscription 8 of yours.' }, { status: 404 }),
+      ),
     );
     renderApp('/subscriptions/8');
-    expect(await screen.findByRole('alert')).toHaveTextContent('There is no subscription 8 of yours.');
+    expect(await screen.findByRole('alert')).toHaveTextContent(
+      'There is no subscription 8 of yours.',
+    );
   });
 });
 
 describe('subscriptions list', () => {
   it('lists subscriptions with their filters and pauses one', async () => {
-    let rows: Subscription[] = [subscription(), subscription({ id: 8, name: 'Snow', collections: ['MOD10C1.061'], bbox: null, start: null, end: null, conditions: [], active: false, mode: 'push', destination: 3 })];
+    let rows: Subscription[] = [
+      subscription(),
+      subscription({
+        id: 8,
+        name: 'Snow',
+        collections: ['MOD10C1.061'],
+        bbox: null,
+        start: null,
+        end: null,
+        conditions: [],
+        active: false,
+        mode: 'push',
+        destination: 3,
+      }),
+    ];
     server.use(
       http.get('/api/v1/subscriptions/', () => HttpResponse.json(page(rows))),
       http.patch('/api/v1/subscriptions/7/', async ({ request }) => {
@@ -147,10 +185,19 @@ describe('subscriptions list', () => {
     expect(snow).toHaveTextContent('Any time');
     expect(snow).toHaveTextContent('Push into a destination (folder or SFTP)');
     expect(snow).toHaveTextContent('Paused');
-    expect(within(snow).getByRole('link', { name: 'Snow' })).toHaveAttribute('href', '/subscriptions/8');
+    expect(within(snow).getByRole('link', { name: 'Snow' })).toHaveAttribute(
+      'href',
+      '/subscriptions/8',
+    );
 
-    await userEvent.click(within(fires).getByRole('button', { name: 'Pause Fires over California' }));
-    await waitFor(() => expect(screen.getByRole('row', { name: /Fires over California/ })).toHaveTextContent('Paused'));
+    await userEvent.click(
+      within(fires).getByRole('button', { name: 'Pause Fires over California' }),
+    );
+    await waitFor(() =>
+      expect(screen.getByRole('row', { name: /Fires over California/ })).toHaveTextContent(
+        'Paused',
+      ),
+    );
   });
 
   it('invites a first subscription', async () => {

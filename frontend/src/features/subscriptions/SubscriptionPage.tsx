@@ -2,14 +2,16 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useRef, useState } from 'react';
 import { Link, useLocation, useNavigate, useParams } from 'react-router';
 
+import { subscriptionKeys } from '../../api/subscriptions/keys';
+import { deleteSubscription, subscriptionQuery } from '../../api/subscriptions/subscription';
+import { MODE_LABELS } from '../../api/subscriptions/subscriptions';
+import type { Subscription } from '../../api/types';
 import { RequireLogin } from '../../components/RequireLogin';
 import { ErrorMessage, Loading } from '../../components/StatusMessage';
 import { formatDateTime } from '../../lib/format';
-import { deleteSubscription, subscriptionQuery } from './api/subscription';
-import { MODE_LABELS, type Subscription } from './api/subscriptions';
 import { DeliveryLog } from './DeliveryLog';
-import { describe } from './filterForm';
 import { ActiveBadge } from './SubscriptionsPage';
+import { describe } from './filterForm';
 import { useSetActive } from './useSetActive';
 import './subscriptions.css';
 
@@ -34,7 +36,11 @@ function SubscriptionDetail() {
     return (
       <section className="page">
         <h1>Subscription</h1>
-        <ErrorMessage title="Could not load the subscription" detail={subscription.error.message} onRetry={() => void subscription.refetch()} />
+        <ErrorMessage
+          title="Could not load the subscription"
+          detail={subscription.error.message}
+          onRetry={() => void subscription.refetch()}
+        />
         <p>
           <Link to="/subscriptions">All your subscriptions</Link>
         </p>
@@ -56,8 +62,8 @@ function Detail({ subscription }: { subscription: Subscription }) {
   const remove = useMutation({
     mutationFn: () => deleteSubscription(subscription.id),
     onSuccess: async () => {
-      queryClient.removeQueries({ queryKey: ['subscriptions', 'one', subscription.id] });
-      await queryClient.invalidateQueries({ queryKey: ['subscriptions'] });
+      queryClient.removeQueries({ queryKey: subscriptionKeys.detail(subscription.id) });
+      await queryClient.invalidateQueries({ queryKey: subscriptionKeys.all });
       await navigate('/subscriptions', { replace: true });
     },
   });
@@ -97,7 +103,13 @@ function Detail({ subscription }: { subscription: Subscription }) {
           >
             {subscription.active ? 'Pause' : 'Resume'}
           </button>
-          <button type="button" ref={deleteRef} className="button button--quiet" onClick={() => setConfirming(true)} disabled={confirming}>
+          <button
+            type="button"
+            ref={deleteRef}
+            className="button button--quiet"
+            onClick={() => setConfirming(true)}
+            disabled={confirming}
+          >
             Delete
           </button>
         </div>
@@ -105,11 +117,15 @@ function Detail({ subscription }: { subscription: Subscription }) {
 
       <div aria-live="polite">
         {state.notice && (
-          <p className={state.failed ? 'notice notice--error' : 'notice notice--ok'}>{state.notice}</p>
+          <p className={state.failed ? 'notice notice--error' : 'notice notice--ok'}>
+            {state.notice}
+          </p>
         )}
         {setActive.isSuccess && (
           <p className="notice notice--ok">
-            {subscription.active ? 'Resumed: new matching granules are delivered again.' : 'Paused: nothing is delivered until you resume it.'}
+            {subscription.active
+              ? 'Resumed: new matching granules are delivered again.'
+              : 'Paused: nothing is delivered until you resume it.'}
           </p>
         )}
       </div>
@@ -122,10 +138,19 @@ function Detail({ subscription }: { subscription: Subscription }) {
         <div className="confirm" role="alertdialog" aria-labelledby="confirm-delete-text">
           <p id="confirm-delete-text">
             Delete “{subscription.name}”? Its delivery log goes too
-            {subscription.mode === 'notify' ? '' : ', and so does its standing order with the links in it'}.
+            {subscription.mode === 'notify'
+              ? ''
+              : ', and so does its standing order with the links in it'}
+            .
           </p>
           <div className="actions">
-            <button type="button" ref={confirmRef} className="button" disabled={remove.isPending} onClick={() => remove.mutate()}>
+            <button
+              type="button"
+              ref={confirmRef}
+              className="button"
+              disabled={remove.isPending}
+              onClick={() => remove.mutate()}
+            >
               {remove.isPending ? 'Deleting…' : 'Delete subscription'}
             </button>
             <button type="button" className="button button--quiet" onClick={cancelDelete}>

@@ -1,10 +1,13 @@
 import { useQuery } from '@tanstack/react-query';
 import { Link, useSearchParams } from 'react-router';
 
+import { cursorOf } from '../../api/client';
+import { MODE_LABELS, subscriptionsQuery } from '../../api/subscriptions/subscriptions';
+import type { Subscription } from '../../api/types';
+import { DataTable, type Column } from '../../components/DataTable';
 import { RequireLogin } from '../../components/RequireLogin';
+import { StateBadge } from '../../components/StateBadge';
 import { EmptyState, ErrorMessage, Loading } from '../../components/StatusMessage';
-import { cursorOf } from '../../lib/api';
-import { MODE_LABELS, subscriptionsQuery, type Subscription } from './api/subscriptions';
 import { describe } from './filterForm';
 import { useSetActive } from './useSetActive';
 import './subscriptions.css';
@@ -29,7 +32,8 @@ function SubscriptionList() {
         <div>
           <h1 id="subscriptions-heading">Subscriptions</h1>
           <p className="page__lead">
-            Standing searches: granules that match are delivered to you once each, as soon as they are archived.
+            Standing searches: granules that match are delivered to you once each, as soon as they
+            are archived.
           </p>
         </div>
         <Link className="button" to="/subscriptions/new">
@@ -43,48 +47,37 @@ function SubscriptionList() {
       )}
       {subscriptions.isPending && <Loading>Loading your subscriptions…</Loading>}
       {subscriptions.isError && (
-        <ErrorMessage title="Could not load your subscriptions" detail={subscriptions.error.message} onRetry={() => void subscriptions.refetch()} />
+        <ErrorMessage
+          title="Could not load your subscriptions"
+          detail={subscriptions.error.message}
+          onRetry={() => void subscriptions.refetch()}
+        />
       )}
       {subscriptions.data &&
         (subscriptions.data.results.length === 0 && !cursor ? (
           <EmptyState title="No subscriptions yet">
             <p>
-              <Link to="/subscriptions/new">Create one</Link> to have new granules of a collection, place and time
-              delivered as they arrive.
+              <Link to="/subscriptions/new">Create one</Link> to have new granules of a collection,
+              place and time delivered as they arrive.
             </p>
           </EmptyState>
         ) : (
-          <div className="table-card">
-            <table className="data-table data-table--cards">
-              <caption>Your subscriptions</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Collections</th>
-                  <th scope="col">Filter</th>
-                  <th scope="col">Delivery</th>
-                  <th scope="col">State</th>
-                  <th scope="col">
-                    <span className="visually-hidden">Actions</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {subscriptions.data.results.map((subscription) => (
-                  <SubscriptionRow
-                    key={subscription.id}
-                    subscription={subscription}
-                    busy={setActive.isPending}
-                    onToggle={() => setActive.mutate({ subscription, active: !subscription.active })}
-                  />
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <DataTable
+            columns={subscriptionColumns(setActive.isPending, (subscription) =>
+              setActive.mutate({ subscription, active: !subscription.active }),
+            )}
+            rows={subscriptions.data.results}
+            rowKey={(subscription) => subscription.id}
+            caption="Your subscriptions"
+          />
         ))}
       {subscriptions.data && (subscriptions.data.next || subscriptions.data.previous) && (
         <nav className="pager" aria-label="Subscription pages">
-          {subscriptions.data.previous ? <PageLink link={subscriptions.data.previous} rel="prev" /> : <span />}
+          {subscriptions.data.previous ? (
+            <PageLink link={subscriptions.data.previous} rel="prev" />
+          ) : (
+            <span />
+          )}
           {subscriptions.data.next && <PageLink link={subscriptions.data.next} rel="next" />}
         </nav>
       )}
@@ -95,49 +88,70 @@ function SubscriptionList() {
 function PageLink({ link, rel }: { link: string; rel: 'prev' | 'next' }) {
   const cursor = cursorOf(link);
   return (
-    <Link className="button button--quiet" to={cursor ? `?cursor=${encodeURIComponent(cursor)}` : '.'} rel={rel}>
+    <Link
+      className="button button--quiet"
+      to={cursor ? `?cursor=${encodeURIComponent(cursor)}` : '.'}
+      rel={rel}
+    >
       {rel === 'prev' ? '← Newer' : 'Older →'}
     </Link>
   );
 }
 
-function SubscriptionRow({ subscription, busy, onToggle }: { subscription: Subscription; busy: boolean; onToggle: () => void }) {
-  const { area, window, conditions } = describe(subscription);
-  const verb = subscription.active ? 'Pause' : 'Resume';
-  return (
-    <tr>
-      <th scope="row" data-label="Name">
+function subscriptionColumns(
+  busy: boolean,
+  onToggle: (subscription: Subscription) => void,
+): Column<Subscription>[] {
+  return [
+    {
+      label: 'Name',
+      rowHeader: true,
+      cell: (subscription) => (
         <Link to={`/subscriptions/${subscription.id}`}>{subscription.name}</Link>
-      </th>
-      <td data-label="Collections">
+      ),
+    },
+    {
+      label: 'Collections',
+      cell: (subscription) => (
         <span className="mono wrap">{subscription.collections.join(', ')}</span>
-      </td>
-      <td data-label="Filter">
-        <span className="filter-lines">
-          <span>{area}</span>
-          <span>{window}</span>
-          {subscription.conditions.length > 0 && <span>{conditions}</span>}
-        </span>
-      </td>
-      <td data-label="Delivery">{MODE_LABELS[subscription.mode]}</td>
-      <td data-label="State">
-        <ActiveBadge active={subscription.active} />
-      </td>
-      <td data-label="Actions">
-        <button
-          type="button"
-          className="button button--small button--quiet"
-          disabled={busy}
-          onClick={onToggle}
-          aria-label={`${verb} ${subscription.name}`}
-        >
-          {verb}
-        </button>
-      </td>
-    </tr>
-  );
+      ),
+    },
+    {
+      label: 'Filter',
+      cell: (subscription) => {
+        const { area, window, conditions } = describe(subscription);
+        return (
+          <span className="filter-lines">
+            <span>{area}</span>
+            <span>{window}</span>
+            {subscription.conditions.length > 0 && <span>{conditions}</span>}
+          </span>
+        );
+      },
+    },
+    { label: 'Delivery', cell: (subscription) => MODE_LABELS[subscription.mode] },
+    { label: 'State', cell: (subscription) => <ActiveBadge active={subscription.active} /> },
+    {
+      label: 'Actions',
+      header: 'hidden',
+      cell: (subscription) => {
+        const verb = subscription.active ? 'Pause' : 'Resume';
+        return (
+          <button
+            type="button"
+            className="button button--small button--quiet"
+            disabled={busy}
+            onClick={() => onToggle(subscription)}
+            aria-label={`${verb} ${subscription.name}`}
+          >
+            {verb}
+          </button>
+        );
+      },
+    },
+  ];
 }
 
 export function ActiveBadge({ active }: { active: boolean }) {
-  return <span className={`badge ${active ? 'badge--active' : 'badge--paused'}`}>{active ? 'Active' : 'Paused'}</span>;
+  return <StateBadge tone={active ? 'ok' : 'plain'}>{active ? 'Active' : 'Paused'}</StateBadge>;
 }

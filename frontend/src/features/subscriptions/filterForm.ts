@@ -11,7 +11,7 @@ import type {
   Subscription,
   SubscriptionBody,
   SubscriptionFilter,
-} from './api/subscriptions';
+} from '../../api/types';
 
 export interface ConditionRow {
   key: number;
@@ -94,13 +94,22 @@ export function formFromSubscription(subscription: Subscription, today = new Dat
   const form = emptyForm(today);
   const others: ConditionRow[] = [];
   for (const condition of subscription.conditions) {
-    if (condition.name === DAY_NIGHT && condition.op === 'eq' && !form.dayNight &&
-        (condition.value === 'Day' || condition.value === 'Night')) {
+    if (
+      condition.name === DAY_NIGHT &&
+      condition.op === 'eq' &&
+      !form.dayNight &&
+      (condition.value === 'Day' || condition.value === 'Night')
+    ) {
       form.dayNight = condition.value;
     } else if (condition.name === CLOUD_COVER && condition.op === 'lt' && !form.cloudBelow) {
       form.cloudBelow = valueText(condition.value);
     } else {
-      others.push({ ...newConditionRow(), name: condition.name, op: condition.op, value: valueText(condition.value) });
+      others.push({
+        ...newConditionRow(),
+        name: condition.name,
+        op: condition.op,
+        value: valueText(condition.value),
+      });
     }
   }
   const [west, south, east, north] = subscription.bbox ?? [];
@@ -128,14 +137,19 @@ function numberOrText(text: string): string | number {
 }
 
 function conditionValue(row: ConditionRow): ConditionValue {
-  if (row.op === 'in') return row.value.split(',').map((part) => numberOrText(part)).filter((v) => v !== '');
+  if (row.op === 'in')
+    return row.value
+      .split(',')
+      .map((part) => numberOrText(part))
+      .filter((v) => v !== '');
   return numberOrText(row.value);
 }
 
 export function conditionsOf(form: FormState): Condition[] {
   const conditions: Condition[] = [];
   if (form.dayNight) conditions.push({ name: DAY_NIGHT, op: 'eq', value: form.dayNight });
-  if (form.cloudBelow.trim()) conditions.push({ name: CLOUD_COVER, op: 'lt', value: numberOrText(form.cloudBelow) });
+  if (form.cloudBelow.trim())
+    conditions.push({ name: CLOUD_COVER, op: 'lt', value: numberOrText(form.cloudBelow) });
   for (const row of form.others) {
     if (!row.name.trim() && !row.value.trim()) continue;
     conditions.push({ name: row.name.trim(), op: row.op, value: conditionValue(row) });
@@ -153,7 +167,14 @@ export function filterOf(form: FormState, original?: Subscription | null): Subsc
   const box = [form.west, form.south, form.east, form.north];
   return {
     collections: form.collections,
-    bbox: box.every((v) => v.trim() === '') ? null : box.map(numberOrText),
+    bbox: box.every((v) => v.trim() === '')
+      ? null
+      : [
+          numberOrText(form.west),
+          numberOrText(form.south),
+          numberOrText(form.east),
+          numberOrText(form.north),
+        ],
     start: instantOf(form.start, original?.start),
     end: instantOf(form.end, original?.end),
     conditions: conditionsOf(form),
@@ -170,17 +191,12 @@ export function bodyOf(form: FormState, original?: Subscription | null): Subscri
   };
 }
 
-/** Per-field messages from an API error's `errors`, one sentence per field. */
-export function fieldErrors(errors: unknown): Record<string, string> {
-  if (!errors || typeof errors !== 'object' || Array.isArray(errors)) return {};
-  const out: Record<string, string> = {};
-  for (const [field, value] of Object.entries(errors as Record<string, unknown>)) {
-    out[field] = Array.isArray(value) ? value.map(String).join(' ') : String(value);
-  }
-  return out;
-}
-
-const dayFormat = new Intl.DateTimeFormat('en-GB', { timeZone: 'UTC', day: 'numeric', month: 'short', year: 'numeric' });
+const dayFormat = new Intl.DateTimeFormat('en-GB', {
+  timeZone: 'UTC',
+  day: 'numeric',
+  month: 'short',
+  year: 'numeric',
+});
 
 function formatDay(iso: string): string {
   const date = new Date(iso);
@@ -192,7 +208,9 @@ function degrees(value: number, positive: string, negative: string): string {
 }
 
 /** Plain-language lines for a subscription's filter. */
-export function describe(subscription: Pick<Subscription, 'bbox' | 'start' | 'end' | 'conditions'>) {
+export function describe(
+  subscription: Pick<Subscription, 'bbox' | 'start' | 'end' | 'conditions'>,
+) {
   const box = subscription.bbox;
   const area = box
     ? `${degrees(box[0], 'E', 'W')} to ${degrees(box[2], 'E', 'W')}, ${degrees(box[1], 'N', 'S')} to ${degrees(box[3], 'N', 'S')}${
@@ -200,11 +218,14 @@ export function describe(subscription: Pick<Subscription, 'bbox' | 'start' | 'en
       }`
     : 'Anywhere';
   let window = 'Any time';
-  if (subscription.start && subscription.end) window = `${formatDay(subscription.start)} to ${formatDay(subscription.end)}`;
+  if (subscription.start && subscription.end)
+    window = `${formatDay(subscription.start)} to ${formatDay(subscription.end)}`;
   else if (subscription.start) window = `From ${formatDay(subscription.start)}`;
   else if (subscription.end) window = `Until ${formatDay(subscription.end)}`;
   const conditions = subscription.conditions.length
-    ? subscription.conditions.map((c) => `${c.name} ${OP_SYMBOLS[c.op]} ${valueText(c.value)}`).join('; ')
+    ? subscription.conditions
+        .map((c) => `${c.name} ${OP_SYMBOLS[c.op]} ${valueText(c.value)}`)
+        .join('; ')
     : 'None';
   return { area, window, conditions };
 }

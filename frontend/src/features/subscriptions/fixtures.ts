@@ -1,23 +1,5 @@
 /** Test data for the subscription pages (used by the Vitest files only). */
-import { http, HttpResponse } from 'msw';
-
-import { server } from '../../test/server';
-import type { Me } from '../auth/api/me';
-import type { SubscriptionDelivery } from './api/deliveries';
-import type { Subscription } from './api/subscriptions';
-
-export const scientist: Me = {
-  authenticated: true,
-  username: 'scientist',
-  email: 'scientist@example.org',
-  role: 'user',
-  roles: ['user'],
-  providers: [],
-};
-
-export function asUser(me: Me = scientist) {
-  server.use(http.get('/api/v1/me/', () => HttpResponse.json(me)));
-}
+import type { Subscription, SubscriptionDelivery } from '../../api/types';
 
 export function subscription(overrides: Partial<Subscription> = {}): Subscription {
   return {
@@ -40,7 +22,10 @@ export function subscription(overrides: Partial<Subscription> = {}): Subscriptio
   };
 }
 
-export function delivery(id: number, overrides: Partial<SubscriptionDelivery> = {}): SubscriptionDelivery {
+export function delivery(
+  id: number,
+  overrides: Partial<SubscriptionDelivery> = {},
+): SubscriptionDelivery {
   return {
     id,
     granule_pk: 100 + id,

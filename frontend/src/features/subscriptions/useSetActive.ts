@@ -1,7 +1,8 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 
-import { updateSubscription } from './api/subscription';
-import type { Subscription } from './api/subscriptions';
+import { subscriptionKeys } from '../../api/subscriptions/keys';
+import { updateSubscription } from '../../api/subscriptions/subscription';
+import type { Subscription } from '../../api/types';
 
 /** Pause (active=false) or resume a subscription; every cached copy of it is refreshed. */
 export function useSetActive() {
@@ -9,6 +10,6 @@ export function useSetActive() {
   return useMutation({
     mutationFn: ({ subscription, active }: { subscription: Subscription; active: boolean }) =>
       updateSubscription(subscription.id, { active }),
-    onSuccess: () => queryClient.invalidateQueries({ queryKey: ['subscriptions'] }),
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: subscriptionKeys.all }),
   });
 }

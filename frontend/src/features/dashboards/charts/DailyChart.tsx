@@ -1,10 +1,10 @@
 import type { ChartData, ChartDataset, ChartOptions } from 'chart.js';
 import { Chart } from 'react-chartjs-2';
 
+import type { Daily } from '../../../api/types';
 import { ChartFigure } from '../../../components/ChartFigure';
 import { seriesColour } from '../../../lib/chart';
 import { byteUnit, formatBytes, formatPercent } from '../../../lib/format';
-import type { Daily } from '../api/daily';
 
 const TB = 1e12;
 /** Below this share of the smaller target, bars drawn on the targets' scale would not show. */
@@ -24,7 +24,8 @@ export function DailyChart({ daily }: { daily: Daily }) {
   const labels = daily.days.map((day) => day.date.slice(5));
   const busiest = Math.max(0, ...daily.days.flatMap((day) => [day.ingest, day.distribution]));
   const goals = [daily.targets.ingest, daily.targets.distribution].filter((t) => t > 0);
-  const targetsShown = busiest === 0 || goals.length === 0 || busiest >= OFF_SCALE * Math.min(...goals);
+  const targetsShown =
+    busiest === 0 || goals.length === 0 || busiest >= OFF_SCALE * Math.min(...goals);
   const unit = targetsShown ? { name: 'TB', size: TB } : byteUnit(busiest);
   const scaled = (bytes: number) => bytes / unit.size;
   const bars: ChartDataset<'bar' | 'line', number[]>[] = DIRECTIONS.map((d, index) => ({
@@ -56,7 +57,9 @@ export function DailyChart({ daily }: { daily: Daily }) {
     plugins: {
       legend: { position: 'bottom' },
       tooltip: {
-        callbacks: { label: (item) => `${item.dataset.label}: ${formatBytes(Number(item.raw) * unit.size)}` },
+        callbacks: {
+          label: (item) => `${item.dataset.label}: ${formatBytes(Number(item.raw) * unit.size)}`,
+        },
       },
     },
   };
@@ -87,7 +90,11 @@ export function DailyChart({ daily }: { daily: Daily }) {
       table={{
         caption: 'Bytes per day',
         columns: ['Day (UTC)', 'Ingest', 'Distribution'],
-        rows: daily.days.map((day) => [day.date, formatBytes(day.ingest), formatBytes(day.distribution)]),
+        rows: daily.days.map((day) => [
+          day.date,
+          formatBytes(day.ingest),
+          formatBytes(day.distribution),
+        ]),
       }}
     >
       <Chart type="bar" data={data} options={options} role="img" aria-label={summary} />

@@ -27,11 +27,16 @@ export function HistogramChart({ title, values }: { title: string; values: numbe
     responsive: true,
     scales: {
       y: { beginAtZero: true, ticks: { precision: 0 }, title: { display: true, text: 'Volumes' } },
-      x: { title: { display: true, text: '% full' }, ticks: { maxRotation: 0, autoSkipPadding: 4 } },
+      x: {
+        title: { display: true, text: '% full' },
+        ticks: { maxRotation: 0, autoSkipPadding: 4 },
+      },
     },
     plugins: { legend: { display: false } },
   };
-  const nonEmpty = BIN_LABELS.map((label, i) => ({ label, n: bins[i] ?? 0 })).filter((b) => b.n > 0);
+  const nonEmpty = BIN_LABELS.map((label, i) => ({ label, n: bins[i] ?? 0 })).filter(
+    (b) => b.n > 0,
+  );
   const summary = values.length
     ? `${values.length} volumes: ` + nonEmpty.map((b) => `${b.n} at ${b.label}`).join(', ') + '.'
     : 'No volumes.';

@@ -10,7 +10,9 @@ export function hourLabel(iso: string): string {
   const date = new Date(iso);
   if (Number.isNaN(date.getTime())) return iso;
   const hh = String(date.getUTCHours()).padStart(2, '0');
-  return hh === '00' ? `${date.getUTCDate()} ${date.toLocaleString('en', { month: 'short', timeZone: 'UTC' })}` : `${hh}:00`;
+  return hh === '00'
+    ? `${date.getUTCDate()} ${date.toLocaleString('en', { month: 'short', timeZone: 'UTC' })}`
+    : `${hh}:00`;
 }
 
 /** A series with at most this many busy hours gets a dot on each, or a lone busy hour would be
@@ -57,7 +59,11 @@ export function ThroughputChart({
     },
     plugins: {
       legend: { position: 'bottom' },
-      tooltip: { callbacks: { label: (item) => `${item.dataset.label}: ${formatNumber(Number(item.raw))} MB/s` } },
+      tooltip: {
+        callbacks: {
+          label: (item) => `${item.dataset.label}: ${formatNumber(Number(item.raw))} MB/s`,
+        },
+      },
     },
   };
 
@@ -73,7 +79,10 @@ export function ThroughputChart({
           '.';
 
   const rows = hours
-    .map((hour, i) => [hour.slice(0, 16).replace('T', ' '), ...names.map((name) => formatNumber(series[name]?.[i] ?? 0))])
+    .map((hour, i) => [
+      hour.slice(0, 16).replace('T', ' '),
+      ...names.map((name) => formatNumber(series[name]?.[i] ?? 0)),
+    ])
     .filter((row) => row.slice(1).some((cell) => cell !== '0'));
 
   return (

@@ -73,7 +73,11 @@ describe('DailyChart', () => {
 
     await userEvent.click(screen.getByText('Show the numbers'));
     const row = screen.getByRole('row', { name: /2026-11-22/ });
-    expect(within(row).getAllByRole('cell').map((cell) => cell.textContent)).toEqual(['1.50 TB', '2.50 TB']);
+    expect(
+      within(row)
+        .getAllByRole('cell')
+        .map((cell) => cell.textContent),
+    ).toEqual(['1.50 TB', '2.50 TB']);
   });
 });
 
@@ -103,7 +107,9 @@ describe('ThroughputChart', () => {
   });
 
   it('shows a message instead of an empty canvas when there are no series', () => {
-    render(<ThroughputChart title="MB/s by collection" hours={hours} series={{}} what="collection" />);
+    render(
+      <ThroughputChart title="MB/s by collection" hours={hours} series={{}} what="collection" />,
+    );
 
     expect(screen.queryByRole('img')).not.toBeInTheDocument();
     expect(screen.getByText('No transfers by collection in the last 2 hours.')).toBeInTheDocument();

@@ -1,0 +1,96 @@
+/**
+ * The API's bodies under the names the app uses, all taken from the generated OpenAPI types
+ * (schema.d.ts, `npm run api-types`): when the API changes, the compiler says where.
+ */
+import type { components } from './schema';
+
+type Schemas = components['schemas'];
+
+/** A cursor page of `T`: follow `next` / `previous` as given (null at either end). */
+export type Page<T> = Omit<Schemas['PaginatedOrderList'], 'results'> & { results: T[] };
+
+// Accounts
+export type Me = Schemas['Me'];
+export type Role = Schemas['UserRoleEnum'];
+
+// Catalog
+export type Collection = Schemas['Collection'];
+export type CollectionAccess = Schemas['AccessEnum'];
+export type Granule = Schemas['Granule'];
+export type GranuleFile = Schemas['File'];
+export type FileRole = Schemas['FileRoleEnum'];
+/** [west, south, east, north] in degrees; west > east crosses the antimeridian. */
+export type BBox = NonNullable<Granule['bbox']>;
+/** Where a granule's bytes are: every file on disk now, or some only on tape. */
+export type Residency = Schemas['ResidencyEnum'];
+export type GranuleDetail = Schemas['GranuleDetail'];
+export type StoredFile = Schemas['FileStorage'];
+export type TapeCopy = Schemas['TapeCopy'];
+export type GranuleFacets = Schemas['GranuleFacets'];
+export type FacetValue = Schemas['FacetValue'];
+
+// Distribution: cart and orders
+export type Cart = Schemas['Cart'];
+export type CartGranule = Schemas['CartItem'];
+export type OrderLimits = Schemas['OrderLimits'];
+export type Order = Schemas['Order'];
+export type OrderState = Schemas['OrderStateEnum'];
+export type OrderDetail = Schemas['OrderDetail'];
+export type OrderItem = Schemas['OrderItem'];
+export type ItemState = Schemas['OrderItemStateEnum'];
+export type Delivery = Schemas['DeliveryEnum'];
+export type NewOrder = Schemas['OrderCreateRequest'];
+export type OrderLinks = Schemas['Links'];
+export type DownloadLink = Schemas['Link'];
+
+// Distribution: destinations and subscriptions
+export type Destination = Schemas['Destination'];
+export type DestinationKind = Schemas['DestinationKindEnum'];
+export type DestinationBody = Schemas['DestinationRequest'];
+export type SftpKey = Schemas['SftpKey'];
+export type Subscription = Schemas['Subscription'];
+export type SubscriptionBody = Schemas['SubscriptionRequest'];
+export type SubscriptionChange = Schemas['PatchedSubscriptionRequest'];
+/** What a subscription matches; the preview takes the same body. */
+export type SubscriptionFilter = Omit<Schemas['SubscriptionPreviewRequest'], 'days'>;
+export type DeliveryMode = Schemas['ModeEnum'];
+export type Condition = Schemas['ConditionRequest'];
+export type ConditionOp = Schemas['OpEnum'];
+export type ConditionValue = Condition['value'];
+export type Preview = Schemas['SubscriptionPreviewResult'];
+export type PreviewGranule = Schemas['PreviewGranule'];
+export type ApplyResult = Schemas['SubscriptionApplyResult'];
+export type SubscriptionDelivery = Schemas['SubscriptionDelivery'];
+export type DeliveryState = Schemas['SubscriptionDeliveryStateEnum'];
+
+// Ingest
+export type IngestRequest = Schemas['IngestRequest'];
+export type IngestRequestState = Schemas['IngestRequestStateEnum'];
+export type IngestRequestDetail = Schemas['RequestDetail'];
+export type IngestGranuleRow = Schemas['IngestGranuleRow'];
+export type IngestGranuleState = Schemas['IngestGranuleStateEnum'];
+export type RetryResult = Schemas['RetryResult'];
+export type Pdr = Schemas['Pdr'];
+export type PdrState = Schemas['PdrStateEnum'];
+
+// Archive (operators)
+export type ArchiveRequest = Schemas['ArchiveRequest'];
+export type ArchiveRequestKind = Schemas['KindEnum'];
+export type BulkAction = Schemas['BulkRequest'];
+export type BulkResult = Schemas['BulkResult'];
+export type CacheUsage = Schemas['CacheUsage'];
+export type Drive = Schemas['Drive'];
+export type QueueRow = Schemas['QueueRow'];
+export type Volume = Schemas['Volume'];
+export type VolumeGroup = Schemas['VolumeGroup'];
+
+// Metrics (operators)
+export type Today = Schemas['Today'];
+export type TodayDirection = Schemas['TodayDirection'];
+/** The directions the dashboards chart against a daily target. */
+export type ChartedDirection = keyof Today['directions'];
+export type Daily = Schemas['Daily'];
+export type DailyRow = Schemas['DailyRow'];
+export type Throughput = Schemas['Throughput'];
+export type Targets = Schemas['DailyTargets'];
+export type TargetsChange = Schemas['TargetsRequest'];
