@@ -15,7 +15,7 @@ const features = readdirSync(FEATURES, { withFileTypes: true })
   .map((entry) => entry.name);
 
 export default defineConfig(
-  { ignores: ['frontend/dist/', 'frontend/src/api/schema.d.ts'] },
+  { ignores: ['.venv/', 'var/', 'frontend/dist/', 'frontend/src/api/schema.d.ts'] },
   {
     files: ['frontend/src/**/*.{ts,tsx}'],
     extends: [

@@ -10,7 +10,6 @@ from rest_framework.views import APIView
 from backend.accounts.permissions import IsOperator
 from backend.catalog.models import File
 from backend.catalog.pagination import CatalogCursorPagination
-from backend.errors import Conflict
 
 from . import operations
 from .models import ArchiveRequest, Drive, DriveModel, Silo, Volume

@@ -556,9 +556,9 @@ export interface paths {
         /**
          * @description A file's bytes: by a signed order link, or to a logged-in user who may see it.
          *
-         *     Streams from the cache (by sendfile under gunicorn, see services.DownloadBody), answers
-         *     single Range requests with 206, and sends the catalog checksum in `Digest` /
-         *     `X-Checksum-*`.
+         *     Streams from the cache (by sendfile under gunicorn, see services.downloads.DownloadBody),
+         *     answers single Range requests with 206 (416 beyond the file), and sends the catalog
+         *     checksum in `Digest` / `X-Checksum-*`.
          */
         get: operations["api_v1_files_download_retrieve"];
         put?: never;
