@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # The web app's API types, generated from the OpenAPI schema Django serves (drf-spectacular):
-#   scripts/api-types.sh          writes frontend/src/api/schema.d.ts
+#   scripts/api-types.sh          writes frontend/src/lib/api/schema.d.ts
 #   scripts/api-types.sh --check  fails when that committed file differs from the API's schema
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-target=frontend/src/api/schema.d.ts
+target=frontend/src/lib/api/schema.d.ts
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 

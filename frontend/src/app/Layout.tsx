@@ -1,7 +1,7 @@
 import { useQuery } from '@tanstack/react-query';
 import { Link, NavLink, Outlet } from 'react-router';
 
-import { meQuery } from '../api/auth/me';
+import { meQuery } from '../lib/api/auth/me';
 import { UserMenu } from '../features/auth/UserMenu';
 import { CartLink } from '../features/cart/CartLink';
 

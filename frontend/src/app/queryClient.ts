@@ -1,6 +1,6 @@
 import { QueryClient } from '@tanstack/react-query';
 
-import { ApiError } from '../api/client';
+import { ApiError } from '../lib/api/client';
 
 /** Retry only what may pass on a second try: unreachable server or a gateway hiccup. */
 function shouldRetry(failureCount: number, error: unknown): boolean {

@@ -1,4 +1,4 @@
-import type { CollectionAccess } from '../api/types';
+import type { CollectionAccess } from '../lib/api/types';
 
 const LABELS: Record<CollectionAccess, string> = {
   public: 'Public',

@@ -1,5 +1,5 @@
-import { cursorOf } from '../api/client';
-import type { Page } from '../api/types';
+import { cursorOf } from '../lib/api/client';
+import type { Page } from '../lib/api/types';
 
 /** Newer / older buttons over a cursor-paged list whose cursor lives in the page's state. */
 export function CursorPager({

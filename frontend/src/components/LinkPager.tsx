@@ -1,6 +1,6 @@
 import { Link, type To } from 'react-router';
 
-import { cursorOf } from '../api/client';
+import { cursorOf } from '../lib/api/client';
 
 /**
  * Previous / next links over a cursor-paged list whose cursor lives in the page's address, so

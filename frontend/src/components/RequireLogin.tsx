@@ -2,8 +2,8 @@ import { useQuery } from '@tanstack/react-query';
 import type { ReactNode } from 'react';
 import { Link, useLocation } from 'react-router';
 
-import { meQuery } from '../api/auth/me';
-import type { Me, Role } from '../api/types';
+import { meQuery } from '../lib/api/auth/me';
+import type { Me, Role } from '../lib/api/types';
 import { ErrorMessage, Loading } from './StatusMessage';
 
 /**

@@ -1,4 +1,4 @@
-import type { Residency } from '../api/types';
+import type { Residency } from '../lib/api/types';
 import './portal.css';
 
 const LABELS: Record<Residency, { text: string; title: string }> = {

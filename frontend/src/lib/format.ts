@@ -1,5 +1,5 @@
 /** Number formats the dashboards share: decimal units, as the archive counts bytes. */
-import type { BBox } from '../api/types';
+import type { BBox } from './api/types';
 
 const UNITS = ['B', 'KB', 'MB', 'GB', 'TB', 'PB'];
 const numberFormat = new Intl.NumberFormat('en', { maximumFractionDigits: 2 });

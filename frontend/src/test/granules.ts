@@ -1,4 +1,4 @@
-import type { Granule } from '../api/types';
+import type { Granule } from '../lib/api/types';
 
 /** A granule as the list API answers it; tests override what they are about. */
 export function granule(overrides: Partial<Granule> = {}): Granule {

@@ -1,7 +1,7 @@
 import { http, HttpResponse } from 'msw';
 import { setupServer } from 'msw/node';
 
-import type { Cart, Collection, Me, Page } from '../api/types';
+import type { Cart, Collection, Me, Page } from '../lib/api/types';
 
 export const anonymous: Me = {
   authenticated: false,

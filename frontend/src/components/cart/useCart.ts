@@ -1,9 +1,9 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 
-import { meQuery } from '../../api/auth/me';
-import { addToCart, cartQuery, clearCart } from '../../api/cart/cart';
-import { removeFromCart } from '../../api/cart/cartGranule';
-import type { Cart } from '../../api/types';
+import { meQuery } from '../../lib/api/auth/me';
+import { addToCart, cartQuery, clearCart } from '../../lib/api/cart/cart';
+import { removeFromCart } from '../../lib/api/cart/cartGranule';
+import type { Cart } from '../../lib/api/types';
 
 /** The logged-in user's cart (nothing is asked for anonymous visitors). */
 export function useCart() {

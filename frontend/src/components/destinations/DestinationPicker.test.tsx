@@ -3,7 +3,7 @@ import userEvent from '@testing-library/user-event';
 import { http, HttpResponse } from 'msw';
 import { beforeEach, describe, expect, it } from 'vitest';
 
-import type { Destination, DestinationBody } from '../../api/types';
+import type { Destination, DestinationBody } from '../../lib/api/types';
 import { renderApp } from '../../test/renderApp';
 import { asUser, collection, page, server } from '../../test/server';
 

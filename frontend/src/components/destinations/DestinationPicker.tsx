@@ -1,11 +1,11 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useId, useState } from 'react';
 
-import { ApiError, fieldErrors } from '../../api/client';
-import { updateDestination } from '../../api/destinations/destination';
-import { createDestination, destinationsQuery } from '../../api/destinations/destinations';
-import { sftpKeyQuery } from '../../api/destinations/sftpKey';
-import type { Destination, DestinationBody, DestinationKind } from '../../api/types';
+import { ApiError, fieldErrors } from '../../lib/api/client';
+import { updateDestination } from '../../lib/api/destinations/destination';
+import { createDestination, destinationsQuery } from '../../lib/api/destinations/destinations';
+import { sftpKeyQuery } from '../../lib/api/destinations/sftpKey';
+import type { Destination, DestinationBody, DestinationKind } from '../../lib/api/types';
 import { Field, invalid } from '../Field';
 import './DestinationPicker.css';
 

@@ -5,7 +5,7 @@
  */
 import L from 'leaflet';
 
-import type { BBox } from '../../api/types';
+import type { BBox } from '../../lib/api/types';
 import { boxFromCorners, isTooSmall } from './geometry';
 
 export interface BoxDrawOptions {

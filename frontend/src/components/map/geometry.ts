@@ -1,5 +1,5 @@
 /** Boxes on a plate carrée map: what a drag draws, and how footprints are drawn. No Leaflet. */
-import type { BBox } from '../../api/types';
+import type { BBox } from '../../lib/api/types';
 
 export interface LatLngLike {
   lat: number;

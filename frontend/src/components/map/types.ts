@@ -1,4 +1,4 @@
-import type { BBox } from '../../api/types';
+import type { BBox } from '../../lib/api/types';
 
 /** A granule's footprint on the map. */
 export interface Footprint {

@@ -2,9 +2,9 @@ import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useId, useRef, useState, type FormEvent } from 'react';
 import { useNavigate, useSearchParams } from 'react-router';
 
-import { authKeys } from '../../api/auth/keys';
-import { logIn } from '../../api/auth/login';
-import { meQuery } from '../../api/auth/me';
+import { authKeys } from '../../lib/api/auth/keys';
+import { logIn } from '../../lib/api/auth/login';
+import { meQuery } from '../../lib/api/auth/me';
 import { safeNext } from './safeNext';
 
 export function LoginPage() {

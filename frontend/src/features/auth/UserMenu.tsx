@@ -1,9 +1,9 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, useLocation, useNavigate } from 'react-router';
 
-import { authKeys } from '../../api/auth/keys';
-import { logOut } from '../../api/auth/logout';
-import { anonymousMe, meQuery } from '../../api/auth/me';
+import { authKeys } from '../../lib/api/auth/keys';
+import { logOut } from '../../lib/api/auth/logout';
+import { anonymousMe, meQuery } from '../../lib/api/auth/me';
 
 export function UserMenu() {
   const me = useQuery(meQuery());

@@ -3,7 +3,7 @@ import userEvent from '@testing-library/user-event';
 import { http, HttpResponse } from 'msw';
 import { beforeEach, describe, expect, it } from 'vitest';
 
-import type { Cart } from '../../api/types';
+import type { Cart } from '../../lib/api/types';
 import { renderApp } from '../../test/renderApp';
 import { asUser, emptyCart, server } from '../../test/server';
 

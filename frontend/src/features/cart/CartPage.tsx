@@ -2,11 +2,11 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useRef, useState, type FormEvent } from 'react';
 import { Link, useNavigate } from 'react-router';
 
-import { cartQuery } from '../../api/cart/cart';
-import { cartKeys } from '../../api/cart/keys';
-import { orderKeys } from '../../api/orders/keys';
-import { orderCart } from '../../api/orders/orders';
-import type { Cart, CartGranule, Delivery, OrderLimits } from '../../api/types';
+import { cartQuery } from '../../lib/api/cart/cart';
+import { cartKeys } from '../../lib/api/cart/keys';
+import { orderKeys } from '../../lib/api/orders/keys';
+import { orderCart } from '../../lib/api/orders/orders';
+import type { Cart, CartGranule, Delivery, OrderLimits } from '../../lib/api/types';
 import { DataTable, type Column } from '../../components/DataTable';
 import { Facts } from '../../components/Facts';
 import { RequireLogin } from '../../components/RequireLogin';

@@ -2,8 +2,8 @@ import { useQuery, type UseQueryResult } from '@tanstack/react-query';
 import { useEffect, useId, useState, type FormEvent } from 'react';
 import { Link, useSearchParams } from 'react-router';
 
-import { collectionsQuery } from '../../api/collections/collections';
-import type { Collection, Page } from '../../api/types';
+import { collectionsQuery } from '../../lib/api/collections/collections';
+import type { Collection, Page } from '../../lib/api/types';
 import { AccessBadge } from '../../components/AccessBadge';
 import { DataTable, type Column } from '../../components/DataTable';
 import { LinkPager } from '../../components/LinkPager';

@@ -1,12 +1,12 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useId, useState } from 'react';
 
-import { cacheQuery } from '../../api/archive/cache';
-import { drivesQuery, varyDrive } from '../../api/archive/drives';
-import { archiveKeys } from '../../api/archive/keys';
-import { volumeGroupsQuery } from '../../api/archive/volumeGroups';
-import { volumesQuery, type VolumeList } from '../../api/archive/volumes';
-import type { CacheUsage, Drive, VolumeGroup } from '../../api/types';
+import { cacheQuery } from '../../lib/api/archive/cache';
+import { drivesQuery, varyDrive } from '../../lib/api/archive/drives';
+import { archiveKeys } from '../../lib/api/archive/keys';
+import { volumeGroupsQuery } from '../../lib/api/archive/volumeGroups';
+import { volumesQuery, type VolumeList } from '../../lib/api/archive/volumes';
+import type { CacheUsage, Drive, VolumeGroup } from '../../lib/api/types';
 import { type Column, DataTable } from '../../components/DataTable';
 import { Loaded } from '../../components/Loaded';
 import { OutcomeNotice, type Outcome } from '../../components/OutcomeNotice';

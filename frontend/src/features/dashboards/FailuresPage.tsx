@@ -1,20 +1,20 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useId, useState } from 'react';
 
-import { archiveKeys } from '../../api/archive/keys';
-import { archiveRequestsQuery, bulkRequests } from '../../api/archive/requests';
-import { ingestKeys } from '../../api/ingest/keys';
-import { ingestRequestQuery } from '../../api/ingest/request';
-import { ingestRequestsQuery } from '../../api/ingest/requests';
-import { retryIngest } from '../../api/ingest/retry';
-import { LIVE_REFRESH_MS } from '../../api/live';
+import { archiveKeys } from '../../lib/api/archive/keys';
+import { archiveRequestsQuery, bulkRequests } from '../../lib/api/archive/requests';
+import { ingestKeys } from '../../lib/api/ingest/keys';
+import { ingestRequestQuery } from '../../lib/api/ingest/request';
+import { ingestRequestsQuery } from '../../lib/api/ingest/requests';
+import { retryIngest } from '../../lib/api/ingest/retry';
+import { LIVE_REFRESH_MS } from '../../lib/api/live';
 import type {
   ArchiveRequest,
   ArchiveRequestKind,
   BulkAction,
   IngestGranuleRow,
   IngestRequest,
-} from '../../api/types';
+} from '../../lib/api/types';
 import { type Column, DataTable } from '../../components/DataTable';
 import { Loaded } from '../../components/Loaded';
 import { OutcomeNotice, type Outcome } from '../../components/OutcomeNotice';

@@ -1,12 +1,12 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useId, useState, type FormEvent } from 'react';
 
-import { dailyQuery } from '../../api/metrics/daily';
-import { metricKeys } from '../../api/metrics/keys';
-import { saveTargets, targetsQuery } from '../../api/metrics/targets';
-import { throughputQuery } from '../../api/metrics/throughput';
-import { todayQuery } from '../../api/metrics/today';
-import type { ChartedDirection, Targets, Today, TodayDirection } from '../../api/types';
+import { dailyQuery } from '../../lib/api/metrics/daily';
+import { metricKeys } from '../../lib/api/metrics/keys';
+import { saveTargets, targetsQuery } from '../../lib/api/metrics/targets';
+import { throughputQuery } from '../../lib/api/metrics/throughput';
+import { todayQuery } from '../../lib/api/metrics/today';
+import type { ChartedDirection, Targets, Today, TodayDirection } from '../../lib/api/types';
 import { Loaded } from '../../components/Loaded';
 import { formatAge, formatBytes, formatPercent, formatRate } from '../../lib/format';
 import { DailyChart } from './charts/DailyChart';

@@ -1,7 +1,7 @@
 import { useQuery } from '@tanstack/react-query';
 
-import { queuesQuery } from '../../api/archive/queues';
-import type { QueueRow } from '../../api/types';
+import { queuesQuery } from '../../lib/api/archive/queues';
+import type { QueueRow } from '../../lib/api/types';
 import { type Column, DataTable } from '../../components/DataTable';
 import { Loaded } from '../../components/Loaded';
 import { formatAge, formatBytes, formatCount, formatPercent } from '../../lib/format';

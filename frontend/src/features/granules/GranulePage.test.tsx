@@ -2,7 +2,7 @@ import { screen, within } from '@testing-library/react';
 import { http, HttpResponse } from 'msw';
 import { describe, expect, it, vi } from 'vitest';
 
-import type { GranuleDetail } from '../../api/types';
+import type { GranuleDetail } from '../../lib/api/types';
 import { granule } from '../../test/granules';
 import { renderApp } from '../../test/renderApp';
 import { server } from '../../test/server';

@@ -2,8 +2,8 @@ import { useQuery } from '@tanstack/react-query';
 import { useState, type ReactNode } from 'react';
 import { Link, useLocation, useParams } from 'react-router';
 
-import { granuleQuery } from '../../api/granules/granule';
-import type { GranuleDetail, StoredFile } from '../../api/types';
+import { granuleQuery } from '../../lib/api/granules/granule';
+import type { GranuleDetail, StoredFile } from '../../lib/api/types';
 import { Facts, type Fact } from '../../components/Facts';
 import { type Column, DataTable } from '../../components/DataTable';
 import { checksumColumn, sizeColumn } from '../../components/fileColumns';

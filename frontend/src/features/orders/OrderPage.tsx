@@ -2,11 +2,11 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type ReactNode } from 'react';
 import { Link, useParams } from 'react-router';
 
-import { orderKeys } from '../../api/orders/keys';
-import { orderLinksQuery } from '../../api/orders/links';
-import { cancelOrder, orderQuery, scriptUrl } from '../../api/orders/order';
-import { FINAL_STATES } from '../../api/orders/orders';
-import type { DownloadLink, OrderDetail, OrderItem } from '../../api/types';
+import { orderKeys } from '../../lib/api/orders/keys';
+import { orderLinksQuery } from '../../lib/api/orders/links';
+import { cancelOrder, orderQuery, scriptUrl } from '../../lib/api/orders/order';
+import { FINAL_STATES } from '../../lib/api/orders/orders';
+import type { DownloadLink, OrderDetail, OrderItem } from '../../lib/api/types';
 import { Facts } from '../../components/Facts';
 import { type Column, DataTable } from '../../components/DataTable';
 import { checksumColumn, sizeColumn } from '../../components/fileColumns';

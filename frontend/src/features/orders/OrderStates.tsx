@@ -1,4 +1,4 @@
-import type { ItemState, OrderState } from '../../api/types';
+import type { ItemState, OrderState } from '../../lib/api/types';
 import { StateBadge, type Tone } from '../../components/StateBadge';
 
 const ORDER: Record<OrderState, [string, Tone]> = {

@@ -1,8 +1,8 @@
 import { useQuery } from '@tanstack/react-query';
 import { Link, useSearchParams } from 'react-router';
 
-import { ordersQuery } from '../../api/orders/orders';
-import type { Order } from '../../api/types';
+import { ordersQuery } from '../../lib/api/orders/orders';
+import type { Order } from '../../lib/api/types';
 import { type Column, DataTable } from '../../components/DataTable';
 import { LinkPager } from '../../components/LinkPager';
 import { RequireLogin } from '../../components/RequireLogin';

@@ -2,10 +2,10 @@ import { useQuery } from '@tanstack/react-query';
 import { useId } from 'react';
 import { Link, useParams } from 'react-router';
 
-import { pdrQuery } from '../../api/ingest/pdr';
-import { pdrIsFinal } from '../../api/ingest/pdrs';
-import { idFromUrl, PROVIDER_REFRESH_MS } from '../../api/ingest/requests';
-import type { Pdr } from '../../api/types';
+import { pdrQuery } from '../../lib/api/ingest/pdr';
+import { pdrIsFinal } from '../../lib/api/ingest/pdrs';
+import { idFromUrl, PROVIDER_REFRESH_MS } from '../../lib/api/ingest/requests';
+import type { Pdr } from '../../lib/api/types';
 import { type Column, DataTable } from '../../components/DataTable';
 import { Loaded } from '../../components/Loaded';
 import { formatDateTime } from '../../lib/format';

@@ -2,9 +2,9 @@ import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Link } from 'react-router';
 
-import { pdrIsFinal, pdrsQuery } from '../../api/ingest/pdrs';
-import { idFromUrl, PROVIDER_REFRESH_MS } from '../../api/ingest/requests';
-import type { Pdr } from '../../api/types';
+import { pdrIsFinal, pdrsQuery } from '../../lib/api/ingest/pdrs';
+import { idFromUrl, PROVIDER_REFRESH_MS } from '../../lib/api/ingest/requests';
+import type { Pdr } from '../../lib/api/types';
 import { type Column, DataTable } from '../../components/DataTable';
 import { CursorPager } from '../../components/CursorPager';
 import { Loaded } from '../../components/Loaded';

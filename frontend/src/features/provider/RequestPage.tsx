@@ -2,11 +2,11 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useId, useState } from 'react';
 import { Link, useParams } from 'react-router';
 
-import { ingestKeys } from '../../api/ingest/keys';
-import { GRANULE_STATES, ingestRequestQuery } from '../../api/ingest/request';
-import { idFromUrl, isFinal, PROVIDER_REFRESH_MS } from '../../api/ingest/requests';
-import { retryIngest } from '../../api/ingest/retry';
-import type { IngestGranuleRow, IngestRequestDetail } from '../../api/types';
+import { ingestKeys } from '../../lib/api/ingest/keys';
+import { GRANULE_STATES, ingestRequestQuery } from '../../lib/api/ingest/request';
+import { idFromUrl, isFinal, PROVIDER_REFRESH_MS } from '../../lib/api/ingest/requests';
+import { retryIngest } from '../../lib/api/ingest/retry';
+import type { IngestGranuleRow, IngestRequestDetail } from '../../lib/api/types';
 import { type Column, DataTable } from '../../components/DataTable';
 import { Loaded } from '../../components/Loaded';
 import { OutcomeNotice, type Outcome } from '../../components/OutcomeNotice';

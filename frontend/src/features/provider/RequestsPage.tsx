@@ -2,8 +2,8 @@ import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Link } from 'react-router';
 
-import { ingestRequestsQuery, isFinal, PROVIDER_REFRESH_MS } from '../../api/ingest/requests';
-import type { IngestRequest } from '../../api/types';
+import { ingestRequestsQuery, isFinal, PROVIDER_REFRESH_MS } from '../../lib/api/ingest/requests';
+import type { IngestRequest } from '../../lib/api/types';
 import { type Column, DataTable } from '../../components/DataTable';
 import { CursorPager } from '../../components/CursorPager';
 import { Loaded } from '../../components/Loaded';

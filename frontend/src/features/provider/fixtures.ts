@@ -7,7 +7,7 @@ import type {
   IngestRequestDetail,
   Me,
   Pdr,
-} from '../../api/types';
+} from '../../lib/api/types';
 import { server } from '../../test/server';
 
 export const modaps: Me = {

@@ -2,7 +2,7 @@ import type { UseQueryResult } from '@tanstack/react-query';
 import { useId, useState, type FormEvent } from 'react';
 import { Link } from 'react-router';
 
-import type { BBox, Collection, FacetValue, GranuleFacets, Page } from '../../api/types';
+import type { BBox, Collection, FacetValue, GranuleFacets, Page } from '../../lib/api/types';
 import { formatCount } from '../../lib/format';
 import { emptySearch, type DayNight, type SearchState } from './searchState';
 

@@ -3,7 +3,7 @@ import userEvent from '@testing-library/user-event';
 import { http, HttpResponse } from 'msw';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 
-import type { GranuleFacets } from '../../api/types';
+import type { GranuleFacets } from '../../lib/api/types';
 import type { BoxMapProps } from '../../components/map/types';
 import { granule } from '../../test/granules';
 import { renderApp } from '../../test/renderApp';

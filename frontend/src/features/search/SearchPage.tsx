@@ -2,9 +2,9 @@ import { useQuery } from '@tanstack/react-query';
 import { useMemo, useState } from 'react';
 import { useNavigate, useSearchParams } from 'react-router';
 
-import { collectionsQuery } from '../../api/collections/collections';
-import { granuleFacetsQuery } from '../../api/granules/facets';
-import { granulesQuery } from '../../api/granules/granules';
+import { collectionsQuery } from '../../lib/api/collections/collections';
+import { granuleFacetsQuery } from '../../lib/api/granules/facets';
+import { granulesQuery } from '../../lib/api/granules/granules';
 import { LazyBoxMap } from '../../components/map/LazyBoxMap';
 import type { Footprint } from '../../components/map/types';
 import { SearchForm } from './SearchForm';

@@ -1,7 +1,7 @@
 import type { UseQueryResult } from '@tanstack/react-query';
 import { Link } from 'react-router';
 
-import type { Granule, Page } from '../../api/types';
+import type { Granule, Page } from '../../lib/api/types';
 import { DataTable, type Column } from '../../components/DataTable';
 import { LinkPager } from '../../components/LinkPager';
 import { ResidencyBadge } from '../../components/ResidencyBadge';

@@ -3,8 +3,8 @@
  * and reloaded: parsing, writing back, and the API parameters it stands for. Plain functions,
  * no React, so the mapping can be read and tested on its own.
  */
-import type { QueryParams } from '../../api/client';
-import type { BBox } from '../../api/types';
+import type { QueryParams } from '../../lib/api/client';
+import type { BBox } from '../../lib/api/types';
 import { formatBBox } from '../../lib/format';
 
 export type DayNight = '' | 'Day' | 'Night';

@@ -2,8 +2,8 @@ import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Link } from 'react-router';
 
-import { deliveriesQuery, DELIVERY_REFRESH_MS } from '../../api/subscriptions/deliveries';
-import type { DeliveryState, SubscriptionDelivery } from '../../api/types';
+import { deliveriesQuery, DELIVERY_REFRESH_MS } from '../../lib/api/subscriptions/deliveries';
+import type { DeliveryState, SubscriptionDelivery } from '../../lib/api/types';
 import { CursorPager } from '../../components/CursorPager';
 import { DataTable, type Column } from '../../components/DataTable';
 import { Loaded } from '../../components/Loaded';

@@ -1,7 +1,7 @@
 import { useQuery } from '@tanstack/react-query';
 import { Link, useParams } from 'react-router';
 
-import { subscriptionQuery } from '../../api/subscriptions/subscription';
+import { subscriptionQuery } from '../../lib/api/subscriptions/subscription';
 import { RequireLogin } from '../../components/RequireLogin';
 import { ErrorMessage, Loading } from '../../components/StatusMessage';
 import { SubscriptionForm } from './SubscriptionForm';

@@ -2,20 +2,20 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useId, useMemo, useRef, useState, type FormEvent, type ReactNode } from 'react';
 import { Link, useNavigate } from 'react-router';
 
-import { ApiError, fieldErrors } from '../../api/client';
-import { collectionsQuery } from '../../api/collections/collections';
-import { applySubscription } from '../../api/subscriptions/apply';
-import { subscriptionKeys } from '../../api/subscriptions/keys';
-import { PREVIEW_DAYS, previewQuery } from '../../api/subscriptions/preview';
-import { updateSubscription } from '../../api/subscriptions/subscription';
-import { createSubscription, MODE_LABELS } from '../../api/subscriptions/subscriptions';
+import { ApiError, fieldErrors } from '../../lib/api/client';
+import { collectionsQuery } from '../../lib/api/collections/collections';
+import { applySubscription } from '../../lib/api/subscriptions/apply';
+import { subscriptionKeys } from '../../lib/api/subscriptions/keys';
+import { PREVIEW_DAYS, previewQuery } from '../../lib/api/subscriptions/preview';
+import { updateSubscription } from '../../lib/api/subscriptions/subscription';
+import { createSubscription, MODE_LABELS } from '../../lib/api/subscriptions/subscriptions';
 import type {
   ConditionOp,
   DeliveryMode,
   Preview,
   Subscription,
   SubscriptionFilter,
-} from '../../api/types';
+} from '../../lib/api/types';
 import { AccessBadge } from '../../components/AccessBadge';
 import { Field, invalid } from '../../components/Field';
 import { DestinationPicker } from '../../components/destinations/DestinationPicker';

@@ -3,7 +3,7 @@ import userEvent from '@testing-library/user-event';
 import { http, HttpResponse } from 'msw';
 import { beforeEach, describe, expect, it } from 'vitest';
 
-import type { Subscription } from '../../api/types';
+import type { Subscription } from '../../lib/api/types';
 import { renderApp } from '../../test/renderApp';
 import { asUser, page, server } from '../../test/server';
 import { delivery, subscription } from './fixtures';

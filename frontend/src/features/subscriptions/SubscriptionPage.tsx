@@ -2,10 +2,10 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useRef, useState } from 'react';
 import { Link, useLocation, useNavigate, useParams } from 'react-router';
 
-import { subscriptionKeys } from '../../api/subscriptions/keys';
-import { deleteSubscription, subscriptionQuery } from '../../api/subscriptions/subscription';
-import { MODE_LABELS } from '../../api/subscriptions/subscriptions';
-import type { Subscription } from '../../api/types';
+import { subscriptionKeys } from '../../lib/api/subscriptions/keys';
+import { deleteSubscription, subscriptionQuery } from '../../lib/api/subscriptions/subscription';
+import { MODE_LABELS } from '../../lib/api/subscriptions/subscriptions';
+import type { Subscription } from '../../lib/api/types';
 import { RequireLogin } from '../../components/RequireLogin';
 import { ErrorMessage, Loading } from '../../components/StatusMessage';
 import { formatDateTime } from '../../lib/format';

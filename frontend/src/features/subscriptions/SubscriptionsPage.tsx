@@ -1,9 +1,9 @@
 import { useQuery } from '@tanstack/react-query';
 import { Link, useSearchParams } from 'react-router';
 
-import { cursorOf } from '../../api/client';
-import { MODE_LABELS, subscriptionsQuery } from '../../api/subscriptions/subscriptions';
-import type { Subscription } from '../../api/types';
+import { cursorOf } from '../../lib/api/client';
+import { MODE_LABELS, subscriptionsQuery } from '../../lib/api/subscriptions/subscriptions';
+import type { Subscription } from '../../lib/api/types';
 import { DataTable, type Column } from '../../components/DataTable';
 import { RequireLogin } from '../../components/RequireLogin';
 import { StateBadge } from '../../components/StateBadge';

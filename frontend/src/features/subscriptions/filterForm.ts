@@ -11,7 +11,7 @@ import type {
   Subscription,
   SubscriptionBody,
   SubscriptionFilter,
-} from '../../api/types';
+} from '../../lib/api/types';
 
 export interface ConditionRow {
   key: number;

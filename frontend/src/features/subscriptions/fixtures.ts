@@ -1,5 +1,5 @@
 /** Test data for the subscription pages (used by the Vitest files only). */
-import type { Subscription, SubscriptionDelivery } from '../../api/types';
+import type { Subscription, SubscriptionDelivery } from '../../lib/api/types';
 
 export function subscription(overrides: Partial<Subscription> = {}): Subscription {
   return {

@@ -1,8 +1,8 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 
-import { subscriptionKeys } from '../../api/subscriptions/keys';
-import { updateSubscription } from '../../api/subscriptions/subscription';
-import type { Subscription } from '../../api/types';
+import { subscriptionKeys } from '../../lib/api/subscriptions/keys';
+import { updateSubscription } from '../../lib/api/subscriptions/subscription';
+import type { Subscription } from '../../lib/api/types';
 
 /** Pause (active=false) or resume a subscription; every cached copy of it is refreshed. */
 export function useSetActive() {

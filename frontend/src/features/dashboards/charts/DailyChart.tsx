@@ -1,7 +1,7 @@
 import type { ChartData, ChartDataset, ChartOptions } from 'chart.js';
 import { Chart } from 'react-chartjs-2';
 
-import type { Daily } from '../../../api/types';
+import type { Daily } from '../../../lib/api/types';
 import { ChartFigure } from '../../../components/ChartFigure';
 import { seriesColour } from '../../../lib/chart';
 import { byteUnit, formatBytes, formatPercent } from '../../../lib/format';

@@ -1,7 +1,7 @@
 import { http, HttpResponse } from 'msw';
 import { describe, expect, it } from 'vitest';
 
-import { server } from '../test/server';
+import { server } from '../../test/server';
 import { ApiError, apiFetch, cursorOf } from './client';
 
 describe('apiFetch', () => {
