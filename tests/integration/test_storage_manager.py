@@ -3,7 +3,7 @@ import pytest
 
 from backend.archive import operations, services, tape
 from backend.archive.models import ArchiveRequest, CacheEntry, Drive, FileCopy, Volume
-from backend.archive.services import background, drives, paths, queueing, reading
+from backend.archive.services import background, drives, manager, paths, queueing, reading
 from backend.archive.services.recall import open_verified
 from backend.catalog import checksums
 from backend.catalog.models import Granule
@@ -130,6 +130,29 @@ def test_repack_moves_live_copies_then_recycles_the_volume(archive):
         assert tape.read(paths.volume_path(copy1.volume), copy1.data_offset, copy1.length,
                          "MD5") == f.checksum
     assert not FileCopy.objects.filter(volume=old).exclude(state="released").exists()
+
+
+def test_a_repack_survives_the_beat_and_completes(archive):
+    """Regression: stale-work recovery took the repack (running, held by no drive by design)
+    for a dead mover's work and requeued it on every beat, until it failed after MAX_ATTEMPTS
+    and its emptied volume was never recycled."""
+    collection, root = archive
+    _archive_some(collection, root)
+    old = Volume.objects.get(label="A00001")
+    CacheEntry.objects.all().delete()
+    repack = operations.start_repack(old)
+    for _ in range(queueing.MAX_ATTEMPTS + 1):  # beats while the recalls wait for a drive
+        manager.recover_stale_work()
+        background.advance_background()
+    repack.refresh_from_db()
+    assert (repack.state, repack.attempts) == ("running", 0)
+
+    services.run_until_idle()
+    manager.recover_stale_work()
+    background.advance_background()
+    repack.refresh_from_db()
+    old.refresh_from_db()
+    assert repack.state == "done" and old.state == Volume.State.SCRATCH
 
 
 def test_repack_refuses_a_scratch_volume(archive):

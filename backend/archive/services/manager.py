@@ -19,12 +19,14 @@ def recover_stale_work(force=False):
     """Requeue work of movers that died: running requests whose drive lease ran out.
 
     With force, every running request is requeued (for a restart of the whole archive).
+    A repack is not a mover's work: it runs without a drive while its migrations do, and
+    advance_background carries it to the end.
     """
     now = timezone.now()
     stale = Drive.objects.filter(Q(lease_until__lt=now) | Q(lease_until__isnull=True))
     if force:
         stale = Drive.objects.all()
-    running = Req.objects.filter(state=Req.State.RUNNING)
+    running = Req.objects.filter(state=Req.State.RUNNING).exclude(kind=Req.Kind.REPACK)
     if not force:
         running = running.filter(Q(drive__isnull=True) | Q(drive__in=stale))
     requests = list(running)
