@@ -84,12 +84,19 @@ def match_granule(granule_id):
     granule = Granule.objects.select_related("collection").filter(pk=granule_id).first()
     if granule is None or granule.state != Granule.State.ARCHIVED:
         return 0
-    return sum(_deliver_once(pk, granule) for pk in matching_subscriptions(granule))
+    return sum(_deliver_once(pk, granule) or 0 for pk in matching_subscriptions(granule))
 
 
 def _deliver_once(subscription_id, granule):
-    delivery, created = SubscriptionDelivery.objects.get_or_create(
-        subscription_id=subscription_id, granule=granule)
+    """Record and make one delivery; None when the subscription is gone (deleted meanwhile).
+
+    The subscription row is locked while its delivery is recorded, so a delete either comes
+    first (and nothing is recorded) or waits and takes the delivery with it."""
+    with transaction.atomic():
+        if not Subscription.objects.select_for_update().filter(pk=subscription_id).exists():
+            return None
+        delivery, created = SubscriptionDelivery.objects.get_or_create(
+            subscription_id=subscription_id, granule=granule)
     if delivery.state == SubscriptionDelivery.State.PENDING:
         deliver(delivery.pk)
     return int(created)
@@ -107,7 +114,10 @@ def apply_since(subscription_id, since):
     made = 0
     for granule in granules.select_related("collection").iterator(chunk_size=500):
         if attributes_match(subscription.conditions, granule.attributes):
-            made += _deliver_once(subscription.pk, granule)
+            delivered = _deliver_once(subscription.pk, granule)
+            if delivered is None:
+                break
+            made += delivered
     return made
 
 

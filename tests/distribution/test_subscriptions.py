@@ -6,8 +6,8 @@ from django.core import mail
 
 from backend.archive.signals import granule_archived
 from backend.catalog.models import Collection, Granule
-from distribution.models import Order, SubscriptionDelivery
-from distribution.services import deliveries
+from distribution.models import Order, Subscription, SubscriptionDelivery
+from distribution.services import deliveries, subscriptions
 from tests.archive_fixtures import archived_collection
 
 pytestmark = pytest.mark.django_db
@@ -144,3 +144,23 @@ def test_deleting_a_subscription_releases_its_standing_order(alice, collection, 
     assert alice.delete(f"/api/v1/subscriptions/{sub['id']}/").status_code == 204
     assert not Order.objects.filter(pk=order.pk).exists()
     assert not CacheEntry.objects.filter(file__granule=granule, keep_until__isnull=False).exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_deleting_a_subscription_while_it_is_applied_stops_the_apply(alice, collection, archived,
+                                                                     monkeypatch):
+    """Regression: an apply that outlived its subscription inserted deliveries for a deleted
+    row, and the worker died on a foreign-key IntegrityError."""
+    archived(collection, 2)
+    sub = _subscribe(alice).json()
+    made = []
+
+    def deliver_then_delete(delivery_id):
+        made.append(delivery_id)
+        subscriptions.delete_subscription(Subscription.objects.get(pk=sub["id"]))
+        return True
+
+    monkeypatch.setattr(deliveries, "deliver", deliver_then_delete)
+    assert deliveries.apply_since(sub["id"], T0 - timedelta(days=3650)) == 1
+    assert len(made) == 1
+    assert not Subscription.objects.exists() and not SubscriptionDelivery.objects.exists()
