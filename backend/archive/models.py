@@ -245,6 +245,11 @@ class CacheEntry(models.Model):
     size = models.BigIntegerField()
     last_access = models.DateTimeField()
     keep_until = models.DateTimeField(null=True, blank=True, help_text="Data-pool residency")
+    checked = models.CharField(
+        max_length=64, blank=True,
+        help_text="size:mtime_ns:inode of the cached file when its bytes last matched the "
+                  "catalog checksum; a file that no longer has it is hashed again before use",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -323,6 +328,16 @@ class ArchiveRequest(models.Model):
                          condition=models.Q(volume__isnull=False)),
             models.Index(fields=["requested_by"], name="request_user",
                          condition=models.Q(requested_by__isnull=False)),
+        ]
+        # No two queued or running requests for the same work: two movers, two repacks or a
+        # repack beside a repair can otherwise queue one copy twice and write it twice.
+        constraints = [
+            models.UniqueConstraint(
+                fields=fields, name=f"request_one_active_{kind}",
+                condition=models.Q(kind=kind, state__in=["queued", "running"]))
+            for kind, fields in (("migrate", ["file", "copy_number"]), ("recall", ["file"]),
+                                 ("audit", ["file", "copy_number", "volume"]),
+                                 ("repack", ["volume"]))
         ]
 
     def __str__(self):

@@ -5,7 +5,7 @@ wrappers over these functions. The movers themselves live in the services packag
 """
 from concurrent.futures import ThreadPoolExecutor
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import Count, F, Sum
 from django.utils import timezone
 
@@ -259,7 +259,7 @@ def start_audit(volume=None, sample=None, requested_by=None):
                 file_id=c.file_id, copy_number=c.copy_number, volume_id=c.volume_id,
                 bytes_total=c.length, requested_by=requested_by,
             ))
-        ArchiveRequest.objects.bulk_create(created)
+        ArchiveRequest.objects.bulk_create(created, ignore_conflicts=True)
         transaction.on_commit(nudge)
     return len(created)
 
@@ -358,9 +358,20 @@ def queue_summary(now=None):
 
 def retry_failed(requests):
     """Put failed requests back in the queue with fresh attempts; returns how many."""
-    ids = [r.pk for r in requests]
-    count = ArchiveRequest.objects.filter(pk__in=ids, state=ArchiveRequest.State.FAILED).update(
-        state=ArchiveRequest.State.QUEUED, attempts=0, error="", drive=None, finished_at=None)
+    count = 0
+    for request in ArchiveRequest.objects.filter(pk__in=[r.pk for r in requests],
+                                                 state=ArchiveRequest.State.FAILED):
+        try:
+            with transaction.atomic():
+                count += ArchiveRequest.objects.filter(pk=request.pk).update(
+                    state=ArchiveRequest.State.QUEUED, attempts=0, error="", drive=None,
+                    finished_at=None)
+        except IntegrityError:
+            # the same work is queued again already (a repair, a newer request): this one
+            # is superseded, not retried twice
+            ArchiveRequest.objects.filter(pk=request.pk).update(
+                state=ArchiveRequest.State.CANCELLED,
+                error="superseded: the same work is queued already")
     if count:
         transaction.on_commit(nudge)
     return count

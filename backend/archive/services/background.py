@@ -8,7 +8,7 @@ from .cache import touch_if_cached
 from .completeness import copy_complete
 from .paths import volume_path
 from .policy import policy_copies
-from .queueing import Req
+from .queueing import Req, queue_once
 from .recall import make_available
 
 
@@ -27,9 +27,9 @@ def _rewrite(file, copy_number, group, replacing=None):
         if not _pending(file, Req.Kind.RECALL):
             make_available([file], priority=Req.Priority.BACKGROUND)
         return
-    Req.objects.create(kind=Req.Kind.MIGRATE, priority=Req.Priority.BACKGROUND, file=file,
-                       copy_number=copy_number, volume_group=group, volume=replacing,
-                       bytes_total=file.size)
+    queue_once(kind=Req.Kind.MIGRATE, priority=Req.Priority.BACKGROUND, file=file,
+               copy_number=copy_number, volume_group=group, volume=replacing,
+               bytes_total=file.size)
 
 
 def advance_background():

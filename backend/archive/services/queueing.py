@@ -1,5 +1,5 @@
 """The request queue: claiming work for a drive, putting it back, and waking the manager."""
-from django.db import DEFAULT_DB_ALIAS
+from django.db import DEFAULT_DB_ALIAS, IntegrityError, transaction
 from django.utils import timezone
 
 from backend.catalog.models import Collection, File, Granule
@@ -56,6 +56,17 @@ def claim(requests, drive):
                                    started_at=now).values_list(
         *(prefix + name for _, prefix, names in _MOVER_FIELDS for name in names)))
     return sorted(_mover_objects(rows), key=lambda r: order[r.pk])
+
+
+def queue_once(**fields):
+    """Queue a request unless the same work is already queued or running (the database's
+    request_one_active_* constraints decide, so two processes racing cannot both queue it).
+    Returns the new request, or None when the work was already there."""
+    try:
+        with transaction.atomic():
+            return Req.objects.create(**fields)
+    except IntegrityError:
+        return None
 
 
 def requeue(requests, error):

@@ -11,7 +11,7 @@ from ..models import CacheEntry, Drive, FileCopy
 from .cache import touch, touch_if_cached
 from .paths import cache_path
 from .policy import ArchiveError
-from .queueing import Req, nudge
+from .queueing import Req, nudge, queue_once
 
 
 @dataclass
@@ -38,10 +38,11 @@ def make_available(files, requested_by=None, priority=Req.Priority.USER):
                 if not FileCopy.objects.filter(file=f, state=FileCopy.State.VERIFIED).exists():
                     out.append(Availability(f.pk, False, error="no verified copy on tape"))
                     continue
-                request = Req.objects.create(
+                request = queue_once(
                     kind=Req.Kind.RECALL, priority=priority, file=f, bytes_total=f.size,
                     requested_by=requested_by,
-                )
+                ) or Req.objects.get(file=f, kind=Req.Kind.RECALL,
+                                     state__in=[Req.State.QUEUED, Req.State.RUNNING])
                 created = True
             elif priority < request.priority:
                 Req.objects.filter(pk=request.pk).update(priority=priority)
