@@ -80,9 +80,14 @@ def curl(url, size):
     return Timing(float(total), seconds)
 
 
+# Under this the kernel's own charges to the cgroup (slab, on cgroup v1 hosts) leave a reader
+# nothing: dd is killed by the cgroup's OOM killer before it reads a byte.
+CAP_FLOOR = 32 << 20
+
+
 def cap_bytes(size):
-    """What a capped reader may keep in the page cache: a quarter of the file, at most 256 MiB."""
-    return min(256 << 20, size // 4)
+    """What a capped reader may keep in the page cache: a quarter of the file, 32 to 256 MiB."""
+    return max(CAP_FLOOR, min(256 << 20, size // 4))
 
 
 def measure(path, url, size, repeats, cap=None):

@@ -246,7 +246,7 @@ class CacheEntry(models.Model):
     last_access = models.DateTimeField()
     keep_until = models.DateTimeField(null=True, blank=True, help_text="Data-pool residency")
     checked = models.CharField(
-        max_length=64, blank=True,
+        max_length=64, blank=True, default="", db_default="",
         help_text="size:mtime_ns:inode of the cached file when its bytes last matched the "
                   "catalog checksum; a file that no longer has it is hashed again before use",
     )

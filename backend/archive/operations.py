@@ -217,16 +217,18 @@ def start_repack(volume, requested_by=None):
     """
     with transaction.atomic():
         volume = Volume.objects.select_for_update().get(pk=volume.pk)
-        if volume.state not in (Volume.State.FILLING, Volume.State.FULL, Volume.State.READ_ONLY):
-            raise Conflict(f"volume {volume.label} is {volume.state}; only filling, full or "
-                                "read-only volumes can be repacked")
+        if volume.state not in (Volume.State.FILLING, Volume.State.FULL, Volume.State.READ_ONLY,
+                                Volume.State.SUSPECT):
+            raise Conflict(f"volume {volume.label} is {volume.state}; only filling, full, "
+                           "read-only or suspect volumes can be repacked")
         if volume.group is None:
             raise Conflict(f"volume {volume.label} belongs to no volume group")
         if ArchiveRequest.objects.filter(kind=ArchiveRequest.Kind.REPACK, volume=volume, state__in=[
                 ArchiveRequest.State.QUEUED, ArchiveRequest.State.RUNNING]).exists():
             raise Conflict(f"volume {volume.label} is already being repacked")
-        volume.state = Volume.State.READ_ONLY
-        volume.save(update_fields=["state"])
+        if volume.state != Volume.State.SUSPECT:  # a suspect one stays unread: other copies
+            volume.state = Volume.State.READ_ONLY  # serve while its copies are written again
+            volume.save(update_fields=["state"])
         request = ArchiveRequest.objects.create(
             kind=ArchiveRequest.Kind.REPACK, priority=ArchiveRequest.Priority.BACKGROUND,
             volume=volume, bytes_total=volume.live_bytes, requested_by=requested_by,
@@ -270,7 +272,8 @@ def rebuild_catalog(volumes=None, progress=None):
     from backend.catalog import checksums
     from backend.catalog.models import Collection
 
-    counts = {"volumes": 0, "members": 0, "created": 0, "existing": 0, "bad": 0, "unknown": 0}
+    counts = {"volumes": 0, "members": 0, "created": 0, "existing": 0, "bad": 0, "unknown": 0,
+              "duplicate": 0}
     volumes = volumes if volumes is not None else Volume.objects.exclude(
         state=Volume.State.RETIRED).select_related("silo")
     for volume in volumes:
@@ -292,14 +295,10 @@ def rebuild_catalog(volumes=None, progress=None):
                 continue
             digest = tape.read(path, m.data_offset, m.size, h["checksum_type"])
             good = checksums.same(h["checksum_type"], digest, h["checksum"])
-            copy, created = FileCopy.objects.get_or_create(
-                volume=volume, position=m.position, defaults={
-                    "file": f, "copy_number": int(h["copy"]), "segment": int(h["segment"]),
-                    "file_offset": int(h["file_offset"]), "data_offset": m.data_offset,
-                    "length": m.size, "checksum_type": h["checksum_type"],
-                    "checksum": h["checksum"], "verified_at": timezone.now(),
-                    "state": FileCopy.State.VERIFIED if good else FileCopy.State.BAD,
-                })
+            copy, created = _catalog_member(volume, m, f, h, good)
+            if copy is None:
+                counts["duplicate"] += 1
+                continue
             counts["created" if created else "existing"] += 1
             counts["bad"] += 0 if good else 1
             if good and copy.state == FileCopy.State.VERIFIED:
@@ -316,6 +315,28 @@ def rebuild_catalog(volumes=None, progress=None):
         if progress:
             progress(volume, counts)
     return counts
+
+
+def _catalog_member(volume, member, file, headers, good):
+    """(copy, created) for a member found on a volume: the catalog's row at its position, or
+    a new one. (None, False) when the catalog already holds a live copy of that (file, copy,
+    segment) elsewhere: the member is a leftover (a write that never counted), not a copy."""
+    existing = FileCopy.objects.filter(volume=volume, position=member.position).first()
+    if existing is not None:
+        return existing, False
+    copy = FileCopy(
+        volume=volume, position=member.position, file=file, copy_number=int(headers["copy"]),
+        segment=int(headers["segment"]), file_offset=int(headers["file_offset"]),
+        data_offset=member.data_offset, length=member.size,
+        checksum_type=headers["checksum_type"], checksum=headers["checksum"],
+        verified_at=timezone.now(),
+        state=FileCopy.State.VERIFIED if good else FileCopy.State.BAD)
+    try:
+        with transaction.atomic():
+            copy.save()
+    except IntegrityError:
+        return None, False
+    return copy, True
 
 
 def queue_summary(now=None):

@@ -31,6 +31,15 @@ class VolumeError(OSError):
     """The volume cannot be read or written as asked (bad media, corrupt member)."""
 
 
+class VolumeMissing(VolumeError):
+    """The volume itself cannot be opened: nothing on it can be read."""
+
+
+class VolumeTruncated(VolumeError):
+    """The volume ends before its recorded end of data: what lay past the end is gone, and
+    appending would leave a hole of zeros that no tar reader lists past."""
+
+
 @dataclass
 class Member:
     """One member of a volume as found on it."""
@@ -117,6 +126,10 @@ class VolumeWriter:
         self.path = path
         self._block = block
         self._fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        size = os.fstat(self._fd).st_size
+        if size < end_of_data:
+            os.close(self._fd)
+            raise VolumeTruncated(f"{path} ends at {size}, before its end of data {end_of_data}")
         os.ftruncate(self._fd, end_of_data)  # drop anything a crashed write left behind
         self._offset = end_of_data
         self._buffer = bytearray()
@@ -221,6 +234,18 @@ class VolumeWriter:
             self._fd = None
 
 
+def cut(path, end_of_data):
+    """Drop everything past `end_of_data` (members that did not read back) and end the archive
+    there, so a tar reader lists exactly what the catalog keeps."""
+    fd = os.open(path, os.O_RDWR)
+    try:
+        os.ftruncate(fd, end_of_data)
+        os.pwrite(fd, END_OF_ARCHIVE, end_of_data)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
 def label(path, volume_label, headers):
     """Write a fresh volume holding only its label member; returns its end of data."""
     os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -294,7 +319,7 @@ def _open_for_reading(path):
     try:
         return os.open(path, os.O_RDONLY)
     except FileNotFoundError as exc:
-        raise VolumeError(f"volume file {path} is missing") from exc
+        raise VolumeMissing(f"volume file {path} is missing") from exc
 
 
 def _from_disk(fd, offset, length):

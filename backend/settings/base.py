@@ -48,7 +48,9 @@ GRANARY_DROP_BEHIND_BYTES = (int(env("GRANARY_DROP_BEHIND_BYTES"))
 GRANARY_CACHE_HIGH_WATERMARK = float(env("GRANARY_CACHE_HIGH_WATERMARK", "0.8"))
 GRANARY_CACHE_LOW_WATERMARK = float(env("GRANARY_CACHE_LOW_WATERMARK", "0.4"))
 GRANARY_DRIVE_ERROR_LIMIT = int(env("GRANARY_DRIVE_ERROR_LIMIT", "3"))
-GRANARY_DRIVE_LEASE_S = int(env("GRANARY_DRIVE_LEASE_S", "600"))
+# A mover renews its drive's lease every third of this while it works (a long write included),
+# so a mover killed -9 frees its drive, and its work returns to the queue, within this time.
+GRANARY_DRIVE_LEASE_S = int(env("GRANARY_DRIVE_LEASE_S", "60"))
 # The drive scheduler: smart or fifo, and the waits that trade latency for fewer mounts.
 GRANARY_SCHEDULER = env("GRANARY_SCHEDULER", "smart")
 GRANARY_WRITE_MAX_WAIT_S = float(env("GRANARY_WRITE_MAX_WAIT_S", "30"))

@@ -48,7 +48,7 @@ def test_failed_item_does_not_hide_the_others(alice, collection, archived, inlin
     assert order["counts"]["failed"] == 2 and order["counts"]["ready"] == 2
     links = alice.get(f"/api/v1/orders/{order['id']}/links/").json()
     assert {row["granule"] for row in links["links"]} == {str(good)}
-    assert all("no verified copy" in row["error"] for row in links["failed"])
+    assert all("no readable copy" in row["error"] for row in links["failed"])
 
 
 def test_restricted_collection_needs_approval(alice, collection, archived):

@@ -12,7 +12,7 @@ from django.core.management import CommandError, call_command
 
 from backend.archive import services
 from backend.archive.models import ArchiveRequest, Drive, FileCopy, Volume
-from backend.archive.services import paths
+from backend.archive.services import manager, paths
 from backend.catalog.models import Granule
 from tests.archive_fixtures import archived_collection, small_layout, staged_granule
 from tests.workers import ROOT, database_url
@@ -85,7 +85,7 @@ def test_operator_subcommands_refuse_clearly(archived):
         archive("files", "Z99999")
     with pytest.raises(CommandError, match="give --volume LABEL or --sample N"):
         archive("audit")
-    with pytest.raises(CommandError, match="only filling, full or read-only"):
+    with pytest.raises(CommandError, match="only filling, full, read-only or suspect"):
         archive("repack", "A00004")
     with pytest.raises(CommandError, match="no file NOPE.1:x/y"):
         archive("file-status", "NOPE.1:x/y")
@@ -114,6 +114,11 @@ def test_storage_manager_killed_mid_write_counts_nothing_and_a_restart_finishes(
     while os.path.getsize(path) < label_end + (32 << 20) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert mover.poll() is None, mover.stdout.read()
+    # a write that outlasts the lease keeps it: the mover renews it while it works, so the
+    # beat's recovery does not hand its running request to another mover
+    time.sleep(4)
+    assert manager.recover_stale_work() == 0
+    assert ArchiveRequest.objects.filter(state="running", copy_number=1).exists()
     mover.send_signal(signal.SIGKILL)
     mover.wait()
 

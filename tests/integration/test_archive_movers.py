@@ -145,7 +145,8 @@ def test_drive_failing_writes_is_varied_off_and_work_moves(layout, settings):
     assert bad.state == Drive.State.OFFLINE
     assert "2 consecutive errors" in bad.offline_reason
     request = Req.objects.get(copy_number=1)
-    assert request.state == Req.State.QUEUED and request.attempts == 2
+    # the drive failed, not the request: it spent no attempt and goes to a healthy drive
+    assert request.state == Req.State.QUEUED and request.attempts == 0
     assert "injected write fault" in request.error
     migrate_group(primary, drive_n=2)
     assert FileCopy.objects.filter(copy_number=1, state="verified").count() == 1
@@ -244,8 +245,12 @@ def test_damaged_cache_copy_is_never_counted(layout):
     assert writing.write_copies(drive, volume, queueing.claim(queued(volume_group=primary),
                                                                drive)) == set()
     assert not FileCopy.objects.exists()
+    # the file's fault, not the volume's: no retry can help, so it fails with the reason (it
+    # was retried without end before) and the cache keeps the only copy for an operator
     request = Req.objects.get(copy_number=1)
-    assert request.state == Req.State.QUEUED and "cached copy damaged" in request.error
+    assert request.state == Req.State.FAILED and request.attempts == 1
+    assert "does not match its catalog checksum" in request.error
+    assert CacheEntry.objects.filter(file=f).exists() and cached.exists()
     granule.refresh_from_db()
     assert granule.state == Granule.State.ARCHIVING
 
@@ -302,5 +307,19 @@ def test_a_copy_that_reads_back_wrong_is_not_counted_and_is_written_again(layout
 
     assert FileCopy.objects.filter(file__granule=good, state="verified").count() == 1
     assert not FileCopy.objects.filter(file__granule=bad).exists()
-    retry = Req.objects.get(file__granule=bad, copy_number=1)
-    assert retry.state == Req.State.QUEUED and "read-back does not match" in retry.error
+    failed = Req.objects.get(file__granule=bad, copy_number=1)
+    assert failed.state == Req.State.FAILED and "catalog checksum" in failed.error
+
+    # the volume's end moved only past the member the catalog keeps, and a tar reader lists
+    # exactly the catalog's copies
+    kept = FileCopy.objects.get(file__granule=good)
+    volume.refresh_from_db()
+    assert volume.end_of_data == kept.data_offset + kept.length + (-kept.length) % 512
+    listed = subprocess.run(["tar", "tf", str(paths.volume_path(volume))], check=True,
+                            capture_output=True, text=True).stdout.split()
+    assert [n for n in listed if n != tape.LABEL_NAME] == [paths.member_name(good.files.get())]
+
+    # nothing runs again by itself: an idle archive writes nothing more on the volume
+    services.run_until_idle()
+    volume.refresh_from_db()
+    assert volume.end_of_data == kept.data_offset + kept.length + (-kept.length) % 512

@@ -156,7 +156,7 @@ def test_a_repack_survives_the_beat_and_completes(archive):
 
 
 def test_repack_refuses_a_scratch_volume(archive):
-    with pytest.raises(Conflict, match="only filling, full or read-only"):
+    with pytest.raises(Conflict, match="only filling, full, read-only or suspect"):
         operations.start_repack(Volume.objects.get(label="A00004"))
 
 

@@ -38,7 +38,7 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='cacheentry',
             name='checked',
-            field=models.CharField(blank=True, help_text='size:mtime_ns:inode of the cached file when its bytes last matched the catalog checksum; a file that no longer has it is hashed again before use', max_length=64),
+            field=models.CharField(blank=True, default='', db_default='', help_text='size:mtime_ns:inode of the cached file when its bytes last matched the catalog checksum; a file that no longer has it is hashed again before use', max_length=64),
         ),
         migrations.AddConstraint(
             model_name='archiverequest',

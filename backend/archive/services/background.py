@@ -1,14 +1,15 @@
 """Background work that needs bytes in the cache first: repack and repair."""
-from django.db.models import Sum
+from django.db.models import Q, Sum
 from django.utils import timezone
 
 from .. import tape
 from ..models import FileCopy, Volume
 from .cache import touch_if_cached
-from .completeness import copy_complete
+from .completeness import UNREADABLE, copy_complete
 from .paths import volume_path
 from .policy import policy_copies
 from .queueing import Req, queue_once
+from .reading import fail_unrecallable
 from .recall import make_available
 
 
@@ -48,15 +49,27 @@ def advance_background():
         Req.objects.filter(pk=repack.pk).update(state=Req.State.RUNNING, bytes_done=moved)
         for segment in live.select_related("file__granule__collection"):
             _rewrite(segment.file, segment.copy_number, volume.group, replacing=volume)
-    bad = (FileCopy.objects.filter(state=FileCopy.State.BAD)
-           .select_related("file__granule__collection"))
-    for segment in bad:
+    _repair_damaged()
+    fail_unrecallable()
+
+
+def _repair_damaged():
+    """Write again every copy that no longer counts: a segment failed its check (BAD), or it
+    lies on a volume that cannot be read. The new copy replaces the old in the transaction that
+    records it; a file not in the cache is recalled from a good copy first."""
+    damaged = (FileCopy.objects.filter(Q(state=FileCopy.State.BAD) | Q(
+        state=FileCopy.State.VERIFIED, volume__state__in=UNREADABLE))
+        .select_related("file__granule__collection", "volume"))
+    seen = set()
+    for segment in damaged:
         f = segment.file
-        if copy_complete(f, segment.copy_number):
+        if (f.pk, segment.copy_number) in seen or copy_complete(f, segment.copy_number):
             continue
+        seen.add((f.pk, segment.copy_number))
         group = dict(policy_copies(f.granule.collection)).get(segment.copy_number)
         if group is not None:
-            _rewrite(f, segment.copy_number, group)
+            replacing = segment.volume if segment.state == FileCopy.State.VERIFIED else None
+            _rewrite(f, segment.copy_number, group, replacing=replacing)
 
 
 def _recycle(volume):
@@ -65,3 +78,6 @@ def _recycle(volume):
                                                          "recycled": timezone.now().isoformat()})
     Volume.objects.filter(pk=volume.pk).update(
         state=Volume.State.SCRATCH, group=None, end_of_data=end, live_bytes=0, file_count=0)
+    # bad members lay on it too: their bytes are gone with the relabel
+    FileCopy.objects.filter(volume=volume).exclude(state=FileCopy.State.RELEASED).update(
+        state=FileCopy.State.RELEASED)

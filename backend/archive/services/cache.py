@@ -15,6 +15,7 @@ from ..models import CacheEntry
 from .completeness import file_copies_complete, files_copies_complete
 from .paths import cache_path
 from .policy import ArchiveError
+from .queueing import Req
 
 
 @dataclass
@@ -109,6 +110,27 @@ def release(file):
         entry.delete()
     cache_path(file).unlink(missing_ok=True)
     return entry.size
+
+
+def drop_damaged_cache(file):
+    """A cached copy that fails its checksum is dropped when a readable copy on tape can take
+    its place (the next use recalls it; the recall is queued now). Returns True if dropped;
+    False when the cache holds the only copy, which is kept for an operator to judge."""
+    from .recall import make_available
+
+    if not _has_readable_copy(file):
+        return False
+    CacheEntry.objects.filter(file=file).delete()
+    cache_path(file).unlink(missing_ok=True)
+    make_available([file], priority=Req.Priority.BACKGROUND)
+    return True
+
+
+def _has_readable_copy(file):
+    from .reading import recall_candidates
+
+    return any(sum(s.length for s in segments) >= file.size
+               for _, segments in recall_candidates(file))
 
 
 def reserve_cache(nbytes):

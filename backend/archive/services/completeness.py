@@ -5,15 +5,26 @@ from django.utils import timezone
 
 from backend.catalog.models import Collection, File, Granule
 
-from ..models import FileCopy
+from ..models import FileCopy, Volume
 from ..signals import granule_archived, granules_archived
 from .policy import policy_copies
 
+UNREADABLE = (Volume.State.SUSPECT, Volume.State.RETIRED)
+
+
+def readable_copies():
+    """Verified segments on volumes that can be read: the only ones that count. A copy on a
+    suspect or retired volume is kept in the catalog (the volume may come back) but neither
+    completes a file nor lets its cache copy go, so it is repaired like a bad one."""
+    return FileCopy.objects.filter(state=FileCopy.State.VERIFIED).exclude(
+        volume__state__in=UNREADABLE)
+
 
 def complete_copies(files):
-    """{(file id, copy number)} among `files` whose verified segments cover the whole file."""
+    """{(file id, copy number)} among `files` whose readable verified segments cover the
+    whole file."""
     sizes = {f.pk: f.size for f in files}
-    rows = (FileCopy.objects.filter(file_id__in=list(sizes), state=FileCopy.State.VERIFIED)
+    rows = (readable_copies().filter(file_id__in=list(sizes))
             .order_by().values_list("file_id", "copy_number").annotate(total=Sum("length")))
     return {(file_id, n) for file_id, n, total in rows if (total or 0) >= sizes[file_id]}
 

@@ -63,7 +63,10 @@ def set_drive(drive, **fields):
 
 
 def drive_error(drive, error, requests=()):
-    """Count an error against the drive (varying it off at the limit) and requeue its work."""
+    """Count an error against the drive (varying it off at the limit) and requeue its work.
+
+    The error is the drive's: its requests go back without spending an attempt, so a faulty
+    drive never fails the work another drive of the silo can do."""
     drive.refresh_from_db()
     drive.consecutive_errors += 1
     drive.error_count += 1
@@ -78,7 +81,7 @@ def drive_error(drive, error, requests=()):
         fields += ["offline_reason", "mounted_volume"]
         log.warning("drive %s varied off: %s", drive.name, error)
     drive.save(update_fields=fields)
-    requeue(requests, f"drive {drive.name}: {error}")
+    requeue(requests, f"drive {drive.name}: {error}", charge=False)
 
 
 def drive_ok(drive):

@@ -1,4 +1,5 @@
 """The storage manager: idle drives pull work through the scheduler."""
+import threading
 from datetime import timedelta
 
 from django.conf import settings
@@ -171,6 +172,29 @@ def step(drive, owner=None):
     return decision
 
 
+class _LeaseKeeper(threading.Thread):
+    """Renews a drive's lease every third of its length while the mover works, so the lease
+    can be short (a mover killed -9 frees its drive soon) and a long write never outlives it."""
+
+    def __init__(self, drive_id, owner):
+        super().__init__(daemon=True, name=f"lease-{drive_id}")
+        self.drive_id, self.owner, self.stopped = drive_id, owner, threading.Event()
+
+    def run(self):
+        from django.db import connection
+
+        every = max(settings.GRANARY_DRIVE_LEASE_S / 3, 0.1)
+        try:
+            while not self.stopped.wait(every):
+                _acquire_lease(self.drive_id, self.owner)
+        finally:
+            connection.close()
+
+    def stop(self):
+        self.stopped.set()
+        self.join()
+
+
 def run_drive(drive_id, max_steps=200):
     """Work one drive until the scheduler says wait (a Celery task per drive, leased)."""
     import uuid
@@ -181,6 +205,8 @@ def run_drive(drive_id, max_steps=200):
     if not _acquire_lease(drive_id, owner):
         return 0
     steps, looked_at = 0, timezone.now()
+    keeper = _LeaseKeeper(drive_id, owner)
+    keeper.start()
     try:
         while steps < max_steps:
             drive = Drive.objects.select_related("model", "silo", "mounted_volume").get(
@@ -193,6 +219,7 @@ def run_drive(drive_id, max_steps=200):
                 break
             steps += 1
     finally:
+        keeper.stop()
         _release_lease(drive_id, owner)
     # work queued after the last look found this drive still leased, so its nudge started
     # nothing: nudge again now that the drive is free (the next look sees that work)

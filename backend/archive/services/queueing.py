@@ -69,13 +69,17 @@ def queue_once(**fields):
         return None
 
 
-def requeue(requests, error):
-    """Put interrupted requests back in the queue, or fail them after too many attempts."""
+def requeue(requests, error, charge=True):
+    """Put interrupted requests back in the queue, or fail them after too many attempts.
+
+    charge=False when the failure was not theirs (a drive's error, a damaged copy another copy
+    can replace): the request goes back without spending an attempt, and what failed carries it.
+    """
     for request in requests:
         request.refresh_from_db()
         if request.state != Req.State.RUNNING:
             continue
-        request.attempts += 1
+        request.attempts += 1 if charge else 0
         request.error = error
         request.drive = None
         request.state = Req.State.FAILED if request.attempts >= MAX_ATTEMPTS else Req.State.QUEUED

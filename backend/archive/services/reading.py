@@ -3,6 +3,7 @@ import logging
 import os
 
 from django.db import transaction
+from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
 from backend.catalog import checksums
@@ -10,9 +11,11 @@ from backend.catalog.models import File
 from backend.metrics.services import record_transfer
 
 from .. import hardware, tape
-from ..models import CacheEntry, Drive, FileCopy, Volume
+from ..models import CacheEntry, Drive, FileCopy
 from ..signals import file_recalled
 from .cache import reserve_cache
+from .completeness import readable_copies
+from .damage import mark_bad, volume_unreadable
 from .drives import drive_error, drive_ok, set_drive
 from .paths import cache_path, volume_path
 from .queueing import Req, requeue
@@ -21,22 +24,25 @@ log = logging.getLogger(__name__)
 
 
 def recall_candidates(file):
-    """[(copy_number, FileCopy of the next segment needed)] per copy that can still serve."""
-    out = []
-    copies = (FileCopy.objects.filter(file=file, state=FileCopy.State.VERIFIED)
-              .select_related("volume").order_by("copy_number", "file_offset"))
+    """[(copy_number, [segments])] per copy that can still serve: verified, on readable volumes."""
+    copies = (readable_copies().filter(file=file).select_related("volume")
+              .order_by("copy_number", "file_offset"))
     by_copy = {}
     for c in copies:
         by_copy.setdefault(c.copy_number, []).append(c)
-    for number, segments in by_copy.items():
-        if any(s.volume.state in (Volume.State.SUSPECT, Volume.State.RETIRED) for s in segments):
-            continue
-        out.append((number, segments))
-    return out
+    return list(by_copy.items())
+
+
+class _DamagedCopy(Exception):
+    """One copy of the file failed its check; another copy may serve."""
 
 
 def read_copies(drive, volume, requests):
-    """Recall files from the mounted volume into the cache; verify each against the catalog."""
+    """Recall files from the mounted volume into the cache; verify each against the catalog.
+
+    A member that fails its check is marked bad and its recall goes back to read another copy
+    (uncharged: the copy failed, not the request); only a volume that cannot be opened at all
+    is suspect, and the rest of the batch is requeued."""
     set_drive(drive, state=Drive.State.READING)
     done = []
     for request in requests:
@@ -57,13 +63,38 @@ def read_copies(drive, volume, requests):
         try:
             if _recall_from(drive, volume, request, segments):
                 done.append(request)
-        except tape.VolumeError as exc:
-            _volume_suspect(volume, str(exc))
-            requeue([request], f"volume {volume.label}: {exc}")
+        except _DamagedCopy as exc:
+            requeue([request], str(exc), charge=False)
+            fail_unrecallable([request.pk])
+        except (tape.VolumeMissing, _MediaError) as exc:
+            volume_unreadable(volume, str(exc))
+            requeue([r for r in requests if r not in done], f"volume {volume.label}: {exc}",
+                    charge=False)
             return done
     drive_ok(drive)
     set_drive(drive, state=Drive.State.IDLE, last_used_at=timezone.now())
     return done
+
+
+class _MediaError(tape.VolumeError):
+    """The whole cartridge fails to read (an injected media fault)."""
+
+
+def fail_unrecallable(request_ids=None):
+    """Fail queued recalls whose file has no readable copy left and is not in the cache: they
+    would otherwise wait forever. The reason names what happened; an operator who brings a
+    suspect volume back can retry them."""
+    queued = Req.objects.filter(kind=Req.Kind.RECALL, state=Req.State.QUEUED)
+    if request_ids is not None:
+        queued = queued.filter(pk__in=request_ids)
+    readable = readable_copies().filter(file_id=OuterRef("file_id"))
+    cached = CacheEntry.objects.filter(file_id=OuterRef("file_id")).exclude(
+        state=CacheEntry.State.STAGING)
+    lost = queued.filter(~Exists(readable), ~Exists(cached))
+    return lost.update(
+        state=Req.State.FAILED, finished_at=timezone.now(),
+        error="no readable copy on tape: every copy failed its check or lies on a suspect "
+              "volume; repair or clear the volume, then retry")
 
 
 def _recall_from(drive, volume, request, segments):
@@ -78,17 +109,12 @@ def _recall_from(drive, volume, request, segments):
     partial.parent.mkdir(parents=True, exist_ok=True)
     started = timezone.now()
     if volume.fault == "bad":
-        raise tape.VolumeError("media error (injected)")
+        raise _MediaError("media error (injected)")
     mode = "r+b" if partial.exists() and request.bytes_done else "wb"
     with open(partial, mode) as out:
         for segment in segments:
             out.seek(segment.file_offset)
-            digest = tape.read(volume_path(volume), segment.data_offset, segment.length,
-                               segment.checksum_type, sink=out.write)
-            hardware.pause(hardware.transfer_seconds(drive.model, segment.length))
-            if not checksums.same(segment.checksum_type, digest, segment.checksum):
-                FileCopy.objects.filter(pk=segment.pk).update(state=FileCopy.State.BAD)
-                raise tape.VolumeError(f"checksum mismatch reading {f.name}")
+            _read_segment(drive, volume, segment, out)
             request.bytes_done += segment.length
         out.flush()
         os.fsync(out.fileno())
@@ -99,7 +125,9 @@ def _recall_from(drive, volume, request, segments):
     digest, size = checksums.of_file(f.checksum_type, partial)
     if size != f.size or not checksums.same(f.checksum_type, digest, f.checksum):
         partial.unlink(missing_ok=True)
-        raise tape.VolumeError(f"recalled {f.name} does not match its catalog checksum")
+        Req.objects.filter(pk=request.pk).update(bytes_done=0)
+        mark_bad(segments, "the file read from it does not match its catalog checksum")
+        raise _DamagedCopy(f"recalled {f.name} does not match its catalog checksum")
     os.replace(partial, target)
     now = timezone.now()
     with transaction.atomic():
@@ -110,6 +138,24 @@ def _recall_from(drive, volume, request, segments):
         record_transfer("recall", f.size, started, now, f.granule.collection)
         transaction.on_commit(lambda: file_recalled.send(sender=File, file_id=f.pk))
     return True
+
+
+def _read_segment(drive, volume, segment, out):
+    """Copy one segment from the volume into the recall file, checked on the way; a member that
+    fails (short, or other bytes) is marked bad and the caller reads another copy."""
+    try:
+        digest = tape.read(volume_path(volume), segment.data_offset, segment.length,
+                           segment.checksum_type, sink=out.write)
+    except tape.VolumeMissing:
+        raise
+    except tape.VolumeError as exc:
+        mark_bad([segment], str(exc))
+        raise _DamagedCopy(f"copy {segment.copy_number} on {volume.label}: {exc}") from exc
+    hardware.pause(hardware.transfer_seconds(drive.model, segment.length))
+    if not checksums.same(segment.checksum_type, digest, segment.checksum):
+        mark_bad([segment], "checksum mismatch on read")
+        raise _DamagedCopy(f"copy {segment.copy_number} on {volume.label} fails its checksum; "
+                           "reading another copy")
 
 
 def _audit(drive, volume, request):
@@ -130,15 +176,9 @@ def _audit(drive, volume, request):
         if ok:
             FileCopy.objects.filter(pk=segment.pk).update(verified_at=now)
         else:
-            FileCopy.objects.filter(pk=segment.pk).update(state=FileCopy.State.BAD)
             bad.append(segment)
+    mark_bad(bad, f"fixity audit on {volume.label}")
     error = f"bad copy on {volume.label}; repair queued" if bad else ""
     Req.objects.filter(pk=request.pk).update(
         state=Req.State.DONE, bytes_done=request.bytes_total, finished_at=now, error=error)
     return not bad
-
-
-def _volume_suspect(volume, reason):
-    log.error("volume %s marked suspect: %s", volume.label, reason)
-    Volume.objects.filter(pk=volume.pk).update(state=Volume.State.SUSPECT)
-    volume.state = Volume.State.SUSPECT

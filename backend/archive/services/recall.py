@@ -7,8 +7,9 @@ from django.db.models import Q, Sum
 from backend.catalog import checksums
 
 from .. import hardware
-from ..models import CacheEntry, Drive, FileCopy
+from ..models import CacheEntry, Drive
 from .cache import touch, touch_if_cached
+from .completeness import readable_copies
 from .paths import cache_path
 from .policy import ArchiveError
 from .queueing import Req, nudge, queue_once
@@ -35,8 +36,8 @@ def make_available(files, requested_by=None, priority=Req.Priority.USER):
                        .filter(file=f, kind=Req.Kind.RECALL,
                                state__in=[Req.State.QUEUED, Req.State.RUNNING]).first())
             if request is None:
-                if not FileCopy.objects.filter(file=f, state=FileCopy.State.VERIFIED).exists():
-                    out.append(Availability(f.pk, False, error="no verified copy on tape"))
+                if not readable_copies().filter(file=f).exists():
+                    out.append(Availability(f.pk, False, error="no readable copy on tape"))
                     continue
                 request = queue_once(
                     kind=Req.Kind.RECALL, priority=priority, file=f, bytes_total=f.size,

@@ -13,11 +13,13 @@ from backend.metrics.services import record_transfer
 
 from .. import hardware, tape
 from ..models import CacheEntry, Drive, FileCopy, Volume
+from .cache import drop_damaged_cache
 from .completeness import complete_granules_if_archived, files_copies_complete
+from .damage import volume_truncated, volume_unreadable
 from .drives import drive_error, drive_ok, set_drive
 from .paths import cache_path, member_name, volume_path
 from .policy import ArchiveError
-from .queueing import Req
+from .queueing import Req, requeue
 
 log = logging.getLogger(__name__)
 
@@ -44,7 +46,11 @@ def write_copies(drive, volume, requests):
     if volume.state not in (Volume.State.SCRATCH, Volume.State.FILLING):
         raise ArchiveError(f"volume {volume.label} is {volume.state}, not writable")
     set_drive(drive, state=Drive.State.WRITING)
-    writer = tape.VolumeWriter(volume_path(volume), volume.end_of_data)
+    try:
+        writer = tape.VolumeWriter(volume_path(volume), volume.end_of_data)
+    except tape.VolumeError as exc:
+        _volume_cannot_take_writes(drive, volume, requests, exc)
+        return set()
     started = timezone.now()
     segments = _segment_numbers(requests)
     checking = _ReadBack(volume)
@@ -62,9 +68,60 @@ def write_copies(drive, volume, requests):
     verified = checking.finish(written)
     done = {r.pk for r, _, _ in written}
     unwritten = [r for r in requests if r.pk not in done]
-    _record_writes(drive, volume, written, verified, writer.end_of_data, unwritten, started)
-    drive_ok(drive)
-    return verified
+    kept, rejected = _cut_at_first_mismatch(written, verified)
+    end_of_data = writer.end_of_data
+    if rejected:
+        # the volume's end only moves past bytes the catalog keeps: cut at the first member
+        # that did not read back, and write the members after it again
+        end_of_data = rejected[0][1].position
+        tape.cut(volume_path(volume), end_of_data)
+    _record_writes(drive, volume, kept, verified, end_of_data, unwritten, started,
+                   again=[r for r, _, _ in rejected[1:]])
+    if rejected:
+        _read_back_failed(rejected[0][0], volume)
+    else:
+        drive_ok(drive)
+    return verified & {r.pk for r, _, _ in kept}
+
+
+def _cut_at_first_mismatch(written, verified):
+    """(kept, rejected): the members before the first that did not read back, and the rest."""
+    for i, (request, _, _) in enumerate(written):
+        if request.pk not in verified:
+            return written[:i], written[i:]
+    return written, []
+
+
+def _volume_cannot_take_writes(drive, volume, requests, error):
+    """The volume is not what the catalog says (truncated, missing): judge it, and send the
+    batch to another volume without charging its requests."""
+    if isinstance(error, tape.VolumeTruncated):
+        volume_truncated(volume)
+    else:
+        volume_unreadable(volume, str(error))
+    requeue(requests, f"volume {volume.label}: {error}", charge=False)
+    set_drive(drive, state=Drive.State.IDLE)
+
+
+def _read_back_failed(request, volume):
+    """Charge a failed read-back to what failed. A cached file that no longer matches its
+    catalog checksum (changed after ingest) is the file's fault: writing it again cannot help,
+    so its migration fails with the reason, and when a good copy exists on tape the damaged
+    cache copy is dropped and recalled from it. Otherwise the volume or drive failed: the
+    request is charged an attempt, so the retries are bounded."""
+    f = request.file
+    digest, size = checksums.of_file(f.checksum_type, cache_path(f))
+    if size == f.size and checksums.same(f.checksum_type, digest, f.checksum):
+        requeue([request], f"read-back from {volume.label} does not match the catalog "
+                           "checksum; will be written again")
+        return
+    error = (f"the cached copy of {f.name} does not match its catalog checksum (changed after "
+             "ingest?), so no copy of it can be written")
+    if drop_damaged_cache(f):
+        error += "; it is being recalled from a good copy: retry this request once it is cached"
+    Req.objects.filter(pk=request.pk, state=Req.State.RUNNING).update(
+        state=Req.State.FAILED, error=error, drive=None, finished_at=timezone.now(),
+        attempts=F("attempts") + 1)
 
 
 def _write_batch(drive, volume, writer, requests, segments, checking):
@@ -194,9 +251,10 @@ class _ReadBack:
 
 
 @transaction.atomic
-def _record_writes(drive, volume, written, verified, end_of_data, unwritten, started):
+def _record_writes(drive, volume, written, verified, end_of_data, unwritten, started, again=()):
     """Record a write batch in bulk: its copies, its requests, the cache entries made clean,
-    one transfer record per collection and the granules now archived."""
+    one transfer record per collection and the granules now archived. `again`: requests whose
+    members were cut off behind a failed one, back in the queue uncharged."""
     now = timezone.now()
     volume = Volume.objects.select_for_update().get(pk=volume.pk)
     copies, done, moved = _settle_requests(volume, written, verified, now)
@@ -209,9 +267,9 @@ def _record_writes(drive, volume, written, verified, end_of_data, unwritten, sta
     clean = _clean_complete_files(done)
     for collection, nbytes in moved.values():
         record_transfer("migrate", nbytes, started, now, collection)
-    _advance_volume(volume, written, copies, len(verified), end_of_data, unwritten)
-    Req.objects.filter(pk__in=[r.pk for r in unwritten], state=Req.State.RUNNING).update(
-        state=Req.State.QUEUED, drive=None)
+    _advance_volume(volume, written, copies, len(copies), end_of_data, unwritten)
+    Req.objects.filter(pk__in=[r.pk for r in [*unwritten, *again]],
+                       state=Req.State.RUNNING).update(state=Req.State.QUEUED, drive=None)
     elapsed = max((now - started).total_seconds(), 1e-6)
     set_drive(drive, state=Drive.State.IDLE, last_used_at=now,
               current_rate_b_s=sum(r.length for _, r, _ in written) / elapsed)
@@ -220,19 +278,12 @@ def _record_writes(drive, volume, written, verified, end_of_data, unwritten, sta
 
 
 def _settle_requests(volume, written, verified, now):
-    """The copies a write batch leaves on `volume`, the requests it finished and the bytes it
-    moved per collection. Each request is settled in memory: done, queued with the rest of a
-    spanning file, or queued to be written again when its read-back did not match."""
+    """The copies a write batch leaves on `volume` (every member in `written` read back
+    good), the requests it finished and the bytes it moved per collection. Each request is
+    settled in memory: done, or queued with the rest of a spanning file."""
     copies, done, moved = [], [], {}
     for request, result, segment in written:
         f = request.file
-        if request.pk not in verified:
-            request.error = ("read-back does not match the catalog checksum (is the cached "
-                             "copy damaged?); will be written again")
-            request.state = Req.State.QUEUED
-            request.attempts += 1
-            request.drive = None
-            continue
         copies.append(FileCopy(
             file_id=f.pk, copy_number=request.copy_number, segment=segment,
             file_offset=request.bytes_done, volume_id=volume.pk, position=result.position,
