@@ -1,0 +1,266 @@
+"""Damage, as an operator meets it: flipped bytes on tape, suspect and truncated volumes, faulty
+drives, racing repairs. Each case keeps every file readable with the bytes it was ingested with
+(checked with hashlib against the originals) and never fails work that is not at fault."""
+import hashlib
+import os
+
+import pytest
+
+from backend.archive import operations, services, tape
+from backend.archive.models import ArchiveRequest, CacheEntry, Drive, FileCopy, Volume
+from backend.archive.services import background, cache, paths
+from backend.archive.services.completeness import file_copies_complete
+from backend.archive.services.policy import ArchiveError
+from backend.catalog.models import Granule
+from backend.errors import Conflict
+from tests.archive_fixtures import archived_collection, small_layout, staged_granule
+
+pytestmark = pytest.mark.django_db
+
+Req = ArchiveRequest
+
+
+@pytest.fixture
+def archive(data_root, settings):
+    settings.GRANARY_CACHE_BYTES = 1 << 30
+    settings.GRANARY_WRITE_MAX_WAIT_S = 0
+    settings.GRANARY_READ_MAX_WAIT_S = 0
+    settings.GRANARY_REMOUNT_DELAY_S = 0
+    primary, backup, _ = small_layout(drives_per_silo=4)
+    collection = archived_collection([primary, backup])
+    originals = {}
+
+    def ingest(count, size=200_000):
+        granules = []
+        for _ in range(count):
+            granule, sources = staged_granule(collection, data_root / "staging", sizes=(size,))
+            for pk, path in sources.items():
+                originals[pk] = hashlib.md5(path.read_bytes()).hexdigest()
+            services.archive_granule(granule, sources)
+            granules.append(granule)
+        services.run_until_idle()
+        return granules
+
+    return ingest, originals, primary, backup
+
+
+def flip_byte(path, offset):
+    with open(path, "r+b") as f:
+        f.seek(offset)
+        byte = f.read(1)
+        f.seek(offset)
+        f.write(bytes([byte[0] ^ 0xFF]))
+
+
+def evict(granules):
+    for g in granules:
+        for f in g.files.all():
+            CacheEntry.objects.filter(file=f).delete()
+            services.cache_path(f).unlink(missing_ok=True)
+
+
+def copy_bytes_md5(copy):
+    with open(paths.volume_path(copy.volume), "rb") as v:
+        v.seek(copy.data_offset)
+        return hashlib.md5(v.read(copy.length)).hexdigest()
+
+
+def cached_md5(f):
+    return hashlib.md5(services.cache_path(f).read_bytes()).hexdigest()
+
+
+def recall(granules):
+    for g in granules:
+        services.make_available(list(g.files.all()))
+    services.run_until_idle()
+
+
+def test_one_bad_member_condemns_only_itself_and_its_copy_is_written_again(archive):
+    ingest, originals, _, _ = archive
+    granules = ingest(3)
+    damaged = granules[0].files.get()
+    copy1 = FileCopy.objects.get(file=damaged, copy_number=1)
+    flip_byte(paths.volume_path(copy1.volume), copy1.data_offset + 100)
+    evict(granules)
+
+    recall(granules)
+
+    volume = Volume.objects.get(pk=copy1.volume_id)
+    assert volume.state != Volume.State.SUSPECT          # one bad member, not a bad volume
+    for g in granules:                                    # every file came back, bytes intact
+        f = g.files.get()
+        assert cached_md5(f) == originals[f.pk]
+    # the other members of that volume are still counted and read
+    neighbours = FileCopy.objects.filter(volume=volume, state="verified").exclude(file=damaged)
+    assert neighbours.exists()
+    assert all(copy_bytes_md5(c) == originals[c.file_id] for c in neighbours)
+    # the bad copy was replaced by a good one, on tape, and the old member released
+    new = FileCopy.objects.get(file=damaged, copy_number=1, state="verified")
+    assert new.pk != copy1.pk and copy_bytes_md5(new) == originals[damaged.pk]
+    assert FileCopy.objects.get(pk=copy1.pk).state == FileCopy.State.RELEASED
+    assert file_copies_complete(damaged)
+    volume.refresh_from_db()
+    live = FileCopy.objects.filter(volume=volume, state="verified")
+    assert volume.live_bytes == sum(c.length for c in live)
+    assert volume.file_count == live.count()
+
+
+def test_copies_on_a_suspect_volume_do_not_count_and_the_last_readable_copy_stays(archive):
+    ingest, originals, _, _ = archive
+    [granule] = ingest(1)
+    f = granule.files.get()
+    copy1 = FileCopy.objects.get(file=f, copy_number=1)
+    Volume.objects.filter(pk=copy1.volume_id).update(state=Volume.State.SUSPECT)
+
+    assert not file_copies_complete(f)
+    with pytest.raises(ArchiveError, match="unverified"):
+        cache.release(f)
+    assert cache.purge(incoming=2 << 30) == 0             # purge keeps it as well
+    assert services.cache_path(f).exists()
+
+    services.run_until_idle()                             # repair writes copy 1 elsewhere
+    new = FileCopy.objects.get(file=f, copy_number=1, state="verified",
+                               volume__state__in=["filling", "full"])
+    assert new.volume_id != copy1.volume_id and copy_bytes_md5(new) == originals[f.pk]
+    assert file_copies_complete(f)
+    assert not FileCopy.objects.filter(file=f, copy_number=1).exclude(pk=new.pk).exclude(
+        state="released").exists()
+    assert cache.release(f) == f.size
+
+
+def test_a_suspect_volume_is_emptied_by_a_repack_and_returns_to_scratch(archive):
+    ingest, originals, _, _ = archive
+    granules = ingest(2)
+    volume = FileCopy.objects.get(file=granules[0].files.get(), copy_number=1).volume
+    Volume.objects.filter(pk=volume.pk).update(state=Volume.State.SUSPECT)
+    evict(granules)                                       # the repack must recall from copy 2
+
+    repack = operations.start_repack(volume)
+    services.run_until_idle()
+
+    repack.refresh_from_db()
+    volume.refresh_from_db()
+    assert repack.state == Req.State.DONE and volume.state == Volume.State.SCRATCH
+    for g in granules:
+        f = g.files.get()
+        copy = FileCopy.objects.get(file=f, copy_number=1, state="verified")
+        assert copy.volume_id != volume.pk and copy_bytes_md5(copy) == originals[f.pk]
+
+
+def test_a_recall_with_no_readable_copy_fails_with_its_reason_instead_of_waiting(archive):
+    ingest, _, _, _ = archive
+    [granule] = ingest(1)
+    f = granule.files.get()
+    for copy in FileCopy.objects.filter(file=f):
+        flip_byte(paths.volume_path(copy.volume), copy.data_offset + 7)
+    evict([granule])
+
+    [availability] = services.make_available([f])
+    services.run_until_idle()
+
+    request = Req.objects.get(pk=availability.request_id)
+    assert request.state == Req.State.FAILED
+    assert "no readable copy" in request.error
+    assert not FileCopy.objects.filter(file=f, state="verified").exists()
+
+
+def test_drive_errors_are_charged_to_the_drives_and_healthy_drives_do_the_work(archive):
+    ingest, originals, primary, _ = archive
+    faulty = list(Drive.objects.filter(silo=primary.silo).order_by("name")[:2])
+    for drive in faulty:
+        drive.fault = {"write": 0}
+        drive.save()
+
+    granules = ingest(12, size=50_000)
+
+    assert not Req.objects.filter(state=Req.State.FAILED).exists()
+    assert Granule.objects.filter(pk__in=[g.pk for g in granules],
+                                  state=Granule.State.ARCHIVED).count() == 12
+    assert not Req.objects.filter(kind="migrate").exclude(attempts=0).exists()
+    for drive in faulty:
+        drive.refresh_from_db()
+        assert drive.state == Drive.State.OFFLINE
+    assert not CacheEntry.objects.filter(state="dirty").exists()
+    for copy in FileCopy.objects.filter(state="verified"):
+        assert copy_bytes_md5(copy) == originals[copy.file_id]
+
+
+def test_a_truncated_volume_is_never_appended_to_and_its_lost_copies_are_written_again(archive):
+    ingest, originals, primary, _ = archive
+    first = ingest(3, size=300_000)
+    copies = list(FileCopy.objects.filter(file__granule__in=first, copy_number=1)
+                  .order_by("position"))
+    volume = copies[0].volume
+    assert {c.volume_id for c in copies} == {volume.pk}
+    cut_at = copies[1].data_offset + 1000                 # inside the second member
+    path = paths.volume_path(volume)
+    os.truncate(path, cut_at)
+
+    more = ingest(2, size=300_000)                        # the next writes to the group
+
+    volume.refresh_from_db()
+    assert os.path.getsize(path) == cut_at                # not zero-filled, not appended to
+    assert volume.state == Volume.State.FULL
+    assert FileCopy.objects.get(pk=copies[0].pk).state == FileCopy.State.VERIFIED
+    for lost in copies[1:]:
+        assert FileCopy.objects.get(pk=lost.pk).state == FileCopy.State.RELEASED
+    for g in first + more:                                # every copy 1 readable, right bytes
+        f = g.files.get()
+        copy = FileCopy.objects.get(file=f, copy_number=1, state="verified")
+        assert copy_bytes_md5(copy) == originals[f.pk]
+        assert file_copies_complete(f)
+    assert [m.name for m in tape.scan(path) if not m.is_label] == [
+        paths.member_name(copies[0].file)]
+
+
+def test_two_repairs_racing_queue_one_copy_once(archive, monkeypatch):
+    """The duplicate migrations seen with repacks and drive vary: two processes each found no
+    pending rewrite and both queued one. The database now refuses the second."""
+    ingest, _, _, _ = archive
+    [granule] = ingest(1)
+    f = granule.files.get()
+    FileCopy.objects.filter(file=f, copy_number=1).update(state=FileCopy.State.BAD)
+    monkeypatch.setattr(background, "_pending", lambda *args, **kwargs: False)  # stale reads
+
+    background.advance_background()
+    background.advance_background()
+
+    assert Req.objects.filter(file=f, kind="migrate", copy_number=1,
+                              state__in=["queued", "running"]).count() == 1
+
+
+def test_a_full_volume_repack_completes_while_drives_are_varied(archive):
+    ingest, originals, primary, _ = archive
+    granules = ingest(30, size=2 << 20)                   # 60 MiB on 64 MiB media: one fills
+    volume = (Volume.objects.filter(group=primary, state="full").first()
+              or Volume.objects.filter(group=primary).order_by("-live_bytes").first())
+    drives = list(Drive.objects.filter(silo=primary.silo).order_by("name"))
+    repack = operations.start_repack(volume)
+
+    for step in range(200):
+        off = drives[step % len(drives)]
+        operations.vary_drive(off, online=False, reason="maintenance")
+        background.advance_background()
+        for drive in drives:
+            if drive != off:
+                services.manager.run_drive(drive.pk, max_steps=3)
+        operations.vary_drive(off, online=True)
+        repack.refresh_from_db()
+        if repack.state == Req.State.DONE:
+            break
+
+    volume.refresh_from_db()
+    assert repack.state == Req.State.DONE and volume.state == Volume.State.SCRATCH
+    assert not Req.objects.filter(state=Req.State.FAILED).exists()
+    for g in granules:
+        f = g.files.get()
+        [copy] = FileCopy.objects.filter(file=f, copy_number=1, state="verified")
+        assert copy.volume_id != volume.pk and copy_bytes_md5(copy) == originals[f.pk]
+
+
+def test_a_repack_refuses_scratch_but_takes_a_suspect_volume(archive):
+    ingest, _, primary, _ = archive
+    ingest(1)
+    scratch = Volume.objects.filter(silo=primary.silo, state="scratch").first()
+    with pytest.raises(Conflict, match="suspect"):
+        operations.start_repack(scratch)
