@@ -264,3 +264,28 @@ def test_a_repack_refuses_scratch_but_takes_a_suspect_volume(archive):
     scratch = Volume.objects.filter(silo=primary.silo, state="scratch").first()
     with pytest.raises(Conflict, match="suspect"):
         operations.start_repack(scratch)
+
+
+def test_rebuild_catalog_skips_a_leftover_member_of_a_copy_that_lives_elsewhere(archive):
+    """A write that never counted (a mover killed after its bytes, a copy written again
+    elsewhere) leaves a member past the end of data; rebuilding the catalog from the volumes
+    used to crash on it with an IntegrityError."""
+    ingest, originals, _, _ = archive
+    [granule] = ingest(1)
+    f = granule.files.get()
+    copy = FileCopy.objects.get(file=f, copy_number=1)
+    volume = copy.volume
+    path = paths.volume_path(volume)
+    members = {m.position: m for m in tape.scan(path)}
+    headers = members[copy.position].headers
+    writer = tape.VolumeWriter(path, volume.end_of_data)
+    with open(services.cache_path(f), "rb") as source:
+        writer.add(paths.member_name(f), source, f.size, None, headers)
+    writer.close()
+    before = list(FileCopy.objects.values_list("pk", "state").order_by("pk"))
+
+    counts = operations.rebuild_catalog()
+
+    assert counts["duplicate"] == 1
+    assert list(FileCopy.objects.values_list("pk", "state").order_by("pk")) == before
+    assert copy_bytes_md5(FileCopy.objects.get(pk=copy.pk)) == originals[f.pk]
