@@ -289,3 +289,46 @@ def test_rebuild_catalog_skips_a_leftover_member_of_a_copy_that_lives_elsewhere(
     assert counts["duplicate"] == 1
     assert list(FileCopy.objects.values_list("pk", "state").order_by("pk")) == before
     assert copy_bytes_md5(FileCopy.objects.get(pk=copy.pk)) == originals[f.pk]
+
+
+def test_a_spanning_copy_with_one_bad_segment_is_replaced_whole_and_counted_once(
+        data_root, settings, monkeypatch):
+    """Found by the stateful test: a copy spanning volumes had one bad segment; its repair wrote
+    the whole file again but left the good old segments live, so the copy counted twice."""
+    from backend.archive.services import manager, writing
+
+    monkeypatch.setattr(writing, "SPAN_MIN", 64 << 10)
+    monkeypatch.setattr(manager, "SPAN_MIN", 64 << 10)
+    settings.GRANARY_CACHE_BYTES = 1 << 30
+    settings.GRANARY_WRITE_MAX_WAIT_S = settings.GRANARY_READ_MAX_WAIT_S = 0
+    settings.GRANARY_REMOUNT_DELAY_S = 0
+    media = {"name": "tiny-media", "rate_mb_s": 100, "mount_s_min": 1, "mount_s_max": 2,
+             "unmount_s": 1, "position_s_per_gb": 1, "capacity_bytes": 4 << 20}
+    primary, backup, _ = small_layout(volumes_per_silo=8, media=media)
+    collection = archived_collection([primary, backup])
+    originals = {}
+    for _ in range(3):
+        granule, sources = staged_granule(collection, data_root / "staging", sizes=(5 << 20,))
+        originals.update({pk: hashlib.md5(p.read_bytes()).hexdigest()
+                          for pk, p in sources.items()})
+        services.archive_granule(granule, sources)
+    services.run_until_idle()
+    spanning = FileCopy.objects.filter(copy_number=1, segment__gt=0).first()
+    f = spanning.file
+    assert FileCopy.objects.filter(file=f, copy_number=1).count() > 1
+    flip_byte(paths.volume_path(spanning.volume), spanning.data_offset + 10)
+    operations.start_audit(spanning.volume)
+    services.run_until_idle()
+
+    live = list(FileCopy.objects.filter(file=f, copy_number=1).exclude(state="released"))
+    assert all(c.state == "verified" for c in live)
+    assert sum(c.length for c in live) == f.size
+    digest = hashlib.md5()
+    for c in sorted(live, key=lambda c: c.file_offset):
+        with open(paths.volume_path(c.volume), "rb") as volume:
+            volume.seek(c.data_offset)
+            digest.update(volume.read(c.length))
+    assert digest.hexdigest() == originals[f.pk]
+    for volume in Volume.objects.all():
+        verified = FileCopy.objects.filter(volume=volume, state="verified")
+        assert volume.live_bytes == sum(c.length for c in verified)

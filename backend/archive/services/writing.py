@@ -4,7 +4,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Count, F, Q
+from django.db.models import Count, F
 from django.utils import timezone
 
 from backend.catalog import bulk, checksums
@@ -170,22 +170,31 @@ def _write_member(writer, request, length, recorded):
     return result, segment
 
 
-def _release_replaced(requests):
-    """New copies are verified: release the bad segments of those copies and, for a repack, the
-    old segments on the volume being emptied. Runs in the transaction that records the copies."""
-    if not requests:
+def _release_replaced(requests, now):
+    """New copies are verified: release what they replace, every segment of the same (file,
+    copy) older than the request that wrote them: bad ones, the ones on a volume being
+    repacked, and the good segments of a copy that spanned volumes and was written again whole.
+    Runs in the transaction that records the copies (all created at `now` or later), so a copy
+    is never counted twice nor missing; a first migration, nearly every one, finds nothing."""
+    by_pair = {(r.file_id, r.copy_number): r.pk for r in requests}
+    if not by_pair:
         return
-    replacing = {r.volume_id for r in requests if r.volume_id is not None}
-    candidates = FileCopy.objects.filter(file_id__in=[r.file_id for r in requests]).filter(
-        Q(state=FileCopy.State.BAD) | Q(volume_id__in=replacing, state=FileCopy.State.VERIFIED))
-    wanted = {(r.file_id, r.copy_number): r.volume_id for r in requests}
-    old = [c for c in candidates if (c.file_id, c.copy_number) in wanted and (
-        c.state == FileCopy.State.BAD or c.volume_id == wanted[(c.file_id, c.copy_number)])]
-    for segment in old:
-        if segment.state == FileCopy.State.VERIFIED:
-            Volume.objects.filter(pk=segment.volume_id).update(
-                live_bytes=F("live_bytes") - segment.length, file_count=F("file_count") - 1)
-    FileCopy.objects.filter(pk__in=[c.pk for c in old]).update(state=FileCopy.State.RELEASED)
+    older = [row for row in FileCopy.objects.filter(
+        file_id__in={f for f, _ in by_pair}, created_at__lt=now).exclude(
+        state=FileCopy.State.RELEASED).values_list(
+        "pk", "file_id", "copy_number", "state", "volume_id", "length", "created_at")
+        if (row[1], row[2]) in by_pair]
+    if not older:
+        return
+    queued_at = dict(Req.objects.filter(pk__in={by_pair[row[1:3]] for row in older})
+                     .values_list("pk", "created_at"))
+    old = [row for row in older if row[6] < queued_at[by_pair[row[1:3]]]]
+    for _, _, _, state, volume_id, length, _ in old:
+        if state == FileCopy.State.VERIFIED:
+            Volume.objects.filter(pk=volume_id).update(
+                live_bytes=F("live_bytes") - length, file_count=F("file_count") - 1)
+    FileCopy.objects.filter(pk__in=[row[0] for row in old]).update(
+        state=FileCopy.State.RELEASED)
 
 
 def _expected_checksum(file, offset, length, spanning):
@@ -263,7 +272,7 @@ def _record_writes(drive, volume, written, verified, end_of_data, unwritten, sta
         state=Req.State.DONE, bytes_done=F("bytes_total"), error="", finished_at=now)
     Req.objects.bulk_update([r for r, _, _ in written if r.state != Req.State.DONE],
                             ["bytes_done", "error", "state", "drive", "attempts"])
-    _release_replaced(done)
+    _release_replaced(done, now)
     clean = _clean_complete_files(done)
     for collection, nbytes in moved.values():
         record_transfer("migrate", nbytes, started, now, collection)

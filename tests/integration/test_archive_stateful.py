@@ -1,0 +1,307 @@
+"""The archive as a whole, under random sequences of work and damage (a stateful property test).
+
+Each step is an operator's or the world's action: ingest (small files, and files that span
+volumes), drive vary off/on, drive write and read faults, a byte flipped on a volume, a
+truncated volume, a volume file lost, repack, release, a recall for an order, an audit, cache
+pressure, a mover that dies holding work. After each step the archive runs until it is quiet
+and every promise is checked from first principles: the expected bytes are the MD5s of the
+originals this test generated, read back from the volume files and the cache by this test.
+
+Damage is dealt the way the world deals it, one piece at a time: a step never damages the
+last good copy of a file (no archive can repair that), and after damage an operator's audit of
+the volume finds it, as reconciliation would.
+
+`make test` runs a bounded number of examples with a fixed seed; GRANARY_STATEFUL_EXAMPLES
+(and GRANARY_STATEFUL_STEPS) run it longer.
+"""
+import hashlib
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+from django.test import override_settings
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+
+from backend.archive import operations, services, tape
+from backend.archive.models import (
+    ArchiveRequest,
+    CacheEntry,
+    Drive,
+    FileCopy,
+    Volume,
+    VolumeGroup,
+)
+from backend.archive.services import cache, manager, paths, writing
+from backend.archive.services.completeness import file_copies_complete
+from backend.catalog.models import Collection, File, Granule
+from tests.archive_fixtures import archived_collection, small_layout, staged_granule
+
+pytestmark = pytest.mark.django_db
+
+Req = ArchiveRequest
+TINY_MEDIA = {"name": "tiny-media", "rate_mb_s": 100, "mount_s_min": 1, "mount_s_max": 2,
+              "unmount_s": 1, "position_s_per_gb": 1, "capacity_bytes": 4 << 20}
+SMALL, BIG = (2_000, 200_000), (5 << 20, 6 << 20)
+MAX_BYTES = 40 << 20          # what one example ingests at most: the volumes must hold it twice
+ACTIVE = [Req.State.QUEUED, Req.State.RUNNING]
+
+
+def _wipe():
+    """Each example starts from an empty archive (the test's transaction holds them all)."""
+    for model in (ArchiveRequest, CacheEntry, FileCopy, Drive):
+        model.objects.all().delete()
+    Granule.objects.all().delete()
+    Collection.objects.all().delete()
+    from backend.archive.models import ArchivePolicy, PolicyCopy
+
+    PolicyCopy.objects.all().delete()
+    ArchivePolicy.objects.all().delete()
+    Volume.objects.all().delete()
+    VolumeGroup.objects.all().delete()
+
+
+def _md5_of_copy(segments):
+    digest = hashlib.md5()
+    for s in sorted(segments, key=lambda s: s.file_offset):
+        with open(paths.volume_path(s.volume), "rb") as volume:
+            volume.seek(s.data_offset)
+            digest.update(volume.read(s.length))
+    return digest.hexdigest()
+
+
+class Archive(RuleBasedStateMachine):
+    def __init__(self):
+        super().__init__()
+        _wipe()
+        self.root = Path(tempfile.mkdtemp(prefix="granary-stateful-"))
+        self.overrides = override_settings(
+            DATA_ROOT=self.root, **{f"{n.upper()}_ROOT": self.root / n
+                                    for n in ("staging", "cache", "volumes", "outbox")})
+        self.overrides.enable()
+        for name in ("staging", "cache", "volumes", "outbox"):
+            (self.root / name).mkdir()
+        self.primary, self.backup, _ = small_layout(volumes_per_silo=24, drives_per_silo=2,
+                                                    media=TINY_MEDIA)
+        self.collection = archived_collection([self.primary, self.backup])
+        self.originals, self.waiting, self.ingested = {}, [], 0
+
+    def teardown(self):
+        self.overrides.disable()
+        shutil.rmtree(self.root, ignore_errors=True)
+
+    # -- the world's and the operator's actions -------------------------------------------------
+
+    @precondition(lambda self: self.ingested < MAX_BYTES)
+    @rule(count=st.integers(1, 3), big=st.booleans(), data=st.data())
+    def ingest(self, count, big, data):
+        for _ in range(count):
+            size = data.draw(st.integers(*(BIG if big else SMALL)))
+            granule, sources = staged_granule(self.collection, self.root / "staging",
+                                              sizes=(size,))
+            for pk, path in sources.items():
+                self.originals[pk] = hashlib.md5(path.read_bytes()).hexdigest()
+            self.ingested += size
+            self.waiting.append((granule, sources))
+        self._admit()
+
+    @rule(data=st.data())
+    def vary_a_drive_off(self, data):
+        online = list(Drive.objects.exclude(state=Drive.State.OFFLINE).order_by("name"))
+        if len(online) > 2:
+            drive = data.draw(st.sampled_from(online))
+            operations.vary_drive(drive, online=False, reason="maintenance")
+
+    @rule()
+    def vary_every_drive_on(self):
+        for drive in Drive.objects.filter(state=Drive.State.OFFLINE):
+            operations.vary_drive(drive, online=True)
+
+    @rule(data=st.data(), operation=st.sampled_from(["write", "read", "mount"]),
+          after=st.integers(0, 2))
+    def drive_fault(self, data, operation, after):
+        drive = data.draw(st.sampled_from(list(Drive.objects.order_by("name"))))
+        Drive.objects.filter(pk=drive.pk).update(fault={operation: after})
+
+    @rule()
+    def clear_drive_faults(self):
+        Drive.objects.update(fault={})
+
+    @rule(data=st.data())
+    def flip_a_byte_on_tape(self, data):
+        copy = self._damageable(data)
+        if copy is not None:
+            offset = copy.data_offset + data.draw(st.integers(0, copy.length - 1))
+            with open(paths.volume_path(copy.volume), "r+b") as volume:
+                volume.seek(offset)
+                byte = volume.read(1)
+                volume.seek(offset)
+                volume.write(bytes([byte[0] ^ 0x5A]))
+            operations.start_audit(copy.volume)
+
+    @rule(data=st.data())
+    def truncate_a_volume(self, data):
+        copy = self._damageable(data)
+        if copy is not None and self._others_intact(copy.volume, copy.data_offset):
+            os.truncate(paths.volume_path(copy.volume), copy.data_offset + copy.length // 2)
+            operations.start_audit(copy.volume)
+
+    @rule(data=st.data())
+    def lose_a_volume_file(self, data):
+        copy = self._damageable(data)
+        if copy is not None and self._others_intact(copy.volume, 0):
+            os.unlink(paths.volume_path(copy.volume))
+            operations.start_audit(copy.volume)
+
+    @rule(data=st.data())
+    def repack(self, data):
+        volumes = list(Volume.objects.filter(state__in=["filling", "full"]).order_by("label"))
+        if volumes:
+            operations.start_repack(data.draw(st.sampled_from(volumes)))
+
+    @rule(data=st.data())
+    def release(self, data):
+        clean = list(CacheEntry.objects.filter(state=CacheEntry.State.CLEAN).order_by("pk"))
+        if clean:
+            entry = data.draw(st.sampled_from(clean))
+            cache.release(entry.file)
+
+    @rule(data=st.data())
+    def recall_for_an_order(self, data):
+        files = list(File.objects.filter(granule__state=Granule.State.ARCHIVED).order_by("pk"))
+        if files:
+            f = data.draw(st.sampled_from(files))
+            services.make_available([f])
+
+    @rule(data=st.data())
+    def audit(self, data):
+        volumes = list(Volume.objects.filter(state__in=["filling", "full"]).order_by("label"))
+        if volumes:
+            operations.start_audit(data.draw(st.sampled_from(volumes)))
+
+    @rule(fraction=st.floats(0.05, 0.5))
+    def cache_pressure(self, fraction):
+        usage = cache.cache_usage()
+        with override_settings(GRANARY_CACHE_BYTES=max(1, int(usage.used * fraction))):
+            cache.purge()
+
+    @rule(data=st.data())
+    def a_mover_dies_holding_work(self, data):
+        queued = list(Req.objects.filter(state=Req.State.QUEUED, kind__in=["migrate", "recall"])
+                      .order_by("pk")[:5])
+        drives = list(Drive.objects.exclude(state=Drive.State.OFFLINE).order_by("name"))
+        if queued and drives:
+            drive = data.draw(st.sampled_from(drives))
+            Req.objects.filter(pk__in=[r.pk for r in queued]).update(
+                state=Req.State.RUNNING, drive=drive)
+            Drive.objects.filter(pk=drive.pk).update(lease_owner="dead-mover", lease_until=None)
+            manager.recover_stale_work()          # the beat's next tick
+
+    # -- after every step: run until quiet, then check every promise ----------------------------
+
+    def _admit(self):
+        still = []
+        for granule, sources in self.waiting:
+            if not services.archive_granule(granule, sources).admitted:
+                still.append((granule, sources))
+        self.waiting = still
+
+    def _settle(self):
+        for _ in range(60):
+            self._admit()
+            services.run_until_idle()
+            if not Req.objects.filter(state__in=ACTIVE).exists() and not self.waiting:
+                return
+            # work only offline drives can do waits for the operator to vary them on
+            if not Drive.objects.exclude(state=Drive.State.OFFLINE).exists() or \
+                    Req.objects.filter(state=Req.State.QUEUED).exists():
+                self.vary_every_drive_on()
+                self.clear_drive_faults()
+        raise AssertionError("the archive did not settle: " + ", ".join(
+            f"{r.kind} {r.state} {r.error}" for r in Req.objects.filter(state__in=ACTIVE)[:5]))
+
+    @invariant()
+    def every_promise_holds(self):
+        self._settle()
+        failed = list(Req.objects.filter(state=Req.State.FAILED).values_list("kind", "error"))
+        assert not failed, failed
+        copies = {}
+        for c in FileCopy.objects.exclude(state=FileCopy.State.RELEASED).select_related(
+                "volume__group"):
+            copies.setdefault((c.file_id, c.copy_number), []).append(c)
+        groups = {1: self.primary.pk, 2: self.backup.pk}
+        for f in File.objects.select_related("granule"):
+            assert f.granule.state == Granule.State.ARCHIVED, f
+            assert file_copies_complete(f)
+            for number, group in groups.items():
+                segments = copies.get((f.pk, number), [])
+                assert segments and all(s.state == FileCopy.State.VERIFIED for s in segments), (
+                    f, number, [(s.volume.label, s.state) for s in segments])
+                assert {s.volume.group_id for s in segments} == {group}
+                assert sum(s.length for s in segments) == f.size
+                assert _md5_of_copy(segments) == self.originals[f.pk]
+        self._volumes_add_up()
+        self._cache_holds_what_it_says()
+
+    def _volumes_add_up(self):
+        for volume in Volume.objects.all():
+            live = list(FileCopy.objects.filter(volume=volume, state=FileCopy.State.VERIFIED))
+            assert volume.live_bytes == sum(c.length for c in live), volume
+            assert volume.file_count == len(live), volume
+            if live:
+                on_tape = {m.position for m in tape.scan(paths.volume_path(volume))}
+                assert {c.position for c in live} <= on_tape, volume
+        for repack in Req.objects.filter(kind=Req.Kind.REPACK, state=Req.State.DONE):
+            assert not FileCopy.objects.filter(volume_id=repack.volume_id,
+                                               created_at__lt=repack.created_at,
+                                               state=FileCopy.State.VERIFIED).exists()
+
+    def _cache_holds_what_it_says(self):
+        for entry in CacheEntry.objects.select_related("file"):
+            assert entry.state != CacheEntry.State.DIRTY, entry
+            path = services.cache_path(entry.file)
+            assert hashlib.md5(path.read_bytes()).hexdigest() == self.originals[entry.file_id]
+
+    # -- helpers -----------------------------------------------------------------------------
+
+    def _damageable(self, data):
+        """A verified copy segment whose file's other copy is whole and good: damaging it
+        leaves a good copy to repair from."""
+        candidates = list(FileCopy.objects.filter(state=FileCopy.State.VERIFIED)
+                          .select_related("volume").order_by("pk"))
+        if not candidates:
+            return None
+        copy = data.draw(st.sampled_from(candidates))
+        return copy if self._others_intact(copy.volume, copy.data_offset) else None
+
+    def _others_intact(self, volume, from_offset):
+        """Every copy on `volume` at or past `from_offset` has another good copy elsewhere."""
+        for c in FileCopy.objects.filter(volume=volume, state=FileCopy.State.VERIFIED,
+                                         data_offset__gte=from_offset):
+            other = FileCopy.objects.filter(file_id=c.file_id, state=FileCopy.State.VERIFIED) \
+                .exclude(copy_number=c.copy_number).exclude(volume=volume)
+            if sum(s.length for s in other) < c.file.size:
+                return False
+        return True
+
+
+EXAMPLES = int(os.environ.get("GRANARY_STATEFUL_EXAMPLES", "6"))
+STEPS = int(os.environ.get("GRANARY_STATEFUL_STEPS", "12"))
+
+
+def test_the_archive_keeps_every_promise_under_random_work_and_damage(monkeypatch):
+    monkeypatch.setattr(writing, "SPAN_MIN", 64 << 10)   # files span the tiny volumes
+    monkeypatch.setattr(manager, "SPAN_MIN", 64 << 10)
+    with override_settings(GRANARY_CACHE_BYTES=1 << 30, GRANARY_WRITE_MAX_WAIT_S=0,
+                           GRANARY_READ_MAX_WAIT_S=0, GRANARY_REMOUNT_DELAY_S=0,
+                           GRANARY_DRIVE_ERROR_LIMIT=2):
+        Archive.TestCase.settings = settings(
+            max_examples=EXAMPLES, stateful_step_count=STEPS, deadline=None,
+            derandomize=EXAMPLES <= 20, database=None,
+            suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+        from hypothesis.stateful import run_state_machine_as_test
+
+        run_state_machine_as_test(Archive, settings=Archive.TestCase.settings)
