@@ -145,7 +145,11 @@ def answer_again(row):
     if row.state == Pdr.State.REJECTED:
         _write_answer(_answer_path(row.provider, row, "PDRD"), row.pdrd)
         return row.pdrd
-    return answer_pdr_of(row.request_id) if row.request_id else None
+    if row.request_id:
+        return answer_pdr_of(row.request_id)
+    if row.pan:  # its request was deleted since: the PAN it was sent stands
+        _write_answer(_answer_path(row.provider, row, "PAN"), row.pan)
+    return row.pan or None
 
 
 def answer_pdr_of(request_id):

@@ -198,3 +198,19 @@ def test_pdr_dropped_again_while_in_progress_is_answered_when_it_finishes(provid
     drain()
     assert 'DISPOSITION = "SUCCESSFUL";' in pan.read_text()
     assert IngestRequest.objects.count() == 1
+
+
+def test_pdr_dropped_again_after_its_request_was_deleted_gets_its_pan_again(provider,
+                                                                           collection, drain):
+    text = s4pa_pdr(groups(provider, 1))
+    dropped = area(provider) / "MODAPS.2024004.PDR"
+    dropped.write_text(text)
+    polling.poll_staging()
+    drain()
+    pan = area(provider) / "MODAPS.2024004.PAN"
+    sent = pan.read_text()
+    IngestRequest.objects.all().delete()
+    pan.unlink()
+    _drop_again(dropped, text)
+    polling.poll_staging()
+    assert pan.read_text() == sent and Pdr.objects.get().request is None
