@@ -301,7 +301,7 @@ def _catalog_cache_requests(world, now, files, rng):
     insert(File, ["id", "granule", "name", "role", "size", "checksum_type", "checksum"],
            file_rows)
     insert(CacheEntry, ["file", "state", "pinned", "size", "last_access", "keep_until",
-                        "created_at"], cache)
+                        "created_at", "checked"], [row + ("",) for row in cache])
     insert(ArchiveRequest, ["id", "kind", "state", "priority", "file", "copy_number",
                             "volume_group", "volume", "drive", "bytes_total", "bytes_done",
                             "attempts", "error", "created_at", "started_at", "finished_at"],

@@ -10,6 +10,8 @@ from rest_framework.permissions import AllowAny, IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from backend.nudges import send_on_commit
+
 from . import tasks
 from .models import Destination, Order, Subscription
 from .serializers import (
@@ -199,7 +201,7 @@ class SubscriptionViewSet(viewsets.ModelViewSet):
         body = SubscriptionApplySerializer(data=request.data)
         body.is_valid(raise_exception=True)
         since = body.validated_data["since"]
-        tasks.apply_subscription.delay_on_commit(subscription.pk, since.isoformat())
+        send_on_commit(tasks.apply_subscription, subscription.pk, since.isoformat())
         return Response({"detail": f"Granules archived since {since:%Y-%m-%d %H:%M} UTC that "
                                    "match are being delivered.", "since": since},
                         status=status.HTTP_202_ACCEPTED)

@@ -53,3 +53,37 @@ def operator_api(db):
 @pytest.fixture
 def provider_api(db):
     return _client_for(roles.PROVIDER)
+
+
+@pytest.fixture
+def broker_down(monkeypatch):
+    """broker_down(): a context in which the Celery app publishes to a RabbitMQ port nothing
+    listens on (a broker that is down, as a client sees it), tasks not run inline; the real
+    broker (and inline mode, if it was on) is back on exit."""
+    import socket
+    from contextlib import contextmanager
+
+    from backend.celery import app
+
+    def reset_pools():
+        app._pool = None
+        app.amqp._producer_pool = None
+
+    @contextmanager
+    def down():
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        url = f"amqp://guest:guest@127.0.0.1:{port}//"
+        before = app.conf.broker_url, app.conf.task_always_eager
+        with monkeypatch.context() as patched:
+            patched.setenv("CELERY_BROKER_URL", url)  # Celery reads it before its conf
+            app.conf.broker_url, app.conf.task_always_eager = url, False
+            reset_pools()
+            try:
+                yield url
+            finally:
+                app.conf.broker_url, app.conf.task_always_eager = before
+                reset_pools()
+
+    return down

@@ -201,6 +201,12 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
     for _folder in ("out", "control", "processed"):
         (BROKER_DIR / _folder).mkdir(parents=True, exist_ok=True)
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
+# A broker that is away delays a request by about this much at most: publishing a nudge gives
+# up (backend.nudges logs it; the work is stored and the sweepers start it) instead of hanging.
+GRANARY_BROKER_TIMEOUT_S = float(env("GRANARY_BROKER_TIMEOUT_S", "2"))
+CELERY_BROKER_CONNECTION_TIMEOUT = GRANARY_BROKER_TIMEOUT_S
+CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 1, "interval_start": 0,
+                                    "interval_step": 0.2, "interval_max": 0.2}
 
 LOGGING = {
     "version": 1,
@@ -236,6 +242,9 @@ GRANARY_INGEST_MAX_GRANULES = int(env("GRANARY_INGEST_MAX_GRANULES", "50000"))
 DATA_UPLOAD_MAX_MEMORY_SIZE = int(float(env("GRANARY_INGEST_MAX_BODY_MB", "64")) * 2**20)
 GRANARY_INGEST_LEASE_S = int(env("GRANARY_INGEST_LEASE_S", "600"))
 GRANARY_INGEST_STALE_S = int(env("GRANARY_INGEST_STALE_S", "600"))
+# Granules no worker has taken yet are sent again after this long (their message may never
+# have reached the broker); each waiting request costs at most one more message per period.
+GRANARY_INGEST_UNSENT_S = int(env("GRANARY_INGEST_UNSENT_S", "60"))
 GRANARY_INGEST_MAX_ATTEMPTS = int(env("GRANARY_INGEST_MAX_ATTEMPTS", "5"))
 GRANARY_INGEST_DEFAULT_CHECKSUM = env("GRANARY_INGEST_DEFAULT_CHECKSUM", "MD5")
 GRANARY_UPLOAD_MAX_BYTES = int(float(env("GRANARY_UPLOAD_MAX_GB", "100")) * 2**30)

@@ -83,12 +83,12 @@ def open_download(download, range_header, sock=None):
     where the server tells it, lets a large download leave the page cache behind it (see
     streaming).
 
-    The cached file is sent as it is, not hashed again first: its checksum was checked when
-    it entered the cache (ingest validation, or the recall that read it from tape), the
-    fixity audit re-reads copies, and the client checks the whole file by its Digest. A hash
-    pass per download would cap every download at the hash rate (MD5 runs at a third of the
-    disk's speed here) and read each file twice; re-hashing for every range would make
-    resumable downloads quadratic.
+    The cached file is sent as it is, not hashed again first, while it is unchanged since its
+    bytes last matched the catalog checksum (checked when it entered the cache: ingest
+    validation, or the recall that read it from tape); a file changed since is hashed again
+    and, damaged, never sent (archive.open_for_serving). A hash pass per download would cap
+    every download at the hash rate (MD5 runs at a third of the disk's speed here) and read
+    each file twice; re-hashing for every range would make resumable downloads quadratic.
     """
     file = download.file
     try:
@@ -96,13 +96,14 @@ def open_download(download, range_header, sock=None):
     except RangeNotSatisfiable as exc:
         raise RangeError(file.size) from exc
     try:
-        handle = open_cached(file)
+        handle = archive.open_for_serving(file)
+    except archive.CacheDamaged as exc:
+        if download.item is not None:
+            back_to_waiting(download.item)
+        raise Unavailable(str(exc)) from exc
     except archive.ArchiveError as exc:
         if download.item is not None:
-            OrderItem.objects.filter(pk=download.item.pk).update(
-                state=OrderItem.State.WAITING, in_cache=False)
-            Order.objects.filter(pk=download.item.order_id).update(state=Order.State.STAGING)
-            queue_refresh(download.item.order_id)
+            back_to_waiting(download.item)
             raise Unavailable(f"{file.name} left the cache; it is being recalled.") from exc
         raise Conflict(f"{file.name} is on tape only; order it to have it recalled.") from exc
     start, end = span if span else (0, file.size - 1)
@@ -113,12 +114,12 @@ def open_download(download, range_header, sock=None):
     return body, span
 
 
-def open_cached(file):
-    """The cached copy of `file`, opened, or an ArchiveError when the cache lacks it."""
-    path = archive.cache_path(file)
-    if not archive.touch_if_cached(file) or not path.exists():
-        raise archive.ArchiveError(f"{file.name} is not in the cache")
-    return open(path, "rb")
+def back_to_waiting(item):
+    """An order item whose file left the cache (or whose cached copy was damaged) waits for
+    its recall again; the order's refresh queues it."""
+    OrderItem.objects.filter(pk=item.pk).update(state=OrderItem.State.WAITING, in_cache=False)
+    Order.objects.filter(pk=item.order_id).update(state=Order.State.STAGING)
+    queue_refresh(item.order_id)
 
 
 class DownloadBody:

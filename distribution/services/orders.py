@@ -18,6 +18,7 @@ from backend.archive import services as archive
 from backend.archive.models import ArchiveRequest, CacheEntry
 from backend.catalog.models import File
 from backend.errors import Conflict, DomainError
+from backend.nudges import send_on_commit
 
 from ..models import CartItem, Delivery, Order, OrderItem
 from .access import get_order, orderable_granules
@@ -69,7 +70,7 @@ def queue_refresh(order_id):
     """Have a worker refresh the order once this transaction commits."""
     from ..tasks import refresh_order
 
-    refresh_order.delay_on_commit(order_id)
+    send_on_commit(refresh_order, order_id)
 
 
 def retention():
@@ -167,7 +168,7 @@ def settle(order, now):
             state=OrderItem.State.READY, pushed_at__isnull=True).exists():
         from ..tasks import push_order
 
-        push_order.delay_on_commit(order.pk)
+        send_on_commit(push_order, order.pk)
     if state != order.notified_state and state in (
             Order.State.READY, Order.State.PARTIALLY_READY, Order.State.FAILED):
         order.notified_state = state

@@ -16,7 +16,7 @@ from backend.metrics.services import record_transfer
 from ..models import Delivery, Destination, Order, OrderItem
 from ..targets import FolderTarget, HostKey, PushError, SftpTarget
 from .destinations import destination_root
-from .downloads import CHUNK, open_cached
+from .downloads import CHUNK, back_to_waiting
 from .notify import notify
 from .orders import settle
 
@@ -71,7 +71,8 @@ def push_order(order_id):
 def _push_file(target, item):
     """Send one file, hashing its bytes as they are read from the cache (one read): the copy
     is good when the size the target holds and the checksum of what was sent are the
-    catalog's."""
+    catalog's. A file gone from the cache, or damaged there, fails this attempt and waits for
+    its recall."""
     file = item.file
     started = timezone.now()
     digest = checksums.hasher(file.checksum_type)
@@ -81,7 +82,12 @@ def _push_file(target, item):
             digest.update(block)
             yield block
 
-    with open_cached(file) as source:
+    try:
+        source = archive.open_for_serving(file)
+    except archive.ArchiveError:
+        back_to_waiting(item)  # recalled, then pushed when ready again
+        raise
+    with source:
         _place(target, f"{file.granule.granule_id}/{file.name}", hashed(source), file.size,
                lambda: checksums.same(file.checksum_type, digest.hexdigest(), file.checksum))
     record_transfer(TransferRecord.Direction.DISTRIBUTION, file.size, started, timezone.now(),

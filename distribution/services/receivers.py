@@ -2,6 +2,8 @@
 granules are archived. They never raise into the storage manager."""
 import logging
 
+from backend.nudges import send_on_commit
+
 from ..models import Order, OrderItem
 from .orders import queue_refresh
 
@@ -28,6 +30,6 @@ def on_granules_archived(sender, granules, **kwargs):
     try:
         from ..tasks import match_granules
 
-        match_granules.delay_on_commit([g.pk for g in granules])
+        send_on_commit(match_granules, [g.pk for g in granules])
     except Exception:
         log.exception("queueing subscription matching for %d granules", len(granules))

@@ -10,6 +10,7 @@ from backend.catalog import bulk, checksums
 from backend.catalog.geo import BBoxError, make_bbox
 from backend.catalog.models import Collection, File
 from backend.errors import DomainError
+from backend.nudges import send_on_commit
 
 from .. import names, pdr
 from ..models import IngestGranule, IngestRequest
@@ -228,4 +229,4 @@ def enqueue_request(request_id):
     """Queue the request's chunks once the transaction that stored it commits."""
     from ..tasks import process_request
 
-    process_request.apply_async_on_commit(args=[request_id])
+    send_on_commit(process_request, request_id)

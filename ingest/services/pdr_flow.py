@@ -139,6 +139,19 @@ def _refuse_pdr(fields, disposition, detail, pdrd_text):
     return row, True
 
 
+def answer_again(row):
+    """A PDR dropped again whose answer the provider removed: write its PDRD, or its PAN as
+    its granules stand now; one still in progress is answered when its request finishes."""
+    if row.state == Pdr.State.REJECTED:
+        _write_answer(_answer_path(row.provider, row, "PDRD"), row.pdrd)
+        return row.pdrd
+    if row.request_id:
+        return answer_pdr_of(row.request_id)
+    if row.pan:  # its request was deleted since: the PAN it was sent stands
+        _write_answer(_answer_path(row.provider, row, "PAN"), row.pan)
+    return row.pan or None
+
+
 def answer_pdr_of(request_id):
     """Write the PAN of a finished PDR request (again, after a retry finished it anew)."""
     row = Pdr.objects.select_related("provider", "request").filter(request_id=request_id).first()

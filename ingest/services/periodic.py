@@ -9,7 +9,7 @@ from django.utils import timezone
 from backend.catalog.models import Granule
 from backend.metrics.services import record_transfers
 
-from ..models import IngestGranule, Pdr
+from ..models import IngestGranule, IngestRequest, Pdr
 from .outcome import mark_archived
 from .pdr_flow import answer_pdr_of
 from .pipeline import claimable, kick
@@ -46,6 +46,18 @@ def admit_waiting(limit=500):
     return sum(1 for t in taken if t)
 
 
+def unsent(now):
+    """Requests with granules no worker ever took, waiting longer than GRANARY_INGEST_UNSENT_S
+    (stored while the broker was away, or their message lost): marked as sent again now, so a
+    request still queued behind others gets one more message per period, not one per sweep."""
+    cutoff = now - timedelta(seconds=settings.GRANARY_INGEST_UNSENT_S)
+    ids = set(claimable(now).filter(state=G.RECEIVED, attempts=0, updated_at__lt=cutoff,
+                                    request__updated_at__lt=cutoff)
+              .values_list("request_id", flat=True).distinct()[:1000])
+    IngestRequest.objects.filter(pk__in=ids).update(updated_at=now)
+    return ids
+
+
 def sweep():
     """Beat: nothing stays stuck. Re-kick granules whose worker died, admit waiting ones,
     finish granules whose archive signal was missed and requests whose last granule ended."""
@@ -53,6 +65,7 @@ def sweep():
     stale = now - timedelta(seconds=settings.GRANARY_INGEST_STALE_S)
     request_ids = set(claimable(now).filter(updated_at__lt=stale)
                       .values_list("request_id", flat=True).distinct()[:1000])
+    request_ids |= unsent(now)
     for request_id in request_ids:
         kick(request_id)
     admitted = admit_waiting()

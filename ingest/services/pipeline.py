@@ -11,6 +11,7 @@ from django.utils import timezone
 from backend.archive import services as archive
 from backend.catalog import checksums
 from backend.metrics.services import record_transfers
+from backend.nudges import send_on_commit
 
 from .. import pdr
 from ..models import IngestGranule, IngestRequest
@@ -49,7 +50,7 @@ def kick(request_id):
     stale = now - timedelta(seconds=settings.GRANARY_INGEST_STALE_S / 2)
     waiting.filter(updated_at__lt=stale).update(updated_at=now)
     for start, stop in ranges:
-        process_chunk.apply_async_on_commit(args=[request_id, start, stop])
+        send_on_commit(process_chunk, request_id, start, stop)
     return len(ranges)
 
 

@@ -12,7 +12,7 @@ from backend.accounts.models import Provider
 
 from ..models import IngestRequest
 from .accept import IngestRejected, submit
-from .pdr_flow import submit_pdr
+from .pdr_flow import answer_again, submit_pdr
 from .staging import group_files
 
 log = logging.getLogger(__name__)
@@ -73,11 +73,13 @@ def poll_pdrs(provider, area):
             with open(path, "rb") as f:
                 text = f.read(16 << 20).decode("ascii", "replace")
             try:
-                _, created = submit_pdr(provider, entry.name, text,
-                                        path=path.relative_to(area).as_posix())
+                row, created = submit_pdr(provider, entry.name, text,
+                                          path=path.relative_to(area).as_posix())
             except IngestRejected as exc:
                 log.warning("PDR %s of %s ignored: %s", path, provider.name, exc.detail)
                 continue
+            if not created:  # dropped again: its answer is gone or older than the drop
+                answer_again(row)
             made += created
     return made
 

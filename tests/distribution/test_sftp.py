@@ -138,7 +138,8 @@ def test_connection_lost_mid_upload_leaves_nothing_under_the_final_name(
 
 def _lose_writes(server, file):
     server.lose_after_bytes = 100_000
-    return rf"\d{{5,6}} of {file.size} bytes arrived"
+    return (rf"the copy of {file.granule.granule_id}/{file.name} is not whole: "
+            rf"\d{{5,6}} of {file.size} bytes arrived")
 
 
 def _spoil_the_cached_copy(server, file):
@@ -146,7 +147,7 @@ def _spoil_the_cached_copy(server, file):
     data = bytearray(path.read_bytes())
     data[-1] ^= 0xFF
     path.write_bytes(bytes(data))
-    return "the bytes read from the cache fail its catalog checksum"
+    return rf"The cached copy of {file.name} is damaged; it is recalled from tape\."
 
 
 @pytest.mark.parametrize("spoil", [_lose_writes, _spoil_the_cached_copy])
@@ -162,8 +163,7 @@ def test_a_copy_that_is_not_whole_is_never_renamed_into_place(alice, collection,
     with pytest.raises(PushError):
         push.push_order(order_id)
     error = Order.objects.get(pk=order_id).error
-    assert re.fullmatch(
-        rf"push: the copy of {granule.granule_id}/{file.name} is not whole: {problem}", error)
+    assert re.fullmatch(rf"push: {problem}", error)
     assert sftp_server.files() == []
 
 

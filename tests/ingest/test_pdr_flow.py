@@ -135,3 +135,82 @@ def test_plain_text_pdr(client, provider, collection):
     assert answer.status_code == 202 and answer.json()["name"] == "T.PDR"
     listed = client.get(PDR_URL).json()["results"]
     assert [p["name"] for p in listed] == ["T.PDR"]
+
+
+def _drop_again(path, text):
+    """The provider drops the same PDR again: same name and text, a new file."""
+    path.unlink()
+    path.write_text(text)
+
+
+def test_pdr_dropped_again_after_its_pan_was_removed_is_answered_again(provider, collection,
+                                                                        drain):
+    text = s4pa_pdr(groups(provider, 1))
+    dropped = area(provider) / "MODAPS.2024002.PDR"
+    dropped.write_text(text)
+    polling.poll_staging()
+    drain()
+    pan = area(provider) / "MODAPS.2024002.PAN"
+    assert 'DISPOSITION = "SUCCESSFUL";' in pan.read_text()
+
+    pan.unlink()
+    _drop_again(dropped, text)
+    assert polling.poll_staging() == {"pdrs": 0, "drops": 0}  # the same PDR: no new request
+    assert IngestRequest.objects.count() == 1
+    answer = pdr.parse_pvl(pan.read_text())
+    assert (answer.value("MESSAGE_TYPE"), answer.value("DISPOSITION")) == ("SHORTPAN",
+                                                                          "SUCCESSFUL")
+    # answered: the next polls leave it alone (a re-read would write the answer again)
+    written = pan.stat().st_mtime_ns, pan.read_text()
+    polling.poll_staging()
+    assert (pan.stat().st_mtime_ns, pan.read_text()) == written
+
+
+def test_refused_pdr_dropped_again_after_its_pdrd_was_removed_gets_the_pdrd_again(provider,
+                                                                                 collection):
+    text = s4pa_pdr(groups(provider, 1), total=7)
+    dropped = area(provider) / "BAD2.PDR"
+    dropped.parent.mkdir(parents=True, exist_ok=True)
+    dropped.write_text(text)
+    polling.poll_staging()
+    pdrd = area(provider) / "BAD2.PDRD"
+    expected = 'MESSAGE_TYPE = SHORTPDRD;\nDISPOSITION = "INVALID FILE COUNT";\n'
+    assert pdrd.read_text() == expected
+    pdrd.unlink()
+    _drop_again(dropped, text)
+    polling.poll_staging()
+    assert pdrd.read_text() == expected
+    written = pdrd.stat().st_mtime_ns
+    polling.poll_staging()
+    assert pdrd.stat().st_mtime_ns == written and Pdr.objects.count() == 1
+
+
+def test_pdr_dropped_again_while_in_progress_is_answered_when_it_finishes(provider, collection,
+                                                                         drain):
+    text = s4pa_pdr(groups(provider, 1))
+    dropped = area(provider) / "MODAPS.2024003.PDR"
+    dropped.write_text(text)
+    polling.poll_staging()
+    _drop_again(dropped, text)
+    polling.poll_staging()
+    pan = area(provider) / "MODAPS.2024003.PAN"
+    assert not pan.exists()  # still moving: no answer yet
+    drain()
+    assert 'DISPOSITION = "SUCCESSFUL";' in pan.read_text()
+    assert IngestRequest.objects.count() == 1
+
+
+def test_pdr_dropped_again_after_its_request_was_deleted_gets_its_pan_again(provider,
+                                                                           collection, drain):
+    text = s4pa_pdr(groups(provider, 1))
+    dropped = area(provider) / "MODAPS.2024004.PDR"
+    dropped.write_text(text)
+    polling.poll_staging()
+    drain()
+    pan = area(provider) / "MODAPS.2024004.PAN"
+    sent = pan.read_text()
+    IngestRequest.objects.all().delete()
+    pan.unlink()
+    _drop_again(dropped, text)
+    polling.poll_staging()
+    assert pan.read_text() == sent and Pdr.objects.get().request is None

@@ -41,6 +41,18 @@ def test_sweeper_rekicks_granules_of_a_dead_worker(client, provider, collection,
     assert all(g.attempts == 1 for g in IngestGranule.objects.all())
 
 
+def test_a_request_no_worker_started_is_sent_again_once_a_period(client, provider, collection,
+                                                                 settings):
+    request = submit(client, provider, collection)  # its message never ran (as if lost)
+    assert periodic.sweep()["kicked"] == 0  # just stored: its message may be on its way
+    ago = timezone.now() - timedelta(seconds=settings.GRANARY_INGEST_UNSENT_S + 1)
+    IngestRequest.objects.update(updated_at=ago)
+    IngestGranule.objects.update(updated_at=ago)
+    assert periodic.sweep()["kicked"] == 1
+    assert periodic.sweep()["kicked"] == 0  # sent again just now: not once more every sweep
+    assert IngestRequest.objects.get(pk=request.pk).state == "received"
+
+
 def test_full_cache_leaves_granules_waiting_not_failed(client, provider, collection, drain,
                                                         settings):
     settings.GRANARY_CACHE_BYTES = 100

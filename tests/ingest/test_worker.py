@@ -54,3 +54,38 @@ def test_worker_takes_a_bulk_request_to_archived(delivery):
     assert request.state == "completed", request.__dict__
     assert request.archived_count == 12 and request.bytes_done == request.bytes_total
     assert Granule.objects.filter(collection=collection, state="archived").count() == 12
+
+
+def test_a_request_submitted_while_the_broker_is_down_is_stored_and_started_by_the_sweeper(
+        delivery, broker_down):
+    from datetime import timedelta
+
+    from django.db.models import F
+    from rest_framework.test import APIClient
+
+    from ingest.models import IngestGranule
+    from ingest.services import periodic
+
+    provider, collection = delivery
+    user = UserFactory(role=roles.PROVIDER)
+    provider.members.add(user)
+    client = APIClient()
+    client.force_authenticate(user)
+    granules = staged_granules(provider, collection, 3, sizes=(2000, 300))
+    with broker_down():
+        answer = client.post("/api/v1/ingest/requests/", {"granules": granules}, format="json")
+    assert answer.status_code == 202, answer.content
+    request_id = answer.json()["id"]
+    assert answer.json()["state"] == "received"
+    assert IngestGranule.objects.filter(request_id=request_id).count() == 3
+
+    # a minute later, the broker back: the sweeper's next run starts the stored request
+    ago = timedelta(seconds=settings.GRANARY_INGEST_UNSENT_S + 1)
+    IngestRequest.objects.filter(pk=request_id).update(updated_at=F("updated_at") - ago)
+    IngestGranule.objects.filter(request_id=request_id).update(updated_at=F("updated_at") - ago)
+    with celery_worker(["ingest", "archive"], extra_env=ZERO_WAITS) as worker:
+        periodic.sweep()
+        wait_for(lambda: IngestRequest.objects.get(pk=request_id).finished, worker,
+                 what="the ingest request")
+    request = IngestRequest.objects.get(pk=request_id)
+    assert request.state == "completed" and request.archived_count == 3

@@ -17,6 +17,9 @@ drives, writing, reading, background, manager):
     ask) and an estimate of when they will be.
 - touch_if_cached(file), cache_path(file): whether a file is in the cache (marked as used),
     and where.
+- open_for_serving(file): the cached copy opened to be served, its bytes the catalog's
+    (re-hashed only when the file changed since it was last checked); ArchiveError when not
+    cached, CacheDamaged (an ArchiveError) when its bytes fail the catalog checksum.
 - policy_copies(collection): the copies a collection's policy requires (ArchiveError if none).
 - run_until_idle(): every drive worked in this process until none has work (tests, bench).
 
@@ -29,13 +32,16 @@ from .manager import run_until_idle
 from .paths import cache_path
 from .policy import ArchiveError, policy_copies
 from .recall import make_available
+from .serving import CacheDamaged, open_for_serving
 
 __all__ = [
     "ArchiveError",
+    "CacheDamaged",
     "archive_granule",
     "archive_granules",
     "cache_path",
     "make_available",
+    "open_for_serving",
     "policy_copies",
     "run_until_idle",
     "touch_if_cached",

@@ -14,6 +14,7 @@ from .completeness import complete_copies, complete_granules_if_archived
 from .paths import cache_path
 from .policy import ArchiveError, policy_copies
 from .queueing import Req, nudge
+from .serving import fingerprint
 
 
 @dataclass
@@ -119,12 +120,16 @@ def _register_in_cache(batch):
         keep_until = now + timedelta(days=days) if days else None
         # ids, not objects, for the foreign keys: Django's related setters cost more than the
         # rest of building these thousands of rows
+        # the bytes placed are those ingest validated: their fingerprint spares the first
+        # download a hash pass (serving.open_for_serving)
         entries += [CacheEntry(file_id=f.pk, state=CacheEntry.State.DIRTY, size=f.size,
-                               last_access=now, keep_until=keep_until) for f in placed]
+                               last_access=now, keep_until=keep_until,
+                               checked=fingerprint(cache_path(f).stat())) for f in placed]
         wanted += [(f, n, group) for f in files for n, group in copies]
     CacheEntry.objects.bulk_create(entries, batch_size=1000, update_conflicts=True,
                                    unique_fields=["file"],
-                                   update_fields=["state", "size", "last_access", "keep_until"])
+                                   update_fields=["state", "size", "last_access", "keep_until",
+                                                  "checked"])
     file_ids = [f.pk for f, _, _ in wanted]
     pending = set(Req.objects.filter(
         file_id__in=file_ids, kind=Req.Kind.MIGRATE,

@@ -6,6 +6,8 @@ from django.conf import settings
 from django.db.models import Q
 from django.utils import timezone
 
+from backend.nudges import send
+
 from .. import hardware
 from ..models import CacheEntry, Drive, FileCopy, Volume
 from .background import advance_background
@@ -273,5 +275,5 @@ def tick():
     free = Drive.objects.exclude(state=Drive.State.OFFLINE).filter(
         Q(lease_until__isnull=True) | Q(lease_until__lt=now)).values_list("pk", flat=True)
     for drive_id in free:
-        run_drive_task.delay(drive_id)
+        send(run_drive_task, drive_id)
     return len(free)

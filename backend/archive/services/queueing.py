@@ -3,6 +3,7 @@ from django.db import DEFAULT_DB_ALIAS, IntegrityError, transaction
 from django.utils import timezone
 
 from backend.catalog.models import Collection, File, Granule
+from backend.nudges import send
 
 from ..models import ArchiveRequest
 
@@ -93,4 +94,4 @@ def nudge():
     # imported here: the tasks import the manager, which imports this module
     from ..tasks import tick
 
-    tick.delay()
+    send(tick)

@@ -1,0 +1,31 @@
+"""Broker messages are nudges: the database holds the work, a message only wakes a worker.
+
+A message that cannot be sent (the broker is down or unreachable) is logged and dropped, never
+raised: the request that stored the work has committed it and answers as usual, and the
+sweepers (beat) start the work soon after the broker is back. Publishing gives up quickly (the
+broker timeouts in settings), so a request never waits long on a broker that is away.
+"""
+import logging
+
+from django.db import transaction
+
+log = logging.getLogger(__name__)
+
+
+def send(task, *args):
+    """Publish task(*args) now; False, logged, when the broker cannot take the message."""
+    if task.app.conf.task_always_eager:  # run here (tests, CLI): no broker to miss
+        task.apply_async(args=args)
+        return True
+    try:
+        task.apply_async(args=args)
+    except Exception:  # noqa: BLE001 - whatever the broker's failure, the work is stored
+        log.warning("could not send %s%r (broker unavailable); the sweeper starts the work",
+                    task.name, args, exc_info=True)
+        return False
+    return True
+
+
+def send_on_commit(task, *args):
+    """Publish task(*args) once the transaction that stored its work commits."""
+    transaction.on_commit(lambda: send(task, *args))
