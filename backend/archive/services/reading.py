@@ -19,6 +19,7 @@ from .damage import mark_bad, volume_unreadable
 from .drives import drive_error, drive_ok, set_drive
 from .paths import cache_path, volume_path
 from .queueing import Req, requeue
+from .serving import fingerprint
 
 log = logging.getLogger(__name__)
 
@@ -132,7 +133,8 @@ def _recall_from(drive, volume, request, segments):
     now = timezone.now()
     with transaction.atomic():
         CacheEntry.objects.update_or_create(file=f, defaults={
-            "state": CacheEntry.State.CLEAN, "size": f.size, "last_access": now})
+            "state": CacheEntry.State.CLEAN, "size": f.size, "last_access": now,
+            "checked": fingerprint(target.stat())})   # the bytes just matched the catalog
         Req.objects.filter(pk=request.pk).update(
             state=Req.State.DONE, bytes_done=f.size, finished_at=now, error="")
         record_transfer("recall", f.size, started, now, f.granule.collection)
