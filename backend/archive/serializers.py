@@ -232,6 +232,7 @@ class DiscrepancySerializer(serializers.ModelSerializer):
         model = Discrepancy
         fields = ["id", "kind", "file", "file_name", "copy", "volume", "request", "detail",
                   "repair", "repaired_at", "outcome"]
+        read_only_fields = fields
 
 
 class KindCountSerializer(serializers.Serializer):
@@ -255,6 +256,7 @@ class ReconciliationSerializer(serializers.ModelSerializer):
         fields = ["id", "scope", "sample", "repair", "state", "requested_by", "created_at",
                   "started_at", "finished_at", "volumes_read", "copies_read",
                   "cache_files_read", "discrepancy_count", "error", "by_kind", "discrepancies"]
+        read_only_fields = fields
 
     @extend_schema_field(KindCountSerializer(many=True))
     def get_by_kind(self, run):

@@ -276,6 +276,7 @@ SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"].update({
     "SubscriptionDeliveryStateEnum": "distribution.models.SubscriptionDelivery.State",
     "DestinationKindEnum": "distribution.models.Destination.Kind",
     "KindEnum": "backend.archive.models.ArchiveRequest.Kind",
+    "ReconciliationScopeEnum": "backend.archive.models.Reconciliation.Scope",
 })
 CELERY_BEAT_SCHEDULE.update({
     "distribution-sweep": {"task": "distribution.sweep", "schedule": 30.0},
