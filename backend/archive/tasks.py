@@ -25,7 +25,9 @@ def reconcile(run_id):
 
 @shared_task(name="backend.archive.reconcile_sample")
 def reconcile_sample():
-    """The daily sampled reconciliation (beat): report only, an operator repairs."""
+    """The daily sampled reconciliation (beat): report only, an operator repairs. Runs asked
+    for whose message was lost are done first."""
     from .services import reconcile as reconciliation
 
+    reconciliation.run_pending()
     reconciliation.reconcile()

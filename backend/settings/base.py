@@ -61,6 +61,8 @@ GRANARY_VERIFY_FROM_DISK = env_bool("GRANARY_VERIFY_FROM_DISK", True)
 # one daily, reading this many copies and cached files at random; operators run full ones.
 GRANARY_RECONCILE_SAMPLE = int(env("GRANARY_RECONCILE_SAMPLE", "1000"))
 GRANARY_RECONCILE_EVERY_S = float(env("GRANARY_RECONCILE_EVERY_S", str(24 * 3600)))
+# A run still "running" this long after it started lost its worker and is done again.
+GRANARY_RECONCILE_STALE_S = float(env("GRANARY_RECONCILE_STALE_S", str(6 * 3600)))
 
 INSTALLED_APPS = [
     "django.contrib.admin",

@@ -20,7 +20,12 @@ from backend.archive.models import (
 from backend.archive.services import paths
 from backend.archive.services.reconcile import reconcile, repair
 from backend.catalog.models import Granule
-from tests.archive_fixtures import archived_collection, small_layout, staged_granule
+from tests.archive_fixtures import (
+    archive_granules,
+    archived_collection,
+    small_layout,
+    staged_granule,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -33,13 +38,7 @@ def archive(data_root, settings):
     settings.GRANARY_REMOUNT_DELAY_S = 0
     primary, backup, _ = small_layout()
     collection = archived_collection([primary, backup])
-    originals = {}
-    for size in (150000, 90000, 210000, 64000):
-        granule, sources = staged_granule(collection, data_root / "staging", sizes=(size,))
-        originals.update({pk: hashlib.md5(path.read_bytes()).hexdigest()
-                          for pk, path in sources.items()})
-        assert services.archive_granule(granule, sources).admitted
-    services.run_until_idle()
+    originals = archive_granules(collection, data_root / "staging", (150000, 90000, 210000, 64000))
     assert Granule.objects.filter(state=Granule.State.ARCHIVED).count() == 4
     return originals
 
@@ -186,3 +185,20 @@ def test_command_prints_the_discrepancies_and_repairs(archive, capsys):
     assert Reconciliation.objects.get().discrepancies.get().repaired_at is not None
     call_command("archive", "reconcile", "--sample", "2")
     assert "0 discrepancies" in capsys.readouterr().out
+
+
+def test_beat_runs_a_sampled_reconciliation_daily_and_the_runs_no_worker_did(archive, settings):
+    from backend.archive import tasks
+    from backend.archive.services.reconcile import create
+    from backend.celery import app
+
+    daily = settings.CELERY_BEAT_SCHEDULE["archive-reconcile"]
+    assert daily["task"] in app.tasks and daily["schedule"] == 24 * 3600
+    lost = create(full=True)     # asked for, but its message never reached a worker
+    tasks.reconcile_sample()
+    lost.refresh_from_db()
+    assert (lost.state, lost.copies_read, lost.discrepancy_count) == ("done", 8, 0)
+    latest = Reconciliation.objects.order_by("-pk").first()
+    assert latest.pk != lost.pk
+    assert (latest.scope, latest.sample, latest.state) == (
+        "sample", settings.GRANARY_RECONCILE_SAMPLE, "done")

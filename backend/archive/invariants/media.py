@@ -86,7 +86,7 @@ def check_volume(volume, copies=None, members=True, tally=None):
     lost_ids = {c["pk"] for c in lost}
     found += _copy_bytes(volume, path, [c for c in copies if c["pk"] not in lost_ids], tally)
     if members:
-        found += _members(volume, path, lost_ids)
+        found += _members(volume, path, lost_ids, size)
     return found
 
 
@@ -112,16 +112,28 @@ def _copy_bytes(volume, path, copies, tally):
             if not checksums.same(c["checksum_type"], digest, c["checksum"])]
 
 
-def _members(volume, path, lost_ids):
+def tar_end(members):
+    """Where the members tar can list end (a hole of zeros or a torn header stops it)."""
+    return max((m.data_offset + m.size + (-m.size) % tape.TAR_BLOCK for m in members), default=0)
+
+
+def _members(volume, path, lost_ids, size):
     """The volume's members as its tar headers list them, against the copies catalog."""
     try:
-        members = [m for m in tape.scan(path) if not m.is_label]
+        listing = tape.scan(path)
     except tape.VolumeError as exc:
         return [Violation(VOLUME_MISSING, str(exc), volume_id=volume.pk)]
+    members = [m for m in listing if not m.is_label]
+    found, listed = [], set()
+    end = tar_end(listing)
+    if volume.state in WRITABLE and end < volume.end_of_data <= size:
+        found.append(Violation(
+            VOLUME_TRUNCATED, f"the tar headers of {volume.label} end at byte {end}, before its "
+            f"end of data {volume.end_of_data}: nothing appended to it could be listed",
+            volume_id=volume.pk, extra={"tar_end": end}))
     rows = defaultdict(list)
     for c in FileCopy.objects.filter(volume=volume).values(*COPY_FIELDS):
         rows[c["position"]].append(c)
-    found, listed = [], set()
     for m in members:
         same = [c for c in rows.get(m.position, ())
                 if c["data_offset"] == m.data_offset and c["length"] == m.size]

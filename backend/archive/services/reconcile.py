@@ -6,9 +6,14 @@ records each discrepancy with the objects at fault and the safe repair where one
 repairs them when asked. Runs are rows: a task runs one by id, and running it again after a
 crash starts it over.
 """
+import logging
+from datetime import timedelta
+
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
+from kombu.exceptions import OperationalError
 
 from backend.errors import Conflict, DomainError
 
@@ -17,6 +22,7 @@ from ..models import Discrepancy, Reconciliation
 from . import repairs
 
 Run = Reconciliation
+log = logging.getLogger(__name__)
 
 
 def create(full=False, sample=None, repair=False, requested_by=None):
@@ -32,12 +38,28 @@ def create(full=False, sample=None, repair=False, requested_by=None):
 
 
 def start(full=False, sample=None, repair=False, requested_by=None):
-    """Create a run and hand it to the archive worker (API, beat)."""
+    """Create a run and hand it to the archive worker (API). The message is a nudge: a run
+    it never reaches is done by the next daily one (`run_pending`)."""
+    current = create(full, sample, repair, requested_by)
+    transaction.on_commit(lambda: _enqueue(current.pk))
+    return current
+
+
+def _enqueue(run_id):
     from ..tasks import reconcile as reconcile_task
 
-    run = create(full, sample, repair, requested_by)
-    transaction.on_commit(lambda: reconcile_task.delay(run.pk))
-    return run
+    try:
+        reconcile_task.delay(run_id)
+    except OperationalError:
+        log.warning("reconciliation %s waits for the broker; the next daily run does it", run_id)
+
+
+def run_pending():
+    """Do the runs no worker did: queued ones, and running ones whose worker died."""
+    stale = timezone.now() - timedelta(seconds=settings.GRANARY_RECONCILE_STALE_S)
+    pending = Run.objects.filter(Q(state=Run.State.QUEUED)
+                                 | Q(state=Run.State.RUNNING, started_at__lt=stale))
+    return [run(pk) for pk in pending.order_by("pk").values_list("pk", flat=True)]
 
 
 def reconcile(full=False, sample=None, repair=False, requested_by=None):
@@ -49,8 +71,10 @@ def run(run_id):
     """Do run `run_id` unless it is finished: check, record what it finds, repair if asked."""
     with transaction.atomic():
         current = Run.objects.select_for_update().get(pk=run_id)
-        if current.state in (Run.State.DONE, Run.State.FAILED):
-            return current
+        stale = timezone.now() - timedelta(seconds=settings.GRANARY_RECONCILE_STALE_S)
+        if current.state in (Run.State.DONE, Run.State.FAILED) or (
+                current.state == Run.State.RUNNING and current.started_at > stale):
+            return current   # finished, or a live worker is on it
         current.discrepancies.all().delete()   # an attempt that died left them half written
         current.state, current.started_at = Run.State.RUNNING, timezone.now()
         current.save(update_fields=["state", "started_at"])

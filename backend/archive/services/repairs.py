@@ -15,6 +15,7 @@ from backend.catalog import checksums
 
 from .. import invariants as inv
 from .. import tape
+from ..invariants.media import tar_end
 from ..invariants.records import (
     UNREADABLE,
     covered,
@@ -128,12 +129,14 @@ def _truncated(d):
     volume = Volume.objects.select_related("silo").filter(pk=d.volume_id).first()
     if volume is None:
         return "the volume is gone"
+    path = volume_path(volume)
     try:
-        size = os.stat(volume_path(volume)).st_size
-    except FileNotFoundError:
+        size = os.stat(path).st_size
+        listed_end = tar_end(tape.scan(path))
+    except (FileNotFoundError, tape.VolumeError):
         return _volume_missing(d)
-    if size >= volume.end_of_data:
-        return "the volume is no longer short; nothing done"
+    if size >= volume.end_of_data and listed_end >= volume.end_of_data:
+        return "the volume is whole again; nothing done"
     Volume.objects.filter(pk=volume.pk, state__in=[Volume.State.SCRATCH, Volume.State.FILLING]
                           ).update(state=Volume.State.FULL)
     lost = list(FileCopy.objects.filter(volume=volume, state=FileCopy.State.VERIFIED)
@@ -146,8 +149,11 @@ def _volume_missing(d):
     volume = Volume.objects.select_related("silo").filter(pk=d.volume_id).first()
     if volume is None:
         return "the volume is gone"
-    if os.path.exists(volume_path(volume)):
-        return "the volume's file is there again; nothing done"
+    try:
+        tape.scan(volume_path(volume))
+        return "the volume can be read again; nothing done"
+    except (FileNotFoundError, tape.VolumeError):
+        pass
     Volume.objects.filter(pk=volume.pk).exclude(state__in=[
         Volume.State.SUSPECT, Volume.State.RETIRED]).update(state=Volume.State.SUSPECT)
     transaction.on_commit(nudge)
