@@ -112,7 +112,8 @@ def mark_bad(copies):
 def _bad_copy(d):
     copy = FileCopy.objects.filter(pk=d.copy_id).select_related("volume__silo").first()
     if copy is None or copy.state != FileCopy.State.VERIFIED:
-        return "the copy is no longer verified; nothing to do"
+        return ("already marked BAD" if copy and copy.state == FileCopy.State.BAD
+                else "the copy is no longer verified; nothing to do")
     if d.kind == inv.COPY_BYTES:
         try:
             digest = tape.read(volume_path(copy.volume), copy.data_offset, copy.length,
