@@ -274,7 +274,7 @@ class ReconciliationSerializer(serializers.ModelSerializer):
 class ReconcileSerializer(serializers.Serializer):
     full = serializers.BooleanField(default=False, help_text="Read every volume and cached file")
     sample = serializers.IntegerField(
-        min_value=1, max_value=10_000_000, required=False, allow_null=True,
+        min_value=1, max_value=1_000_000, required=False, allow_null=True,
         help_text="Copies and cached files to read at random (default: the daily sample)")
     repair = serializers.BooleanField(default=False, help_text="Repair what it finds")
 

@@ -37,8 +37,7 @@ def check_bytes(sample=None, tally=None):
     verified = FileCopy.objects.filter(state=FileCopy.State.VERIFIED)
     chosen = None
     if sample:
-        ids = list(verified.order_by("?").values_list("pk", flat=True)[:sample])
-        chosen = _by_volume(verified.filter(pk__in=ids))
+        chosen = _by_volume(verified.order_by("?")[:sample])
     found = []
     for volume in Volume.objects.exclude(state__in=KNOWN_UNREADABLE).select_related("silo"):
         copies = chosen.get(volume.pk, []) if chosen is not None else None
@@ -51,9 +50,12 @@ def check_bytes(sample=None, tally=None):
 
 
 def _by_volume(copies):
+    """{volume id: copy rows in tape order}."""
     out = defaultdict(list)
-    for row in copies.order_by("data_offset").values("volume_id", *COPY_FIELDS):
+    for row in copies.values("volume_id", *COPY_FIELDS):
         out[row["volume_id"]].append(row)
+    for rows in out.values():
+        rows.sort(key=lambda row: row["data_offset"])
     return out
 
 

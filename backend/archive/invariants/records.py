@@ -45,12 +45,15 @@ def policies():
 def verified_segments(file_ids):
     """{file id: {copy number: [segment rows]}} of the VERIFIED copies of these files."""
     out = defaultdict(lambda: defaultdict(list))
-    rows = (FileCopy.objects.filter(file_id__in=file_ids, state=FileCopy.State.VERIFIED)
-            .order_by("file_offset").values("pk", "file_id", "copy_number", "file_offset",
-                                            "length", "volume_id", "volume__group_id",
-                                            "volume__state", "volume__label"))
-    for row in rows:
-        out[row["file_id"]][row["copy_number"]].append(row)
+    file_ids = sorted(set(file_ids))
+    for at in range(0, len(file_ids), CHUNK):
+        rows = (FileCopy.objects.filter(file_id__in=file_ids[at:at + CHUNK],
+                                        state=FileCopy.State.VERIFIED)
+                .order_by("file_offset").values("pk", "file_id", "copy_number", "file_offset",
+                                                "length", "volume_id", "volume__group_id",
+                                                "volume__state", "volume__label"))
+        for row in rows:
+            out[row["file_id"]][row["copy_number"]].append(row)
     return out
 
 

@@ -99,8 +99,8 @@ def _record(current, found, tally):
         Discrepancy.objects.bulk_create([
             Discrepancy(run=current, kind=v.kind, detail=v.message, file_id=v.file_id,
                         copy_id=v.copy_id, volume_id=v.volume_id, request_id=v.request_id,
-                        extra=v.extra, repair=repairs.plan(v))
-            for v in found], batch_size=500)
+                        extra=v.extra, repair=repair)
+            for v, repair in zip(found, repairs.plans(found), strict=True)], batch_size=500)
         Run.objects.filter(pk=current.pk).update(
             state=Run.State.DONE, finished_at=timezone.now(), volumes_read=tally.volumes,
             copies_read=tally.copies, cache_files_read=tally.cache_files,

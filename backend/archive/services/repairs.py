@@ -17,6 +17,7 @@ from .. import invariants as inv
 from .. import tape
 from ..invariants.media import tar_end
 from ..invariants.records import (
+    CHUNK,
     UNREADABLE,
     covered,
     policies,
@@ -53,16 +54,31 @@ def _readable_on_tape(f):
     return any(readable_copy(s, f.size) for s in verified_segments([f.pk]).get(f.pk, {}).values())
 
 
-def plan(violation):
-    """What repairing this violation would do; '' when no repair is safe (reported only)."""
+def plans(violations):
+    """What repairing each violation would do; '' when no repair is safe (reported only). The
+    cache entries and tape copies the cache repairs depend on are read in bulk."""
+    wanted = sorted({v.file_id for v in violations
+                     if v.kind in CACHE_KINDS or v.kind == inv.COPY_MISSING})
+    entries, readable = {}, set()
+    for at in range(0, len(wanted), CHUNK):
+        chunk = wanted[at:at + CHUNK]
+        found = {e.file_id: e for e in CacheEntry.objects.filter(file_id__in=chunk).exclude(
+            state=CacheEntry.State.STAGING).select_related("file")}
+        entries.update(found)
+        copies = verified_segments([i for i, e in found.items()
+                                    if e.state != CacheEntry.State.DIRTY])
+        readable |= {i for i, numbers in copies.items()
+                     if any(readable_copy(s, found[i].file.size) for s in numbers.values())}
+    return [_plan(v, entries, readable) for v in violations]
+
+
+def _plan(violation, entries, readable):
     if violation.kind in PLANS:
         return PLANS[violation.kind]
+    entry = entries.get(violation.file_id)
     if violation.kind in CACHE_KINDS:
-        entry = _cached(violation.file_id)
-        if entry and entry.state != CacheEntry.State.DIRTY and _readable_on_tape(entry.file):
-            return DROP_CACHED
-        return ""
-    if violation.kind == inv.COPY_MISSING and _cached(violation.file_id):
+        return DROP_CACHED if entry and violation.file_id in readable else ""
+    if violation.kind == inv.COPY_MISSING and entry:
         return PLANS[inv.MIGRATION_MISSING]
     return ""
 
