@@ -8,10 +8,11 @@ import pytest
 from django.core.management import call_command
 from django.utils import timezone
 
-from backend.archive import invariants, services
+from backend.archive import invariants, services, tape
 from backend.archive.models import (
     ArchiveRequest,
     CacheEntry,
+    Discrepancy,
     Drive,
     FileCopy,
     Reconciliation,
@@ -20,6 +21,7 @@ from backend.archive.models import (
 from backend.archive.services import paths
 from backend.archive.services.reconcile import reconcile, repair
 from backend.catalog.models import Granule
+from backend.errors import DomainError
 from tests.archive_fixtures import (
     archive_granules,
     archived_collection,
@@ -202,3 +204,20 @@ def test_beat_runs_a_sampled_reconciliation_daily_and_the_runs_no_worker_did(arc
     assert latest.pk != lost.pk
     assert (latest.scope, latest.sample, latest.state) == (
         "sample", settings.GRANARY_RECONCILE_SAMPLE, "done")
+
+
+def test_discrepancies_are_repaired_by_id_across_runs_each_once(archive):
+    volume = Volume.objects.filter(file_count__gt=0).first()
+    Volume.objects.filter(pk=volume.pk).update(file_count=99)
+    first, second = reconcile(), reconcile()
+    ids = [first.discrepancies.get().pk, second.discrepancies.get().pk]
+    assert [d.pk for d in repair(ids=ids)] == ids
+    assert repair(ids=ids) == []
+    # what the volume holds, read from its own tar headers
+    members = [m for m in tape.scan(paths.volume_path(volume)) if not m.is_label]
+    expected = f"{volume.label}: {sum(m.size for m in members)} live bytes in {len(members)} copies"
+    assert [d.outcome for d in Discrepancy.objects.filter(pk__in=ids)] == [expected, expected]
+    with pytest.raises(DomainError):
+        repair()
+    volume.refresh_from_db()
+    assert volume.file_count == len(members) == 4

@@ -107,29 +107,36 @@ def _record(current, found, tally):
             discrepancy_count=len(found))
 
 
-def repair(current, ids=None):
-    """Apply the repairs of a finished run's discrepancies (those named by `ids`, or all), each
-    once: a repaired one is skipped. Returns the discrepancies repaired now."""
-    if current.state != Run.State.DONE:
+def repair(current=None, ids=None):
+    """Apply the repairs of a finished run's discrepancies (those named by `ids`, or all), or
+    of the discrepancies `ids` of any finished run. Each is applied once: it is claimed before
+    it is applied, so two operators repairing at once do not both apply it. Returns the
+    discrepancies repaired now."""
+    if current is not None and current.state != Run.State.DONE:
         raise Conflict(f"reconciliation {current.pk} is {current.state}; only a finished run "
                        "can be repaired")
-    chosen = current.discrepancies.all()
+    if current is None and ids is None:
+        raise DomainError("name a reconciliation or the discrepancies to repair")
+    chosen = (current.discrepancies.all() if current is not None
+              else Discrepancy.objects.filter(run__state=Run.State.DONE))
     if ids is not None:
         ids = set(ids)
         known = set(chosen.filter(pk__in=ids).values_list("pk", flat=True))
         if ids - known:
-            raise DomainError(f"no discrepancies {sorted(ids - known)[:20]} in reconciliation "
-                              f"{current.pk}", field="ids")
+            where = f"reconciliation {current.pk}" if current else "a finished reconciliation"
+            raise DomainError(f"no discrepancies {sorted(ids - known)[:20]} in {where}",
+                              field="ids")
         chosen = chosen.filter(pk__in=ids)
     done = []
     for discrepancy in chosen.filter(repaired_at__isnull=True).exclude(repair="").order_by("pk"):
-        outcome = repairs.apply(discrepancy)
-        Discrepancy.objects.filter(pk=discrepancy.pk).update(
-            repaired_at=timezone.now(), outcome=outcome[:200])
+        if not Discrepancy.objects.filter(pk=discrepancy.pk, repaired_at__isnull=True).update(
+                repaired_at=timezone.now()):
+            continue   # another repair took it
+        try:
+            outcome = repairs.apply(discrepancy)
+        except Exception:
+            Discrepancy.objects.filter(pk=discrepancy.pk).update(repaired_at=None)
+            raise
+        Discrepancy.objects.filter(pk=discrepancy.pk).update(outcome=outcome[:200])
         done.append(discrepancy)
     return done
-
-
-def latest_runs():
-    """Runs, newest first, with their discrepancies."""
-    return Run.objects.select_related("requested_by").prefetch_related("discrepancies")
