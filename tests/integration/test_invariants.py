@@ -87,10 +87,13 @@ def test_a_copy_counts_only_while_its_volume_can_be_read(archive):
     assert sorted((v.kind, v.extra.get("copy_number"), v.request_id) for v in mine) == [
         ("copy_missing", 1, None), ("copy_missing", 2, None),
         ("recall_unservable", None, recall.pk)]
+    # the recall will bring the file back for background repair: a repair is under way
+    assert [v.extra["pending"] for v in mine if v.kind == "copy_missing"] == [True, True]
     others = {c.file_id for c in FileCopy.objects.exclude(file=f)}
-    assert {(v.kind, v.file_id, v.extra.get("copy_number")) for v in invariants.check_records()
+    assert {(v.kind, v.file_id, v.extra.get("copy_number"), v.extra.get("pending"))
+            for v in invariants.check_records()
             if v.file_id != f.pk and v.kind != "volume_counts"} == {
-        ("copy_missing", file_id, 1) for file_id in others}
+        ("copy_missing", file_id, 1, False) for file_id in others}
 
 
 def test_a_cached_file_gone_missing_is_dropped_and_recalled_whole(archive):

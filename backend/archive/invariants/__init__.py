@@ -2,7 +2,9 @@
 
 Each check returns a list of Violation (kind, the objects at fault, a sentence); an empty list
 means the promise holds. Tests call `check_all()` after each step, and reconciliation
-(`services.reconcile`) records what they find and repairs what can be repaired safely.
+(`services.reconcile`) records what they find and repairs what can be repaired safely. A missing
+copy whose migration or recall is under way carries extra["pending"]: the archive is repairing
+it already (a check right after a step may leave those out).
 
 Records (the database alone, `records`):
 - every ARCHIVED granule's file has each copy its policy asks for, VERIFIED end to end, on

@@ -86,23 +86,31 @@ def archived_copies():
     files = File.objects.filter(granule__state=Granule.State.ARCHIVED).order_by("pk").values_list(
         "pk", "size", "granule__collection_id", "name")
     for chunk in _chunks(files):
-        copies = verified_segments([f for f, *_ in chunk])
+        ids = [f for f, *_ in chunk]
+        copies = verified_segments(ids)
+        active = Req.objects.filter(file_id__in=ids, state__in=ACTIVE, kind__in=[
+            Req.Kind.MIGRATE, Req.Kind.RECALL])
+        pending = set(active.values_list("file_id", "copy_number"))
         for file_id, size, collection_id, name in chunk:
             found += _file_copies(file_id, size, name, policy.get(collection_id, {}),
-                                  copies.get(file_id, {}))
+                                  copies.get(file_id, {}), pending)
     return found
 
 
-def _file_copies(file_id, size, name, wanted, copies):
+def _file_copies(file_id, size, name, wanted, copies, pending=frozenset()):
+    """The copy promises for one file. `pending`: its (file, copy number) with a migration
+    under way, and (file, None) when a recall is: a missing copy then says a repair is on."""
     found, volumes = [], {}
     for number, group_id in sorted(wanted.items()):
         segments = copies.get(number, [])
         if not readable_copy(segments, size):
             where = ", ".join(f"{s['volume__label']} ({s['volume__state']})" for s in segments)
+            repairing = (file_id, number) in pending or (file_id, None) in pending
             found.append(Violation(
                 COPY_MISSING, f"{name}: copy {number} is not whole, verified and readable"
-                + (f" (verified segments on {where})" if where else " (no verified segment)"),
-                file_id=file_id, extra={"copy_number": number}))
+                + (f" (verified segments on {where})" if where else " (no verified segment)")
+                + ("; a repair is under way" if repairing else ""),
+                file_id=file_id, extra={"copy_number": number, "pending": repairing}))
         for s in segments:
             if s["volume__group_id"] != group_id:
                 found.append(Violation(

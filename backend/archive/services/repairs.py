@@ -78,7 +78,7 @@ def _plan(violation, entries, readable):
     entry = entries.get(violation.file_id)
     if violation.kind in CACHE_KINDS:
         return DROP_CACHED if entry and violation.file_id in readable else ""
-    if violation.kind == inv.COPY_MISSING and entry:
+    if violation.kind == inv.COPY_MISSING and entry and not violation.extra.get("pending"):
         return PLANS[inv.MIGRATION_MISSING]
     return ""
 
