@@ -32,9 +32,9 @@ export function FailuresPage() {
           What failed, why, and sending it round again; what reconciliation found, and repairing it.
         </p>
       </div>
-      <ReconciliationSection />
       <ArchiveFailures />
       <IngestFailures />
+      <ReconciliationSection />
     </section>
   );
 }
