@@ -180,3 +180,18 @@ def test_a_done_repack_must_leave_its_volume_recycled(archive):
         kind="repack", priority=3, volume=volume, state="done", finished_at=timezone.now())
     assert _found(invariants.check_records()) == {("repack_not_recycled", None, None, volume.pk)}
     assert [v.request_id for v in invariants.check_records()] == [repack.pk]
+
+
+def test_a_copy_rewritten_off_an_unreadable_volume_is_whole_again(archive):
+    one = _copy(1)
+    Volume.objects.filter(pk=one.volume_id).update(state=Volume.State.SUSPECT)
+    spare = Volume.objects.get(label="A00002")
+    FileCopy.objects.create(
+        file=one.file, copy_number=1, segment=1, volume=spare, position=one.position,
+        data_offset=one.data_offset, length=one.length, checksum_type="MD5",
+        checksum=one.checksum, state="verified")
+    Volume.objects.filter(pk=spare.pk).update(group=one.volume.group, state="filling",
+                                              live_bytes=one.length, file_count=1)
+    found = invariants.check_records()
+    assert {(v.kind, v.file_id, v.extra.get("copy_number")) for v in found} == {
+        ("copy_missing", file_id, 1) for file_id in archive if file_id != one.file_id}

@@ -67,10 +67,15 @@ def covered(segments):
     return end
 
 
+def readable(segments):
+    """The segments on volumes that can be read (a copy counts only while its volume can)."""
+    return [s for s in segments if s["volume__state"] not in UNREADABLE]
+
+
 def readable_copy(segments, size):
-    """These VERIFIED segments make one whole copy, on volumes that can be read."""
-    return covered(segments) == size and not any(
-        s["volume__state"] in UNREADABLE for s in segments)
+    """These VERIFIED segments make one whole copy on volumes that can be read (segments left
+    on an unreadable volume after the copy was rewritten elsewhere do not matter)."""
+    return covered(readable(segments)) == size
 
 
 def _chunks(queryset):
@@ -117,7 +122,7 @@ def _file_copies(file_id, size, name, wanted, copies, pending=frozenset()):
                     COPY_WRONG_GROUP, f"{name}: copy {number} is on {s['volume__label']}, not "
                     "a volume of its policy's group", file_id=file_id, copy_id=s["pk"],
                     volume_id=s["volume_id"]))
-        if sum(s["length"] for s in segments) > size:
+        if sum(s["length"] for s in readable(segments)) > size:
             found.append(Violation(
                 COPY_DUPLICATE, f"{name}: copy {number} has verified segments covering more "
                 f"than its {size} bytes", file_id=file_id, extra={"copy_number": number}))
