@@ -82,6 +82,14 @@ def test_start_refuses_nonsense(operator_api, archived, body):
     assert not Reconciliation.objects.exists()
 
 
+def test_malformed_json_is_refused(operator_api, archived):
+    run = reconcile()
+    for url in (URL, f"{URL}{run.pk}/repair/"):
+        answer = operator_api.generic("POST", url, '{"full": tru', content_type="application/json")
+        assert answer.status_code == 400
+    assert Reconciliation.objects.count() == 1
+
+
 def test_repair_refuses_nonsense_and_other_runs_ids(operator_api, archived):
     _drift()
     mine, other = reconcile(), reconcile()
