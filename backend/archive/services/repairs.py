@@ -1,4 +1,4 @@
-"""Safe repairs of what reconciliation finds: each says what it would do (`plan`) and does it
+"""Safe repairs of what reconciliation finds: each says what it would do (`plans`) and does it
 (`apply`) after checking again that the fault is still there, so applying twice does nothing.
 
 A repair never rewrites bytes itself: a copy found bad is marked BAD and background repair
