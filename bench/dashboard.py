@@ -36,6 +36,7 @@ ENDPOINTS = [
     ("failures: recalls only", "/api/v1/archive/requests/?state=failed&kind=recall&limit=200"),
     ("failures: ingest requests", "/api/v1/ingest/requests/?limit=200"),
     ("failures: failed granules", "/api/v1/ingest/requests/{failed_request}/?state=failed"),
+    ("failures: latest reconciliation", "/api/v1/archive/reconciliation/?limit=1"),
 ]
 BASELINE = ("baseline: health", "/api/health/")
 

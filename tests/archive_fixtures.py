@@ -46,3 +46,18 @@ def staged_granule(collection, staging, sizes=(1000,), checksum_type="MD5", **kw
 def queued(kind=ArchiveRequest.Kind.MIGRATE, **filters):
     return list(ArchiveRequest.objects.filter(kind=kind, state=ArchiveRequest.State.QUEUED,
                                               **filters).order_by("pk"))
+
+
+def archive_granules(collection, staging, sizes):
+    """Archive one single-file granule per size to the end (every copy written and verified);
+    returns {file id: MD5 of its original bytes}, hashed here with hashlib."""
+    from backend.archive import services
+
+    originals = {}
+    for size in sizes:
+        granule, sources = staged_granule(collection, staging, sizes=(size,))
+        originals.update({pk: hashlib.md5(path.read_bytes()).hexdigest()
+                          for pk, path in sources.items()})
+        assert services.archive_granule(granule, sources).admitted
+    services.run_until_idle()
+    return originals

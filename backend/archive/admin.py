@@ -4,10 +4,12 @@ from .models import (
     ArchivePolicy,
     ArchiveRequest,
     CacheEntry,
+    Discrepancy,
     Drive,
     DriveModel,
     FileCopy,
     PolicyCopy,
+    Reconciliation,
     Silo,
     Volume,
     VolumeGroup,
@@ -77,3 +79,20 @@ class ArchiveRequestAdmin(admin.ModelAdmin):
                     "percent_done", "attempts", "created_at"]
     list_filter = ["kind", "state", "priority"]
     raw_id_fields = ["file", "volume", "drive", "requested_by"]
+
+
+class DiscrepancyInline(admin.TabularInline):
+    model = Discrepancy
+    extra = 0
+    fields = ["kind", "file", "copy", "volume", "request", "detail", "repair", "repaired_at",
+              "outcome"]
+    raw_id_fields = ["file", "copy", "volume", "request"]
+
+
+@admin.register(Reconciliation)
+class ReconciliationAdmin(admin.ModelAdmin):
+    list_display = ["id", "scope", "sample", "state", "created_at", "finished_at",
+                    "discrepancy_count"]
+    list_filter = ["scope", "state"]
+    raw_id_fields = ["requested_by"]
+    inlines = [DiscrepancyInline]

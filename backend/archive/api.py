@@ -12,7 +12,7 @@ from backend.catalog.models import File
 from backend.catalog.pagination import CatalogCursorPagination
 
 from . import operations
-from .models import ArchiveRequest, Drive, DriveModel, Silo, Volume
+from .models import ArchiveRequest, Discrepancy, Drive, DriveModel, Reconciliation, Silo, Volume
 from .serializers import (
     REQUEST_VALUES,
     VOLUME_VALUES,
@@ -22,12 +22,17 @@ from .serializers import (
     BulkSerializer,
     CacheEntrySerializer,
     CacheUsageSerializer,
+    DiscrepancySerializer,
     DriveSerializer,
     FileCopySerializer,
     LabelVolumesSerializer,
     PinSerializer,
     QueueRowSerializer,
+    ReconcileSerializer,
+    ReconciliationSerializer,
     ReleaseSerializer,
+    RepairResultSerializer,
+    RepairSerializer,
     SiloSerializer,
     VaryDriveSerializer,
     VolumeGroupSerializer,
@@ -35,6 +40,7 @@ from .serializers import (
     request_rows,
     volume_rows,
 )
+from .services import reconcile as reconciliation
 from .services.cache import cache_usage
 
 
@@ -268,3 +274,35 @@ class CacheView(APIView):
             "high_watermark": settings.GRANARY_CACHE_HIGH_WATERMARK,
             "low_watermark": settings.GRANARY_CACHE_LOW_WATERMARK,
         })
+
+
+class ReconciliationViewSet(OperatorViewSet, viewsets.mixins.ListModelMixin,
+                            viewsets.mixins.RetrieveModelMixin):
+    """Reconciliation runs, newest first, with their discrepancies; run one; repair one's."""
+
+    serializer_class = ReconciliationSerializer
+    lookup_value_regex = r"\d+"
+    filter_backends = []
+
+    def get_queryset(self):
+        return Reconciliation.objects.select_related("requested_by")
+
+    @extend_schema(request=ReconcileSerializer, responses={202: ReconciliationSerializer})
+    def create(self, request):
+        """Run a reconciliation in the archive worker: a sample, or everything (full)."""
+        form = ReconcileSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        run = reconciliation.start(requested_by=request.user, **form.validated_data)
+        return Response(ReconciliationSerializer(run).data, status=status.HTTP_202_ACCEPTED)
+
+    @extend_schema(request=RepairSerializer, responses=RepairResultSerializer)
+    @action(detail=True, methods=["post"])
+    def repair(self, request, pk=None):
+        """Apply the safe repairs of this run's discrepancies (those named, or all)."""
+        form = RepairSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        done = reconciliation.repair(self.get_object(), form.validated_data.get("ids"))
+        shown = Discrepancy.objects.filter(pk__in=[d.pk for d in done]).select_related(
+            "file", "volume").order_by("pk")
+        return Response({"repaired": len(done),
+                         "discrepancies": DiscrepancySerializer(shown, many=True).data})

@@ -1,6 +1,18 @@
+from django.db.models import Count
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from .models import ArchiveRequest, CacheEntry, Drive, FileCopy, Silo, Volume, percent
+from .models import (
+    ArchiveRequest,
+    CacheEntry,
+    Discrepancy,
+    Drive,
+    FileCopy,
+    Reconciliation,
+    Silo,
+    Volume,
+    percent,
+)
 
 _when = serializers.DateTimeField()
 
@@ -207,3 +219,72 @@ class VolumeGroupSerializer(serializers.Serializer):
     used_bytes = serializers.IntegerField()
     live_bytes = serializers.IntegerField()
     percent_full = serializers.FloatField()
+
+
+class DiscrepancySerializer(serializers.ModelSerializer):
+    file = serializers.IntegerField(source="file_id", allow_null=True)
+    file_name = serializers.CharField(source="file.name", allow_null=True, default=None)
+    copy = serializers.IntegerField(source="copy_id", allow_null=True)
+    volume = serializers.CharField(source="volume.label", allow_null=True, default=None)
+    request = serializers.IntegerField(source="request_id", allow_null=True)
+
+    class Meta:
+        model = Discrepancy
+        fields = ["id", "kind", "file", "file_name", "copy", "volume", "request", "detail",
+                  "repair", "repaired_at", "outcome"]
+        read_only_fields = fields
+
+
+class KindCountSerializer(serializers.Serializer):
+    kind = serializers.CharField()
+    count = serializers.IntegerField()
+    repaired = serializers.IntegerField()
+
+
+# a run lists at most this many of its discrepancies; discrepancy_count and by_kind count all
+DISCREPANCIES_SHOWN = 500
+
+
+class ReconciliationSerializer(serializers.ModelSerializer):
+    requested_by = serializers.CharField(source="requested_by.username", allow_null=True,
+                                         default=None)
+    by_kind = serializers.SerializerMethodField()
+    discrepancies = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Reconciliation
+        fields = ["id", "scope", "sample", "repair", "state", "requested_by", "created_at",
+                  "started_at", "finished_at", "volumes_read", "copies_read",
+                  "cache_files_read", "discrepancy_count", "error", "by_kind", "discrepancies"]
+        read_only_fields = fields
+
+    @extend_schema_field(KindCountSerializer(many=True))
+    def get_by_kind(self, run):
+        rows = (run.discrepancies.order_by("kind").values("kind")
+                .annotate(count=Count("pk"), repaired=Count("repaired_at")))
+        return [{"kind": r["kind"], "count": r["count"], "repaired": r["repaired"]}
+                for r in rows]
+
+    @extend_schema_field(DiscrepancySerializer(many=True))
+    def get_discrepancies(self, run):
+        shown = run.discrepancies.select_related("file", "volume").order_by("pk")
+        return DiscrepancySerializer(shown[:DISCREPANCIES_SHOWN], many=True).data
+
+
+class ReconcileSerializer(serializers.Serializer):
+    full = serializers.BooleanField(default=False, help_text="Read every volume and cached file")
+    sample = serializers.IntegerField(
+        min_value=1, max_value=1_000_000, required=False, allow_null=True,
+        help_text="Copies and cached files to read at random (default: the daily sample)")
+    repair = serializers.BooleanField(default=False, help_text="Repair what it finds")
+
+
+class RepairSerializer(serializers.Serializer):
+    ids = serializers.ListField(child=serializers.IntegerField(min_value=1, max_value=2**63 - 1),
+                                required=False,
+                                max_length=10000, help_text="Discrepancies to repair (all if none)")
+
+
+class RepairResultSerializer(serializers.Serializer):
+    repaired = serializers.IntegerField()
+    discrepancies = DiscrepancySerializer(many=True)

@@ -13,3 +13,21 @@ def tick():
 @shared_task(name="backend.archive.run_drive")
 def run_drive(drive_id):
     manager.run_drive(drive_id)
+
+
+@shared_task(name="backend.archive.reconcile")
+def reconcile(run_id):
+    """Do one reconciliation run (idempotent: a finished run is left as it is)."""
+    from .services import reconcile as reconciliation
+
+    reconciliation.run(run_id)
+
+
+@shared_task(name="backend.archive.reconcile_sample")
+def reconcile_sample():
+    """The daily sampled reconciliation (beat): report only, an operator repairs. Runs asked
+    for whose message was lost are done first."""
+    from .services import reconcile as reconciliation
+
+    reconciliation.run_pending()
+    reconciliation.reconcile()

@@ -8,6 +8,7 @@ router.register("archive/silos", api.SiloViewSet, basename="silo")
 router.register("archive/volumes", api.VolumeViewSet, basename="volume")
 router.register("archive/drives", api.DriveViewSet, basename="drive")
 router.register("archive/requests", api.RequestViewSet, basename="archive-request")
+router.register("archive/reconciliation", api.ReconciliationViewSet, basename="reconciliation")
 
 urlpatterns = [
     path("archive/volume-groups/", api.VolumeGroupView.as_view(), name="volume-groups"),

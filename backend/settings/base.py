@@ -59,6 +59,12 @@ GRANARY_DISMOUNT_DELAY_S = float(env("GRANARY_DISMOUNT_DELAY_S", "60"))
 GRANARY_REMOUNT_DELAY_S = float(env("GRANARY_REMOUNT_DELAY_S", "300"))
 # Read-back verification reads the disk, not the page cache, unless this is off.
 GRANARY_VERIFY_FROM_DISK = env_bool("GRANARY_VERIFY_FROM_DISK", True)
+# Reconciliation (catalog, cache, volumes and copies compared, bytes read): beat runs a sampled
+# one daily, reading this many copies and cached files at random; operators run full ones.
+GRANARY_RECONCILE_SAMPLE = int(env("GRANARY_RECONCILE_SAMPLE", "1000"))
+GRANARY_RECONCILE_EVERY_S = float(env("GRANARY_RECONCILE_EVERY_S", str(24 * 3600)))
+# A run still "running" this long after it started lost its worker and is done again.
+GRANARY_RECONCILE_STALE_S = float(env("GRANARY_RECONCILE_STALE_S", str(6 * 3600)))
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -229,6 +235,8 @@ CELERY_BEAT_SCHEDULE_FILENAME = str(DATA_ROOT / "celerybeat-schedule")
 CELERY_BEAT_SCHEDULE = {
     "queue-heartbeats": {"task": "backend.metrics.send_heartbeats", "schedule": 60.0},
     "archive-tick": {"task": "backend.archive.tick", "schedule": 10.0},
+    "archive-reconcile": {"task": "backend.archive.reconcile_sample",
+                          "schedule": GRANARY_RECONCILE_EVERY_S},
 }
 
 # Ingest: granules move through the pipeline in chunks (one task each) under a lease; the sweeper
@@ -281,6 +289,7 @@ SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"].update({
     "SubscriptionDeliveryStateEnum": "distribution.models.SubscriptionDelivery.State",
     "DestinationKindEnum": "distribution.models.Destination.Kind",
     "KindEnum": "backend.archive.models.ArchiveRequest.Kind",
+    "ReconciliationScopeEnum": "backend.archive.models.Reconciliation.Scope",
 })
 CELERY_BEAT_SCHEDULE.update({
     "distribution-sweep": {"task": "distribution.sweep", "schedule": 30.0},

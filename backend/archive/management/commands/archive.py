@@ -12,6 +12,7 @@ from django.core.management.base import CommandError
 
 from backend.archive import operations, scheduler, simulator
 from backend.archive.models import Drive, Volume
+from backend.archive.services import reconcile as reconciliation
 from backend.archive.services.cache import cache_usage
 from backend.archive.services.manager import recover_stale_work, run_until_idle
 from backend.cli import Command as ServiceCommand
@@ -198,6 +199,26 @@ def _rebuild(command, opts):
     command.stdout.write(", ".join(f"{k}: {v}" for k, v in counts.items()))
 
 
+def _reconcile(command, opts):
+    run = reconciliation.reconcile(full=opts["full"], sample=opts["sample"],
+                                   repair=opts["repair"])
+    found = list(run.discrepancies.select_related("volume").order_by("pk"))
+    _rows(command, ("id", "kind", "objects", "detail", "repair", "done"),
+          [(d.pk, d.kind, _objects(d), d.detail, d.repair or "(report only)", d.outcome or "-")
+           for d in found])
+    n = run.discrepancy_count
+    command.stdout.write(
+        f"reconciliation {run.pk} ({run.scope}): {n} discrepanc{'y' if n == 1 else 'ies'}, "
+        f"{sum(1 for d in found if d.repaired_at)} repaired; read {run.volumes_read} volumes, "
+        f"{run.copies_read} copies, {run.cache_files_read} cached files")
+
+
+def _objects(d):
+    return " ".join(f"{name} {value}" for name, value in (
+        ("volume", d.volume.label if d.volume else None), ("file", d.file_id),
+        ("copy", d.copy_id), ("request", d.request_id)) if value is not None) or "-"
+
+
 def _run(command, opts):
     import time
 
@@ -247,6 +268,15 @@ def _pin_arguments(parser):
     parser.add_argument("files", nargs="+", help="file ids or COLLECTION:GRANULE/NAME")
 
 
+def _reconcile_arguments(parser):
+    parser.add_argument("--full", action="store_true",
+                        help="read every volume, copy and cached file")
+    parser.add_argument("--sample", type=int,
+                        help="copies and cached files to read at random (default: the daily "
+                             "sample, GRANARY_RECONCILE_SAMPLE)")
+    parser.add_argument("--repair", action="store_true", help="apply the safe repairs")
+
+
 def _run_arguments(parser):
     parser.add_argument("--forever", action="store_true", help="keep serving the queue")
     parser.add_argument("--interval", type=float, default=2.0)
@@ -280,6 +310,10 @@ SUBCOMMANDS = {
     "cache": Subcommand("Cache usage", _none, _cache),
     "rebuild-catalog": Subcommand("Rebuild the copy catalog from the volumes alone", _none,
                                   _rebuild),
+    "reconcile": Subcommand(
+        "Compare catalog, cache, volumes (read back) and copies; report, and repair if asked",
+        _reconcile_arguments, _reconcile,
+    ),
     "run": Subcommand("Run the storage manager in this process", _run_arguments, _run),
 }
 

@@ -19,6 +19,7 @@ import { type Column, DataTable } from '../../components/DataTable';
 import { Loaded } from '../../components/Loaded';
 import { OutcomeNotice, type Outcome } from '../../components/OutcomeNotice';
 import { formatBytes, formatDateTime } from '../../lib/format';
+import { ReconciliationSection } from './ReconciliationSection';
 
 const KINDS: ArchiveRequestKind[] = ['migrate', 'recall', 'repack', 'audit'];
 
@@ -27,10 +28,13 @@ export function FailuresPage() {
     <section className="page" aria-labelledby="failures-heading">
       <div className="page__header">
         <h1 id="failures-heading">Failures</h1>
-        <p className="page__lead">What failed, why, and sending it round again.</p>
+        <p className="page__lead">
+          What failed, why, and sending it round again; what reconciliation found, and repairing it.
+        </p>
       </div>
       <ArchiveFailures />
       <IngestFailures />
+      <ReconciliationSection />
     </section>
   );
 }

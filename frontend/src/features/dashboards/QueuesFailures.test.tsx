@@ -90,6 +90,7 @@ describe('failures dashboard', () => {
   beforeEach(() => {
     bulk = [];
     server.use(
+      http.get('/api/v1/archive/reconciliation/', () => HttpResponse.json(page([]))),
       http.get('/api/v1/archive/requests/', ({ request }) => {
         const params = new URL(request.url).searchParams;
         expect(params.get('state')).toBe('failed');

@@ -136,6 +136,58 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/archive/reconciliation/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Reconciliation runs, newest first, with their discrepancies; run one; repair one's. */
+        get: operations["api_v1_archive_reconciliation_list"];
+        put?: never;
+        /** @description Run a reconciliation in the archive worker: a sample, or everything (full). */
+        post: operations["api_v1_archive_reconciliation_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/archive/reconciliation/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Reconciliation runs, newest first, with their discrepancies; run one; repair one's. */
+        get: operations["api_v1_archive_reconciliation_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/archive/reconciliation/{id}/repair/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Apply the safe repairs of this run's discrepancies (those named, or all). */
+        post: operations["api_v1_archive_reconciliation_repair_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/archive/requests/": {
         parameters: {
             query?: never;
@@ -1158,6 +1210,7 @@ export interface components {
         ArchiveRequest: {
             readonly id: number;
             kind: components["schemas"]["KindEnum"];
+            /** @default queued */
             state: components["schemas"]["ArchiveStateEnum"];
             priority: components["schemas"]["PriorityEnum"];
             file: number | null;
@@ -1350,6 +1403,22 @@ export interface components {
             username?: string;
             /** @description sftp: the server's public host key, '<type> <base64>', as in known_hosts or ssh-keyscan output */
             host_key?: string;
+        };
+        Discrepancy: {
+            readonly id: number;
+            readonly kind: string;
+            file: number | null;
+            file_name: string | null;
+            copy: number | null;
+            volume: string | null;
+            request: number | null;
+            readonly detail: string;
+            /** @description What a repair does; blank: reported only */
+            readonly repair: string;
+            /** Format: date-time */
+            readonly repaired_at: string | null;
+            /** @description What the repair did */
+            readonly outcome: string;
         };
         Drive: {
             name: string;
@@ -1643,6 +1712,11 @@ export interface components {
          * @enum {string}
          */
         IngestRequestStateEnum: "received" | "running" | "completed" | "failed";
+        KindCount: {
+            kind: string;
+            count: number;
+            repaired: number;
+        };
         /**
          * @description * `migrate` - Migrate (cache to tape)
          *     * `recall` - Recall (tape to cache)
@@ -1905,6 +1979,19 @@ export interface components {
             previous: string | null;
             results: components["schemas"]["Pdr"][];
         };
+        PaginatedReconciliationList: {
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?cursor=cD00ODY%3D"
+             */
+            next: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?cursor=cj0xJnA9NDg3
+             */
+            previous: string | null;
+            results: components["schemas"]["Reconciliation"][];
+        };
         PaginatedSubscriptionDeliveryList: {
             /**
              * Format: uri
@@ -2052,8 +2139,66 @@ export interface components {
             /** Format: double */
             running_percent_done: number | null;
         };
+        ReconcileRequest: {
+            /**
+             * @description Read every volume and cached file
+             * @default false
+             */
+            full?: boolean;
+            /** @description Copies and cached files to read at random (default: the daily sample) */
+            sample?: number | null;
+            /**
+             * @description Repair what it finds
+             * @default false
+             */
+            repair?: boolean;
+        };
+        Reconciliation: {
+            readonly id: number;
+            readonly scope: components["schemas"]["ReconciliationScopeEnum"];
+            readonly sample: number | null;
+            /** @description Repair what it finds once done */
+            readonly repair: boolean;
+            readonly state: components["schemas"]["ReconciliationStateEnum"];
+            requested_by: string | null;
+            /** Format: date-time */
+            readonly created_at: string;
+            /** Format: date-time */
+            readonly started_at: string | null;
+            /** Format: date-time */
+            readonly finished_at: string | null;
+            readonly volumes_read: number;
+            readonly copies_read: number;
+            readonly cache_files_read: number;
+            readonly discrepancy_count: number;
+            readonly error: string;
+            readonly by_kind: components["schemas"]["KindCount"][];
+            readonly discrepancies: components["schemas"]["Discrepancy"][];
+        };
+        /**
+         * @description * `sample` - A random sample of copies and cached files
+         *     * `full` - Every volume, copy and cached file
+         * @enum {string}
+         */
+        ReconciliationScopeEnum: "sample" | "full";
+        /**
+         * @description * `queued` - Queued
+         *     * `running` - Running
+         *     * `done` - Done
+         *     * `failed` - Failed
+         * @enum {string}
+         */
+        ReconciliationStateEnum: "queued" | "running" | "done" | "failed";
         ReleaseRequest: {
             files: number[];
+        };
+        RepairRequest: {
+            /** @description Discrepancies to repair (all if none) */
+            ids?: number[];
+        };
+        RepairResult: {
+            repaired: number;
+            discrepancies: components["schemas"]["Discrepancy"][];
         };
         /** @description A request with its granules (documentation of the detail view). */
         RequestDetail: {
@@ -2585,6 +2730,103 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["QueueRow"][];
+                };
+            };
+        };
+    };
+    api_v1_archive_reconciliation_list: {
+        parameters: {
+            query?: {
+                /** @description The pagination cursor value. */
+                cursor?: string;
+                /** @description Number of results to return per page. */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedReconciliationList"];
+                };
+            };
+        };
+    };
+    api_v1_archive_reconciliation_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ReconcileRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["ReconcileRequest"];
+                "multipart/form-data": components["schemas"]["ReconcileRequest"];
+            };
+        };
+        responses: {
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Reconciliation"];
+                };
+            };
+        };
+    };
+    api_v1_archive_reconciliation_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Reconciliation"];
+                };
+            };
+        };
+    };
+    api_v1_archive_reconciliation_repair_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["RepairRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["RepairRequest"];
+                "multipart/form-data": components["schemas"]["RepairRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RepairResult"];
                 };
             };
         };

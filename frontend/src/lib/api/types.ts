@@ -81,6 +81,10 @@ export type BulkResult = Schemas['BulkResult'];
 export type CacheUsage = Schemas['CacheUsage'];
 export type Drive = Schemas['Drive'];
 export type QueueRow = Schemas['QueueRow'];
+export type Reconciliation = Schemas['Reconciliation'];
+export type Discrepancy = Schemas['Discrepancy'];
+export type ReconcileRequest = Schemas['ReconcileRequest'];
+export type RepairResult = Schemas['RepairResult'];
 export type Volume = Schemas['Volume'];
 export type VolumeGroup = Schemas['VolumeGroup'];
 

@@ -4,6 +4,7 @@ export const archiveKeys = {
   cache: () => [...archiveKeys.all, 'cache'] as const,
   drives: () => [...archiveKeys.all, 'drives'] as const,
   queues: () => [...archiveKeys.all, 'queues'] as const,
+  reconciliation: () => [...archiveKeys.all, 'reconciliation'] as const,
   volumes: () => [...archiveKeys.all, 'volumes'] as const,
   volumeGroups: () => [...archiveKeys.all, 'volume-groups'] as const,
   requests: (filters: { state: string; kind: string }) =>

@@ -1,0 +1,192 @@
+"""The archive's promises about bytes: the volume files and the cached files, read back."""
+import os
+from collections import defaultdict
+
+from django.db.models import F
+
+from backend.catalog import checksums
+
+from .. import tape
+from ..models import CacheEntry, FileCopy, Volume
+from ..services.paths import cache_path, volume_path
+from . import (
+    CACHE_BYTES,
+    COPY_BYTES,
+    COPY_PAST_END,
+    MEMBER_MISMATCH,
+    MEMBER_MISSING,
+    MEMBER_ORPHAN,
+    VOLUME_MISSING,
+    VOLUME_TRUNCATED,
+    Tally,
+    Violation,
+)
+
+WRITABLE = (Volume.State.SCRATCH, Volume.State.FILLING)
+KNOWN_UNREADABLE = (Volume.State.SUSPECT, Volume.State.RETIRED)
+COPY_FIELDS = ("pk", "file_id", "copy_number", "segment", "position", "data_offset", "length",
+               "checksum_type", "checksum", "state", "file__name", "file__granule__granule_id",
+               "file__granule__version", "file__granule__collection__short_name",
+               "file__granule__collection__version")
+
+
+def check_bytes(sample=None, tally=None):
+    """Every volume's length; every verified copy's bytes and every volume's members, or the
+    bytes of a random sample of copies; every cached file, or a random sample of them."""
+    tally = tally if tally is not None else Tally()
+    verified = FileCopy.objects.filter(state=FileCopy.State.VERIFIED)
+    chosen = None
+    if sample:
+        chosen = _by_volume(verified.order_by("?")[:sample])
+    found = []
+    for volume in Volume.objects.exclude(state__in=KNOWN_UNREADABLE).select_related("silo"):
+        copies = chosen.get(volume.pk, []) if chosen is not None else None
+        found += check_volume(volume, copies=copies, members=sample is None, tally=tally)
+    entries = CacheEntry.objects.exclude(state=CacheEntry.State.STAGING)
+    if sample:
+        entries = entries.order_by("?")[:sample]
+    found += check_cache(entries, tally=tally)
+    return found
+
+
+def _by_volume(copies):
+    """{volume id: copy rows in tape order}."""
+    out = defaultdict(list)
+    for row in copies.values("volume_id", *COPY_FIELDS):
+        out[row["volume_id"]].append(row)
+    for rows in out.values():
+        rows.sort(key=lambda row: row["data_offset"])
+    return out
+
+
+def check_volume(volume, copies=None, members=True, tally=None):
+    """One volume: its file is there; a short one is not writable and keeps no verified copy
+    past its end; the copies' bytes (all VERIFIED ones when `copies` is None) hash to their
+    checksums; with members, its tar headers match the catalog."""
+    tally = tally if tally is not None else Tally()
+    path = volume_path(volume)
+    try:
+        size = os.stat(path).st_size
+    except FileNotFoundError:
+        return [Violation(VOLUME_MISSING, f"the file of volume {volume.label} is missing",
+                          volume_id=volume.pk)]
+    tally.volumes += 1
+    found = []
+    if size < volume.end_of_data and volume.state in WRITABLE:
+        found.append(Violation(
+            VOLUME_TRUNCATED, f"{volume.label} ends at byte {size}, before its end of data "
+            f"{volume.end_of_data}, and is still {volume.state}", volume_id=volume.pk,
+            extra={"size": size}))
+    verified = FileCopy.objects.filter(volume=volume, state=FileCopy.State.VERIFIED)
+    lost = list(verified.annotate(end=F("data_offset") + F("length")).filter(end__gt=size)
+                .values(*COPY_FIELDS))
+    found += [Violation(COPY_PAST_END, f"{_name(c)} copy {c['copy_number']} lies past the end "
+                        f"of {volume.label} (byte {size})", file_id=c["file_id"], copy_id=c["pk"],
+                        volume_id=volume.pk) for c in lost]
+    if copies is None:
+        copies = list(verified.order_by("data_offset").values(*COPY_FIELDS))
+    lost_ids = {c["pk"] for c in lost}
+    found += _copy_bytes(volume, path, [c for c in copies if c["pk"] not in lost_ids], tally)
+    if members:
+        found += _members(volume, path, lost_ids, size)
+    return found
+
+
+def _name(c):
+    return f"{_collection(c)}/{c['file__granule__granule_id']}/{c['file__name']}"
+
+
+def _collection(c):
+    return (f"{c['file__granule__collection__short_name']}."
+            f"{c['file__granule__collection__version']}")
+
+
+def _copy_bytes(volume, path, copies, tally):
+    if not copies:
+        return []
+    digests = tape.read_many(path, [(c["data_offset"], c["length"], c["checksum_type"])
+                                    for c in copies])
+    tally.copies += len(copies)
+    return [Violation(COPY_BYTES, f"{_name(c)} copy {c['copy_number']} on {volume.label} at "
+                      f"byte {c['data_offset']} does not hash to its checksum",
+                      file_id=c["file_id"], copy_id=c["pk"], volume_id=volume.pk)
+            for c, digest in zip(copies, digests, strict=True)
+            if not checksums.same(c["checksum_type"], digest, c["checksum"])]
+
+
+def tar_end(members):
+    """Where the members tar can list end (a hole of zeros or a torn header stops it)."""
+    return max((m.data_offset + m.size + (-m.size) % tape.TAR_BLOCK for m in members), default=0)
+
+
+def _members(volume, path, lost_ids, size):
+    """The volume's members as its tar headers list them, against the copies catalog."""
+    try:
+        listing = tape.scan(path)
+    except tape.VolumeError as exc:
+        return [Violation(VOLUME_MISSING, str(exc), volume_id=volume.pk)]
+    members = [m for m in listing if not m.is_label]
+    found, listed = [], set()
+    end = tar_end(listing)
+    if volume.state in WRITABLE and end < volume.end_of_data <= size:
+        found.append(Violation(
+            VOLUME_TRUNCATED, f"the tar headers of {volume.label} end at byte {end}, before its "
+            f"end of data {volume.end_of_data}: nothing appended to it could be listed",
+            volume_id=volume.pk, extra={"tar_end": end}))
+    rows = defaultdict(list)
+    for c in FileCopy.objects.filter(volume=volume).values(*COPY_FIELDS):
+        rows[c["position"]].append(c)
+    for m in members:
+        same = [c for c in rows.get(m.position, ())
+                if c["data_offset"] == m.data_offset and c["length"] == m.size]
+        if not same:
+            if m.position < volume.end_of_data:  # past it: a torn write the next one overwrites
+                found.append(Violation(
+                    MEMBER_ORPHAN, f"{m.name} at byte {m.position} of {volume.label} is in no "
+                    "copy of the catalog", volume_id=volume.pk,
+                    extra={"position": m.position, "member": m.name}))
+            continue
+        listed.add(m.position)
+        live = [c for c in same if c["state"] != FileCopy.State.RELEASED]
+        for c in live:
+            if not _headers_match(m.headers, c):
+                found.append(Violation(
+                    MEMBER_MISMATCH, f"the member at byte {m.position} of {volume.label} names "
+                    f"{m.name}, not {_name(c)} copy {c['copy_number']}", file_id=c["file_id"],
+                    copy_id=c["pk"], volume_id=volume.pk))
+    for position, copies in rows.items():
+        for c in copies:
+            if (c["state"] == FileCopy.State.VERIFIED and position not in listed
+                    and c["pk"] not in lost_ids):
+                found.append(Violation(
+                    MEMBER_MISSING, f"{_name(c)} copy {c['copy_number']} at byte {position} of "
+                    f"{volume.label} is not listed by the volume's tar headers",
+                    file_id=c["file_id"], copy_id=c["pk"], volume_id=volume.pk))
+    return found
+
+
+def _headers_match(headers, c):
+    expected = {
+        "collection": _collection(c),
+        "granule_id": c["file__granule__granule_id"],
+        "granule_version": str(c["file__granule__version"]), "file": c["file__name"],
+        "copy": str(c["copy_number"]), "segment": str(c["segment"]),
+    }
+    return all(str(headers.get(key)) == value for key, value in expected.items())
+
+
+def check_cache(entries, tally=None):
+    """Each cached file hashes to its catalog checksum (a missing file is records' concern)."""
+    tally = tally if tally is not None else Tally()
+    found = []
+    for entry in entries.select_related("file__granule__collection"):
+        f = entry.file
+        try:
+            digest, size = checksums.of_file(f.checksum_type, cache_path(f))
+        except FileNotFoundError:
+            continue
+        tally.cache_files += 1
+        if size != f.size or not checksums.same(f.checksum_type, digest, f.checksum):
+            found.append(Violation(CACHE_BYTES, f"the cached copy of {f.name} ({entry.state}) "
+                                   "does not hash to its catalog checksum", file_id=f.pk))
+    return found

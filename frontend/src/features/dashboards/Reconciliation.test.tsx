@@ -1,0 +1,163 @@
+import { screen, within } from '@testing-library/react';
+import userEvent from '@testing-library/user-event';
+import { http, HttpResponse } from 'msw';
+import { beforeEach, describe, expect, it } from 'vitest';
+
+import type { Discrepancy, Reconciliation } from '../../lib/api/types';
+import { renderApp } from '../../test/renderApp';
+import { asOperator, page, server } from '../../test/server';
+
+function discrepancy(id: number, overrides: Partial<Discrepancy> = {}): Discrepancy {
+  return {
+    id,
+    kind: 'copy_bytes_mismatch',
+    file: 40 + id,
+    file_name: `f${id}.hdf`,
+    copy: 100 + id,
+    volume: 'A00001',
+    request: null,
+    detail: `MOD021KM.061/G${id}/f${id}.hdf copy 1 on A00001 does not hash to its checksum`,
+    repair: 'mark the copy BAD: background repair rewrites it from a good copy',
+    repaired_at: null,
+    outcome: '',
+    ...overrides,
+  };
+}
+
+function run(overrides: Partial<Reconciliation> = {}): Reconciliation {
+  return {
+    id: 12,
+    scope: 'full',
+    sample: null,
+    repair: false,
+    state: 'done',
+    requested_by: 'ops',
+    created_at: '2026-11-22T00:00:00Z',
+    started_at: '2026-11-22T00:00:01Z',
+    finished_at: '2026-11-22T00:02:00Z',
+    volumes_read: 16,
+    copies_read: 240,
+    cache_files_read: 120,
+    discrepancy_count: 3,
+    error: '',
+    by_kind: [
+      { kind: 'copy_bytes_mismatch', count: 1, repaired: 0 },
+      { kind: 'member_orphan', count: 1, repaired: 0 },
+      { kind: 'volume_truncated', count: 1, repaired: 1 },
+    ],
+    discrepancies: [
+      discrepancy(1),
+      discrepancy(2, {
+        kind: 'member_orphan',
+        file: null,
+        file_name: null,
+        copy: null,
+        volume: 'B00002',
+        detail: 'X/G9/v1/g.dat at byte 2048 of B00002 is in no copy of the catalog',
+        repair: '',
+      }),
+      discrepancy(3, {
+        kind: 'volume_truncated',
+        file: null,
+        file_name: null,
+        copy: null,
+        volume: 'B00001',
+        detail: 'B00001 ends at byte 4096, before its end of data 9216, and is still filling',
+        repair: 'set the volume FULL (never appended again); mark its lost copies BAD',
+        repaired_at: '2026-11-22T00:03:00Z',
+        outcome: 'B00001 is full (never appended again); 1 lost copies marked BAD',
+      }),
+    ],
+    ...overrides,
+  };
+}
+
+describe('reconciliation on the failures dashboard', () => {
+  let started: unknown[];
+  let repaired: { run: string; body: unknown }[];
+
+  beforeEach(() => {
+    asOperator();
+    started = [];
+    repaired = [];
+    server.use(
+      http.get('/api/v1/archive/reconciliation/', () => HttpResponse.json(page([run()]))),
+      http.post('/api/v1/archive/reconciliation/', async ({ request }) => {
+        started.push(await request.json());
+        return HttpResponse.json(run({ id: 13, state: 'queued' }), { status: 202 });
+      }),
+      http.post('/api/v1/archive/reconciliation/:id/repair/', async ({ request, params }) => {
+        const body = (await request.json()) as { ids?: number[] };
+        repaired.push({ run: String(params.id), body });
+        return HttpResponse.json({ repaired: body.ids?.length ?? 1, discrepancies: [] });
+      }),
+      http.get('/api/v1/archive/requests/', () => HttpResponse.json(page([]))),
+      http.get('/api/v1/ingest/requests/', () => HttpResponse.json(page([]))),
+    );
+  });
+
+  it('shows when the latest run ran, its scope and each discrepancy with its repair', async () => {
+    renderApp('/dashboards/failures');
+
+    expect(await screen.findByText(/Run #12 \(full\) · done/)).toHaveTextContent(
+      'read 16 volumes, 240 copies and 120 cached files · 3 discrepancies',
+    );
+    const kinds = screen.getByRole('list', { name: 'Discrepancies by kind' });
+    expect(
+      within(kinds)
+        .getAllByRole('listitem')
+        .map((li) => li.textContent),
+    ).toEqual(['copy_bytes_mismatch: 1', 'member_orphan: 1', 'volume_truncated: 1 (1 repaired)']);
+
+    const bad = screen.getByRole('row', { name: /copy_bytes_mismatch/ });
+    expect(bad).toHaveTextContent('volume A00001 · file f1.hdf · copy #101');
+    expect(bad).toHaveTextContent('mark the copy BAD');
+    const orphan = screen.getByRole('row', { name: /member_orphan/ });
+    expect(orphan).toHaveTextContent('Report only (no safe repair)');
+    expect(within(orphan).queryByRole('button')).not.toBeInTheDocument();
+    const cut = screen.getByRole('row', { name: /volume_truncated/ });
+    expect(cut).toHaveTextContent('Repaired: B00001 is full');
+    expect(within(cut).queryByRole('button')).not.toBeInTheDocument();
+  });
+
+  it('repairs one discrepancy, then all of them', async () => {
+    renderApp('/dashboards/failures');
+
+    const bad = await screen.findByRole('row', { name: /copy_bytes_mismatch/ });
+    await userEvent.click(within(bad).getByRole('button', { name: 'Repair discrepancy 1' }));
+    expect(await screen.findByText('Repaired 1 discrepancy.')).toBeInTheDocument();
+
+    await userEvent.click(screen.getByRole('button', { name: 'Repair all (1)' }));
+    await screen.findByText('Repaired 1 discrepancy.');
+    expect(repaired).toEqual([
+      { run: '12', body: { ids: [1] } },
+      { run: '12', body: {} },
+    ]);
+  });
+
+  it('runs a full reconciliation when asked', async () => {
+    renderApp('/dashboards/failures');
+
+    await userEvent.click(
+      await screen.findByRole('checkbox', { name: 'Full (read every volume)' }),
+    );
+    await userEvent.click(screen.getByRole('button', { name: 'Run reconciliation' }));
+    expect(await screen.findByText('Reconciliation #13 started (full).')).toBeInTheDocument();
+    expect(started).toEqual([{ full: true }]);
+  });
+
+  it('says when none has run yet, and shows the API’s words when a run is refused', async () => {
+    server.use(
+      http.get('/api/v1/archive/reconciliation/', () => HttpResponse.json(page([]))),
+      http.post('/api/v1/archive/reconciliation/', () =>
+        HttpResponse.json({ detail: 'sample must be a positive number' }, { status: 400 }),
+      ),
+    );
+    renderApp('/dashboards/failures');
+
+    expect(await screen.findByText('No reconciliation yet')).toBeInTheDocument();
+    expect(screen.queryByRole('button', { name: /Repair all/ })).not.toBeInTheDocument();
+    await userEvent.click(screen.getByRole('button', { name: 'Run reconciliation' }));
+    expect(await screen.findByRole('alert')).toHaveTextContent('sample must be a positive number');
+  });
+});
