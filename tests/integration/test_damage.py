@@ -332,3 +332,23 @@ def test_a_spanning_copy_with_one_bad_segment_is_replaced_whole_and_counted_once
     for volume in Volume.objects.all():
         verified = FileCopy.objects.filter(volume=volume, state="verified")
         assert volume.live_bytes == sum(c.length for c in verified)
+
+
+def test_a_copy_written_again_after_its_repacked_segment_went_bad_takes_a_free_number(archive):
+    """Found by the stateful test: a copy moved by a repack (segment 1 on its new volume) went
+    bad; its repair counted the copy's recorded segments (1) and took number 1 again, which
+    the bad segment still held, so recording the new copy failed with an IntegrityError."""
+    ingest, originals, primary, _ = archive
+    [granule] = ingest(1)
+    f = granule.files.get()
+    operations.start_repack(FileCopy.objects.get(file=f, copy_number=1).volume)
+    services.run_until_idle()
+    moved = FileCopy.objects.get(file=f, copy_number=1, state="verified")
+    assert moved.segment == 1
+    os.unlink(paths.volume_path(moved.volume))
+    operations.start_audit(moved.volume)
+
+    services.run_until_idle()
+
+    [copy] = FileCopy.objects.filter(file=f, copy_number=1, state="verified")
+    assert copy.pk != moved.pk and copy_bytes_md5(copy) == originals[f.pk]

@@ -4,7 +4,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Count, F
+from django.db.models import F, Max
 from django.utils import timezone
 
 from backend.catalog import bulk, checksums
@@ -28,11 +28,12 @@ HEADER_ROOM = 16 << 10   # room kept for a member's pax header and padding
 
 
 def _segment_numbers(requests):
-    """{(file id, copy number): segments already recorded} for the requests' copies."""
+    """{(file id, copy number): the next free segment number} for the requests' copies: past
+    every segment still recorded (bad ones too, which keep their numbers until released)."""
     rows = (FileCopy.objects.filter(file_id__in=[r.file_id for r in requests])
             .exclude(state=FileCopy.State.RELEASED).order_by()
-            .values_list("file_id", "copy_number").annotate(n=Count("pk")))
-    return {(file_id, n): count for file_id, n, count in rows}
+            .values_list("file_id", "copy_number").annotate(top=Max("segment")))
+    return {(file_id, n): top + 1 for file_id, n, top in rows}
 
 
 def write_copies(drive, volume, requests):
@@ -147,13 +148,13 @@ def _write_batch(drive, volume, writer, requests, segments, checking):
     return written
 
 
-def _write_member(writer, request, length, recorded):
+def _write_member(writer, request, length, segment):
     """Write `length` bytes of the request's file, from where its copy stands, as one member:
-    the whole file, or a numbered segment of a file that spans volumes. `recorded` counts the
-    copy's segments already on tape. Returns (result, segment)."""
+    the whole file, or a numbered segment of a file that spans volumes. `segment`: the first
+    number the copy's recorded segments leave free (0 when there are none).
+    Returns (result, segment)."""
     f = request.file
     spanning = length < f.size
-    segment = recorded if spanning or request.bytes_done or recorded else 0
     expected = _expected_checksum(f, request.bytes_done, length, spanning)
     headers = {
         "granule_id": f.granule.granule_id, "collection": f.granule.collection.key,
