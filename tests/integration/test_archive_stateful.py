@@ -9,7 +9,7 @@ originals this test generated, read back from the volume files and the cache by 
 
 Damage is dealt the way the world deals it, one piece at a time: a step never damages the
 last good copy of a file (no archive can repair that), and after damage an operator's audit of
-the volume finds it, as reconciliation would.
+the volume or a full reconciliation finds it.
 
 `make test` runs a bounded number of examples with a fixed seed; GRANARY_STATEFUL_EXAMPLES
 (and GRANARY_STATEFUL_STEPS) run it longer.
@@ -27,6 +27,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from backend.archive import operations, services, tape
+from backend.archive.invariants import check_all
 from backend.archive.models import (
     ArchiveRequest,
     CacheEntry,
@@ -37,6 +38,7 @@ from backend.archive.models import (
 )
 from backend.archive.services import cache, manager, paths, writing
 from backend.archive.services.completeness import file_copies_complete
+from backend.archive.services.reconcile import reconcile
 from backend.catalog.models import Collection, File, Granule
 from tests.archive_fixtures import archived_collection, small_layout, staged_granule
 
@@ -87,7 +89,7 @@ class Archive(RuleBasedStateMachine):
         self.primary, self.backup, _ = small_layout(volumes_per_silo=24, drives_per_silo=2,
                                                     media=TINY_MEDIA)
         self.collection = archived_collection([self.primary, self.backup])
-        self.originals, self.waiting, self.ingested = {}, [], 0
+        self.originals, self.waiting, self.ingested, self.damaged = {}, [], 0, False
 
     def teardown(self):
         self.overrides.disable()
@@ -147,14 +149,14 @@ class Archive(RuleBasedStateMachine):
         copy = self._damageable(data)
         if copy is not None and self._others_intact(copy.volume, copy.data_offset):
             os.truncate(paths.volume_path(copy.volume), copy.data_offset + copy.length // 2)
-            operations.start_audit(copy.volume)
+            self.damaged = True                   # found by the next reconciliation
 
     @rule(data=st.data())
     def lose_a_volume_file(self, data):
         copy = self._damageable(data)
         if copy is not None and self._others_intact(copy.volume, 0):
             os.unlink(paths.volume_path(copy.volume))
-            operations.start_audit(copy.volume)
+            self.damaged = True
 
     @rule(data=st.data())
     def repack(self, data):
@@ -213,6 +215,10 @@ class Archive(RuleBasedStateMachine):
         for _ in range(60):
             self._admit()
             services.run_until_idle()
+            if self.damaged:   # the operator's reconciliation, reading the volumes
+                reconcile(full=True, repair=True)
+                self.damaged = False
+                continue
             if not Req.objects.filter(state__in=ACTIVE).exists() and not self.waiting:
                 return
             # work only offline drives can do waits for the operator to vary them on
@@ -245,6 +251,7 @@ class Archive(RuleBasedStateMachine):
                 assert _md5_of_copy(segments) == self.originals[f.pk]
         self._volumes_add_up()
         self._cache_holds_what_it_says()
+        assert [v.message for v in check_all(read_bytes=True)] == []
 
     def _volumes_add_up(self):
         for volume in Volume.objects.all():
