@@ -140,3 +140,13 @@ def test_storage_manager_killed_mid_write_counts_nothing_and_a_restart_finishes(
     copy1 = FileCopy.objects.get(copy_number=1)
     assert copy1.position == label_end and copy1.state == "verified"
     assert not Drive.objects.exclude(lease_owner="").exists()
+
+
+@pytest.mark.parametrize("argv", [["archive"], ["archive", "queue"], ["archive", "groups"],
+                                  ["ingest"], ["bench"]])
+def test_help_prints_for_every_command(argv):
+    """`manage.py archive --help` crashed: argparse reads '%' in help as a format."""
+    out = subprocess.run([sys.executable, "manage.py", *argv, "--help"], cwd=ROOT,
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert "usage: manage.py" in out.stdout

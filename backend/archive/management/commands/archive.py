@@ -324,7 +324,7 @@ class Command(ServiceCommand):
     def add_arguments(self, parser):
         subparsers = parser.add_subparsers(dest="subcommand", required=True)
         for name, sub in SUBCOMMANDS.items():
-            sub.arguments(subparsers.add_parser(name, help=sub.help))
+            sub.arguments(subparsers.add_parser(name, help=sub.help.replace("%", "%%")))
 
     def handle(self, *args, **opts):
         SUBCOMMANDS[opts["subcommand"]].handler(self, opts)
