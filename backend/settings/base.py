@@ -206,6 +206,10 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
     }
     for _folder in ("out", "control", "processed"):
         (BROKER_DIR / _folder).mkdir(parents=True, exist_ok=True)
+    if CELERY_BROKER_URL == "filesystem://":
+        # the folders above are the broker; naming a host only stops kombu warning, on every
+        # message, that it "reverts to localhost"
+        CELERY_BROKER_URL = "filesystem://localhost//"
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 # A broker that is away delays a request by about this much at most: publishing a nudge gives
 # up (backend.nudges logs it; the work is stored and the sweepers start it) instead of hanging.
