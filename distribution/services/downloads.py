@@ -18,7 +18,7 @@ from backend.metrics.services import record_transfer
 from .. import streaming
 from ..matching import RangeNotSatisfiable, parse_range
 from ..models import Delivery, Order, OrderItem
-from .orders import queue_refresh
+from .orders import delivered, queue_refresh
 from .signed_links import sign
 
 CHUNK = 1 << 20
@@ -99,8 +99,9 @@ def open_download(download, range_header, sock=None):
         handle = open_cached(file)
     except archive.ArchiveError as exc:
         if download.item is not None:
+            # asked for afresh, within the order's share of the cache
             OrderItem.objects.filter(pk=download.item.pk).update(
-                state=OrderItem.State.WAITING, in_cache=False)
+                state=OrderItem.State.WAITING, in_cache=False, recall_request_id=None)
             Order.objects.filter(pk=download.item.order_id).update(state=Order.State.STAGING)
             queue_refresh(download.item.order_id)
             raise Unavailable(f"{file.name} left the cache; it is being recalled.") from exc
@@ -173,8 +174,9 @@ def _downloaded(download, sent, started, to_the_end):
     item = download.item
     if item is None or not to_the_end:
         return
-    OrderItem.objects.filter(pk=item.pk, downloaded_at__isnull=True).update(
-        downloaded_at=timezone.now())
+    if OrderItem.objects.filter(pk=item.pk, downloaded_at__isnull=True).update(
+            downloaded_at=timezone.now()):
+        delivered(item)
     order = item.order
     if (order.subscription_id is None and order.delivery == Delivery.HTTPS
             and order.state in (Order.State.READY, Order.State.PARTIALLY_READY)
