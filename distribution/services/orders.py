@@ -22,7 +22,7 @@ from backend.errors import Conflict, DomainError
 from ..models import CartItem, Delivery, Order, OrderItem
 from .access import get_order, orderable_granules
 from .limits import check_size, limits, open_orders
-from .notify import notify_order
+from .notify import notify_order, notify_part
 
 
 def create_order(user, granule_ids=None, delivery=Delivery.HTTPS, destination=None):
@@ -228,11 +228,28 @@ def settle(order, now):
         from ..tasks import push_order
 
         push_order.delay_on_commit(order.pk)
+    if state == Order.State.STAGING and ready:
+        _part_ready(order)
     if state != order.notified_state and state in (
             Order.State.READY, Order.State.PARTIALLY_READY, Order.State.FAILED):
         order.notified_state = state
         order.save(update_fields=["notified_state"])
         notify_order(order)
+
+
+def _part_ready(order):
+    """Tell the user once each part of an order staged in parts is all ready: the next part
+    is recalled only as they download this one."""
+    waiting = order.items.filter(state=OrderItem.State.WAITING)
+    if order.subscription_id or waiting.filter(recall_request_id__isnull=False).exists():
+        return
+    later = waiting.count()
+    ready = order.items.filter(state=OrderItem.State.READY).count()
+    mark = f"part:{ready}"
+    if later and order.notified_state != mark:
+        order.notified_state = mark
+        order.save(update_fields=["notified_state"])
+        notify_part(order, ready, later)
 
 
 def cancel_order(user, order_id):

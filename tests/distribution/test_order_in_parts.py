@@ -10,6 +10,7 @@ import hashlib
 from urllib.parse import urlsplit
 
 import pytest
+from django.core import mail
 from rest_framework.test import APIClient
 
 from backend.archive import services as archive
@@ -89,7 +90,9 @@ def test_an_order_larger_than_the_cache_reaches_the_user_whole(alice, on_tape, s
     assert sorted(_recalls()) == sorted(originals)  # one recall per file, none repeated
     order = alice.get(f"/api/v1/orders/{order_id}/").json()
     assert order["state"] == "completed" and not order["in_parts"]
-    assert in_parts  # the user was told, while it was staged
+    assert in_parts  # the user was told, while it was staged, and mailed as parts were ready
+    parts = [m for m in mail.outbox if m.subject.endswith("to follow")]
+    assert parts and all("staged in parts" in m.body for m in parts)
 
 
 def test_recalls_waiting_for_room_leave_the_archive_idle_until_room_is_made(
