@@ -140,3 +140,24 @@ def test_a_file_larger_than_the_whole_cache_fails_with_the_reason(alice, on_tape
     assert all(size == SIZES[0] for size in
                ArchiveRequest.objects.filter(kind="recall").values_list("bytes_total",
                                                                        flat=True))
+
+
+def test_a_push_order_larger_than_the_cache_is_copied_whole_part_by_part(
+        alice, on_tape, settings, data_root):
+    granules, originals = on_tape(10)
+    settings.GRANARY_CACHE_BYTES = CACHE
+    dest = alice.post("/api/v1/destinations/", {"name": "lab"}, format="json").json()
+    response = alice.post("/api/v1/orders/", {"granules": [g.pk for g in granules],
+                                              "delivery": "push", "destination": dest["id"]},
+                          format="json")
+    order_id = response.json()["id"]
+    for _ in range(len(originals)):
+        _work()
+        if Order.objects.get(pk=order_id).state == Order.State.COMPLETED:
+            break
+    folder = data_root / "outbox" / alice.user.username / "lab" / f"order-{order_id}"
+    copied = {f.pk: hashlib.md5((folder / g.granule_id / f.name).read_bytes()).hexdigest()
+              for g in granules for f in g.files.all()}
+    assert copied == originals
+    assert sorted(_recalls()) == sorted(originals)
+    assert Order.objects.get(pk=order_id).state == Order.State.COMPLETED
