@@ -4,7 +4,12 @@ Items ask the archive for their bytes (`make_available`), wait while a recall ru
 ready on their own: a failed item never hides the links of the others (the Earthdata Search
 lesson), and the order's expiry starts only when nothing is left waiting, so a slow recall does
 not eat the time users have to download (ESPA). Ready files are kept in the cache through
-`CacheEntry.keep_until`, never pinned.
+`CacheEntry.keep_until`, never pinned, until they are delivered or expire.
+
+An order larger than its share of the cache (GRANARY_ORDER_CACHE_SHARE) is staged in parts:
+it asks for recalls only while its undelivered files and recalls fit in that share, and each
+delivery asks for the next part. Asking for everything at once filled the cache with kept
+files while the rest waited for room that never came (issue #17).
 """
 from datetime import timedelta
 

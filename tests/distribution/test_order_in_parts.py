@@ -7,16 +7,19 @@ would: a recall's after-commit work (the order keeping the file, its refresh) ru
 recall commits. The movers are run by the test (run_until_idle), as separate processes would be:
 the broker's nudge to start them is not sent."""
 import hashlib
+from datetime import timedelta
 from urllib.parse import urlsplit
 
 import pytest
 from django.core import mail
+from django.db.models import F
 from rest_framework.test import APIClient
 
 from backend.archive import services as archive
-from backend.archive.models import ArchiveRequest
+from backend.archive.models import ArchiveRequest, CacheEntry
 from backend.archive.services.cache import cache_usage
-from distribution.models import Order
+from distribution.models import Order, OrderItem
+from distribution.services import upkeep
 
 from .conftest import body, client_for, evict
 
@@ -161,3 +164,28 @@ def test_a_push_order_larger_than_the_cache_is_copied_whole_part_by_part(
     assert copied == originals
     assert sorted(_recalls()) == sorted(originals)
     assert Order.objects.get(pk=order_id).state == Order.State.COMPLETED
+
+
+def test_a_part_left_undownloaded_expires_the_order_and_nothing_more_is_recalled(
+        alice, on_tape, settings):
+    granules, originals = on_tape(10)
+    settings.GRANARY_CACHE_BYTES = CACHE
+    order_id = _order(alice, granules)
+    _work()
+    asked = len(_recalls())
+    ready = OrderItem.objects.filter(order_id=order_id, state="ready")
+    assert 0 < ready.count() == asked < len(originals)
+    kept = list(ready.values_list("file_id", flat=True))
+    assert not CacheEntry.objects.filter(file_id__in=kept, keep_until__isnull=True).exists()
+    # a retention later (every date moved back by one), nobody has downloaded the part
+    later = timedelta(days=settings.GRANARY_ORDER_RETENTION_DAYS, seconds=1)
+    ready.update(expires_at=F("expires_at") - later)
+    CacheEntry.objects.filter(file_id__in=kept).update(keep_until=F("keep_until") - later)
+    upkeep.expire()
+    upkeep.sweep()
+    _work()
+    assert Order.objects.get(pk=order_id).state == Order.State.EXPIRED
+    assert set(OrderItem.objects.filter(order_id=order_id).values_list("state", flat=True)) == {
+        "expired"}
+    assert len(_recalls()) == asked
+    assert not CacheEntry.objects.filter(file_id__in=kept, keep_until__isnull=False).exists()
