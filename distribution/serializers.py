@@ -89,16 +89,29 @@ class OrderItemSerializer(serializers.ModelSerializer):
     checksum_type = serializers.CharField(source="file.checksum_type")
     checksum = serializers.CharField(source="file.checksum")
     residency = serializers.SerializerMethodField(help_text="cache, or tape while recalled")
+    next_part = serializers.SerializerMethodField(
+        help_text="Waiting for its turn: the order is staged in parts, and this file is recalled "
+                  "once files ready before it are delivered")
 
     class Meta:
         model = OrderItem
         fields = ["id", "granule_pk", "granule", "file_id", "name", "size", "checksum_type",
-                  "checksum", "state", "residency", "eta_s", "error", "ready_at", "expires_at",
-                  "downloaded_at", "pushed_at"]
+                  "checksum", "state", "residency", "next_part", "eta_s", "error", "ready_at",
+                  "expires_at", "downloaded_at", "pushed_at"]
 
     @extend_schema_field(serializers.ChoiceField(choices=["cache", "tape"]))
     def get_residency(self, item):
         return "cache" if item.in_cache else "tape"
+
+    @extend_schema_field(serializers.BooleanField())
+    def get_next_part(self, item):
+        return next_part(item)
+
+
+def next_part(item):
+    """A waiting item of a staging order that the order has not asked the archive for yet."""
+    return (item.state == OrderItem.State.WAITING and item.recall_request_id is None
+            and not item.in_cache and item.order.state == Order.State.STAGING)
 
 
 class OrderCountsSerializer(serializers.Serializer):
@@ -114,12 +127,19 @@ class OrderCountsSerializer(serializers.Serializer):
 class OrderSerializer(serializers.ModelSerializer):
     user = serializers.CharField(source="user.username")
     counts = serializers.SerializerMethodField()
+    in_parts = serializers.SerializerMethodField(
+        help_text="Staged in parts: the order is larger than its share of the cache, so some "
+                  "files wait until those ready are delivered (downloaded, or pushed)")
 
     class Meta:
         model = Order
         fields = ["id", "user", "state", "delivery", "destination", "subscription",
-                  "total_bytes", "counts", "error", "created_at", "updated_at", "ready_at",
-                  "expires_at"]
+                  "total_bytes", "counts", "in_parts", "error", "created_at", "updated_at",
+                  "ready_at", "expires_at"]
+
+    @extend_schema_field(serializers.BooleanField())
+    def get_in_parts(self, order):
+        return any(next_part(item) for item in order.items.all())
 
     @extend_schema_field(OrderCountsSerializer)
     def get_counts(self, order):

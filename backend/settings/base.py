@@ -280,6 +280,9 @@ GRANARY_ORDER_MAX_GRANULES = int(env("GRANARY_ORDER_MAX_GRANULES", "2000"))
 GRANARY_ORDER_MAX_GB = float(env("GRANARY_ORDER_MAX_GB", "500"))
 GRANARY_ORDER_MAX_OPEN = int(env("GRANARY_ORDER_MAX_OPEN", "10"))
 GRANARY_ORDER_RETENTION_DAYS = float(env("GRANARY_ORDER_RETENTION_DAYS", "7"))
+# The share of the cache one order may hold at once (its undelivered ready files and its
+# recalls): a larger order is staged in parts, the next asked for as earlier ones are delivered.
+GRANARY_ORDER_CACHE_SHARE = float(env("GRANARY_ORDER_CACHE_SHARE", "0.5"))
 GRANARY_ORDER_EXPIRY_WARNING_H = float(env("GRANARY_ORDER_EXPIRY_WARNING_H", "24"))
 GRANARY_PUSH_MAX_ATTEMPTS = int(env("GRANARY_PUSH_MAX_ATTEMPTS", "5"))
 # SFTP destinations: Granary's private key (blank: DATA_ROOT/sftp/id_ed25519, made on first

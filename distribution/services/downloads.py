@@ -18,7 +18,7 @@ from backend.metrics.services import record_transfer
 from .. import streaming
 from ..matching import RangeNotSatisfiable, parse_range
 from ..models import Delivery, Order, OrderItem
-from .orders import queue_refresh
+from .orders import delivered, queue_refresh
 from .signed_links import sign
 
 CHUNK = 1 << 20
@@ -116,8 +116,10 @@ def open_download(download, range_header, sock=None):
 
 def back_to_waiting(item):
     """An order item whose file left the cache (or whose cached copy was damaged) waits for
-    its recall again; the order's refresh queues it."""
-    OrderItem.objects.filter(pk=item.pk).update(state=OrderItem.State.WAITING, in_cache=False)
+    its recall again; the order's refresh asks for it afresh, within the order's share of
+    the cache."""
+    OrderItem.objects.filter(pk=item.pk).update(state=OrderItem.State.WAITING, in_cache=False,
+                                                recall_request_id=None)
     Order.objects.filter(pk=item.order_id).update(state=Order.State.STAGING)
     queue_refresh(item.order_id)
 
@@ -174,8 +176,9 @@ def _downloaded(download, sent, started, to_the_end):
     item = download.item
     if item is None or not to_the_end:
         return
-    OrderItem.objects.filter(pk=item.pk, downloaded_at__isnull=True).update(
-        downloaded_at=timezone.now())
+    if OrderItem.objects.filter(pk=item.pk, downloaded_at__isnull=True).update(
+            downloaded_at=timezone.now()):
+        delivered(item)
     order = item.order
     if (order.subscription_id is None and order.delivery == Delivery.HTTPS
             and order.state in (Order.State.READY, Order.State.PARTIALLY_READY)

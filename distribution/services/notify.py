@@ -32,3 +32,17 @@ def notify_order(order):
     for row in listing["failed"]:
         lines.append(f"Not available: {row['name']}: {row['error']}")
     transaction.on_commit(lambda: notify(order.user, subject, "\n".join(lines) + "\n"))
+
+
+def notify_part(order, ready, later):
+    """Tell the user a part of their order staged in parts is ready (after the commit)."""
+    subject = f"Granary order {order.pk}: {ready} files ready, {later} to follow"
+    if order.delivery == Delivery.PUSH:
+        how = "They are being copied into your destination; the next part follows."
+    else:
+        how = ("Download them to have the next part recalled: "
+               f"{site_url()}api/v1/orders/{order.pk}/script/")
+    body = (f"Order {order.pk} is larger than its share of the cache, so it is staged in parts. "
+            f"{ready} files are ready; {later} more are recalled as these are delivered.\n"
+            f"{how}\n")
+    transaction.on_commit(lambda: notify(order.user, subject, body))

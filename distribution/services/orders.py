@@ -4,14 +4,19 @@ Items ask the archive for their bytes (`make_available`), wait while a recall ru
 ready on their own: a failed item never hides the links of the others (the Earthdata Search
 lesson), and the order's expiry starts only when nothing is left waiting, so a slow recall does
 not eat the time users have to download (ESPA). Ready files are kept in the cache through
-`CacheEntry.keep_until`, never pinned.
+`CacheEntry.keep_until`, never pinned, until they are delivered or expire.
+
+An order larger than its share of the cache (GRANARY_ORDER_CACHE_SHARE) is staged in parts:
+it asks for recalls only while its undelivered files and recalls fit in that share, and each
+delivery asks for the next part. Asking for everything at once filled the cache with kept
+files while the rest waited for room that never came (issue #17).
 """
 from datetime import timedelta
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
-from django.db.models import Count, Q
+from django.db.models import Count, Q, Sum
 from django.utils import timezone
 
 from backend.archive import services as archive
@@ -23,7 +28,7 @@ from backend.nudges import send_on_commit
 from ..models import CartItem, Delivery, Order, OrderItem
 from .access import get_order, orderable_granules
 from .limits import check_size, limits, open_orders
-from .notify import notify_order
+from .notify import notify_order, notify_part
 
 
 def create_order(user, granule_ids=None, delivery=Delivery.HTTPS, destination=None):
@@ -77,6 +82,22 @@ def retention():
     return timedelta(days=settings.GRANARY_ORDER_RETENTION_DAYS)
 
 
+def order_share():
+    """Bytes of the cache one order may hold at once, its kept files and its recalls together
+    (GRANARY_ORDER_CACHE_SHARE of the cache): a larger order is staged in parts."""
+    return int(settings.GRANARY_ORDER_CACHE_SHARE * settings.GRANARY_CACHE_BYTES)
+
+
+# Items whose file must stay in the cache: asked for by an order still staging, or ready and
+# not yet delivered (downloaded in full, or pushed).
+NEEDS_CACHE = (
+    Q(state=OrderItem.State.WAITING, recall_request_id__isnull=False,
+      order__state__in=[Order.State.SUBMITTED, Order.State.STAGING])
+    | Q(state=OrderItem.State.READY, order__delivery=Delivery.HTTPS, downloaded_at__isnull=True)
+    | Q(state=OrderItem.State.READY, order__delivery=Delivery.PUSH, pushed_at__isnull=True)
+)
+
+
 def keep_in_cache(file_ids, until):
     """Keep ready files from the purge until `until` (never shortening a longer residency)."""
     (CacheEntry.objects.filter(file_id__in=file_ids)
@@ -85,11 +106,27 @@ def keep_in_cache(file_ids, until):
 
 
 def release_cache(items):
-    """Drop the keep of items that no longer need their files (a later keep stays)."""
+    """Let the purge take the files of items that no longer need them: delivered, expired or
+    cancelled. A file another live item needs keeps its keep, and so does a longer residency
+    (the collection's data pool)."""
+    items = list(items)
+    needed = set(OrderItem.objects.filter(file_id__in=[i.file_id for i in items])
+                 .exclude(pk__in=[i.pk for i in items]).filter(NEEDS_CACHE)
+                 .values_list("file_id", flat=True))
+    latest = timezone.now() + retention()
     for item in items:
-        if item.expires_at:
+        if item.file_id not in needed:
             CacheEntry.objects.filter(file_id=item.file_id,
-                                      keep_until__lte=item.expires_at).update(keep_until=None)
+                                      keep_until__lte=item.expires_at or latest
+                                      ).update(keep_until=None)
+
+
+def delivered(item):
+    """An item was delivered: its file may leave the cache, and the next part of an order
+    staged in parts is asked for."""
+    release_cache([item])
+    if Order.objects.filter(pk=item.order_id, state=Order.State.STAGING).exists():
+        queue_refresh(item.order_id)
 
 
 def refresh_order(order_id):
@@ -101,17 +138,7 @@ def refresh_order(order_id):
         now = timezone.now()
         waiting = list(order.items.filter(state=OrderItem.State.WAITING)
                        .select_related("file__granule__collection"))
-        failed_recalls = dict(ArchiveRequest.objects.filter(
-            pk__in=[i.recall_request_id for i in waiting if i.recall_request_id],
-            state=ArchiveRequest.State.FAILED).values_list("pk", "error"))
-        asking = []
-        for item in waiting:
-            if item.recall_request_id in failed_recalls:
-                item.state = OrderItem.State.FAILED
-                item.error = f"recall failed: {failed_recalls[item.recall_request_id]}"
-                item.eta_s = None
-            else:
-                asking.append(item)
+        asking = _to_ask(order, waiting)
         answers = archive.make_available([i.file for i in asking], requested_by=order.user)
         for item, answer in zip(asking, answers, strict=True):
             if answer.ready:
@@ -130,6 +157,42 @@ def refresh_order(order_id):
             keep_in_cache([i.file_id for i in ready], now + retention())
         settle(order, now)
     return order
+
+
+def _to_ask(order, waiting):
+    """The waiting items to ask the archive for now; fails those that cannot be staged.
+
+    Items asked before are asked again (their recall may be done). New ones are asked in
+    order while the order's undelivered ready files and its recalls fit in its share of the
+    cache (one file at least, so any file the cache can hold is staged in its turn); the
+    rest wait until earlier parts are delivered. A file larger than the whole cache fails:
+    it could never be staged.
+    """
+    failed_recalls = dict(ArchiveRequest.objects.filter(
+        pk__in=[i.recall_request_id for i in waiting if i.recall_request_id],
+        state=ArchiveRequest.State.FAILED).values_list("pk", "error"))
+    capacity = settings.GRANARY_CACHE_BYTES
+    held = order.items.filter(NEEDS_CACHE, state=OrderItem.State.READY).aggregate(
+        total=Sum("file__size"))["total"] or 0
+    held += sum(i.file.size for i in waiting
+                if i.recall_request_id and i.recall_request_id not in failed_recalls)
+    asking, full = [], False
+    for item in waiting:
+        if item.recall_request_id in failed_recalls:
+            item.state, item.eta_s = OrderItem.State.FAILED, None
+            item.error = f"recall failed: {failed_recalls[item.recall_request_id]}"
+        elif item.file.size > capacity:
+            item.state, item.eta_s = OrderItem.State.FAILED, None
+            item.error = (f"{item.file.name} ({item.file.size} bytes) is larger than the whole "
+                          f"cache ({capacity} bytes): it cannot be staged")
+        elif item.recall_request_id:
+            asking.append(item)
+        elif not full and (not held or held + item.file.size <= order_share()):
+            asking.append(item)
+            held += item.file.size
+        else:
+            full = True
+    return asking
 
 
 def settle(order, now):
@@ -158,7 +221,9 @@ def settle(order, now):
         order.ready_at, order.expires_at = now, now + retention()
         ready_items = order.items.filter(state=OrderItem.State.READY)
         ready_items.update(expires_at=order.expires_at)
-        keep_in_cache(list(ready_items.values_list("file_id", flat=True)), order.expires_at)
+        # parts delivered while the rest was staged are not kept again
+        keep_in_cache(list(ready_items.filter(NEEDS_CACHE).values_list("file_id", flat=True)),
+                      order.expires_at)
     order.state = state
     if state == Order.State.FAILED:
         order.error = "; ".join(sorted(set(
@@ -169,11 +234,28 @@ def settle(order, now):
         from ..tasks import push_order
 
         send_on_commit(push_order, order.pk)
+    if state == Order.State.STAGING and ready:
+        _part_ready(order)
     if state != order.notified_state and state in (
             Order.State.READY, Order.State.PARTIALLY_READY, Order.State.FAILED):
         order.notified_state = state
         order.save(update_fields=["notified_state"])
         notify_order(order)
+
+
+def _part_ready(order):
+    """Tell the user once each part of an order staged in parts is all ready: the next part
+    is recalled only as they download this one."""
+    waiting = order.items.filter(state=OrderItem.State.WAITING)
+    if order.subscription_id or waiting.filter(recall_request_id__isnull=False).exists():
+        return
+    later = waiting.count()
+    ready = order.items.filter(state=OrderItem.State.READY).count()
+    mark = f"part:{ready}"
+    if later and order.notified_state != mark:
+        order.notified_state = mark
+        order.save(update_fields=["notified_state"])
+        notify_part(order, ready, later)
 
 
 def cancel_order(user, order_id):
@@ -186,8 +268,9 @@ def cancel_order(user, order_id):
             raise Conflict(f"Order {order.pk} is the standing order of a subscription: pause or "
                            "delete the subscription instead.")
         live = order.items.filter(state__in=[OrderItem.State.WAITING, OrderItem.State.READY])
-        release_cache(list(live.filter(state=OrderItem.State.READY)))
+        items = list(live)
         live.update(state=OrderItem.State.CANCELLED)
         order.state = Order.State.CANCELLED
         order.save(update_fields=["state", "updated_at"])
+        release_cache(items)
     return order

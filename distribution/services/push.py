@@ -18,7 +18,7 @@ from ..targets import FolderTarget, HostKey, PushError, SftpTarget
 from .destinations import destination_root
 from .downloads import CHUNK, back_to_waiting
 from .notify import notify
-from .orders import settle
+from .orders import delivered, settle
 
 
 def push_target(destination, folder):
@@ -93,6 +93,7 @@ def _push_file(target, item):
     record_transfer(TransferRecord.Direction.DISTRIBUTION, file.size, started, timezone.now(),
                     file.granule.collection)
     OrderItem.objects.filter(pk=item.pk).update(pushed_at=timezone.now())
+    delivered(item)
 
 
 def _place(target, path, blocks, size, checksum_ok=lambda: True):

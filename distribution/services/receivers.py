@@ -2,18 +2,25 @@
 granules are archived. They never raise into the storage manager."""
 import logging
 
+from django.utils import timezone
+
 from backend.nudges import send_on_commit
 
 from ..models import Order, OrderItem
-from .orders import queue_refresh
+from .orders import NEEDS_CACHE, keep_in_cache, queue_refresh, retention
 
 log = logging.getLogger(__name__)
 
 
 def on_file_recalled(sender, file_id, **kwargs):
-    """Receiver of archive.signals.file_recalled: the orders waiting for that file are
-    refreshed now rather than at the next sweep. Never raises into the storage manager."""
+    """Receiver of archive.signals.file_recalled: the file is kept for the orders that asked
+    for it at once, in the mover, before its next recall may purge (their refresh, which makes
+    the items ready, runs later in a worker); those orders are refreshed now rather than at
+    the next sweep. Never raises into the storage manager."""
     try:
+        if OrderItem.objects.filter(NEEDS_CACHE, file_id=file_id,
+                                    state=OrderItem.State.WAITING).exists():
+            keep_in_cache([file_id], timezone.now() + retention())
         for order_id in (OrderItem.objects.filter(
                 file_id=file_id, order__state__in=[Order.State.SUBMITTED, Order.State.STAGING])
                 .values_list("order_id", flat=True).distinct()):

@@ -20,8 +20,16 @@ def expire():
     """Beat: expire ready items and orders past their time, and warn a day before."""
     now = timezone.now()
     items = list(OrderItem.objects.filter(state=OrderItem.State.READY, expires_at__lte=now))
-    release_cache(items)
     OrderItem.objects.filter(pk__in=[i.pk for i in items]).update(state=OrderItem.State.EXPIRED)
+    # an order staged in parts whose ready part was left undownloaded is abandoned: the rest
+    # is not recalled (its next parts would otherwise follow one retention after another)
+    abandoned = Order.objects.filter(subscription__isnull=True, state=Order.State.STAGING,
+                                     pk__in={i.order_id for i in items})
+    waiting = OrderItem.objects.filter(order__in=abandoned, state=OrderItem.State.WAITING)
+    items += list(waiting)
+    waiting.update(state=OrderItem.State.EXPIRED)
+    abandoned.update(state=Order.State.EXPIRED, updated_at=now)
+    release_cache(items)
     live = Order.objects.filter(subscription__isnull=True,
                                 state__in=[Order.State.READY, Order.State.PARTIALLY_READY])
     expired = live.filter(expires_at__lte=now).update(state=Order.State.EXPIRED, updated_at=now)

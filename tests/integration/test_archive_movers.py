@@ -323,3 +323,32 @@ def test_a_copy_that_reads_back_wrong_is_not_counted_and_is_written_again(layout
     services.run_until_idle()
     volume.refresh_from_db()
     assert volume.end_of_data == kept.data_offset + kept.length + (-kept.length) % 512
+
+
+def test_a_file_kept_after_the_purge_chose_it_stays(layout, settings, monkeypatch):
+    """An order keeps a file (its refresh) between the purge's look and its delete: the row
+    lock decides, and the keep wins (issue #17: ready files were purged under orders)."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from backend.archive import cache_policy
+
+    primary, backup, collection, root = layout
+    settings.GRANARY_CACHE_BYTES = 10 << 20
+    granule, sources = staged_granule(collection, root / "staging", sizes=(3 << 20,))
+    services.archive_granule(granule, sources)
+    migrate_group(primary)
+    migrate_group(backup)
+    f = granule.files.get()
+    assert CacheEntry.objects.get(file=f).state == "clean"
+    choose = cache_policy.choose_victims
+
+    def chosen_then_kept(entries, need, now):
+        victims = choose(entries, need, now)
+        CacheEntry.objects.filter(file=f).update(keep_until=timezone.now() + timedelta(days=7))
+        return victims
+
+    monkeypatch.setattr(cache_policy, "choose_victims", chosen_then_kept)
+    assert cache.purge(incoming=9 << 20) == 0
+    assert CacheEntry.objects.filter(file=f).exists() and services.cache_path(f).exists()

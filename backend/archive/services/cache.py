@@ -5,7 +5,7 @@ from dataclasses import dataclass
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Sum
+from django.db.models import Q, Sum
 from django.utils import timezone
 
 from backend.catalog.models import File
@@ -16,6 +16,8 @@ from .completeness import file_copies_complete, files_copies_complete
 from .paths import cache_path
 from .policy import ArchiveError
 from .queueing import Req
+
+PURGE_CANDIDATES = 10000
 
 
 @dataclass
@@ -53,17 +55,19 @@ def _copies_verified_ids(file_ids):
         File.objects.filter(pk__in=file_ids).select_related("granule__collection")))
 
 
-def purge(incoming=0):
-    """Free cache space for `incoming` bytes by the watermark rule; returns bytes freed."""
-    usage = cache_usage()
-    need = cache_policy.bytes_to_free(usage.used, usage.capacity, incoming, _watermarks())
-    if not need:
-        return 0
-    candidates = list(CacheEntry.objects.filter(state=CacheEntry.State.CLEAN)
-                      .order_by("last_access")[:10000])
+def _unkept_clean(now):
+    """Clean entries no order keeps any longer, least recently used first: the only ones the
+    purge may take (a kept entry is filtered here, so thousands of kept files never crowd the
+    purgeable ones out of the candidates)."""
+    return (CacheEntry.objects.filter(state=CacheEntry.State.CLEAN)
+            .filter(Q(keep_until__isnull=True) | Q(keep_until__lte=now))
+            .order_by("last_access"))
+
+
+def _purgeable(candidates, now):
+    """The policy's view of `candidates` (copies verified or not, residency)."""
     verified = _copies_verified_ids([c.file_id for c in candidates])
-    now = timezone.now().timestamp()
-    view = [
+    return [
         cache_policy.CachedFile(
             file_id=c.file_id, size=c.size, last_access=c.last_access.timestamp(),
             keep_until=c.keep_until.timestamp() if c.keep_until else None,
@@ -71,17 +75,54 @@ def purge(incoming=0):
         )
         for c in candidates
     ]
+
+
+def purge(incoming=0):
+    """Free cache space for `incoming` bytes by the watermark rule; returns bytes freed."""
+    usage = cache_usage()
+    need = cache_policy.bytes_to_free(usage.used, usage.capacity, incoming, _watermarks())
+    if not need:
+        return 0
+    now = timezone.now()
+    view = _purgeable(list(_unkept_clean(now)[:PURGE_CANDIDATES]), now)
     freed = 0
-    for victim in cache_policy.choose_victims(view, need, now):
+    for victim in cache_policy.choose_victims(view, need, now.timestamp()):
         freed += _drop_from_cache(victim.file_id)
     return freed
 
 
+def room(at_least):
+    """Bytes a recall could have now: free space plus what the purge may take, counted only
+    until `at_least` is reached (the scheduler asks per decision: the usual answer, free space
+    enough, costs one query; a cache full of kept files costs two)."""
+    usage = cache_usage()
+    have = usage.capacity - usage.used
+    if have >= at_least:
+        return have
+    now = timezone.now()
+    unkept = _unkept_clean(now)
+    most = have + (unkept.aggregate(total=Sum("size"))["total"] or 0)
+    if most < at_least:
+        return most
+    candidates = list(unkept[:PURGE_CANDIDATES])
+    for start in range(0, len(candidates), 500):
+        for entry in _purgeable(candidates[start:start + 500], now):
+            if cache_policy.purgeable(entry, now.timestamp()):
+                have += entry.size
+        if have >= at_least:
+            break
+    return have
+
+
 def _drop_from_cache(file_id):
+    """Delete one entry the purge chose, unless it was kept (an order made it ready) or
+    pinned since the purge looked: the row lock decides, so a keep never loses to a purge."""
     with transaction.atomic():
         entry = (CacheEntry.objects.select_for_update(of=("self",))
                  .select_related("file__granule__collection")
-                 .filter(file_id=file_id, state=CacheEntry.State.CLEAN).first())
+                 .filter(file_id=file_id, state=CacheEntry.State.CLEAN)
+                 .filter(Q(keep_until__isnull=True) | Q(keep_until__lte=timezone.now()))
+                 .first())
         if entry is None:
             return 0
         path = cache_path(entry.file)

@@ -9,9 +9,9 @@ from django.utils import timezone
 from backend.nudges import send
 
 from .. import hardware
-from ..models import CacheEntry, Drive, FileCopy, Volume
+from ..models import Drive, FileCopy, Volume
 from .background import advance_background
-from .cache import cache_usage
+from .cache import room as cache_room
 from .drives import VolumeBusy, dismount, drive_error, mount, set_drive
 from .queueing import Req, claim, nudge, requeue
 from .reading import read_copies
@@ -90,9 +90,12 @@ def snapshot(drive_id, now=None):
     for c in (FileCopy.objects.filter(file_id__in=recall_files, state=FileCopy.State.VERIFIED)
               .select_related("volume").order_by("copy_number", "file_offset")):
         segments.setdefault(c.file_id, []).append(c)
+    cache_full, fits = _cache_room([r for r in queue if r.kind == Req.Kind.RECALL])
     requests = []
     for r in queue:
         klass = _KLASS[r.priority]
+        if r.kind == Req.Kind.RECALL and not fits(r) and not (cache_full and klass != "audit"):
+            continue  # it waits for cache room; served now, it would be put back at once
         if r.kind == Req.Kind.MIGRATE:
             requests.append(s.Request(r.pk, s.WRITE, klass, r.created_at.timestamp(),
                                       group=r.volume_group__name,
@@ -113,9 +116,6 @@ def snapshot(drive_id, now=None):
             )
             requests.append(s.Request(r.pk, s.READ, klass, r.created_at.timestamp(),
                                       copies=copies, size=r.bytes_total))
-    usage = cache_usage()
-    cache_full = usage.used >= usage.capacity * settings.GRANARY_CACHE_HIGH_WATERMARK and not (
-        CacheEntry.objects.filter(state=CacheEntry.State.CLEAN).exists())
     return s.Snapshot(
         drive=str(drive_id),
         drives=[s.Drive(str(d.pk), d.silo.name, str(d.model_id), d.state,
@@ -125,6 +125,17 @@ def snapshot(drive_id, now=None):
                 for d in drives],
         volumes=volumes, requests=requests, now=now, cache_full=cache_full,
     )
+
+
+def _cache_room(recalls):
+    """(cache_full, fits): full when the free space plus the purgeable bytes cannot take even
+    the smallest waiting recall, so the scheduler waits instead of mounting for recalls that
+    would be put back at once (clean files an order keeps cannot be purged); fits(r) whether
+    recall r has room now."""
+    if not recalls:
+        return False, lambda r: True
+    have = cache_room(max(r.bytes_total for r in recalls))
+    return have < min(r.bytes_total for r in recalls), lambda r: r.bytes_total <= have
 
 
 def _acquire_lease(drive_id, owner):

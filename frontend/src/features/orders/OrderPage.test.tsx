@@ -19,6 +19,7 @@ function item(overrides: Partial<OrderItem> = {}): OrderItem {
     checksum: '0cc175b9c0f1b6a831c399e269772661',
     state: 'ready',
     residency: 'cache',
+    next_part: false,
     eta_s: null,
     error: '',
     ready_at: '2026-11-03T10:00:00Z',
@@ -41,6 +42,7 @@ function order(items: OrderItem[], overrides: Partial<OrderDetail> = {}): OrderD
     subscription: null,
     total_bytes: items.reduce((sum, i) => sum + i.size, 0),
     counts,
+    in_parts: items.some((i) => i.next_part),
     error: '',
     created_at: '2026-11-03T09:59:00Z',
     updated_at: '2026-11-03T10:00:00Z',
@@ -151,6 +153,40 @@ describe('OrderPage', () => {
       '/api/v1/orders/7/script/',
     );
     expect(calls).toBeGreaterThanOrEqual(2);
+  });
+
+  it('says an order larger than its share of the cache is staged in parts, and what brings the next part', async () => {
+    const later = item({
+      id: 4,
+      file_id: 104,
+      name: 'later.hdf',
+      state: 'waiting',
+      residency: 'tape',
+      next_part: true,
+      ready_at: null,
+      expires_at: null,
+    });
+    const parts = order([item(), fromTape, later], { state: 'staging' });
+    server.use(
+      http.get('/api/v1/orders/7/', () => HttpResponse.json(parts)),
+      http.get('/api/v1/orders/7/links/', () => HttpResponse.json(links(parts.items))),
+    );
+    renderApp('/orders/7');
+
+    await screen.findByRole('heading', { name: /Order 7/ });
+    expect(screen.getByRole('status')).toHaveTextContent(
+      '1 of 3 files ready; 1 waiting for tape, ready in about 3 min; staged in parts: 1 more ' +
+        'file is recalled as the ready ones are downloaded (the order is larger than its ' +
+        'share of the cache).',
+    );
+    const rows = within(screen.getByRole('table')).getAllByRole('row').slice(1) as [
+      HTMLElement,
+      HTMLElement,
+      HTMLElement,
+    ];
+    expect(await within(rows[0]).findByRole('link', { name: /Download/ })).toBeInTheDocument();
+    expect(rows[1]).toHaveTextContent('Waiting for tape, ready in about 3 min');
+    expect(rows[2]).toHaveTextContent('Next part: recalled once the ready files are downloaded');
   });
 
   it('shows each file’s own state: a failed one with its reason beside the ready one', async () => {

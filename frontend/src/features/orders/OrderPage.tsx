@@ -136,12 +136,20 @@ function progress(order: OrderDetail): string {
   const total = order.items.length;
   const { ready, waiting, failed } = order.counts;
   const parts = [`${ready} of ${total} ${total === 1 ? 'file' : 'files'} ready`];
-  if (waiting) {
+  const later = order.items.filter((i) => i.next_part).length;
+  if (waiting > later) {
     const etas = order.items
-      .filter((i) => i.state === 'waiting' && i.eta_s !== null)
+      .filter((i) => i.state === 'waiting' && !i.next_part && i.eta_s !== null)
       .map((i) => i.eta_s ?? 0);
     const eta = etas.length ? `, ready in ${formatEta(Math.max(...etas))}` : '';
-    parts.push(`${waiting} waiting for tape${eta}`);
+    parts.push(`${waiting - later} waiting for tape${eta}`);
+  }
+  if (later) {
+    const deliver = order.delivery === 'push' ? 'copied' : 'downloaded';
+    parts.push(
+      `staged in parts: ${later} more ${later === 1 ? 'file is' : 'files are'} recalled as ` +
+        `the ready ones are ${deliver} (the order is larger than its share of the cache)`,
+    );
   }
   if (failed) parts.push(`${failed} failed`);
   if (order.state === 'submitted')
@@ -269,6 +277,14 @@ function itemColumns(order: OrderDetail, links: Map<number, DownloadLink>): Colu
 }
 
 function ItemDetail({ item, order }: { item: OrderItem; order: OrderDetail }) {
+  if (item.next_part) {
+    return (
+      <span className="small">
+        Next part: recalled once the ready files are{' '}
+        {order.delivery === 'push' ? 'copied' : 'downloaded'}
+      </span>
+    );
+  }
   if (item.state === 'waiting') {
     // Until the archive first answers, an item cannot tell cache from tape.
     if (order.state === 'submitted' || item.residency === 'cache')

@@ -72,12 +72,12 @@ function OrdersList() {
   );
 }
 
-/** "2 ready, 1 waiting": the files of an order by state, leaving out the states none is in. */
+/** "2 ready, 1 waiting (staged in parts)": the files of an order by state, leaving out the states none is in. */
 function fileCounts(order: Order): string {
   const { ready, waiting, failed } = order.counts;
   const files = [
     ready && `${ready} ready`,
-    waiting && `${waiting} waiting`,
+    waiting && `${waiting} waiting${order.in_parts ? ' (staged in parts)' : ''}`,
     failed && `${failed} failed`,
   ];
   return files.filter(Boolean).join(', ');

@@ -1800,6 +1800,8 @@ export interface components {
             /** Format: int64 */
             total_bytes: number;
             readonly counts: components["schemas"]["OrderCounts"];
+            /** @description Staged in parts: the order is larger than its share of the cache, so some files wait until those ready are delivered (downloaded, or pushed) */
+            readonly in_parts: boolean;
             error: string;
             /** Format: date-time */
             readonly created_at: string;
@@ -1835,6 +1837,8 @@ export interface components {
             /** Format: int64 */
             total_bytes: number;
             readonly counts: components["schemas"]["OrderCounts"];
+            /** @description Staged in parts: the order is larger than its share of the cache, so some files wait until those ready are delivered (downloaded, or pushed) */
+            readonly in_parts: boolean;
             error: string;
             /** Format: date-time */
             readonly created_at: string;
@@ -1858,6 +1862,8 @@ export interface components {
             state: components["schemas"]["OrderItemStateEnum"];
             /** @description cache, or tape while recalled */
             readonly residency: components["schemas"]["ResidencyEnum"];
+            /** @description Waiting for its turn: the order is staged in parts, and this file is recalled once files ready before it are delivered */
+            readonly next_part: boolean;
             /** Format: double */
             eta_s: number | null;
             error: string;
