@@ -44,14 +44,15 @@ class Api:
         raise Unanswered(f"{method} {path}: no answer in {self.patience_s} s (last: {last})")
 
     def fetch(self, url):
-        """(status, md5 hex, size) of a download; retried while the server is away."""
+        """(status, md5 hex, size) of a download; retried while the server is away. A 503 is
+        the archive's answer (the file is not in the cache now): returned, as a 4xx is."""
         deadline = time.monotonic() + self.patience_s
         last = None
         while time.monotonic() < deadline:
             try:
                 return _download(url)
             except urllib.error.HTTPError as exc:
-                if exc.code < 500 and exc.code != 429:
+                if (exc.code < 500 and exc.code != 429) or exc.code == 503:
                     return exc.code, None, 0
                 self.server_errors += 1
                 last = exc.code

@@ -107,18 +107,19 @@ class Faults:
     # --- damage to bytes ---------------------------------------------------------------------
 
     def _live_copies(self, **filters):
+        """Verified copies of the run's files, in tape order (damaged files' included)."""
         from backend.archive.models import FileCopy
 
         return with_db(lambda: list(
             FileCopy.objects.filter(state=FileCopy.State.VERIFIED,
                                     file__granule__collection_id=self.collection_id, **filters)
-            .exclude(file_id__in=self.damaged).select_related("volume__silo")
-            .order_by("volume__label", "position")))
+            .select_related("volume__silo").order_by("volume__label", "position")))
 
     def flip_volume_byte(self):
         from backend.archive.services.paths import volume_path
 
-        copies = self._live_copies(volume__group__name="primary")
+        copies = [c for c in self._live_copies(volume__group__name="primary")
+                  if c.file_id not in self.damaged]
         if not copies:
             return self.log("flip volume byte: no verified copy yet")
         copy = self.rng.choice(copies)
@@ -128,24 +129,28 @@ class Faults:
                  f"{copy.volume.label}")
 
     def truncate_volume(self):
-        """Cut a backup volume short in the middle of its live members."""
+        """Cut a backup volume short in its last quarter, after every member of a file already
+        damaged (a cut takes every member past it)."""
         from backend.archive.services.paths import volume_path
 
-        copies = self._live_copies(volume__group__name="backup")
         by_volume = {}
-        for copy in copies:
+        for copy in self._live_copies(volume__group__name="backup"):
             by_volume.setdefault(copy.volume, []).append(copy)
-        candidates = [v for v, cs in by_volume.items() if len(cs) >= 4]
-        if not candidates:
+        cuts = {}
+        for volume, members in by_volume.items():
+            first = max([i + 1 for i, c in enumerate(members) if c.file_id in self.damaged],
+                        default=0)
+            first = max(first, len(members) * 3 // 4)
+            if len(members) >= 4 and first < len(members):
+                cuts[volume] = members[first:]
+        if not cuts:
             return self.log("truncate volume: no volume with four live copies yet")
-        volume = self.rng.choice(candidates)
-        members = by_volume[volume]
-        cut = members[len(members) * 3 // 4]
-        end = cut.data_offset + cut.length // 2
+        volume = self.rng.choice(sorted(cuts, key=lambda v: v.label))
+        cut = cuts[volume]
+        end = cut[0].data_offset + cut[0].length // 2
         os.truncate(volume_path(volume), end)
-        lost = {c.file_id for c in members if c.data_offset + c.length > end}
-        self.damaged |= lost
-        self.log(f"truncated volume {volume.label} at {end} bytes ({len(lost)} copies cut)")
+        self.damaged |= {c.file_id for c in cut}
+        self.log(f"truncated volume {volume.label} at {end} bytes ({len(cut)} copies cut)")
 
     def flip_cache_byte(self):
         from backend.archive.models import CacheEntry

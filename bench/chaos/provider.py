@@ -21,9 +21,11 @@ class Original:
 def plan(rng, granules, large, large_mb=(20, 50)):
     """(granule_id, size, large) for every granule, large ones spread among the small."""
     rows = [(f"CHAOS-{i:06d}", rng.randint(2 * KB, 48 * KB), False) for i in range(granules)]
+    early = max(2, (large + 1) // 2)  # archived before the cache is squeezed for an order
     for j in range(large):
         size = rng.randint(large_mb[0] * MB, large_mb[1] * MB)
-        rows.insert(rng.randint(0, len(rows)), (f"CHAOS-L{j:04d}", size, True))
+        end = len(rows) // 2 if j < early else len(rows)
+        rows.insert(rng.randint(0, end), (f"CHAOS-L{j:04d}", size, True))
     return rows
 
 

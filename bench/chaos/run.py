@@ -84,6 +84,7 @@ class Run:
         rows = plan(self.rng, self.options["granules"], self.options["large"],
                     (self.options["large_mb_min"], self.options["large_mb_max"]))
         self.collection, tokens = _setup(self.options, sum(r[1] for r in rows))
+        self.largest = max(r[1] for r in rows)
         self.fleet = Fleet(self.run_dir, _environment(self.options), free_port())
         self.fleet.start_all()
         base = f"http://127.0.0.1:{self.fleet.web_port}"
@@ -139,8 +140,8 @@ class Run:
         want = len(self.provider.originals) // 3
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            if len(self._archived()) >= want and (
-                    not self.options["large"] or self._archived(large=True)):
+            large = min(2, sum(o.large for o in self.provider.originals.values()))
+            if len(self._archived()) >= want and len(self._archived(large=True)) >= large:
                 return
             time.sleep(1)
         self.faults.log("tape still nearly empty: damage goes where it can")
@@ -152,10 +153,9 @@ class Run:
                   + self._archived(large=False)[:10])
         files = self.faults.files_of([g for _, g in chosen])
         self.apis["operator"].call("POST", "/api/v1/archive/cache/release/", {"files": files})
-        sizes = [self.provider.originals[g].size for _, g in chosen]
-        size = sum(sizes)
-        # smaller than the order, yet each file fits under the high watermark with room to spare
-        cache_gb = max(size * 0.6, max(sizes) * 1.6) / 2**30
+        size = sum(self.provider.originals[g].size for _, g in chosen)
+        # smaller than the order, yet any file of the run fits below the high watermark
+        cache_gb = max(size * 0.6, self.largest * 1.6) / 2**30
         self.fleet.env["GRANARY_CACHE_GB"] = f"{cache_gb:.6f}"
         self.fleet.restart_all()
         self.faults.log(f"cache squeezed to {cache_gb * 1024:.1f} MiB for an order of "
@@ -184,7 +184,7 @@ class Run:
         self.result["unfinished_after_chaos"] = left
         self.faults.log(f"quiet after chaos: {quiet_at is not None} {left}")
         self.result["repairs"] = with_db(lambda: verify.reconcile(repair=True))
-        _, left = wait_quiet(timeout)
+        _, left = wait_quiet(timeout if quiet_at else timeout / 4)
         self.result["discrepancies"] = with_db(lambda: verify.reconcile(repair=False))
         self._order(self._sample(), "sample order", wait=True)
         for order in self.orders:
