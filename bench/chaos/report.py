@@ -5,6 +5,16 @@ from pathlib import Path
 from .verify import lost_granules
 
 VERDICT = ("lost", "stuck", "duplicated_work", "corrupt_served", "discrepancies")
+# What the run did, counted from its event log by how each line starts or what it holds.
+DONE = {"kills": "kill -9 ", "broker restarts": "RabbitMQ restarted",
+        "database restarts": "PostgreSQL restarted", "varies": "varied off and on",
+        "repacks": "repack of ", "faulty drives": "now fail every write",
+        "bytes flipped": "flipped a byte", "volumes truncated": "truncated volume",
+        "cache squeezed": "cache squeezed"}
+
+
+def faults_done(events):
+    return {name: sum(1 for _, line in events if mark in line) for name, mark in DONE.items()}
 
 
 def judge(run, checked):
@@ -36,6 +46,7 @@ def judge(run, checked):
         "orders": [order.summary() for order in run.orders],
         "server_errors_seen": sum(api.server_errors for api in run.apis.values()),
         "damaged_files": sorted(run.faults.damaged),
+        "faults_done": faults_done(run.faults.events),
         "events": run.faults.events,
         "processes_exited": run.fleet.dead(),
     }
@@ -48,20 +59,21 @@ def passed(result):
 
 
 def table(result):
-    def show(key):
+    def show(key, missing="n/a (no reconciliation on this branch)"):
         value = result.get(key)
-        return "n/a (no reconciliation on this branch)" if value is None else value
+        return missing if value is None else value
 
     rows = [("granules (large)", f"{result['granules']} ({result['large']})"),
             ("bytes made", f"{result['bytes'] / 2**20:.1f} MiB"),
             ("archived", result["archived"])]
     rows += [(key, show(key)) for key in VERDICT]
-    rows += [("recovery_s", show("recovery_s")),
+    rows += [("recovery_s", show("recovery_s", "never quiet")),
              ("repairs by reconciliation", show("repairs")),
              ("downloads checked", result["downloads"]),
              ("granules short of 2 good copies", len(result["short_of_copies"])),
              ("5xx answers met (retried)", result["server_errors_seen"]),
              ("duplicate samples", result["duplicate_samples"]),
+             ("faults", ", ".join(f"{k} {v}" for k, v in result["faults_done"].items())),
              ("run time", f"{result['run_s']:.0f} s"),
              ("verdict", "PASS" if passed(result) else "FAIL")]
     width = max(len(k) for k, _ in rows)

@@ -42,8 +42,20 @@ def _wait(predicate, timeout, what):
 
 
 def _pg_tool(name):
+    """A PostgreSQL program: /usr/local/bin, PATH, or the newest /usr/lib/postgresql/*/bin."""
     found = PG_BIN / name
-    return str(found) if found.exists() else (shutil.which(name) or name)
+    if found.exists():
+        return str(found)
+    versions = sorted(Path("/usr/lib/postgresql").glob(f"*/bin/{name}"),
+                      key=lambda p: int(p.parts[-3]) if p.parts[-3].isdigit() else 0)
+    return shutil.which(name) or (str(versions[-1]) if versions else None)
+
+
+def missing_programs():
+    """The programs a chaos run needs that this host lacks."""
+    rabbit = [n for n in ("rabbitmq-server", "rabbitmqctl")
+              if not (RABBIT_BIN / n).exists() and not shutil.which(n)]
+    return [n for n in ("initdb", "pg_ctl", "psql") if not _pg_tool(n)] + rabbit
 
 
 class Postgres:

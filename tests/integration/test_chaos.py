@@ -8,21 +8,18 @@ Marked `chaos`: it brings its own servers, so scripts/test.sh runs it once, not 
 database pass."""
 import json
 import os
-import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
+from bench.chaos.services import missing_programs
 from tests.workers import ROOT
-
-NEEDS = ("/usr/local/bin/initdb", "rabbitmq-server")
 
 pytestmark = [
     pytest.mark.chaos,
-    pytest.mark.skipif(not all(Path(n).exists() or shutil.which(n) for n in NEEDS),
-                       reason="needs PostgreSQL's initdb and rabbitmq-server on this host"),
+    pytest.mark.skipif(bool(missing_programs()),
+                       reason=f"this host lacks {', '.join(missing_programs())}"),
 ]
 
 
