@@ -3,6 +3,7 @@ byte in a volume, a byte in the cache, a volume cut short, failing drives), neve
 copies of one file: a file damaged once is never chosen again, so anything lost is the
 archive's doing."""
 import os
+import threading
 import time
 
 from django.db.models import Q
@@ -44,20 +45,33 @@ class Faults:
         self.fleet.start(name)
         self.log(f"kill -9 {name}, restarted", disruption=True)
 
-    def restart_broker(self):
-        started = time.monotonic()
-        self.rabbit.restart()
-        self.log(f"RabbitMQ restarted ({time.monotonic() - started:.1f} s)", disruption=True)
+    def restart_broker(self, during=None):
+        self._outage("RabbitMQ", self.rabbit.stop, self.rabbit.start, during)
 
-    def restart_database(self):
+    def restart_database(self, during=None):
         from django.db import connections
 
+        def stop():
+            connections.close_all()
+            self.postgres.stop(mode=self.rng.choice(["fast", "immediate"]))
+
+        self._outage("PostgreSQL", stop, self.postgres.start, during)
+
+    def _outage(self, what, stop, start, during):
+        """Stop a server, let `during` (a provider's submission) meet it down for a few
+        seconds from a thread of its own, start the server again."""
         started = time.monotonic()
-        connections.close_all()
-        self.postgres.stop(mode=self.rng.choice(["fast", "immediate"]))
-        time.sleep(1)
-        self.postgres.start()
-        self.log(f"PostgreSQL restarted ({time.monotonic() - started:.1f} s)", disruption=True)
+        stop()
+        thread = threading.Thread(target=during, daemon=True) if during else None
+        if thread:
+            thread.start()
+        time.sleep(3)
+        start()
+        if thread:
+            thread.join()
+        self.log(f"{what} restarted ({time.monotonic() - started:.1f} s"
+                 f"{', a batch submitted while it was down' if during else ''})",
+                 disruption=True)
 
     # --- operator actions through the API ----------------------------------------------------
 

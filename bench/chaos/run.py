@@ -19,6 +19,7 @@ from .watch import Sampler, unfinished, wait_quiet, with_db
 
 # The archive's timers, shortened so a killed process's work comes back within a short run:
 # leases a killed mover or ingest worker leaves behind, and when the sweeper calls work stale.
+OUTAGES = ("restart_broker", "restart_database")
 LEASES = {"GRANARY_DRIVE_LEASE_S": "15", "GRANARY_INGEST_LEASE_S": "30",
           "GRANARY_INGEST_STALE_S": "30"}
 
@@ -108,21 +109,32 @@ class Run:
         todo = _schedule(self.rng, self.options, len(groups))
         self.started = time.time()
         for slot in range(len(groups) + 1):
-            if slot < len(groups):
-                self.provider.submit(slot, groups[slot])
-                self.faults.log(f"batch {slot + 1}/{len(groups)} submitted "
-                                f"({len(groups[slot])} granules)")
+            actions = todo.get(slot, [])
+            outage = next((a for a in actions if a in OUTAGES), None)
+            submit = self._submitter(slot, groups) if slot < len(groups) else None
+            if outage:  # the batch meets the server down
+                actions.remove(outage)
+                self._do(outage, during=submit)
+            elif submit:
+                submit()
             if slot == max(1, len(groups) // 2):
                 self._wait_for_tape()
-            for action in todo.get(slot, []):
+            for action in actions:
                 self._do(action)
             time.sleep(self.rng.uniform(0.5, 2.0))
 
-    def _do(self, action):
+    def _submitter(self, slot, groups):
+        def submit():
+            self.provider.submit(slot, groups[slot])
+            self.faults.log(f"batch {slot + 1}/{len(groups)} submitted "
+                            f"({len(groups[slot])} granules)")
+        return submit
+
+    def _do(self, action, **kwargs):
         try:
             if action == "squeeze":
                 return self.squeeze()
-            getattr(self.faults, action)()
+            getattr(self.faults, action)(**kwargs)
         except Exception as exc:  # noqa: BLE001 - one failed action is logged, the run goes on
             self.faults.log(f"{action} failed: {exc!r}")
 
@@ -162,9 +174,9 @@ class Run:
                         f"{size / MB:.1f} MiB; every process restarted", disruption=True)
         self._order([pk for pk, _ in chosen], "squeezed order")
 
-    def _order(self, pks, label, wait=False):
+    def _order(self, pks, label, wait=False, patience_s=None):
         order = OrderRun(self.apis["user"], pks, self._by_name(),
-                         self.options["timeout"], label)
+                         patience_s or self.options["timeout"], label)
         order.place()
         self.faults.log(f"{label} {order.order_id} placed ({len(pks)} granules)")
         self.orders.append(order)
@@ -186,7 +198,8 @@ class Run:
         self.result["repairs"] = with_db(lambda: verify.reconcile(repair=True))
         _, left = wait_quiet(timeout if quiet_at else timeout / 4)
         self.result["discrepancies"] = with_db(lambda: verify.reconcile(repair=False))
-        self._order(self._sample(), "sample order", wait=True)
+        # on a quiet archive a sample is ready in seconds: a third of the timeout is plenty
+        self._order(self._sample(), "sample order", wait=True, patience_s=timeout / 3)
         for order in self.orders:
             order.join(timeout=5)
         self.result["stuck_detail"] = with_db(unfinished)
