@@ -58,12 +58,13 @@ def outer(opts, write):
         kill_leftovers(run_dir)
         rabbit.stop()
         postgres.stop()
-        postgres.remove()
+        keep = opts["keep"] or result is None or not report.passed(result)
+        postgres.remove(keep=keep)
         signal.signal(signal.SIGTERM, previous)
-        if result is not None and report.passed(result) and not opts["keep"]:
-            shutil.rmtree(run_dir, ignore_errors=True)
+        if keep:
+            write(f"kept {run_dir} (logs in logs/, the database in postgres/)")
         else:
-            write(f"kept {run_dir} (logs in logs/)")
+            shutil.rmtree(run_dir, ignore_errors=True)
     return result
 
 

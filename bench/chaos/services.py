@@ -117,11 +117,16 @@ class Postgres:
         self.stop()
         self.start()
 
-    def remove(self):
-        """Keep the server's log in the run folder; drop a temporary data folder."""
+    def remove(self, keep=False):
+        """Keep the server's log in the run folder; drop a temporary data folder, or with keep
+        move it into the run folder (to start it again: pg_ctl -D .../postgres/data start)."""
         if (self.home / "server.log").exists():
             shutil.copy(self.home / "server.log", self.log)
-        if self.as_root:
+        if not self.as_root or self.home.parent == self.run_dir:
+            return
+        if keep:
+            shutil.move(str(self.home), str(self.run_dir / "postgres"))
+        else:
             shutil.rmtree(self.home, ignore_errors=True)
 
 
