@@ -22,9 +22,10 @@ def judge(run, checked):
     originals = run.provider.originals
     granule_of = {o.name: o.granule_id for o in originals.values()}
     corrupt = [c for order in run.orders for c in order.corrupt]
-    unserved = {granule_of[name] for order in run.orders
-                for name in [*dict(order.failed_items), *order.summary()["not_served"]]}
-    bad = {granule_of[c["name"]] for c in corrupt} | unserved
+    # an item the archive failed ("no readable copy") could not be read back: lost; one still
+    # not served when its order gave up is stuck (its order's error counts below)
+    failed = {granule_of[name] for order in run.orders for name, _ in order.failed_items}
+    bad = {granule_of[c["name"]] for c in corrupt} | failed
     lost = lost_granules(checked, bad)
     stuck = sum(run.result["stuck_detail"].values()) + sum(
         1 for order in run.orders if order.error)
