@@ -83,10 +83,15 @@ class Faults:
         if not names:
             return self.log("vary: no drive online")
         name = self.rng.choice(names)
-        status, answer = self.operator.call("POST", f"/api/v1/archive/drives/{name}/vary/",
-                                            {"online": False, "reason": "chaos"}, ok=(200, 409))
-        if status != 200:
-            return self.log(f"vary off {name} refused ({status}): {answer}")
+        for _ in range(30):  # a busy drive refuses (409): the operator tries again
+            status, answer = self.operator.call(
+                "POST", f"/api/v1/archive/drives/{name}/vary/",
+                {"online": False, "reason": "chaos"}, ok=(200, 409))
+            if status == 200:
+                break
+            time.sleep(1)
+        else:
+            return self.log(f"vary off {name} refused for 30 s ({status}): {answer}")
         time.sleep(self.rng.uniform(1, 4))
         self.operator.call("POST", f"/api/v1/archive/drives/{name}/vary/", {"online": True})
         self.log(f"drive {name} varied off and on")
