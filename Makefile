@@ -1,5 +1,5 @@
 # Granary: `make run` sets up and starts the demo; `make test` runs every test.
-.PHONY: run setup test lint bench
+.PHONY: run setup test lint bench chaos
 
 run: setup
 	scripts/run.sh
@@ -24,3 +24,9 @@ bench: setup
 	.venv/bin/python manage.py bench search --granules 1000000 --json var/bench-results/search.json
 	.venv/bin/python manage.py bench download --size-mib 1024 --json var/bench-results/download.json
 	.venv/bin/python manage.py bench subscriptions --subscriptions 10000 --json var/bench-results/subscriptions.json
+
+# Granary under fire (issue #18): 1,000 small granules and 20 of 20-50 MB ingested while
+# processes are killed, the broker and database restarted, drives fail and bytes are damaged, on
+# a PostgreSQL and RabbitMQ the run starts itself. Prints a table; non-zero unless nothing lost.
+chaos: setup
+	.venv/bin/python manage.py chaos --json var/bench-results/chaos.json

@@ -59,14 +59,18 @@ class Live:
     def __init__(self, base_url, token, procs, logs):
         self.base_url, self.token, self.procs, self.logs = base_url, token, procs, logs
 
-    def call(self, method, path, body=None, content_type="application/json", timeout=600):
-        data = None
-        if body is not None:
-            data = body.encode() if isinstance(body, str) else json.dumps(body).encode()
+    def call(self, method, path, body=None, content_type="application/json", timeout=600,
+             headers=None):
+        data = body
+        if isinstance(body, str):
+            data = body.encode()
+        elif body is not None and not isinstance(body, bytes):
+            data = json.dumps(body).encode()
         request = urllib.request.Request(self.base_url + path, data=data, method=method,
                                          headers={"Authorization": f"Token {self.token}",
                                                   "Content-Type": content_type,
-                                                  "Accept": "application/json"})
+                                                  "Accept": "application/json",
+                                                  **(headers or {})})
         try:
             with urllib.request.urlopen(request, timeout=timeout) as answer:
                 return answer.status, json.loads(answer.read() or b"null")
@@ -152,6 +156,26 @@ def _tree(pid):
     return out
 
 
+def web_command():
+    """gunicorn as deploy/ runs it (bind and process count from GRANARY_BIND and
+    GRANARY_WEB_WORKERS)."""
+    return [sys.executable, "-m", "gunicorn", "-c", "deploy/gunicorn.conf.py",
+            "backend.wsgi:application"]
+
+
+def worker_command(node, queues, pool, log_level="WARNING"):
+    """A Celery worker on `queues` as deploy/Procfile runs it, named `node`@host."""
+    return [sys.executable, "-m", "celery", "-A", "backend", "worker", "-Q", queues,
+            "-n", f"{node}@%h", *pool, "--without-mingle", "--without-gossip",
+            "--without-heartbeat", "-l", log_level]
+
+
+def beat_command(schedule):
+    """Celery beat (exactly one per deployment), its schedule file at `schedule`."""
+    return [sys.executable, "-m", "celery", "-A", "backend", "beat", "-l", "WARNING",
+            "--schedule", str(schedule)]
+
+
 @contextmanager
 def running(token, extra_env=None, workers=WORKERS, wrap_web=None):
     """Start web and workers (waiting until the web answers); stop them all on exit.
@@ -162,15 +186,12 @@ def running(token, extra_env=None, workers=WORKERS, wrap_web=None):
     logs_dir = settings.DATA_ROOT / "bench-logs"
     logs_dir.mkdir(parents=True, exist_ok=True)
     port = _free_port()
-    commands = {"web": [sys.executable, "-m", "gunicorn", "-c", "deploy/gunicorn.conf.py",
-                        "backend.wsgi:application"]}
+    commands = {"web": web_command()}
     if wrap_web:
         commands["web"] = wrap_web(commands["web"])
     web_env = dict(env, GRANARY_BIND=f"127.0.0.1:{port}", GRANARY_WEB_WORKERS="2")
     for name, queues, pool in workers:
-        commands[name] = [sys.executable, "-m", "celery", "-A", "backend", "worker", "-Q", queues,
-                          "-n", f"bench-{name}-{os.getpid()}@%h", *pool, "--without-mingle",
-                          "--without-gossip", "--without-heartbeat", "-l", "WARNING"]
+        commands[name] = worker_command(f"bench-{name}-{os.getpid()}", queues, pool)
     purge_queues()
     procs, logs = {}, {}
     # a benchmark stopped from outside still stops what it started
@@ -228,12 +249,13 @@ def archived_counts(collection):
     return archived, verified
 
 
-def layout(collection_names, capacity_bytes=10**13):
-    """Two silos (two drives each) and a collection per name with a two-copy policy."""
+def layout(collection_names, capacity_bytes=10**13, drives_per_silo=2, volumes_per_silo=2):
+    """Two silos and a collection per name with a two-copy policy."""
     from backend.archive import operations
     from backend.catalog.models import Collection
 
-    primary, backup = operations.install_layout(drives_per_silo=2, volumes_per_silo=2,
+    primary, backup = operations.install_layout(drives_per_silo=drives_per_silo,
+                                                volumes_per_silo=volumes_per_silo,
                                                 model=media(capacity_bytes))
     out = []
     for short_name in collection_names:

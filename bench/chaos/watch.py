@@ -1,0 +1,113 @@
+"""What the run watches in the database: work done twice (sampled every few seconds, from a
+thread of its own), whether the archive is quiet, and what is left stuck at the end. Every
+query survives the database restarting under it."""
+import threading
+import time
+
+from django.db import OperationalError, close_old_connections, connection
+from django.db.models import Count, Q
+from django.db.utils import InterfaceError
+
+ACTIVE = ("queued", "running")
+# A request's work: two active requests with the same key do the same thing twice.
+WORK_KEYS = {"migrate": ("file_id", "copy_number"), "recall": ("file_id",),
+             "audit": ("file_id", "copy_number", "volume_id"), "repack": ("volume_id",)}
+
+
+def with_db(fn, patience_s=180):
+    """fn() with the database possibly restarting: retry on a lost connection."""
+    deadline = time.monotonic() + patience_s
+    while True:
+        try:
+            return fn()
+        except (OperationalError, InterfaceError):
+            if time.monotonic() > deadline:
+                raise
+            connection.close()
+            time.sleep(1)
+
+
+def duplicated_work():
+    """Keys of work seen twice right now: two active requests for one piece of work, or two
+    live (not released) rows of one segment of one copy of a file."""
+    from backend.archive.models import ArchiveRequest, FileCopy
+
+    found = set()
+    for kind, fields in WORK_KEYS.items():
+        rows = (ArchiveRequest.objects.filter(kind=kind, state__in=ACTIVE).values(*fields)
+                .annotate(n=Count("id")).filter(n__gt=1))
+        found |= {(kind, *(row[f] for f in fields)) for row in rows}
+    rows = (FileCopy.objects.exclude(state=FileCopy.State.RELEASED)
+            .values("file_id", "copy_number", "file_offset").annotate(n=Count("id"))
+            .filter(n__gt=1))
+    found |= {("copy", r["file_id"], r["copy_number"], r["file_offset"]) for r in rows}
+    return found
+
+
+class Sampler(threading.Thread):
+    """Samples duplicated work every `every` seconds until stopped; remembers every key seen."""
+
+    def __init__(self, every=3.0):
+        super().__init__(daemon=True, name="chaos-sampler")
+        self.every, self.stopped = every, threading.Event()
+        self.seen, self.samples, self.errors = {}, 0, 0
+
+    def run(self):
+        try:
+            while not self.stopped.wait(self.every):
+                try:
+                    close_old_connections()
+                    for key in duplicated_work():
+                        self.seen.setdefault(key, time.time())
+                    self.samples += 1
+                except (OperationalError, InterfaceError):
+                    self.errors += 1  # the database is restarting: the next sample sees it
+                    connection.close()
+        finally:
+            connection.close()
+
+    def stop(self):
+        self.stopped.set()
+        self.join()
+
+
+def unfinished():
+    """{what: count} of work not in a final state: archive requests, ingest granules and
+    requests, orders and their items still being staged."""
+    from backend.archive.models import ArchiveRequest
+    from distribution.models import Order, OrderItem
+    from ingest.models import IngestGranule, IngestRequest
+
+    out = {
+        "archive_requests": ArchiveRequest.objects.filter(state__in=ACTIVE).count(),
+        "ingest_granules": IngestGranule.objects.exclude(
+            state__in=[IngestGranule.State.ARCHIVED, IngestGranule.State.FAILED]).count(),
+        "ingest_requests": IngestRequest.objects.filter(
+            state__in=[IngestRequest.State.RECEIVED, IngestRequest.State.RUNNING]).count(),
+        "orders": Order.objects.filter(
+            state__in=[Order.State.SUBMITTED, Order.State.STAGING]).count(),
+        "order_items": OrderItem.objects.filter(
+            Q(state=OrderItem.State.WAITING)
+            & ~Q(order__state__in=[Order.State.CANCELLED, Order.State.EXPIRED])).count(),
+    }
+    return {k: v for k, v in out.items() if v}
+
+
+def wait_quiet(timeout_s, settle_s=12.0, on_tick=None):
+    """Wait until nothing is unfinished for `settle_s` on end (longer than a beat tick, so
+    repairs the beat queues are seen); returns (quiet at (epoch s) or None, what remained)."""
+    deadline = time.monotonic() + timeout_s
+    quiet_since, left = None, {}
+    while time.monotonic() < deadline:
+        close_old_connections()
+        left = with_db(unfinished)
+        if left:
+            quiet_since = None
+        elif quiet_since is None:
+            quiet_since = time.time()
+        elif time.time() - quiet_since >= settle_s:
+            return quiet_since, {}
+        if on_tick:
+            on_tick()
+        time.sleep(1)
+    return None, left
