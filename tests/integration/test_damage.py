@@ -352,3 +352,41 @@ def test_a_copy_written_again_after_its_repacked_segment_went_bad_takes_a_free_n
 
     [copy] = FileCopy.objects.filter(file=f, copy_number=1, state="verified")
     assert copy.pk != moved.pk and copy_bytes_md5(copy) == originals[f.pk]
+
+
+def test_a_file_being_written_again_stays_in_the_cache_until_its_copy_is_written(archive):
+    """Found by the chaos run: the purge dropped files a repack had just recalled, before their
+    new copies were written; the movers then recalled them again and again, or crashed on the
+    missing file and failed whole batches."""
+    ingest, originals, _, _ = archive
+    granules = ingest(3)
+    volume = FileCopy.objects.get(file=granules[0].files.get(), copy_number=1).volume
+    operations.start_repack(volume)
+    background.advance_background()                      # the rewrites are queued
+    assert Req.objects.filter(kind="migrate", state="queued").count() == 3
+
+    assert cache.purge(incoming=2 << 30) == 0             # nothing being rewritten is purged
+    f = granules[0].files.get()
+    with pytest.raises(ArchiveError, match="being written to tape again"):
+        cache.release(f)
+    services.run_until_idle()
+    assert Req.objects.filter(kind="recall").count() == 0
+    assert not Req.objects.filter(state="failed").exists()
+
+
+def test_a_migration_whose_file_left_the_cache_waits_for_its_recall_and_completes(archive):
+    """An operator removed a cached file a migration still needed: the mover used to crash on
+    it and charge every request of its batch; now the file is recalled and the copy written."""
+    ingest, originals, _, _ = archive
+    [granule] = ingest(1)
+    f = granule.files.get()
+    FileCopy.objects.filter(file=f, copy_number=1).update(state=FileCopy.State.BAD)
+    background.advance_background()
+    os.unlink(services.cache_path(f))                      # gone behind the catalog's back
+
+    services.run_until_idle()
+
+    assert not Req.objects.filter(state="failed").exists()
+    [copy] = FileCopy.objects.filter(file=f, copy_number=1, state="verified")
+    assert copy_bytes_md5(copy) == originals[f.pk]
+    assert cached_md5(f) == originals[f.pk]

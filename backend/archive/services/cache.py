@@ -5,7 +5,7 @@ from dataclasses import dataclass
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Q, Sum
+from django.db.models import Exists, OuterRef, Q, Sum
 from django.utils import timezone
 
 from backend.catalog.models import File
@@ -61,7 +61,16 @@ def _unkept_clean(now):
     purgeable ones out of the candidates)."""
     return (CacheEntry.objects.filter(state=CacheEntry.State.CLEAN)
             .filter(Q(keep_until__isnull=True) | Q(keep_until__lte=now))
+            .exclude(Exists(_copy_being_written()))
             .order_by("last_access"))
+
+
+def _copy_being_written():
+    """A migration of the entry's file queued or running: a repack or repair writes a copy
+    from these bytes, so they stay until it is written (dropping them made the mover recall
+    the file again, or find it gone)."""
+    return Req.objects.filter(file_id=OuterRef("file_id"), kind=Req.Kind.MIGRATE,
+                              state__in=[Req.State.QUEUED, Req.State.RUNNING])
 
 
 def _purgeable(candidates, now):
@@ -122,6 +131,7 @@ def _drop_from_cache(file_id):
                  .select_related("file__granule__collection")
                  .filter(file_id=file_id, state=CacheEntry.State.CLEAN)
                  .filter(Q(keep_until__isnull=True) | Q(keep_until__lte=timezone.now()))
+                 .exclude(Exists(_copy_being_written()))
                  .first())
         if entry is None:
             return 0
@@ -148,6 +158,10 @@ def release(file):
                                f"{entry.keep_until:%Y-%m-%d %H:%M} UTC")
         if not file_copies_complete(file):
             raise ArchiveError(f"{file.name} has tape copies still unverified")
+        if Req.objects.filter(file=file, kind=Req.Kind.MIGRATE,
+                              state__in=[Req.State.QUEUED, Req.State.RUNNING]).exists():
+            raise ArchiveError(f"{file.name} is being written to tape again (a repack or "
+                               "repair); release it once that is done")
         entry.delete()
     cache_path(file).unlink(missing_ok=True)
     return entry.size

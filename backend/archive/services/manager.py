@@ -1,4 +1,5 @@
 """The storage manager: idle drives pull work through the scheduler."""
+import logging
 import threading
 from datetime import timedelta
 
@@ -15,7 +16,9 @@ from .cache import room as cache_room
 from .drives import VolumeBusy, dismount, drive_error, mount, set_drive
 from .queueing import Req, claim, nudge, requeue
 from .reading import read_copies
-from .writing import SPAN_MIN, write_copies
+from .writing import SPAN_MIN, WAITING_FOR_CACHE, write_copies
+
+log = logging.getLogger(__name__)
 
 
 def recover_stale_work(force=False):
@@ -81,6 +84,7 @@ def snapshot(drive_id, now=None):
     # plain rows, not model objects: the queue can hold thousands and this runs per decision
     queue = list(Req.objects.filter(state=Req.State.QUEUED, kind__in=[
         Req.Kind.MIGRATE, Req.Kind.RECALL, Req.Kind.AUDIT])
+                 .exclude(kind=Req.Kind.MIGRATE, error=WAITING_FOR_CACHE)
                  .order_by("priority", "created_at")
                  .values_list("pk", "kind", "priority", "created_at", "file_id", "copy_number",
                               "volume_id", "bytes_total", "bytes_done", "volume_group__name",
@@ -199,13 +203,44 @@ class _LeaseKeeper(threading.Thread):
         every = max(settings.GRANARY_DRIVE_LEASE_S / 3, 0.1)
         try:
             while not self.stopped.wait(every):
-                _acquire_lease(self.drive_id, self.owner)
+                self._renew(connection)
         finally:
             connection.close()
+
+    def _renew(self, connection):
+        """Renew, waiting at most a second for the drive's row: a lock held longer (the mover's
+        own open transaction, in tests) is no reason to hang; the next renewal tries again."""
+        from django.db import DatabaseError, transaction
+
+        try:
+            with transaction.atomic():
+                if connection.vendor == "postgresql":
+                    with connection.cursor() as cursor:
+                        cursor.execute("SET LOCAL lock_timeout = '1s'")
+                _acquire_lease(self.drive_id, self.owner)
+        except DatabaseError:
+            log.warning("drive %s: lease not renewed this time", self.drive_id)
 
     def stop(self):
         self.stopped.set()
         self.join()
+
+
+def _mover_failed(drive, error):
+    """A step failed in a way the mover did not handle: put its running work back now, not
+    after its lease runs out. A database hiccup (a deadlock, a lost connection) is nobody's
+    fault and spends no attempt; anything else is charged, so a request that keeps breaking
+    the mover ends FAILED with the reason instead of looping."""
+    from django.db import DatabaseError, connection
+
+    transient = isinstance(error, DatabaseError)
+    log.exception("drive %s: the mover's step failed", drive.name, exc_info=error)
+    if transient:
+        connection.close()   # a broken connection is not reused
+    running = list(Req.objects.filter(state=Req.State.RUNNING, drive=drive))
+    requeue(running, f"the mover failed: {error}"[:500], charge=not transient)
+    Drive.objects.filter(pk=drive.pk).exclude(state=Drive.State.OFFLINE).update(
+        state=Drive.State.IDLE)
 
 
 def run_drive(drive_id, max_steps=200):
@@ -227,7 +262,11 @@ def run_drive(drive_id, max_steps=200):
             if drive.state == Drive.State.OFFLINE:
                 break
             looked_at = timezone.now()
-            decision = step(drive, owner)
+            try:
+                decision = step(drive, owner)
+            except Exception as exc:  # noqa: BLE001 - the mover must leave its work claimable
+                _mover_failed(drive, exc)
+                break
             if decision.action == scheduler.WAIT:
                 break
             steps += 1

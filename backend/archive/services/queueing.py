@@ -44,14 +44,18 @@ def _mover_objects(rows):
 def claim(requests, drive):
     """Mark queued requests (objects or ids) as running on `drive`; returns those won, in order.
 
-    One conditional UPDATE claims them: a request another mover claimed first is no longer
-    QUEUED when this UPDATE sees it (PostgreSQL re-checks the condition after the other commits)
-    so it is not won twice. The rows won are read back by this claim's drive and start time.
+    The rows are locked in id order, skipping those another mover is claiming right now (they
+    are its to win), then marked in one UPDATE: a claim never waits on another, so two movers
+    claiming overlapping batches can neither win a request twice nor deadlock. The rows won are
+    read back by this claim's drive and start time.
     """
     ids = [getattr(r, "pk", r) for r in requests]
     now = timezone.now()
-    Req.objects.filter(pk__in=ids, state=Req.State.QUEUED).update(
-        state=Req.State.RUNNING, drive=drive, started_at=now)
+    with transaction.atomic():
+        free = list(Req.objects.select_for_update(skip_locked=True).filter(
+            pk__in=ids, state=Req.State.QUEUED).order_by("pk").values_list("pk", flat=True))
+        Req.objects.filter(pk__in=free, state=Req.State.QUEUED).update(
+            state=Req.State.RUNNING, drive=drive, started_at=now)
     order = {pk: i for i, pk in enumerate(ids)}
     rows = list(Req.objects.filter(pk__in=ids, state=Req.State.RUNNING, drive=drive,
                                    started_at=now).values_list(

@@ -1,7 +1,9 @@
 """Reading copies: recalls into the cache and fixity audits, from the mounted volume."""
 import logging
 import os
+from datetime import timedelta
 
+from django.conf import settings
 from django.db import transaction
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
@@ -19,6 +21,7 @@ from .damage import mark_bad, volume_unreadable
 from .drives import drive_error, drive_ok, set_drive
 from .paths import cache_path, volume_path
 from .queueing import Req, requeue
+from .recall import make_available
 from .serving import fingerprint
 
 log = logging.getLogger(__name__)
@@ -81,6 +84,27 @@ class _MediaError(tape.VolumeError):
     """The whole cartridge fails to read (an injected media fault)."""
 
 
+def wait_for_recall(migrations):
+    """Migrations whose file left the cache: recall it from a readable copy and hold them out
+    of the scheduler's view until it lands; with no readable copy they fail with the reason."""
+    from .writing import WAITING_FOR_CACHE
+
+    for request in migrations:
+        f = request.file
+        # the catalog's entry names bytes that are gone: forget it, or the file looks cached
+        CacheEntry.objects.filter(file=f).exclude(state=CacheEntry.State.STAGING).delete()
+        answer = (make_available([f], priority=Req.Priority.BACKGROUND)[0]
+                  if recall_candidates(f) else None)
+        if answer is not None and not answer.error:
+            Req.objects.filter(pk=request.pk, state=Req.State.RUNNING).update(
+                state=Req.State.QUEUED, drive=None,
+                error="" if answer.ready else WAITING_FOR_CACHE)
+        else:
+            Req.objects.filter(pk=request.pk, state=Req.State.RUNNING).update(
+                state=Req.State.FAILED, drive=None, finished_at=timezone.now(),
+                error=f"{f.name} is neither in the cache nor readable on tape")
+
+
 def fail_unrecallable(request_ids=None):
     """Fail queued recalls whose file has no readable copy left and is not in the cache: they
     would otherwise wait forever. The reason names what happened; an operator who brings a
@@ -132,9 +156,17 @@ def _recall_from(drive, volume, request, segments):
     os.replace(partial, target)
     now = timezone.now()
     with transaction.atomic():
+        held = {}
+        if request.priority == Req.Priority.BACKGROUND:   # for a repack or repair: kept for
+            held["keep_until"] = now + timedelta(         # the copy written from it next
+                seconds=settings.GRANARY_REPAIR_KEEP_S)
         CacheEntry.objects.update_or_create(file=f, defaults={
             "state": CacheEntry.State.CLEAN, "size": f.size, "last_access": now,
-            "checked": fingerprint(target.stat())})   # the bytes just matched the catalog
+            "checked": fingerprint(target.stat()), **held})   # the bytes just matched
+        from .writing import WAITING_FOR_CACHE
+
+        Req.objects.filter(file=f, kind=Req.Kind.MIGRATE, state=Req.State.QUEUED,
+                           error=WAITING_FOR_CACHE).update(error="")
         Req.objects.filter(pk=request.pk).update(
             state=Req.State.DONE, bytes_done=f.size, finished_at=now, error="")
         record_transfer("recall", f.size, started, now, f.granule.collection)

@@ -1,5 +1,6 @@
 """Writing copies (migration): a batch written to the mounted volume, read back, recorded."""
 import logging
+import os
 from concurrent.futures import ThreadPoolExecutor
 
 from django.conf import settings
@@ -18,7 +19,6 @@ from .completeness import complete_granules_if_archived, files_copies_complete
 from .damage import volume_truncated, volume_unreadable
 from .drives import drive_error, drive_ok, set_drive
 from .paths import cache_path, member_name, volume_path
-from .policy import ArchiveError
 from .queueing import Req, requeue
 
 log = logging.getLogger(__name__)
@@ -45,7 +45,12 @@ def write_copies(drive, volume, requests):
     """
     volume.refresh_from_db()
     if volume.state not in (Volume.State.SCRATCH, Volume.State.FILLING):
-        raise ArchiveError(f"volume {volume.label} is {volume.state}, not writable")
+        # it changed since the scheduler looked (a repack, a truncation found): not theirs
+        requeue(requests, f"volume {volume.label} became {volume.state}", charge=False)
+        return set()
+    requests = _in_cache(requests)
+    if not requests:
+        return set()
     set_drive(drive, state=Drive.State.WRITING)
     try:
         writer = tape.VolumeWriter(volume_path(volume), volume.end_of_data)
@@ -83,6 +88,20 @@ def write_copies(drive, volume, requests):
     else:
         drive_ok(drive)
     return verified & {r.pk for r, _, _ in kept}
+
+
+WAITING_FOR_CACHE = "waiting for its file to be recalled into the cache"
+
+
+def _in_cache(requests):
+    """The requests whose file is in the cache. Each of the others waits, unscheduled, for a
+    recall from a readable copy (the recall clears the wait), or fails when there is none."""
+    from .reading import wait_for_recall
+
+    missing = [r for r in requests if not os.path.exists(cache_path(r.file))]
+    if missing:
+        wait_for_recall(missing)
+    return [r for r in requests if r not in missing]
 
 
 def _cut_at_first_mismatch(written, verified):
