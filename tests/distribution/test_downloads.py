@@ -93,7 +93,8 @@ def test_range_requests(ready_order):
 def test_without_a_link_only_users_who_may_see_it(alice, bob, ready_order, collection):
     _, link = ready_order
     path = f"/api/v1/files/{link['file_id']}/download"
-    assert APIClient().get(path).status_code == 403
+    anonymous = APIClient().get(path)
+    assert anonymous.status_code == 401 and anonymous["WWW-Authenticate"] == "Token"
     assert bob.get(path).status_code == 200
     Collection.objects.filter(pk=collection.pk).update(access="restricted")
     assert bob.get(path).status_code == 403
