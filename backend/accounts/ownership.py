@@ -40,6 +40,7 @@ def ownership_of(model):
 def owned(queryset, user):
     """The rows of `queryset` that `user` may reach: their own, or every row where the model
     lets operators reach them all; none for anonymous callers."""
+    queryset = queryset.all()
     rule = ownership_of(queryset.model)
     if user is None or not user.is_authenticated:
         return queryset.none()
