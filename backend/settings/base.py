@@ -177,6 +177,9 @@ REST_FRAMEWORK = {
         "login": env("GRANARY_LOGIN_RATE", "10/min"),
         "token": env("GRANARY_TOKEN_RATE", "10/min"),
     },
+    # Proxies in front that append to X-Forwarded-For (production: nginx); the client's address
+    # is the one the nearest proxy wrote, so a client cannot pick its own by sending the header.
+    "NUM_PROXIES": int(env("GRANARY_PROXIES", "0")),
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.AllowAny"],
     "DEFAULT_FILTER_BACKENDS": [
         "django_filters.rest_framework.DjangoFilterBackend",
