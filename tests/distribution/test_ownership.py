@@ -2,8 +2,9 @@
 destination never reaches outside its owner's own folder of the outbox."""
 import pytest
 
-from distribution.models import Order, Subscription
+from distribution.models import Destination, Order, Subscription
 from distribution.services import orders, push
+from distribution.services.destinations import destination_root
 from distribution.targets import PushError
 
 pytestmark = pytest.mark.django_db
@@ -94,3 +95,25 @@ def test_a_link_out_of_the_owners_folder_is_refused_when_made_and_when_pushed(
         push.push_order(order_id)
     assert "outside" in Order.objects.get(pk=order_id).error
     assert list(alices.iterdir()) == []
+
+
+def test_stored_folder_paths_keep_naming_the_same_folder_after_the_upgrade(alice, bob):
+    import importlib
+
+    from django.apps import apps
+
+    migration = importlib.import_module(
+        "distribution.migrations.0006_destination_path_in_own_folder")
+    own = Destination.objects.create(user=alice.user, name="a",
+                                     path=f"{alice.user.username}/lab/in")
+    foreign = Destination.objects.create(user=bob.user, name="b",
+                                         path=f"{alice.user.username}/lab")
+    remote = Destination.objects.create(user=alice.user, name="c", kind="sftp",
+                                        path=f"{alice.user.username}/x", host="h", username="u")
+    migration.inside_own_folder(apps, None)
+    own.refresh_from_db(), foreign.refresh_from_db(), remote.refresh_from_db()
+    assert own.path == "lab/in"
+    assert foreign.path == f"{alice.user.username}/lab"
+    assert str(destination_root(foreign)).endswith(f"/{bob.user.username}/"
+                                                   f"{alice.user.username}/lab")
+    assert remote.path == f"{alice.user.username}/x"
