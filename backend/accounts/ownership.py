@@ -5,8 +5,8 @@ from a row to the user who owns it (`"user"`, `"order__user"`) or to the provide
 own it (`"provider"`). `owned(queryset, user)` is the only filter views and services use to
 fetch such rows, so no view checks ownership its own way; an operator's wider scope is declared
 on the model (`operators=True`: operators reach every row) rather than decided view by view.
-Reaching a row through its owner never makes the caller its owner: services that save a row
-keep the owner it has (`owner_of`).
+Reaching a row through its owner never makes the caller its owner: what saves a row keeps the
+owner it has (an operator pausing a user's subscription leaves it the user's).
 """
 from dataclasses import dataclass
 
