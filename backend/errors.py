@@ -28,6 +28,16 @@ class DomainError(Exception):
             self.status = status
 
 
+class NotLoggedIn(DomainError):
+    """The request needs a login (a session, or `Authorization: Token <key>`) it did not
+    bring: a 401 that names the scheme, as HTTP asks."""
+
+    status = 401
+
+    def __init__(self, detail):
+        super().__init__(detail, headers={"WWW-Authenticate": "Token"})
+
+
 class Forbidden(DomainError):
     status = 403
 

@@ -4,12 +4,13 @@ import mimetypes
 from django.http import FileResponse, HttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework import exceptions, mixins, status, viewsets
+from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.permissions import AllowAny, IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from backend.accounts.ownership import OwnedViewMixin
 from backend.nudges import send_on_commit
 
 from . import tasks
@@ -32,7 +33,6 @@ from .serializers import (
     cart_body,
 )
 from .services import cart, destinations, orders, signed_links, subscriptions
-from .services.access import orders_of
 from .services.downloads import CHUNK, authorize_download, digest_headers, open_download
 
 
@@ -70,30 +70,24 @@ class CartGranuleView(APIView):
                                   cart.remove_from_cart(request.user, [granule])))
 
 
-class OrderViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+class OrderViewSet(OwnedViewMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin,
+                   viewsets.GenericViewSet):
     """Orders: the caller's own; operators see and cancel everyone's."""
 
     permission_classes = [IsAuthenticated]
     serializer_class = OrderSerializer
     queryset = Order.objects.none()
     filterset_fields = ["state", "delivery"]
+    noun = "order"
 
-    def get_queryset(self):
-        if getattr(self, "swagger_fake_view", False):
-            return self.queryset
-        qs = orders_of(self.request.user).prefetch_related("items")
+    def owned_queryset(self):
+        qs = Order.objects.select_related("user", "destination").prefetch_related("items")
         if self.action == "retrieve":
             qs = qs.prefetch_related("items__file", "items__granule__collection")
         return qs
 
     def get_serializer_class(self):
         return OrderDetailSerializer if self.action == "retrieve" else OrderSerializer
-
-    def get_object(self):
-        order = self.get_queryset().filter(pk=self.kwargs["pk"]).first()
-        if order is None:
-            raise exceptions.NotFound(f"There is no order {self.kwargs['pk']} of yours.")
-        return order
 
     @extend_schema(request=OrderCreateSerializer, responses={201: OrderDetailSerializer})
     def create(self, request):
@@ -128,7 +122,7 @@ class OrderViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Ge
         return response
 
 
-class DestinationViewSet(viewsets.ModelViewSet):
+class DestinationViewSet(OwnedViewMixin, viewsets.ModelViewSet):
     """Where push orders and subscriptions copy into: folders under the outbox, or SFTP
     servers Granary logs in to with its own key (see sftp-key)."""
 
@@ -136,11 +130,10 @@ class DestinationViewSet(viewsets.ModelViewSet):
     serializer_class = DestinationSerializer
     pagination_class = None
     queryset = Destination.objects.none()
+    noun = "destination"
 
-    def get_queryset(self):
-        if getattr(self, "swagger_fake_view", False):
-            return self.queryset
-        return Destination.objects.filter(user=self.request.user).select_related("user")
+    def owned_queryset(self):
+        return Destination.objects.select_related("user")
 
     def perform_create(self, serializer):
         serializer.save(user=self.request.user)
@@ -155,23 +148,17 @@ class DestinationViewSet(viewsets.ModelViewSet):
         return Response(SftpKeySerializer(destinations.sftp_key()).data)
 
 
-class SubscriptionViewSet(viewsets.ModelViewSet):
+class SubscriptionViewSet(OwnedViewMixin, viewsets.ModelViewSet):
     """Standing filters; matching granules are delivered once each when archived."""
 
     permission_classes = [IsAuthenticated]
     serializer_class = SubscriptionSerializer
     queryset = Subscription.objects.none()
+    noun = "subscription"
 
-    def get_queryset(self):
-        if getattr(self, "swagger_fake_view", False):
-            return self.queryset
-        return subscriptions.subscriptions_of(self.request.user)
-
-    def get_object(self):
-        subscription = self.get_queryset().filter(pk=self.kwargs["pk"]).first()
-        if subscription is None:
-            raise exceptions.NotFound(f"There is no subscription {self.kwargs['pk']} of yours.")
-        return subscription
+    def owned_queryset(self):
+        return Subscription.objects.select_related("user", "destination").prefetch_related(
+            "collections")
 
     def perform_destroy(self, instance):
         subscriptions.delete_subscription(instance)

@@ -3,9 +3,13 @@ from django.conf import settings
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
+from backend.accounts.ownership import Ownership
+
 
 class CartItem(models.Model):
     """A granule a user has set aside to order."""
+
+    ownership = Ownership("user", operators=False)
 
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE,
                              related_name="cart_items")
@@ -23,9 +27,12 @@ class CartItem(models.Model):
 
 
 class Destination(models.Model):
-    """Where a user's push deliveries are copied: a folder under OUTBOX_ROOT, or a directory
-    on the user's own SFTP server, which Granary logs in to with its own key pair (no user
-    password is ever stored) after checking the server's host key against the pinned one."""
+    """Where a user's push deliveries are copied: a folder in the user's own folder of the
+    outbox (OUTBOX_ROOT/<username>/, never another's), or a directory on the user's own SFTP
+    server, which Granary logs in to with its own key pair (no user password is ever stored)
+    after checking the server's host key against the pinned one."""
+
+    ownership = Ownership("user", operators=False)
 
     class Kind(models.TextChoices):
         FOLDER = "folder", "Folder under the outbox"
@@ -37,8 +44,9 @@ class Destination(models.Model):
     kind = models.CharField(max_length=8, choices=Kind.choices, default=Kind.FOLDER)
     path = models.CharField(
         max_length=255, blank=True,
-        help_text="folder: under the outbox, blank for <username>/<name>; sftp: remote "
-                  "directory, absolute or relative to the login directory (blank: that one)")
+        help_text="folder: inside the owner's own folder of the outbox <username>/, blank "
+                  "for <name>; sftp: remote directory, absolute or relative to the login "
+                  "directory (blank: that one)")
     host = models.CharField(max_length=255, blank=True, help_text="sftp: server name or address")
     port = models.PositiveIntegerField(
         default=22, validators=[MinValueValidator(1), MaxValueValidator(65535)])
@@ -65,6 +73,8 @@ class Delivery(models.TextChoices):
 
 class Order(models.Model):
     """A user's request for granules; a subscription's standing order never completes."""
+
+    ownership = Ownership("user")
 
     class State(models.TextChoices):
         SUBMITTED = "submitted", "Submitted"
@@ -113,6 +123,8 @@ class Order(models.Model):
 class OrderItem(models.Model):
     """One file of an ordered granule, with its own state and where its bytes are."""
 
+    ownership = Ownership("order__user")
+
     class State(models.TextChoices):
         WAITING = "waiting", "Waiting for tape"
         READY = "ready", "Ready"
@@ -150,6 +162,8 @@ class Subscription(models.Model):
     The footprint and window use the catalog's column names so the catalog's bbox query
     (rows whose box intersects a given box) selects subscriptions as well as granules.
     """
+
+    ownership = Ownership("user")
 
     class Mode(models.TextChoices):
         NOTIFY = "notify", "Notify by email"
@@ -229,6 +243,8 @@ class SubscriptionCollection(models.Model):
 
 class SubscriptionDelivery(models.Model):
     """One granule delivered for one subscription; the unique pair makes re-sends harmless."""
+
+    ownership = Ownership("subscription__user")
 
     class State(models.TextChoices):
         PENDING = "pending", "Pending"

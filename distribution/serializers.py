@@ -195,9 +195,11 @@ class DestinationSerializer(serializers.ModelSerializer):
     def get_host_key_fingerprint(self, destination) -> str:
         return host_key_fingerprint(destination)
 
+    def owner(self):
+        return self.instance.user if self.instance is not None else self.context["request"].user
+
     def validate_name(self, value):
-        user = self.context["request"].user
-        others = Destination.objects.filter(user=user, name=value)
+        others = Destination.objects.filter(user=self.owner(), name=value)
         if self.instance is not None:
             others = others.exclude(pk=self.instance.pk)
         if others.exists():
@@ -205,9 +207,9 @@ class DestinationSerializer(serializers.ModelSerializer):
         return value
 
     def validate(self, data):
-        current = {f: getattr(self.instance, f) for f in DESTINATION_FIELDS
+        current = {f: getattr(self.instance, f) for f in ("name", *DESTINATION_FIELDS)
                    if self.instance is not None}
-        return {**data, **clean_destination({**current, **data}, data)}
+        return {**data, **clean_destination(self.owner(), {**current, **data}, data)}
 
 
 class SftpKeySerializer(serializers.Serializer):
@@ -303,9 +305,15 @@ class SubscriptionSerializer(serializers.ModelSerializer):
         except ConditionError as exc:
             raise serializers.ValidationError(str(exc)) from exc
 
+    def owner(self):
+        """Who the subscription belongs to: its owner when it exists (an operator editing it
+        does not take it over), else the caller creating it."""
+        return self.instance.user if self.instance is not None else self.context["request"].user
+
     def validate_destination(self, value):
-        if value is not None and value.user_id != self.context["request"].user.pk:
-            raise serializers.ValidationError(f"You have no destination {value.pk}.")
+        if value is not None and value.user_id != self.owner().pk:
+            raise serializers.ValidationError(
+                f"{self.owner().username} has no destination {value.pk}.")
         return value
 
     def validate(self, data):
@@ -317,8 +325,8 @@ class SubscriptionSerializer(serializers.ModelSerializer):
 
     def save(self, **kwargs):
         data = dict(self.validated_data)
-        user = self.context["request"].user
-        subscription = self.instance or Subscription()
+        user = self.owner()
+        subscription = self.instance or Subscription(user=user)
         if "bbox" in data:
             box = data.pop("bbox")
             subscription.west, subscription.south, subscription.east, subscription.north = (
@@ -334,7 +342,7 @@ class SubscriptionSerializer(serializers.ModelSerializer):
             collections = list(subscription.collections.all())
         else:
             collections = [collection_by_key(user, k) for k in keys]
-        self.instance = save_subscription(user, subscription, collections)
+        self.instance = save_subscription(subscription, collections)
         return self.instance
 
 

@@ -135,14 +135,24 @@ class HostKey:
 # Targets
 
 
-class FolderTarget:
-    """A folder on this host's filesystem (under the outbox)."""
+def lies_inside(folder, root):
+    """Whether `folder`, links followed, is a folder strictly inside `root`."""
+    real, top = Path(folder).resolve(), Path(root).resolve()
+    return real != top and real.is_relative_to(top)
 
-    def __init__(self, root):
+
+class FolderTarget:
+    """A folder on this host's filesystem, which must lie inside `within` (its owner's own
+    folder of the outbox) when the push starts: a link made since cannot lead it elsewhere."""
+
+    def __init__(self, root, within=None):
         self.root = Path(root)
+        self.within = within
         self.label = str(self.root)
 
     def __enter__(self):
+        if self.within is not None and not lies_inside(self.root, self.within):
+            raise PushError(f"{self.root} lies outside {self.within}; push refused.")
         return self
 
     def __exit__(self, *exc):

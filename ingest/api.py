@@ -1,7 +1,6 @@
 """The ingest API: bulk requests, PDRs and uploads into the staging area (thin over services)."""
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
-from django.http import Http404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import generics, status
@@ -10,10 +9,11 @@ from rest_framework.parsers import BaseParser, JSONParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from backend.accounts.ownership import OwnedViewMixin, get_owned
 from backend.accounts.permissions import IsProvider
 from backend.accounts.services import acting_provider
 
-from .models import IngestGranule, Pdr
+from .models import IngestGranule, IngestRequest, Pdr
 from .serializers import (
     REQUEST_VALUES,
     BulkRequestSerializer,
@@ -100,10 +100,8 @@ class _OneRequest(APIView):
     permission_classes = [IsProvider]
 
     def _get(self, request, pk):
-        found = requests_visible_to(request.user).filter(pk=pk).first()
-        if found is None:
-            raise Http404("No such ingest request.")
-        return found
+        return get_owned(IngestRequest.objects.select_related("provider"), request.user, pk,
+                         "ingest request")
 
 
 class RequestDetailView(_OneRequest):
@@ -176,12 +174,13 @@ class PdrListView(generics.ListAPIView):
                         headers={"Location": data["url"]})
 
 
-class PdrDetailView(generics.RetrieveAPIView):
+class PdrDetailView(OwnedViewMixin, generics.RetrieveAPIView):
     permission_classes = [IsProvider]
     serializer_class = PdrSerializer
+    noun = "PDR"
 
-    def get_queryset(self):
-        return pdrs_visible_to(self.request.user)
+    def owned_queryset(self):
+        return Pdr.objects.select_related("provider", "request")
 
 
 class UploadView(APIView):

@@ -6,9 +6,13 @@ it, and the request's counters say how much is done. Broker messages only wake w
 from django.conf import settings
 from django.db import models
 
+from backend.accounts.ownership import Ownership
+
 
 class IngestRequest(models.Model):
     """What a provider asked to ingest in one go: a bulk request, a PDR, a drop or a CLI run."""
+
+    ownership = Ownership("provider", by_provider=True)
 
     class Way(models.TextChoices):
         BULK = "bulk", "Bulk API"
@@ -133,6 +137,8 @@ class IngestGranule(models.Model):
 
 class Pdr(models.Model):
     """A Product Delivery Record and its answer: a PDRD when refused, a PAN when done."""
+
+    ownership = Ownership("provider", by_provider=True)
 
     class State(models.TextChoices):
         REJECTED = "rejected", "Rejected (PDRD sent)"

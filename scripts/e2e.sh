@@ -11,6 +11,8 @@ GRANARY_DATA_ROOT=$(mktemp -d /tmp/granary-e2e.XXXXXX)
 # Write batches at once instead of waiting for a fuller tape, so the demo granules reach tape
 # (and the dashboards' migrate figures) before the journeys look.
 export GRANARY_WRITE_MAX_WAIT_S=0
+# The journeys log in more often than a person would; the login throttle is tested in pytest.
+export GRANARY_LOGIN_RATE=${GRANARY_LOGIN_RATE:-1000/min}
 if [[ "${DATABASE_URL:-}" == postgres* ]]; then
   export DATABASE_URL="${DATABASE_URL%/*}/${E2E_DB:-granary_e2e}"
   $PY scripts/pg_recreate.py "$DATABASE_URL"

@@ -4,6 +4,8 @@ from pathlib import Path
 
 import dj_database_url
 
+from .secret import secret_key
+
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 
 
@@ -19,7 +21,8 @@ def env_bool(name, default=False):
 
 
 DEBUG = env_bool("GRANARY_DEBUG", False)
-SECRET_KEY = env("DJANGO_SECRET_KEY", "granary-embedded-demo-key-not-for-production")
+
+
 def env_list(name, default=""):
     return [item.strip() for item in env(name, default).split(",") if item.strip()]
 
@@ -32,6 +35,8 @@ STAGING_ROOT = DATA_ROOT / "staging"
 CACHE_ROOT = DATA_ROOT / "cache"
 VOLUMES_ROOT = DATA_ROOT / "volumes"
 OUTBOX_ROOT = DATA_ROOT / "outbox"
+# DJANGO_SECRET_KEY, or (the embedded default) a random key made on first run, kept in DATA_ROOT.
+SECRET_KEY = secret_key(DATA_ROOT, env("DJANGO_SECRET_KEY"))
 
 GRANARY_DAILY_INGEST_TB = float(env("GRANARY_DAILY_INGEST_TB", "1.0"))
 GRANARY_DAILY_DISTRIBUTION_TB = float(env("GRANARY_DAILY_DISTRIBUTION_TB", "2.0"))
@@ -162,10 +167,21 @@ WHITENOISE_AUTOREFRESH = DEBUG  # development: pick up a rebuilt web app without
 LOGIN_URL = "/admin/login/"
 
 REST_FRAMEWORK = {
+    # Token first: a missing or bad credential answers 401 with `WWW-Authenticate: Token`
+    # (DRF takes the header from the first class; the session one has none, hence 403s).
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.SessionAuthentication",
         "rest_framework.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
     ],
+    # Guessing passwords or minting tokens is slowed per client (address, or user once logged
+    # in); a 429 says when to try again.
+    "DEFAULT_THROTTLE_RATES": {
+        "login": env("GRANARY_LOGIN_RATE", "10/min"),
+        "token": env("GRANARY_TOKEN_RATE", "10/min"),
+    },
+    # Proxies in front that append to X-Forwarded-For (production: nginx); the client's address
+    # is the one the nearest proxy wrote, so a client cannot pick its own by sending the header.
+    "NUM_PROXIES": int(env("GRANARY_PROXIES", "0")),
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.AllowAny"],
     "DEFAULT_FILTER_BACKENDS": [
         "django_filters.rest_framework.DjangoFilterBackend",

@@ -4,7 +4,7 @@ import os
 from django.core.exceptions import ImproperlyConfigured
 
 from .base import *  # noqa: F401,F403
-from .base import CELERY_BROKER_URL, DATABASES, SECRET_KEY
+from .base import CELERY_BROKER_URL, DATABASES, REST_FRAMEWORK, SECRET_KEY
 
 DEBUG = False
 
@@ -22,6 +22,7 @@ if _problems:
     raise ImproperlyConfigured("Granary production settings: " + "; ".join(_problems))
 
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+REST_FRAMEWORK["NUM_PROXIES"] = int(os.environ.get("GRANARY_PROXIES", "1"))  # nginx
 SECURE_SSL_REDIRECT = True
 SECURE_HSTS_SECONDS = 31536000
 SECURE_HSTS_INCLUDE_SUBDOMAINS = True

@@ -1,23 +1,20 @@
 """Who may order what: a user's orders, and the granules they may order."""
-from backend.accounts import roles
+from backend.accounts.ownership import get_owned, owned
 from backend.catalog.models import Granule
 from backend.catalog.services import visible_collections
-from backend.errors import DomainError, Forbidden, NotFound
+from backend.errors import DomainError, Forbidden
 
 from ..models import Order
 
 
 def orders_of(user):
     """Operators see every order; everyone else only their own."""
-    qs = Order.objects.select_related("user", "destination")
-    return qs if roles.is_operator(user) else qs.filter(user=user)
+    return owned(Order.objects.select_related("user", "destination"), user)
 
 
 def get_order(user, order_id):
-    order = orders_of(user).filter(pk=order_id).first()
-    if order is None:
-        raise NotFound(f"There is no order {order_id} of yours.")
-    return order
+    return get_owned(Order.objects.select_related("user", "destination"), user, order_id,
+                     "order")
 
 
 def orderable_granules(user, granule_ids):

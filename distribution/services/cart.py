@@ -2,6 +2,7 @@
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
+from backend.accounts.ownership import owned
 from backend.errors import DomainError
 
 from ..models import CartItem
@@ -10,14 +11,14 @@ from .limits import limits
 
 
 def cart(user):
-    return CartItem.objects.filter(user=user).select_related("granule__collection")
+    return owned(CartItem.objects.select_related("granule__collection"), user)
 
 
 def add_to_cart(user, granule_ids):
     granules = orderable_granules(user, granule_ids)
     with transaction.atomic():
         get_user_model().objects.select_for_update().filter(pk=user.pk).first()
-        have = set(CartItem.objects.filter(user=user).values_list("granule_id", flat=True))
+        have = set(owned(CartItem.objects, user).values_list("granule_id", flat=True))
         new = [g for g in granules if g.pk not in have]
         limit = limits().granules
         if len(have) + len(new) > limit:
@@ -30,7 +31,7 @@ def add_to_cart(user, granule_ids):
 
 
 def remove_from_cart(user, granule_ids=None):
-    items = CartItem.objects.filter(user=user)
+    items = owned(CartItem.objects, user)
     if granule_ids is not None:
         items = items.filter(granule_id__in=granule_ids)
     items.delete()

@@ -6,6 +6,7 @@ from pathlib import Path, PurePosixPath
 
 from django.conf import settings
 
+from backend.accounts.ownership import owned
 from backend.errors import DomainError
 
 from .. import targets
@@ -16,15 +17,28 @@ from ..targets import HostKey, HostKeyError
 def destination_of(user, destination_id):
     if destination_id in (None, ""):
         return None
-    found = Destination.objects.filter(user=user, pk=destination_id).first()
+    found = owned(Destination.objects.select_related("user"), user).filter(
+        pk=destination_id).first()
     if found is None:
         raise DomainError(f"You have no destination {destination_id}.", "destination")
     return found
 
 
+def outbox_root(user):
+    """A user's own folder of the outbox, <outbox>/<username>: every folder destination of
+    theirs lies inside it, so none can name another user's folder."""
+    outbox = Path(settings.OUTBOX_ROOT)
+    own = outbox / user.username
+    if own.resolve().parent != outbox.resolve():
+        raise DomainError(f"User name {user.username!r} cannot name a folder of the outbox.",
+                          "path")
+    return own
+
+
 def destination_root(destination):
-    relative = destination.path or f"{destination.user.username}/{destination.name}"
-    return Path(settings.OUTBOX_ROOT) / relative
+    """The folder a folder destination's deliveries go to: its path (blank: its name) inside
+    the owner's own folder of the outbox. Push checks it is still inside (see FolderTarget)."""
+    return outbox_root(destination.user) / (destination.path or destination.name)
 
 
 def destination_location(destination):
@@ -36,12 +50,23 @@ def destination_location(destination):
 
 
 def check_destination_path(path):
-    """A destination folder must stay inside the outbox."""
+    """A destination folder is given relative to the owner's own folder, without '..'."""
     parts = PurePosixPath(path or "").parts
     if path and (PurePosixPath(path).is_absolute() or ".." in parts):
-        raise DomainError("path must be a relative folder inside the outbox, without '..'.",
-                          "path")
+        raise DomainError("path must be a relative folder inside your folder of the outbox, "
+                          "without '..'.", "path")
     return path or ""
+
+
+def check_inside_own_folder(owner, path, name):
+    """The folder (path, or name when path is blank) must resolve, links followed, to a folder
+    strictly inside the owner's own folder of the outbox."""
+    own = outbox_root(owner)
+    folder = own / (path or name or "")
+    if not targets.lies_inside(folder, own):
+        field = "path" if path else "name"
+        raise DomainError(f"{field} must name a folder inside your folder of the outbox "
+                          f"({own}).", field)
 
 
 SFTP_FIELDS = ("host", "username", "host_key")
@@ -50,17 +75,19 @@ _HOST_LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
 _HOST_NAME = re.compile(rf"{_HOST_LABEL}(?:\.{_HOST_LABEL})*\.?")
 
 
-def clean_destination(fields, given):
+def clean_destination(owner, fields, given):
     """The stored form of a destination's fields (`fields`: the current ones updated with the
-    request's, `given`), or a DomainError naming the field at fault."""
+    request's, `given`) for its owner, or a DomainError naming the field at fault."""
     kind = fields.get("kind") or Destination.Kind.FOLDER
     if kind == Destination.Kind.FOLDER:
         stray = [f for f in SFTP_FIELDS if given.get(f)]
         if stray:
             raise DomainError(f"Only SFTP destinations have a {stray[0]}; set kind to sftp.",
                               stray[0])
-        return {"kind": kind, "path": check_destination_path(fields.get("path")), "host": "",
-                "port": 22, "username": "", "host_key": ""}
+        path = check_destination_path(fields.get("path"))
+        check_inside_own_folder(owner, path, fields.get("name"))
+        return {"kind": kind, "path": path, "host": "", "port": 22, "username": "",
+                "host_key": ""}
     try:
         host_key = HostKey.parse(fields.get("host_key")).text
     except HostKeyError as exc:

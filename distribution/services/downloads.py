@@ -11,7 +11,7 @@ from backend.archive import services as archive
 from backend.catalog import checksums
 from backend.catalog.models import File
 from backend.catalog.services import visible_granules
-from backend.errors import Conflict, DomainError, Forbidden, Gone, Unavailable
+from backend.errors import Conflict, DomainError, Forbidden, Gone, NotLoggedIn, Unavailable
 from backend.metrics.models import TransferRecord
 from backend.metrics.services import record_transfer
 
@@ -48,9 +48,11 @@ def authorize_download(user, file_id, params):
     file = File.objects.select_related("granule__collection").filter(pk=file_id).first()
     # Browse images are shown to every visitor who may see the granule, logged in or not.
     browse = file is not None and file.role == File.Role.BROWSE
-    if not user.is_authenticated and not browse:
-        raise Forbidden("Log in, or use the signed link of an order, to download.")
-    if file is None or not visible_granules(user).filter(pk=file.granule_id).exists():
+    visible = (browse or user.is_authenticated) and file is not None and \
+        visible_granules(user).filter(pk=file.granule_id).exists()
+    if not user.is_authenticated and not visible:
+        raise NotLoggedIn("Log in, or use the signed link of an order, to download.")
+    if not visible:
         raise Forbidden("You may not download this file.")
     return Download(file, None)
 

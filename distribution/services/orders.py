@@ -19,6 +19,7 @@ from django.db import transaction
 from django.db.models import Count, Q, Sum
 from django.utils import timezone
 
+from backend.accounts.ownership import owned
 from backend.archive import services as archive
 from backend.archive.models import ArchiveRequest, CacheEntry
 from backend.catalog.models import File
@@ -35,8 +36,7 @@ def create_order(user, granule_ids=None, delivery=Delivery.HTTPS, destination=No
     """Submit an order for `granule_ids` (or the whole cart, which it then empties)."""
     from_cart = granule_ids is None
     if from_cart:
-        granule_ids = list(CartItem.objects.filter(user=user).values_list("granule_id",
-                                                                          flat=True))
+        granule_ids = list(owned(CartItem.objects, user).values_list("granule_id", flat=True))
         if not granule_ids:
             raise DomainError("The cart is empty; add granules or name them.", "granules")
     if delivery not in Delivery.values:
@@ -57,7 +57,7 @@ def create_order(user, granule_ids=None, delivery=Delivery.HTTPS, destination=No
                                      total_bytes=nbytes)
         add_items(order, granules)
         if from_cart:
-            CartItem.objects.filter(user=user, granule__in=granules).delete()
+            owned(CartItem.objects, user).filter(granule__in=granules).delete()
     queue_refresh(order.pk)
     return order
 

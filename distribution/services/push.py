@@ -15,7 +15,7 @@ from backend.metrics.services import record_transfer
 
 from ..models import Delivery, Destination, Order, OrderItem
 from ..targets import FolderTarget, HostKey, PushError, SftpTarget
-from .destinations import destination_root
+from .destinations import destination_root, outbox_root
 from .downloads import CHUNK, back_to_waiting
 from .notify import notify
 from .orders import delivered, settle
@@ -29,7 +29,8 @@ def push_target(destination, folder):
             host_key=HostKey.parse(destination.host_key),
             root=PurePosixPath(destination.path or ".") / folder,
             timeout=settings.GRANARY_SFTP_TIMEOUT_S)
-    return FolderTarget(destination_root(destination) / folder)
+    return FolderTarget(destination_root(destination) / folder,
+                        within=outbox_root(destination.user))
 
 
 def push_order(order_id):

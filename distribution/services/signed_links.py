@@ -4,11 +4,11 @@ from django.core.signing import Signer
 
 from ..models import Order, OrderItem
 
-_signer = Signer(salt="distribution.download")
-
 
 def sign(file_id, order_id, expires):
-    return _signer.signature(f"{file_id}:{order_id}:{int(expires)}")
+    """The signature binding a link to its file, its order and its expiry, made with the
+    install's secret key as it is now: a new key invalidates every link signed before."""
+    return Signer(salt="distribution.download").signature(f"{file_id}:{order_id}:{int(expires)}")
 
 
 def site_url(site=None):

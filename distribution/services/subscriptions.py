@@ -6,7 +6,7 @@ from datetime import datetime, timedelta
 from django.db import transaction
 from django.utils import timezone
 
-from backend.accounts import roles
+from backend.accounts.ownership import owned
 from backend.catalog.geo import BBox
 from backend.catalog.models import Collection, Granule
 from backend.catalog.services import bbox_q, temporal_q, visible_collections
@@ -25,13 +25,13 @@ def _check_visible(user, collections):
                         "to subscribe to it.")
 
 
-def save_subscription(user, subscription, collections):
-    """Store a validated subscription and its collection index rows."""
-    _check_visible(user, collections)
+def save_subscription(subscription, collections):
+    """Store a validated subscription and its collection index rows. Its owner stays who it
+    is, whoever edits it: the collections must be ones the owner may see."""
+    _check_visible(subscription.user, collections)
     if subscription.mode == Subscription.Mode.PUSH and subscription.destination is None:
         raise DomainError("A push subscription needs a destination.", "destination")
     with transaction.atomic():
-        subscription.user = user
         subscription.save()
         SubscriptionCollection.objects.filter(subscription=subscription).exclude(
             collection__in=collections).delete()
@@ -66,9 +66,8 @@ def delete_subscription(subscription):
 
 
 def subscriptions_of(user):
-    qs = Subscription.objects.select_related("user", "destination").prefetch_related(
-        "collections")
-    return qs if roles.is_operator(user) else qs.filter(user=user)
+    return owned(Subscription.objects.select_related("user", "destination").prefetch_related(
+        "collections"), user)
 
 
 def collection_by_key(user, key):

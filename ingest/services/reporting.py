@@ -1,8 +1,7 @@
 """Reporting: who sees which requests and PDRs, and how many granules are in each state."""
 from django.db.models import Count
 
-from backend.accounts import roles
-from backend.accounts.services import providers_of
+from backend.accounts.ownership import owned
 
 from ..models import IngestGranule, IngestRequest, Pdr
 from .states import G
@@ -17,14 +16,8 @@ def state_counts(request):
 
 
 def requests_visible_to(user):
-    qs = IngestRequest.objects.select_related("provider")
-    if roles.is_operator(user):
-        return qs
-    return qs.filter(provider__in=providers_of(user))
+    return owned(IngestRequest.objects.select_related("provider"), user)
 
 
 def pdrs_visible_to(user):
-    qs = Pdr.objects.select_related("provider", "request")
-    if roles.is_operator(user):
-        return qs
-    return qs.filter(provider__in=providers_of(user))
+    return owned(Pdr.objects.select_related("provider", "request"), user)

@@ -1,5 +1,6 @@
 """Roles, login for the web UI, tokens for API clients, and the add_user command."""
 import pytest
+from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 from rest_framework.test import APIClient
 
@@ -38,7 +39,8 @@ def test_session_login_and_logout():
     call_command("add_user", "ana", "--role", "user", "--password", "correct-horse")
     client = APIClient(enforce_csrf_checks=False)
     bad = client.post("/api/v1/auth/login/", {"username": "ana", "password": "nope"})
-    assert bad.status_code == 400 and bad.json()["detail"] == "Wrong user name or password."
+    assert bad.status_code == 401 and bad.json()["detail"] == "Wrong user name or password."
+    assert bad["WWW-Authenticate"] == "Token"
     assert client.post("/api/v1/auth/login/",
                        {"username": "ana", "password": "correct-horse"}).status_code == 200
     assert client.get("/api/v1/me/").json() == {
@@ -50,7 +52,49 @@ def test_session_login_and_logout():
 
 
 def test_token_endpoint_needs_a_login(api):
-    assert api.post("/api/v1/auth/token/").status_code in (401, 403)
+    response = api.post("/api/v1/auth/token/")
+    assert response.status_code == 401 and response["WWW-Authenticate"] == "Token"
+
+
+@pytest.mark.parametrize("header", ["Token not-a-key", "Token", "Token a b"])
+def test_a_bad_token_is_401_naming_the_scheme(header):
+    call_command("add_user", "ana", "--role", "user", "--password", "correct-horse")
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=header)
+    for path in ("/api/v1/me/", "/api/v1/orders/", "/api/v1/collections/"):
+        response = client.get(path)
+        assert response.status_code == 401, (path, response.status_code)
+        assert response["WWW-Authenticate"] == "Token"
+        assert "token" in response.json()["detail"].lower()
+
+
+@pytest.mark.parametrize("path", ["/api/v1/orders/", "/api/v1/archive/volumes/",
+                                  "/api/v1/ingest/requests/", "/api/v1/files/1/download"])
+def test_no_credentials_where_a_login_is_needed_is_401(api, path):
+    response = api.get(path)
+    assert response.status_code == 401 and response["WWW-Authenticate"] == "Token"
+
+
+def test_login_and_token_are_throttled(settings):
+    from django.core.cache import cache
+
+    cache.clear()
+    settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": {
+        "login": "3/min", "token": "2/min"}}
+    call_command("add_user", "ana", "--role", "user", "--password", "correct-horse")
+    guesser = APIClient()
+    # a client naming a new address in X-Forwarded-For each time is still the same client
+    answers = [guesser.post("/api/v1/auth/login/", {"username": "ana", "password": f"g{i}"},
+                            HTTP_X_FORWARDED_FOR=f"10.0.0.{i}") for i in range(4)]
+    assert [a.status_code for a in answers] == [401, 401, 401, 429]
+    assert int(answers[-1]["Retry-After"]) > 0
+    right = guesser.post("/api/v1/auth/login/", {"username": "ana", "password": "correct-horse"})
+    assert right.status_code == 429
+
+    client = APIClient()
+    client.force_authenticate(get_user_model().objects.get(username="ana"))
+    assert [client.post("/api/v1/auth/token/").status_code for _ in range(3)] == [200, 200, 429]
+    cache.clear()
 
 
 def test_seed_demo_is_idempotent_and_its_granules_reach_the_archive(capsys, data_root,

@@ -48,6 +48,21 @@ def test_tampered_signature_is_403(ready_order):
         assert "signature" in response.json()["detail"]
 
 
+def test_a_link_names_one_file_and_a_new_secret_key_invalidates_it(ready_order, settings):
+    order, link = ready_order
+    path, query = _path(link["url"])
+    other = order.items.get().file_id + 1000
+    response = APIClient().get(path.replace(f"/files/{link['file_id']}/", f"/files/{other}/"))
+    assert response.status_code == 403 and "signature" in response.json()["detail"]
+    assert APIClient().get(path).status_code == 200
+
+    settings.SECRET_KEY = "a-new-key-for-this-install-" + "x" * 40
+    response = APIClient().get(path)
+    assert response.status_code == 403 and "signature" in response.json()["detail"]
+    [fresh] = order.items.all()
+    assert signed_links.download_url(fresh) != link["url"]
+
+
 def test_expired_link_is_410(ready_order):
     order, link = ready_order
     past = int(time.time()) - 60
@@ -78,7 +93,8 @@ def test_range_requests(ready_order):
 def test_without_a_link_only_users_who_may_see_it(alice, bob, ready_order, collection):
     _, link = ready_order
     path = f"/api/v1/files/{link['file_id']}/download"
-    assert APIClient().get(path).status_code == 403
+    anonymous = APIClient().get(path)
+    assert anonymous.status_code == 401 and anonymous["WWW-Authenticate"] == "Token"
     assert bob.get(path).status_code == 200
     Collection.objects.filter(pk=collection.pk).update(access="restricted")
     assert bob.get(path).status_code == 403

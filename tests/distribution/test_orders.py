@@ -112,13 +112,13 @@ def test_limits_name_the_limit(alice, collection, archived, settings):
 
 def test_push_order_copies_with_manifest(alice, collection, archived, inline, data_root):
     granules = archived(collection, 2)
-    dest = alice.post("/api/v1/destinations/", {"name": "lab", "path": "alice/lab"},
+    dest = alice.post("/api/v1/destinations/", {"name": "lab", "path": "lab"},
                       format="json")
     assert dest.status_code == 201, dest.json()
     response = inline(_order, alice, granules, delivery="push", destination=dest.json()["id"])
     order = Order.objects.get(pk=response.json()["id"])
     assert order.state == "completed"
-    folder = data_root / "outbox" / "alice" / "lab" / f"order-{order.pk}"
+    folder = data_root / "outbox" / alice.user.username / "lab" / f"order-{order.pk}"
     assert (folder / "manifest.json").exists()
     lines = (folder / "CHECKSUMS").read_text().splitlines()
     assert len(lines) == 4

@@ -48,7 +48,7 @@ def test_browse_image_is_shown_to_anonymous_visitors_but_data_is_not(collection,
     assert detail["browse_url"] == f"/api/v1/files/{browse.pk}/download"
 
     refused = anonymous.get(f"/api/v1/files/{data.pk}/download")
-    assert refused.status_code == 403
+    assert refused.status_code == 401 and refused["WWW-Authenticate"] == "Token"
     assert refused.json()["detail"] == "Log in, or use the signed link of an order, to download."
     # The browse file has no bytes in the cache here: the answer says so, not "log in".
     answer = anonymous.get(detail["browse_url"])
@@ -56,8 +56,8 @@ def test_browse_image_is_shown_to_anonymous_visitors_but_data_is_not(collection,
 
     Collection.objects.filter(pk=collection.pk).update(access="restricted")
     hidden = anonymous.get(f"/api/v1/files/{browse.pk}/download")
-    assert hidden.status_code == 403
-    assert hidden.json()["detail"] == "You may not download this file."
+    assert hidden.status_code == 401
+    assert hidden.json()["detail"] == "Log in, or use the signed link of an order, to download."
 
 
 def test_browse_image_bytes_reach_an_anonymous_visitor(collection, archived):

@@ -259,11 +259,11 @@ def test_destinations_of_either_kind_are_created_and_updated(alice, data_root):
     assert response.json()["folder"] == "sftp://alice@sftp.example.org:22/data/in"
 
     response = alice.patch(f"/api/v1/destinations/{made['id']}/",
-                           {"kind": "folder", "path": "alice/lab"}, format="json")
+                           {"kind": "folder", "path": "lab"}, format="json")
     assert response.status_code == 200, response.json()
     shown = response.json()
     assert (shown["kind"], shown["host"], shown["host_key"]) == ("folder", "", "")
-    assert shown["folder"] == str(data_root / "outbox" / "alice" / "lab")
+    assert shown["folder"] == str(data_root / "outbox" / alice.user.username / "lab")
 
 
 @pytest.mark.parametrize("fields, field, message", [

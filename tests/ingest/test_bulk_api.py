@@ -152,7 +152,8 @@ def test_other_providers_see_nothing(client, provider, collection, provider_api)
     body = client.post(URL, {"granules": staged_granules(provider, collection, 1)},
                        format="json").json()
     answer = provider_api.get(body["url"])
-    assert answer.status_code == 404 and answer.json() == {"detail": "No such ingest request."}
+    assert answer.status_code == 404
+    assert answer.json() == {"detail": f"There is no ingest request {body['id']} of yours."}
     assert provider_api.post(body["url"] + "retry/", {}, format="json").status_code == 404
     assert provider_api.post(URL, {"granules": []}, format="json").json() == {
         "detail": "Your account belongs to no provider; an operator can add it."}

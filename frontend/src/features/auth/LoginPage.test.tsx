@@ -42,7 +42,10 @@ describe('login page', () => {
   it('shows the API’s words when the login is refused', async () => {
     server.use(
       http.post('/api/v1/auth/login/', () =>
-        HttpResponse.json({ detail: 'Wrong user name or password.' }, { status: 400 }),
+        HttpResponse.json(
+          { detail: 'Wrong user name or password.' },
+          { status: 401, headers: { 'WWW-Authenticate': 'Token' } },
+        ),
       ),
     );
     const { router } = renderApp('/login');

@@ -416,6 +416,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
+        /** @description Start a session. Throttled (scope "login"): password guessing gets a 429. */
         post: operations["api_v1_auth_login_create"];
         delete?: never;
         options?: never;
@@ -706,6 +707,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * @description A DRF view over rows users own: `owned_queryset()` gives every row (with its joins),
+         *     the mixin narrows it to the caller's reach and fetches one by its lookup through it.
+         */
         get: operations["api_v1_ingest_pdrs_retrieve"];
         put?: never;
         post?: never;
@@ -1369,7 +1374,7 @@ export interface components {
             readonly id: number;
             name: string;
             kind: components["schemas"]["DestinationKindEnum"];
-            /** @description folder: under the outbox, blank for <username>/<name>; sftp: remote directory, absolute or relative to the login directory (blank: that one) */
+            /** @description folder: inside the owner's own folder of the outbox <username>/, blank for <name>; sftp: remote directory, absolute or relative to the login directory (blank: that one) */
             path: string;
             /** @description sftp: server name or address */
             host: string;
@@ -1394,7 +1399,7 @@ export interface components {
         DestinationRequest: {
             name: string;
             kind?: components["schemas"]["DestinationKindEnum"];
-            /** @description folder: under the outbox, blank for <username>/<name>; sftp: remote directory, absolute or relative to the login directory (blank: that one) */
+            /** @description folder: inside the owner's own folder of the outbox <username>/, blank for <name>; sftp: remote directory, absolute or relative to the login directory (blank: that one) */
             path?: string;
             /** @description sftp: server name or address */
             host?: string;
@@ -2040,7 +2045,7 @@ export interface components {
         PatchedDestinationRequest: {
             name?: string;
             kind?: components["schemas"]["DestinationKindEnum"];
-            /** @description folder: under the outbox, blank for <username>/<name>; sftp: remote directory, absolute or relative to the login directory (blank: that one) */
+            /** @description folder: inside the owner's own folder of the outbox <username>/, blank for <name>; sftp: remote directory, absolute or relative to the login directory (blank: that one) */
             path?: string;
             /** @description sftp: server name or address */
             host?: string;
