@@ -243,7 +243,7 @@ def _read_spec(node):
 
 def _check_spec(group, i, spec):
     where = f"FILE_SPEC {i}"
-    problem = names.name_problem(spec.file_id, "FILE_ID")
+    problem = names.file_name_problem(spec.file_id, "FILE_ID")
     if problem:
         group.reject(INVALID_FILE_ID, f"{where}: {problem}")
     directory = spec.directory_id.strip("/")
@@ -256,6 +256,9 @@ def _check_spec(group, i, spec):
         group.reject(INVALID_FILE_SIZE, f"{where}: FILE_SIZE is missing or not a whole number")
     elif spec.file_size == 0:
         group.reject(INVALID_FILE_SIZE, f"{where}: {spec.file_id} is empty (FILE_SIZE = 0)")
+    elif spec.file_size > names.MAX_FILE_SIZE:
+        group.reject(INVALID_FILE_SIZE, f"{where}: FILE_SIZE {spec.file_size} is more than "
+                     f"{names.MAX_FILE_SIZE} bytes")
     if spec.file_type.upper() not in FILE_TYPES:
         group.reject(INVALID_FILE_TYPE, f"{where}: FILE_TYPE {spec.file_type!r} is not one of "
                      + ", ".join(FILE_TYPES))
