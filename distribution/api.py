@@ -10,6 +10,7 @@ from rest_framework.permissions import AllowAny, IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from backend.ids import ID_REGEX
 from backend.nudges import send_on_commit
 
 from . import tasks
@@ -75,6 +76,7 @@ class OrderViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Ge
 
     permission_classes = [IsAuthenticated]
     serializer_class = OrderSerializer
+    lookup_value_regex = ID_REGEX
     queryset = Order.objects.none()
     filterset_fields = ["state", "delivery"]
 
@@ -134,6 +136,7 @@ class DestinationViewSet(viewsets.ModelViewSet):
 
     permission_classes = [IsAuthenticated]
     serializer_class = DestinationSerializer
+    lookup_value_regex = ID_REGEX
     pagination_class = None
     queryset = Destination.objects.none()
 
@@ -160,6 +163,7 @@ class SubscriptionViewSet(viewsets.ModelViewSet):
 
     permission_classes = [IsAuthenticated]
     serializer_class = SubscriptionSerializer
+    lookup_value_regex = ID_REGEX
     queryset = Subscription.objects.none()
 
     def get_queryset(self):

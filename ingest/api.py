@@ -6,12 +6,13 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import generics, status
 from rest_framework.exceptions import ParseError, ValidationError
-from rest_framework.parsers import BaseParser, JSONParser
+from rest_framework.parsers import BaseParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from backend.accounts.permissions import IsProvider
 from backend.accounts.services import acting_provider
+from backend.parsers import JSONParser
 
 from .models import IngestGranule, Pdr
 from .serializers import (
