@@ -13,7 +13,9 @@ from tests.factories import UserFactory
 
 
 @pytest.fixture
-def auth_headers(request, db, data_root, wsgi_keeps_the_test_connection):
+def auth_headers(request, db, data_root, wsgi_keeps_the_test_connection, settings):
+    # every generated login hashes a password: the fast hasher keeps the run short
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     role = request.param
     return token_headers(UserFactory(role=role) if role else None)
 
