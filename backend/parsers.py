@@ -20,13 +20,19 @@ class BodyTooLarge(APIException):
     default_code = "too_large"
 
 
+def read_body(stream):
+    """The body's bytes, at most DATA_UPLOAD_MAX_MEMORY_SIZE of them (BodyTooLarge beyond)."""
+    limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+    raw = stream.read() if limit is None else stream.read(limit + 1)
+    if limit is not None and len(raw) > limit:
+        raise BodyTooLarge(f"The request body is larger than {limit} bytes; split it into "
+                           "smaller requests.")
+    return raw
+
+
 class JSONParser(parsers.JSONParser):
     def parse(self, stream, media_type=None, parser_context=None):
-        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
-        raw = stream.read() if limit is None else stream.read(limit + 1)
-        if limit is not None and len(raw) > limit:
-            raise BodyTooLarge(f"The request body is larger than {limit} bytes; split it into "
-                               "smaller requests.")
+        raw = read_body(stream)
         try:
             data = super().parse(io.BytesIO(raw), media_type, parser_context)
         except RecursionError as exc:

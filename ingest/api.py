@@ -12,7 +12,7 @@ from rest_framework.views import APIView
 
 from backend.accounts.permissions import IsProvider
 from backend.accounts.services import acting_provider
-from backend.parsers import JSONParser
+from backend.parsers import JSONParser, read_body
 
 from .models import IngestGranule, Pdr
 from .serializers import (
@@ -38,7 +38,7 @@ class PlainTextParser(BaseParser):
     media_type = "text/plain"
 
     def parse(self, stream, media_type=None, parser_context=None):
-        raw = stream.read() if stream is not None else b""
+        raw = read_body(stream) if stream is not None else b""
         try:
             return raw.decode("ascii")
         except UnicodeDecodeError as exc:

@@ -75,3 +75,16 @@ def test_an_id_in_a_body_beyond_64_bits_is_a_400(operator_api, path, body):
     answer = operator_api.post(path, body, format="json")
     assert answer.status_code == 400, answer.content
     assert "less than or equal to 9223372036854775807" in answer.json()["detail"]
+
+
+@pytest.mark.parametrize(("path", "body", "content_type"), [
+    ("/api/v1/auth/login/", "username=" + "x" * 3000, "application/x-www-form-urlencoded"),
+    ("/api/v1/ingest/pdrs/?name=A.PDR", "ORIGINATING_SYSTEM = " + "x" * 3000,
+     "text/plain"),
+])
+def test_form_and_text_bodies_over_the_limit_are_a_json_413(operator_api, settings, path, body,
+                                                            content_type):
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 1000
+    answer = operator_api.generic("POST", path, body, content_type=content_type)
+    assert answer.status_code == 413, answer.content
+    assert "larger than 1000 bytes" in answer.json()["detail"]
