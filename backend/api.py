@@ -1,4 +1,6 @@
 """API-wide behaviour: every error is JSON with a human sentence in `detail`."""
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
 from django.core.exceptions import ValidationError as DjangoValidationError
 from rest_framework import exceptions
 from rest_framework.response import Response
@@ -33,6 +35,11 @@ def exception_handler(exc, context):
     """Every error the API answers is JSON; a DomainError keeps its own status and sentence."""
     if isinstance(exc, DomainError):
         return Response(domain_error_body(exc), status=exc.status, headers=exc.headers)
+    if isinstance(exc, RequestDataTooBig):
+        return Response({"detail": "The request body is larger than "
+                         f"{settings.DATA_UPLOAD_MAX_MEMORY_SIZE} bytes."}, status=413)
+    if isinstance(exc, SuspiciousOperation):  # too many form fields, a malformed header, ...
+        return Response({"detail": str(exc) or "Bad request."}, status=400)
     if isinstance(exc, DjangoValidationError):
         detail = exc.message_dict if hasattr(exc, "error_dict") else exc.messages
         exc = exceptions.ValidationError(detail)

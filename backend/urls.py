@@ -19,3 +19,7 @@ urlpatterns = [
     path("stac/", include("backend.catalog.stac_urls")),
     re_path(r"^(?!api/|admin/|static/|stac/).*$", spa, name="spa"),
 ]
+
+handler400 = "backend.views.bad_request"
+handler404 = "backend.views.not_found"
+handler500 = "backend.views.server_error"

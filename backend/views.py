@@ -2,6 +2,7 @@
 from django.conf import settings
 from django.db import connection
 from django.http import HttpResponse, JsonResponse
+from django.views import defaults
 from django.views.decorators.csrf import ensure_csrf_cookie
 
 from backend.metrics.services import queue_health
@@ -29,3 +30,28 @@ def health(request):
     return JsonResponse(
         {"status": "ok", "database": connection.vendor, "queues": queue_health()}
     )
+
+
+def _api(request):
+    return request.path.startswith(("/api/", "/stac/"))
+
+
+def bad_request(request, exception=None):
+    """The API answers JSON even where Django, not DRF, refuses the request."""
+    if _api(request):
+        return JsonResponse({"detail": "Bad request."}, status=400)
+    return defaults.bad_request(request, exception)
+
+
+def not_found(request, exception=None):
+    """A path no route matches (a non-numeric id: /api/v1/orders/abc/) is a JSON 404 under the
+    API, the HTML page elsewhere."""
+    if _api(request):
+        return JsonResponse({"detail": f"No API endpoint at {request.path}."}, status=404)
+    return defaults.page_not_found(request, exception)
+
+
+def server_error(request):
+    if _api(request):
+        return JsonResponse({"detail": "Internal error; it has been logged."}, status=500)
+    return defaults.server_error(request)

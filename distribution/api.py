@@ -11,6 +11,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from backend.accounts.ownership import OwnedViewMixin
+from backend.ids import ID_REGEX
 from backend.nudges import send_on_commit
 
 from . import tasks
@@ -76,6 +77,7 @@ class OrderViewSet(OwnedViewMixin, mixins.ListModelMixin, mixins.RetrieveModelMi
 
     permission_classes = [IsAuthenticated]
     serializer_class = OrderSerializer
+    lookup_value_regex = ID_REGEX
     queryset = Order.objects.none()
     filterset_fields = ["state", "delivery"]
     noun = "order"
@@ -128,6 +130,7 @@ class DestinationViewSet(OwnedViewMixin, viewsets.ModelViewSet):
 
     permission_classes = [IsAuthenticated]
     serializer_class = DestinationSerializer
+    lookup_value_regex = ID_REGEX
     pagination_class = None
     queryset = Destination.objects.none()
     noun = "destination"
@@ -153,6 +156,7 @@ class SubscriptionViewSet(OwnedViewMixin, viewsets.ModelViewSet):
 
     permission_classes = [IsAuthenticated]
     serializer_class = SubscriptionSerializer
+    lookup_value_regex = ID_REGEX
     queryset = Subscription.objects.none()
     noun = "subscription"
 

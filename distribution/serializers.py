@@ -6,6 +6,7 @@ from rest_framework import serializers
 
 from backend.catalog.filters import parse_instant
 from backend.catalog.geo import BBoxError, parse_bbox
+from backend.ids import IdField
 
 from .matching import OPS, ConditionError, check_conditions
 from .models import (
@@ -69,16 +70,16 @@ def cart_body(user, items):
 
 
 class GranuleIdsSerializer(serializers.Serializer):
-    granules = serializers.ListField(child=serializers.IntegerField(), allow_empty=False)
+    granules = serializers.ListField(child=IdField(), allow_empty=False)
 
 
 class OrderCreateSerializer(serializers.Serializer):
     granules = serializers.ListField(
-        child=serializers.IntegerField(), required=False, allow_empty=False,
+        child=IdField(), required=False, allow_empty=False,
         help_text="Granule ids; leave out to order the whole cart",
     )
     delivery = serializers.ChoiceField(choices=Delivery.choices, default=Delivery.HTTPS)
-    destination = serializers.IntegerField(required=False, allow_null=True)
+    destination = IdField(required=False, allow_null=True)
 
 
 class OrderItemSerializer(serializers.ModelSerializer):

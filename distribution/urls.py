@@ -1,6 +1,8 @@
 from django.urls import path
 from rest_framework.routers import DefaultRouter
 
+import backend.ids  # noqa: F401 - registers the <id:...> path converter
+
 from . import api
 
 router = DefaultRouter(trailing_slash=True)
@@ -11,7 +13,7 @@ router.register("subscriptions", api.SubscriptionViewSet, basename="subscription
 
 urlpatterns = [
     path("cart/", api.CartView.as_view(), name="cart"),
-    path("cart/<int:granule>/", api.CartGranuleView.as_view(), name="cart-granule"),
-    path("files/<int:file_id>/download", api.DownloadView.as_view(), name="file-download"),
+    path("cart/<id:granule>/", api.CartGranuleView.as_view(), name="cart-granule"),
+    path("files/<id:file_id>/download", api.DownloadView.as_view(), name="file-download"),
     *router.urls,
 ]

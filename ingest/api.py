@@ -5,13 +5,14 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import generics, status
 from rest_framework.exceptions import ParseError, ValidationError
-from rest_framework.parsers import BaseParser, JSONParser
+from rest_framework.parsers import BaseParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from backend.accounts.ownership import OwnedViewMixin, get_owned
 from backend.accounts.permissions import IsProvider
 from backend.accounts.services import acting_provider
+from backend.parsers import JSONParser, read_body
 
 from .models import IngestGranule, IngestRequest, Pdr
 from .serializers import (
@@ -37,7 +38,7 @@ class PlainTextParser(BaseParser):
     media_type = "text/plain"
 
     def parse(self, stream, media_type=None, parser_context=None):
-        raw = stream.read() if stream is not None else b""
+        raw = read_body(stream) if stream is not None else b""
         try:
             return raw.decode("ascii")
         except UnicodeDecodeError as exc:

@@ -5,7 +5,7 @@ The PVL itself is read by `pvl_text`, which keeps every value as the provider wr
 import difflib
 import re
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime, timedelta
 
 from . import names
 from .pvl_text import Node as Node  # the tree parse_pvl gives, for ingest.pdr's callers
@@ -35,6 +35,8 @@ METADATA_ERROR = "METADATA PREPROCESSING ERROR"
 FILE_IO_ERROR = "FILE I/O ERROR"
 ARCHIVE_ERROR = "DATA ARCHIVE ERROR"
 INTERNAL_ERROR = "ECS INTERNAL ERROR"
+# A file that passed its own checks whose file group failed on another file's fault.
+GROUP_NOT_ARCHIVED = "NOT ARCHIVED: ANOTHER FILE OF ITS FILE GROUP FAILED"
 
 # FILE_TYPE -> role of the file in the catalog.
 FILE_TYPES = {"SCIENCE": "data", "DATA": "data", "METADATA": "metadata", "BROWSE": "browse",
@@ -115,13 +117,29 @@ class Pdr:
         return [g for g in self.groups if g.disposition != SUCCESSFUL]
 
 
+_ORDINAL_DATE = re.compile(r"(\d{4})-(\d{3})(?=T|\Z)")
+
+
 def parse_time(text):
-    """An ISO 8601 date and time; a time without zone is UTC."""
+    """An ISO 8601 date and time as ECS and S4PA PDRs write it: a calendar date or an ordinal
+    one (day of year, `2025-107T00:00:00Z`), fractional seconds, a zone or `Z` or none (UTC)."""
     value = str(text).strip().replace(" ", "T", 1)
     if value.endswith(("z", "Z")):
         value = value[:-1] + "+00:00"
+    ordinal = _ORDINAL_DATE.match(value)
+    if ordinal:
+        value = _calendar_date(int(ordinal[1]), int(ordinal[2])) + value[ordinal.end():]
     parsed = datetime.fromisoformat(value)
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def _calendar_date(year, day):
+    """YYYY-MM-DD of the day-th day of year (1-based); ValueError for a day the year lacks."""
+    first = date(year, 1, 1)
+    when = first + timedelta(days=day - 1)
+    if day < 1 or when.year != year:
+        raise ValueError(f"{year} has no day {day}")
+    return when.isoformat()
 
 
 def _check_keys(node, known, where):
@@ -225,7 +243,7 @@ def _read_spec(node):
 
 def _check_spec(group, i, spec):
     where = f"FILE_SPEC {i}"
-    problem = names.name_problem(spec.file_id, "FILE_ID")
+    problem = names.file_name_problem(spec.file_id, "FILE_ID")
     if problem:
         group.reject(INVALID_FILE_ID, f"{where}: {problem}")
     directory = spec.directory_id.strip("/")
@@ -238,6 +256,9 @@ def _check_spec(group, i, spec):
         group.reject(INVALID_FILE_SIZE, f"{where}: FILE_SIZE is missing or not a whole number")
     elif spec.file_size == 0:
         group.reject(INVALID_FILE_SIZE, f"{where}: {spec.file_id} is empty (FILE_SIZE = 0)")
+    elif spec.file_size > names.MAX_FILE_SIZE:
+        group.reject(INVALID_FILE_SIZE, f"{where}: FILE_SIZE {spec.file_size} is more than "
+                     f"{names.MAX_FILE_SIZE} bytes")
     if spec.file_type.upper() not in FILE_TYPES:
         group.reject(INVALID_FILE_TYPE, f"{where}: FILE_TYPE {spec.file_type!r} is not one of "
                      + ", ".join(FILE_TYPES))

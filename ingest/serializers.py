@@ -45,7 +45,8 @@ class PdrSubmitSerializer(serializers.Serializer):
 
 
 class RetrySerializer(serializers.Serializer):
-    positions = serializers.ListField(child=serializers.IntegerField(min_value=0),
+    positions = serializers.ListField(child=serializers.IntegerField(min_value=0,
+                                                                     max_value=2**31 - 1),
                                       required=False, help_text="Default: every failed granule")
 
 
@@ -166,7 +167,8 @@ class RequestDetailSerializer(IngestRequestSerializer):
 
     counts = serializers.DictField(child=serializers.IntegerField(),
                                    help_text="Granules per state")
-    granules = IngestGranuleRowSerializer(many=True)
+    granules = IngestGranuleRowSerializer(many=True, help_text="Left out with ?granules=0")
 
     class Meta(IngestRequestSerializer.Meta):
         fields = [*IngestRequestSerializer.Meta.fields, "counts", "granules"]
+        optional_in_response = ["granules"]

@@ -87,3 +87,18 @@ def broker_down(monkeypatch):
                 reset_pools()
 
     return down
+
+
+@pytest.fixture
+def wsgi_keeps_the_test_connection():
+    """Requests sent through the WSGI app itself (schemathesis' calls) close the database
+    connection when they finish, which would end the test's transaction: keep it open, as
+    Django's test client does."""
+    from django.core.signals import request_finished, request_started
+    from django.db import close_old_connections
+
+    request_started.disconnect(close_old_connections)
+    request_finished.disconnect(close_old_connections)
+    yield
+    request_started.connect(close_old_connections)
+    request_finished.connect(close_old_connections)

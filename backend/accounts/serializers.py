@@ -11,10 +11,16 @@ class MeSerializer(serializers.ModelSerializer):
     roles = serializers.SerializerMethodField()
     providers = serializers.SerializerMethodField()
     authenticated = serializers.SerializerMethodField()
+    # an anonymous caller is answered too: no name (""), no email
+    username = serializers.CharField(read_only=True)
+    email = serializers.SerializerMethodField()
 
     class Meta:
         model = get_user_model()
         fields = ["authenticated", "username", "email", "role", "roles", "providers"]
+
+    def get_email(self, user) -> str:
+        return getattr(user, "email", "")
 
     @extend_schema_field(serializers.ChoiceField(choices=ALL_ROLES))
     def get_role(self, user):

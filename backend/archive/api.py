@@ -10,6 +10,7 @@ from rest_framework.views import APIView
 from backend.accounts.permissions import IsOperator
 from backend.catalog.models import File
 from backend.catalog.pagination import CatalogCursorPagination
+from backend.ids import ID_REGEX
 
 from . import operations
 from .models import ArchiveRequest, Discrepancy, Drive, DriveModel, Reconciliation, Silo, Volume
@@ -79,6 +80,7 @@ class VolumeViewSet(OperatorViewSet, viewsets.mixins.ListModelMixin,
                                       .values(*VOLUME_VALUES))
         return self.get_paginated_response(list(volume_rows(page)))
 
+    @extend_schema(responses=FileCopySerializer(many=True), filters=False)
     @action(detail=True, methods=["get"])
     def files(self, request, label=None):
         copies = operations.files_on_volume(self.get_object())
@@ -155,6 +157,7 @@ class RequestViewSet(OperatorViewSet, viewsets.mixins.ListModelMixin,
     """The request queue with % done; `?state=` and `?kind=` filter, default queued + running."""
 
     serializer_class = ArchiveRequestSerializer
+    lookup_value_regex = ID_REGEX
     filterset_fields = ["kind", "state"]
     ordering = ["priority", "created_at"]
     ordering_fields = ["priority", "created_at"]
@@ -281,7 +284,7 @@ class ReconciliationViewSet(OperatorViewSet, viewsets.mixins.ListModelMixin,
     """Reconciliation runs, newest first, with their discrepancies; run one; repair one's."""
 
     serializer_class = ReconciliationSerializer
-    lookup_value_regex = r"\d+"
+    lookup_value_regex = ID_REGEX
     filter_backends = []
 
     def get_queryset(self):

@@ -2,6 +2,8 @@ from django.db.models import Count
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from backend.ids import IdField
+
 from .models import (
     ArchiveRequest,
     CacheEntry,
@@ -152,7 +154,7 @@ class LabelVolumesSerializer(serializers.Serializer):
 
 class BulkSerializer(serializers.Serializer):
     action = serializers.ChoiceField(choices=["retry", "cancel"])
-    ids = serializers.ListField(child=serializers.IntegerField(), required=False, max_length=10000)
+    ids = serializers.ListField(child=IdField(), required=False, max_length=10000)
     kind = serializers.ChoiceField(choices=ArchiveRequest.Kind.choices, required=False)
     all = serializers.BooleanField(default=False, help_text="Everything matching kind")
 
@@ -163,11 +165,11 @@ class BulkSerializer(serializers.Serializer):
 
 
 class AuditSerializer(serializers.Serializer):
-    sample = serializers.IntegerField(min_value=1, required=False)
+    sample = serializers.IntegerField(min_value=1, max_value=1_000_000, required=False)
 
 
 class ReleaseSerializer(serializers.Serializer):
-    files = serializers.ListField(child=serializers.IntegerField(), min_length=1, max_length=10000)
+    files = serializers.ListField(child=IdField(), min_length=1, max_length=10000)
 
 
 class PinSerializer(ReleaseSerializer):

@@ -1,6 +1,8 @@
 from django.urls import path
 from rest_framework.routers import DefaultRouter
 
+import backend.ids  # noqa: F401 - registers the <id:...> path converter
+
 from . import api
 
 router = DefaultRouter()
@@ -12,7 +14,7 @@ router.register("archive/reconciliation", api.ReconciliationViewSet, basename="r
 
 urlpatterns = [
     path("archive/volume-groups/", api.VolumeGroupView.as_view(), name="volume-groups"),
-    path("archive/files/<int:file_id>/", api.FileStatusView.as_view(), name="file-status"),
+    path("archive/files/<id:file_id>/", api.FileStatusView.as_view(), name="file-status"),
     path("archive/cache/", api.CacheView.as_view(), name="cache"),
     path("archive/queues/", api.QueueSummaryView.as_view(), name="archive-queues"),
     path("archive/cache/pin/", api.PinView.as_view(), name="cache-pin"),

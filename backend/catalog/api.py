@@ -12,6 +12,8 @@ from rest_framework.decorators import action
 from rest_framework.exceptions import NotFound
 from rest_framework.response import Response
 
+from backend.ids import ID_REGEX
+
 from . import services
 from .filters import CollectionFilter, GranuleFilter
 from .models import Collection
@@ -60,6 +62,7 @@ class GranuleViewSet(viewsets.ReadOnlyModelViewSet):
     """Granules of the collections visible to the caller."""
 
     serializer_class = GranuleSerializer
+    lookup_value_regex = ID_REGEX
     filterset_class = GranuleFilter
     ordering_fields = ["temporal_start", "created_at", "total_size", "granule_id"]
     ordering = ["-temporal_start"]

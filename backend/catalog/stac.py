@@ -60,8 +60,9 @@ ASSET_ROLES = {
     "browse": ["overview"],
     "qa": ["qa"],
 }
-# Multihash prefixes (function code, digest length) for the checksums that have one.
-MULTIHASH = {"MD5": ("d5", 16), "SHA256": ("12", 32)}
+# Multihash function codes and digest lengths for the checksums that have one (the multicodec
+# table); CKSUM and ADLER32 have no code there, so their assets carry no file:checksum.
+MULTIHASH = {"MD5": (0xD5, 16), "SHA256": (0x12, 32)}
 
 
 class StacError(DomainError):
@@ -246,7 +247,17 @@ def multihash(checksum_type, checksum):
     digest = checksum.strip().lower()
     if len(digest) != 2 * length or not re.fullmatch(r"[0-9a-f]+", digest):
         return None
-    return f"{code}{length:02x}{digest}"
+    return f"{_varint(code)}{_varint(length)}{digest}"
+
+
+def _varint(number):
+    """Unsigned LEB128 as hex, as multihash writes its code and length: MD5's 0xd5 is 'd501'."""
+    out = bytearray()
+    while True:
+        low, number = number & 0x7F, number >> 7
+        out.append(low | (0x80 if number else 0))
+        if not number:
+            return out.hex()
 
 
 def asset(file, urls):

@@ -183,6 +183,11 @@ REST_FRAMEWORK = {
     # is the one the nearest proxy wrote, so a client cannot pick its own by sending the header.
     "NUM_PROXIES": int(env("GRANARY_PROXIES", "0")),
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.AllowAny"],
+    "DEFAULT_PARSER_CLASSES": [
+        "backend.parsers.JSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "DEFAULT_FILTER_BACKENDS": [
         "django_filters.rest_framework.DjangoFilterBackend",
         "rest_framework.filters.OrderingFilter",
@@ -202,6 +207,10 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "backend.schema.document_answers",
+    ],
     # Catalog choice sets shared by the granule list and the granule page keep plain names.
     "ENUM_NAME_OVERRIDES": {
         "GranuleStateEnum": "backend.catalog.models.Granule.State",

@@ -49,13 +49,17 @@ def _check_file(f, where, errors, require_checksum):
         return None
     path = f.get("path", f.get("name"))
     name = f.get("name") or (path.rsplit("/", 1)[-1] if isinstance(path, str) else None)
-    problem = names.name_problem(name) or names.path_problem(path)
+    problem = names.file_name_problem(name) or names.path_problem(path)
     if problem:
         errors.append(f"{where}: {problem}")
         return None
     size = f.get("size")
     if isinstance(size, bool) or not isinstance(size, int) or size < 0:
         errors.append(f"{where}: size must be a whole number of bytes, not {size!r}")
+        return None
+    if size > names.MAX_FILE_SIZE:
+        errors.append(f"{where}: size {size} is more than the {names.MAX_FILE_SIZE} bytes "
+                      "a file may have")
         return None
     if size == 0:
         errors.append(f"{where}: {name} is empty (size 0); empty files are not archived")
@@ -160,6 +164,10 @@ def check_granules(provider, granules, *, require_checksum=True):
     unknown = sorted({s["collection"] for s in specs} - set(collections))
     for key in unknown:
         errors.append(f"unknown collection {key}")
+    total = sum(f["size"] for s in specs for f in s["files"])
+    if total > names.MAX_REQUEST_BYTES:
+        errors.append(f"the request's files add up to {total} bytes, more than the "
+                      f"{names.MAX_REQUEST_BYTES} one request may hold; split it")
     if errors:
         raise IngestRejected(_summary(errors), errors=errors[:MAX_ERRORS])
     allowed = set(provider.collections.values_list("pk", flat=True))

@@ -16,14 +16,20 @@ from .states import FINAL, G, R
 log = logging.getLogger(__name__)
 
 
-def fail(row, disposition, reason):
-    """Mark a granule failed with why; it no longer holds up its request."""
+def fail(row, disposition, reason, files=None):
+    """Mark a granule failed with why; it no longer holds up its request. `files` names the
+    files at fault ({name: disposition}), kept in the spec for the PAN; without it the whole
+    granule is at fault."""
     now = timezone.now()
+    extra = {}
+    if files or "failed_files" in row.spec:
+        row.spec = {**row.spec, "failed_files": dict(files or {})}
+        extra["spec"] = row.spec
     with transaction.atomic():
         request = IngestRequest.objects.select_for_update().get(pk=row.request_id)
         updated = IngestGranule.objects.filter(pk=row.pk).exclude(state__in=FINAL).update(
             state=G.FAILED, disposition=disposition, reason=reason[:2000], lease_owner="",
-            lease_until=None, admitted=False, updated_at=now)
+            lease_until=None, admitted=False, updated_at=now, **extra)
         if updated:
             request.failed_count += 1
             request.bytes_done += row.bytes_total

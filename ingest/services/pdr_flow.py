@@ -152,6 +152,22 @@ def answer_again(row):
     return row.pan or None
 
 
+def _file_dispositions(state, why, spec):
+    """(directory, name, disposition) of each file of a granule: a file at fault gets its own
+    failure, a sound file of a failed granule says it was not archived because of another."""
+    at_fault = spec.get("failed_files") or {}
+    out = []
+    for f in spec["files"]:
+        if state == G.ARCHIVED:
+            disposition = pdr.SUCCESSFUL
+        elif at_fault:
+            disposition = at_fault.get(f["name"], pdr.GROUP_NOT_ARCHIVED)
+        else:
+            disposition = why or pdr.INTERNAL_ERROR
+        out.append((f.get("directory", ""), f["name"], disposition))
+    return out
+
+
 def answer_pdr_of(request_id):
     """Write the PAN of a finished PDR request (again, after a retry finished it anew)."""
     row = Pdr.objects.select_related("provider", "request").filter(request_id=request_id).first()
@@ -160,11 +176,9 @@ def answer_pdr_of(request_id):
     files = []
     for state, why, spec in (IngestGranule.objects.filter(request_id=request_id)
                              .order_by("position").values_list("state", "disposition", "spec")):
-        disposition = pdr.SUCCESSFUL if state == G.ARCHIVED else (why or pdr.INTERNAL_ERROR)
-        for f in spec["files"]:
-            files.append((f.get("directory", ""), f["name"], disposition))
+        files += _file_dispositions(state, why, spec)
     text = pdr.pan(files, timezone.now())
-    failures = [d for _, _, d in files if d != pdr.SUCCESSFUL]
+    failures = [d for _, _, d in files if d not in (pdr.SUCCESSFUL, pdr.GROUP_NOT_ARCHIVED)]
     Pdr.objects.filter(pk=row.pk).update(
         state=Pdr.State.ANSWERED, pan=text, disposition=failures[0] if failures
         else pdr.SUCCESSFUL, updated_at=timezone.now())

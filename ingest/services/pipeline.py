@@ -135,7 +135,8 @@ class _Chunk:
             return None
 
     def _step(self, source, target, check, write=True, **extra):
-        """check(row) -> None when the row may move from source to target, else (disp, reason).
+        """check(row) -> None when the row may move from source to target, else (disposition,
+        reason[, {file name: disposition}]).
         Without `write` the move is kept in memory for the next step's write to record."""
         moved = []
         for row in self.rows:
@@ -181,34 +182,44 @@ class _Chunk:
             path = self.path(f["path"])
             if path is None:
                 return (pdr.FILES_NOT_FOUND,
-                        f"{f['path']} leads out of the staging area through a link")
+                        f"{f['path']} leads out of the staging area through a link",
+                        {f["name"]: pdr.FILES_NOT_FOUND})
             if not path.is_file():
-                missing.append(f["path"])
+                missing.append(f)
         if missing:
             return (pdr.FILES_NOT_FOUND, "not found in the staging area of "
-                    f"{self.request.provider.name}: {', '.join(missing)}")
+                    f"{self.request.provider.name}: {', '.join(f['path'] for f in missing)}",
+                    {f["name"]: pdr.FILES_NOT_FOUND for f in missing})
         return None
 
     def _verify(self, row):
-        for f in row.spec["files"]:
-            path = self.path(f["path"])
-            try:
-                size = path.stat().st_size
-                if size != f["size"]:
-                    return (pdr.SIZE_CHECK_FAILURE, f"{f['name']}: declared {f['size']} bytes, "
-                            f"found {size} in staging")
-                kind = f["checksum_type"] or settings.GRANARY_INGEST_DEFAULT_CHECKSUM
-                digest, read = checksums.of_file(kind, path)
-            except OSError as exc:
-                return (pdr.FILE_IO_ERROR, f"{f['name']} cannot be read: {exc.strerror}")
-            if read != f["size"]:
-                return (pdr.SIZE_CHECK_FAILURE, f"{f['name']} changed while it was read")
-            if not f["checksum"]:
-                f["checksum_type"], f["checksum"] = kind, digest
-                row._spec_changed = True
-            elif not checksums.same(kind, digest, f["checksum"]):
-                return (pdr.CHECKSUM_FAILURE, f"{f['name']}: {kind} checksum is {digest}, "
-                        f"the provider declared {f['checksum']}")
+        """Every file's size and checksum: all faults are named at once, each on its file (a
+        PAN tells the provider what happened to each file, not only to its granule)."""
+        faults = [(f, fault) for f in row.spec["files"] if (fault := self._verify_file(row, f))]
+        if not faults:
+            return None
+        return (faults[0][1][0], "; ".join(reason for _, (_, reason) in faults),
+                {f["name"]: disposition for f, (disposition, _) in faults})
+
+    def _verify_file(self, row, f):
+        path = self.path(f["path"])
+        try:
+            size = path.stat().st_size
+            if size != f["size"]:
+                return (pdr.SIZE_CHECK_FAILURE, f"{f['name']}: declared {f['size']} bytes, "
+                        f"found {size} in staging")
+            kind = f["checksum_type"] or settings.GRANARY_INGEST_DEFAULT_CHECKSUM
+            digest, read = checksums.of_file(kind, path)
+        except OSError as exc:
+            return (pdr.FILE_IO_ERROR, f"{f['name']} cannot be read: {exc.strerror}")
+        if read != f["size"]:
+            return (pdr.SIZE_CHECK_FAILURE, f"{f['name']} changed while it was read")
+        if not f["checksum"]:
+            f["checksum_type"], f["checksum"] = kind, digest
+            row._spec_changed = True
+        elif not checksums.same(kind, digest, f["checksum"]):
+            return (pdr.CHECKSUM_FAILURE, f"{f['name']}: {kind} checksum is {digest}, "
+                    f"the provider declared {f['checksum']}")
         return None
 
     def _register_and_archive(self, rows):

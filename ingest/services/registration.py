@@ -33,12 +33,27 @@ def _metadata(row, resolve):
     return found
 
 
-def _same_files(granule, files):
+def _differences(granule, meta, box, files):
+    """What a delivery changes in a granule the catalog has, by name (files, temporal start,
+    bbox, attribute cloud_cover, ...): empty when it is the same granule again."""
     have = {(f.name, f.size, f.checksum_type, f.checksum.lower())
             for f in granule.files.all()}
     want = {(f["name"], f["size"], f["checksum_type"], str(f["checksum"]).lower())
             for f in files}
-    return have == want
+    out = ["files"] if have != want else []
+    if meta.start != granule.temporal_start:
+        out.append("temporal start")
+    if meta.end != granule.temporal_end:
+        out.append("temporal end")
+    if (box.as_list() if box is not None else None) != granule.bbox:
+        out.append("bbox")
+    old, new = granule.attributes or {}, meta.attributes or {}
+    out += [f"attribute {key}" for key in sorted(set(old) | set(new), key=str)
+            if old.get(key, _ABSENT) != new.get(key, _ABSENT)]
+    return out
+
+
+_ABSENT = object()
 
 
 def prepare(row, resolve):
@@ -144,28 +159,30 @@ def _register_once(row, collection, meta, box, files):
     version, replaces = (versions[0].version + 1 if versions else 1), None
     if latest is not None:
         policy = collection.duplicate_policy
-        identical = _same_files(latest, files)
-        if identical or policy == Collection.DuplicatePolicy.SKIP:
+        changed = ", ".join(_differences(latest, meta, box, files))
+        if not changed or policy == Collection.DuplicatePolicy.SKIP:
             why = ("identical to the granule already archived: nothing new to archive"
-                   if identical else "the collection keeps the granule already archived "
-                   "(duplicate policy 'skip')")
+                   if not changed else "the collection keeps the granule already archived "
+                   f"(duplicate policy 'skip'): this delivery's {changed} were not taken")
             _link(row, latest, why)
             return None
         if policy == Collection.DuplicatePolicy.ERROR:
             fail(row, pdr.ARCHIVE_ERROR, f"granule {row.granule_id} already exists in "
                  f"{collection.key} (version {latest.version}) and the collection refuses "
-                 "duplicates (duplicate policy 'error')")
+                 f"duplicates (duplicate policy 'error'); this delivery differs in {changed}")
             return None
         if latest.state != Granule.State.ARCHIVED:
             fail(row, pdr.ARCHIVE_ERROR, f"granule {row.granule_id} version {latest.version} "
                  f"is still {latest.state}; retry once it is archived")
             return None
         replaces = latest
+        row.reason = f"version {version}: differs from version {latest.version} in {changed}"
     granule = register_granule(
         collection, row.granule_id, start=meta.start, end=meta.end, bbox=box,
         attributes=meta.attributes, files=files, version=version, replaces=replaces)
     updated = IngestGranule.objects.filter(pk=row.pk, state=G.VALIDATED).update(
-        catalog_granule=granule, state=G.ARCHIVING, admitted=False, updated_at=timezone.now())
+        catalog_granule=granule, state=G.ARCHIVING, admitted=False, reason=row.reason,
+        updated_at=timezone.now())
     if not updated:
         transaction.set_rollback(True)
         return None

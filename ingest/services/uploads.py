@@ -14,7 +14,7 @@ from .staging import staged_path, staging_area
 def receive_upload(provider, relative, stream, length, *, checksum_type=None, checksum=None):
     """Stream `length` bytes into the provider's staging area at `relative`, block by block,
     checking size (and checksum when given) before the file appears under its name."""
-    problem = names.path_problem(relative)
+    problem = names.upload_path_problem(relative)
     if problem:
         raise DomainError(f"The upload path is not accepted: {problem}.")
     length = _declared_length(length)

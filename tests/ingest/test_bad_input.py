@@ -1,8 +1,11 @@
 """Bad input: each gets a clear error, and nothing is archived or half-written."""
+import errno
+
 import pytest
 
 from backend.archive.models import ArchiveRequest, CacheEntry
 from backend.catalog.models import File, Granule
+from ingest import names
 from ingest.models import IngestGranule, IngestRequest, Pdr
 from tests.factories import CollectionFactory
 from tests.ingest.builders import area, granule, s4pa_pdr, stage, stage_pdr_group
@@ -68,6 +71,73 @@ def test_bad_file_specs(client, provider, collection, settings, changes, words):
     answer = client.post(URL, {"granules": [one(provider, collection, **changes)]}, format="json")
     assert_refused(answer, 400, "granules[0].files[0]", words)
     assert_nothing_archived(settings)
+
+
+@pytest.mark.parametrize(("changes", "words"), [
+    # sizes the database cannot hold (a 500 before) or no disk holds
+    ({"size": 2**70}, f"size {2**70} is more than the {2**53} bytes a file may have"),
+    ({"size": 2**53 + 1}, "bytes a file may have"),
+    # a name the cache cannot name its copy by ("<id>-<name>.incoming" within 255 bytes):
+    # accepted with 202, then "File name too long" in the cache, before
+    ({"name": "n" * 251, "path": "in/" + "n" * 251}, "the archive takes names of at most 226"),
+    ({"name": "n" * 227, "path": "in/" + "n" * 227}, "the archive takes names of at most 226"),
+])
+def test_file_specs_beyond_what_the_archive_holds(client, provider, collection, settings,
+                                                  changes, words):
+    answer = client.post(URL, {"granules": [one(provider, collection, **changes)]}, format="json")
+    assert_refused(answer, 400, "granules[0].files[0]", words)
+    assert_nothing_archived(settings)
+
+
+def test_files_whose_sizes_add_up_past_64_bits_are_refused(client, provider, collection):
+    specs = [one(provider, collection, size=2**53) for _ in range(1025)]
+    for i, spec in enumerate(specs):
+        spec["granule_id"] = f"G{i}"
+    assert_refused(client.post(URL, {"granules": specs}, format="json"), 400,
+                   "split it")
+
+
+def test_the_longest_file_name_taken_goes_through_the_cache(client, provider, collection,
+                                                            drain):
+    """226 characters: its cache copy is named and written like any other's."""
+    name = "n" * 222 + ".dat"
+    spec = granule(collection, "G1", [stage(provider, f"in/{name}")])
+    assert client.post(URL, {"granules": [spec]}, format="json").status_code == 202
+    drain()
+    assert Granule.objects.get().state == Granule.State.ARCHIVED
+    assert File.objects.get().name == name
+
+
+def test_the_file_name_limit_is_what_the_file_system_takes_for_the_cache_copy(tmp_path):
+    """The cache's name for a file with the largest id, written as '.incoming' first: the
+    longest name taken fits the file system, one more character does not."""
+    largest_id = 2**63 - 1
+    fits = tmp_path / f"{largest_id}-{'n' * names.MAX_FILE_NAME}.incoming"
+    fits.write_bytes(b"x")
+    too_long = tmp_path / f"{largest_id}-{'n' * (names.MAX_FILE_NAME + 1)}.incoming"
+    with pytest.raises(OSError) as caught:
+        too_long.write_bytes(b"x")
+    assert caught.value.errno == errno.ENAMETOOLONG
+
+
+def test_json_nested_100000_levels_deep_is_a_json_400(client):
+    body = "[" * 100_000 + "]" * 100_000
+    answer = client.post(URL, body, content_type="application/json")
+    assert answer.status_code == 400 and answer["Content-Type"] == "application/json"
+    assert "nested deeper than" in answer.json()["detail"]
+
+
+def test_json_nested_deeper_than_any_document_is_a_400(client, provider, collection):
+    spec = one(provider, collection)
+    deep = {}
+    inner = deep
+    for _ in range(40):
+        inner["a"] = {}
+        inner = inner["a"]
+    spec["attributes"] = deep
+    answer = client.post(URL, {"granules": [spec]}, format="json")
+    assert answer.status_code == 400 and "nested deeper than" in answer.json()["detail"]
+    assert not IngestRequest.objects.exists()
 
 
 @pytest.mark.parametrize(("changes", "words"), [

@@ -72,3 +72,54 @@ def test_a_deleted_granule_can_be_delivered_again(client, provider, collection, 
     again = deliver(client, collection, provider, drain, folder="two")
     assert again.state == "archived"
     assert (again.catalog_granule.version, again.catalog_granule.replaces_id) == (2, None)
+
+
+def redeliver_changed(client, collection, provider, drain, **changes):
+    """The same bytes delivered twice, the second time with changed metadata."""
+    data = b"same bytes" * 100
+    first = deliver(client, collection, provider, drain, data=data)
+    spec = granule(collection, "G1", [stage(provider, "two/G1.dat", data=data)])
+    spec.update(changes)
+    answer = client.post(URL, {"granules": [spec]}, format="json")
+    assert answer.status_code == 202, answer.json()
+    drain()
+    return first, IngestGranule.objects.get(request_id=answer.json()["id"])
+
+
+CHANGES = {"attributes": {"day_night": "Night", "orbit": 7},
+           "bbox": [-20, -10, 10, 10],
+           "temporal": {"start": "2024-01-01T00:00:00Z", "end": "2024-01-01T00:07:00Z"}}
+
+
+def test_changed_attributes_are_refused_saying_which_differ(client, provider, collection, drain):
+    first, again = redeliver_changed(client, collection, provider, drain, **CHANGES)
+    assert again.state == "failed" and again.disposition == "DATA ARCHIVE ERROR"
+    assert "identical" not in again.reason
+    assert again.reason.endswith("this delivery differs in temporal end, bbox, "
+                                 "attribute day_night, attribute orbit")
+    granule_row = Granule.objects.get()
+    assert granule_row.attributes == {"day_night": "Day"}
+
+
+def test_changed_attributes_under_skip_say_they_were_not_taken(client, provider, collection,
+                                                               drain):
+    collection.duplicate_policy = "skip"
+    collection.save()
+    first, again = redeliver_changed(client, collection, provider, drain,
+                                     attributes={"day_night": "Night"})
+    assert again.state == "archived" and again.catalog_granule_id == first.catalog_granule_id
+    assert "attribute day_night were not taken" in again.reason
+    assert Granule.objects.get().attributes == {"day_night": "Day"}
+
+
+def test_changed_attributes_under_version_make_a_new_version(client, provider, collection,
+                                                             drain):
+    collection.duplicate_policy = "version"
+    collection.save()
+    first, again = redeliver_changed(client, collection, provider, drain,
+                                     attributes={"day_night": "Night"})
+    assert again.state == "archived"
+    new = again.catalog_granule
+    assert (new.version, new.replaces_id) == (2, first.catalog_granule_id)
+    assert new.attributes == {"day_night": "Night"}
+    assert again.reason == "version 2: differs from version 1 in attribute day_night"

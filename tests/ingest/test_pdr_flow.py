@@ -105,9 +105,12 @@ def test_pan_names_each_failed_file(client, provider, collection, drain):
     pan = pdr.parse_pvl(body["pan"])
     assert pan.value("MESSAGE_TYPE") == "LONGPAN" and pan.value("NO_OF_FILES") == "4"
     assert pan.values("FILE_DIRECTORY") == [DIR] * 4
+    # the broken data file fails its checksum; its sound .met neighbour is not archived with it
+    # and says so, not that its own checksum failed
+    assert pan.values("FILE_NAME")[2] == broken.name
     assert pan.values("DISPOSITION") == ["SUCCESSFUL", "SUCCESSFUL",
                                          "CHECKSUM VERIFICATION FAILURE",
-                                         "CHECKSUM VERIFICATION FAILURE"]
+                                         pdr.GROUP_NOT_ARCHIVED]
     assert Granule.objects.filter(state="archived").count() == 1
 
     # fixed and retried: the PAN is written anew
@@ -118,6 +121,56 @@ def test_pan_names_each_failed_file(client, provider, collection, drain):
     body = client.get(body["url"]).json()
     assert body["disposition"] == "SUCCESSFUL"
     assert "SHORTPAN" in (area(provider) / "P.PAN").read_text()
+
+
+def test_pan_says_what_happened_to_each_file_of_a_failed_group(client, provider, collection,
+                                                                drain):
+    """One group's data file is short (size check), the other group's .met is corrupted
+    (checksum): each file at fault gets its own failure, its sound neighbour says it was not
+    archived because of another file of its group."""
+    files = groups(provider, 2)
+    short = area(provider) / DIR.strip("/") / files[0][1][0][1]
+    short.write_bytes(short.read_bytes()[:-1])
+    met = area(provider) / DIR.strip("/") / files[1][1][1][1]
+    met.write_bytes(met.read_bytes().replace(b"Day", b"Ngt"))
+    body = client.post(PDR_URL, {"name": "Q.PDR", "text": s4pa_pdr(files)}, format="json").json()
+    drain()
+    body = client.get(body["url"]).json()
+    pan = pdr.parse_pvl(body["pan"])
+    names = [f[1] for _, group in files for f in group]
+    assert pan.values("FILE_NAME") == names
+    assert pan.values("DISPOSITION") == ["POST-TRANSFER FILE SIZE CHECK FAILURE",
+                                         pdr.GROUP_NOT_ARCHIVED, pdr.GROUP_NOT_ARCHIVED,
+                                         "CHECKSUM VERIFICATION FAILURE"]
+    # the PDR's own disposition names a real failure, not the neighbours' consequence
+    assert body["disposition"] == "POST-TRANSFER FILE SIZE CHECK FAILURE"
+
+
+@pytest.mark.parametrize("begin, end, expected", [
+    # S4PA writes ordinal dates (day of year 107 of 2025 is 17 April)
+    ("2025-107T00:00:00Z", "2025-107T00:05:00Z", ("2025-04-17T00:00:00", "2025-04-17T00:05:00")),
+    ("2024-366T23:00:00", "2024-366T23:59:59.5", ("2024-12-31T23:00:00", "2024-12-31T23:59:59")),
+    ("2025-04-17T01:02:03.123456Z", "2025-04-17T01:02:04.5",
+     ("2025-04-17T01:02:03", "2025-04-17T01:02:04")),
+])
+def test_pdr_dates_in_every_form_ecs_and_s4pa_write(client, provider, collection, drain, begin,
+                                                    end, expected):
+    text = s4pa_pdr(groups(provider, 1))
+    text = text.replace("2024-01-01T00:05:00Z", begin).replace("2024-01-01T00:10:00Z", end)
+    answer = client.post(PDR_URL, {"name": "D.PDR", "text": text}, format="json")
+    assert answer.status_code == 202 and answer.json()["state"] == "accepted", answer.json()
+    drain()
+    granule = Granule.objects.get()
+    got = (granule.temporal_start, granule.temporal_end)
+    assert tuple(t.strftime("%Y-%m-%dT%H:%M:%S") for t in got) == expected
+    assert all(t.utcoffset().total_seconds() == 0 for t in got)
+
+
+@pytest.mark.parametrize("bad", ["2025-366T00:00:00Z", "2025-000T00:00:00Z", "2025-4-7T00:00Z"])
+def test_pdr_date_that_is_no_day_is_refused(client, provider, collection, bad):
+    text = s4pa_pdr(groups(provider, 1)).replace("2024-01-01T00:05:00Z", bad)
+    body = client.post(PDR_URL, {"name": "E.PDR", "text": text}, format="json").json()
+    assert body["state"] == "rejected" and "INVALID PVL STATEMENT" in body["pdrd"]
 
 
 def test_same_pdr_twice_is_one_request(client, provider, collection):

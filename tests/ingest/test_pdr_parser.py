@@ -107,6 +107,10 @@ def test_garbage_is_invalid_pvl(text):
 @pytest.mark.parametrize(("change", "disposition"), [
     (("FILE_SIZE = 10;", "FILE_SIZE = ten;"), pdr.INVALID_FILE_SIZE),
     (("FILE_SIZE = 10;", "FILE_SIZE = 0;"), pdr.INVALID_FILE_SIZE),
+    # a size no database column holds (the request failed with a 500 before)
+    (("FILE_SIZE = 10;", f"FILE_SIZE = {2**70};"), pdr.INVALID_FILE_SIZE),
+    # a name the cache cannot name its copy by
+    (("FILE_ID = MOD03.A2024001.0005.hdf;", f"FILE_ID = {'M' * 247}.hdf;"), pdr.INVALID_FILE_ID),
     (("DIRECTORY_ID = /data/MOD03;", "DIRECTORY_ID = /data/../../etc;"), pdr.INVALID_DIRECTORY),
     (("FILE_ID = MOD03.A2024001.0005.hdf;", "FILE_ID = ../MOD03.hdf;"), pdr.INVALID_FILE_ID),
     (("FILE_ID = MOD03.A2024001.0005.hdf;", "FILE_ID = MOD03.\u00e9t\u00e9.hdf;"),

@@ -59,6 +59,24 @@ def test_bad_uploads_leave_nothing(client, provider, path, headers, status, word
     assert leftovers == []
 
 
+@pytest.mark.parametrize("path", [".poll.lock", "in/.G1.dat.upload-0123456789ab", ".x.PAN"])
+def test_upload_may_not_take_the_names_granary_keeps_in_staging(client, provider, path):
+    """The staging poller's lock (and Granary's other hidden files) cannot be overwritten."""
+    area(provider).mkdir(parents=True)
+    lock = area(provider) / ".poll.lock"
+    lock.write_bytes(b"")
+    answer = put(client, path, b"x" * 5000)
+    assert answer.status_code == 400, answer.content
+    assert "reserved for Granary's own files" in answer.json()["detail"]
+    assert lock.read_bytes() == b""
+    assert [p.name for p in area(provider).rglob("*")] == [".poll.lock"]
+
+
+def test_poller_still_works_after_a_refused_lock_upload(client, provider):
+    assert put(client, ".poll.lock", b"x" * 10).status_code == 400
+    assert polling.poll_staging()["pdrs"] == 0
+
+
 def test_upload_over_the_maximum(client, provider, settings):
     settings.GRANARY_UPLOAD_MAX_BYTES = 1000
     answer = put(client, "in/a.dat", b"x" * 1001)

@@ -2,18 +2,36 @@
 import hashlib
 from datetime import UTC, datetime, timedelta, timezone
 
+import multihash
 import pytest
 
-from backend.catalog import stac, stac_search
+from backend.catalog import checksums, stac, stac_search
+
+# The multicodec names of the checksum types Granary accepts that have a multihash code.
+MULTICODEC = {"MD5": "md5", "SHA256": "sha2-256", "CKSUM": None, "ADLER32": None}
 
 
-def test_multihash_for_md5_and_sha256_only():
-    md5, sha = hashlib.md5(b"x").hexdigest(), hashlib.sha256(b"x").hexdigest()
-    assert stac.multihash("MD5", md5) == "d510" + md5
-    assert stac.multihash("SHA256", sha.upper()) == "1220" + sha
-    assert stac.multihash("CKSUM", "1234") is None
-    assert stac.multihash("ADLER32", "0a0b0c0d") is None
+@pytest.mark.parametrize("kind", checksums.SUPPORTED)
+def test_file_checksum_is_a_multihash_a_multihash_library_reads(kind):
+    """pystac-client users check assets with multihash tools: the value must decode, name the
+    right function and carry the file's digest; types with no multicodec code get none."""
+    data = b"granule bytes"
+    hasher = checksums.hasher(kind)
+    hasher.update(data)
+    value = stac.multihash(kind, hasher.hexdigest().upper())
+    name = MULTICODEC[kind]
+    if name is None:
+        assert value is None
+        assert not any(kind.lower() in code for code in multihash.constants.HASH_CODES)
+        return
+    decoded = multihash.decode(bytes.fromhex(value))
+    assert decoded.name == name
+    assert decoded.digest == hashlib.new(kind.lower(), data).digest()
+
+
+def test_multihash_of_a_malformed_digest_is_left_out():
     assert stac.multihash("MD5", "not-hex") is None
+    assert stac.multihash("SHA256", hashlib.md5(b"x").hexdigest()) is None
 
 
 @pytest.mark.parametrize("name, expected", [

@@ -343,7 +343,7 @@ function IngestFailure({ request }: { request: IngestRequest }) {
               <>
                 <DataTable
                   columns={GRANULE_COLUMNS}
-                  rows={data.granules}
+                  rows={data.granules ?? []}
                   rowKey={(granule) => granule.position}
                   caption={`Failed granules of request #${request.id}`}
                   selection={{

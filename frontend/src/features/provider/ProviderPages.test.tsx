@@ -59,7 +59,7 @@ describe('provider: ingest requests', () => {
         const state = new URL(request.url).searchParams.get('state');
         return HttpResponse.json(
           state
-            ? { ...detail, granules: detail.granules.filter((g) => g.state === state) }
+            ? { ...detail, granules: (detail.granules ?? []).filter((g) => g.state === state) }
             : detail,
         );
       }),

@@ -140,7 +140,7 @@ function RequestDetail({
         <OutcomeNotice outcome={outcome} />
         <GranuleTable
           key={state}
-          rows={request.granules}
+          rows={request.granules ?? []}
           state={state}
           busy={retry.isPending}
           onRetry={(position) => retry.mutate([position])}
