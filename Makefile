@@ -1,5 +1,5 @@
 # Granary: `make run` sets up and starts the demo; `make test` runs every test.
-.PHONY: run setup test lint bench chaos
+.PHONY: run setup test lint bench chaos chaos-short
 
 run: setup
 	scripts/run.sh
@@ -30,3 +30,7 @@ bench: setup
 # a PostgreSQL and RabbitMQ the run starts itself. Prints a table; non-zero unless nothing lost.
 chaos: setup
 	.venv/bin/python manage.py chaos --json var/bench-results/chaos.json
+
+# The short chaos run as a test (about 200 granules, 5 kills, one broker and database restart).
+chaos-short: setup
+	GRANARY_CHAOS=1 .venv/bin/pytest -q tests/integration/test_chaos.py
