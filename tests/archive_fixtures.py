@@ -61,3 +61,12 @@ def archive_granules(collection, staging, sizes):
         assert services.archive_granule(granule, sources).admitted
     services.run_until_idle()
     return originals
+
+
+def movers_without_waits(settings, cache_bytes=1 << 30):
+    """Settings for tests that run the movers to the end: a roomy cache and a scheduler that
+    never holds work back to batch it (no write, read or remount waits)."""
+    settings.GRANARY_CACHE_BYTES = cache_bytes
+    settings.GRANARY_WRITE_MAX_WAIT_S = 0
+    settings.GRANARY_READ_MAX_WAIT_S = 0
+    settings.GRANARY_REMOUNT_DELAY_S = 0

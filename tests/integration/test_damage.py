@@ -13,7 +13,12 @@ from backend.archive.services.completeness import file_copies_complete
 from backend.archive.services.policy import ArchiveError
 from backend.catalog.models import Granule
 from backend.errors import Conflict
-from tests.archive_fixtures import archived_collection, small_layout, staged_granule
+from tests.archive_fixtures import (
+    archived_collection,
+    movers_without_waits,
+    small_layout,
+    staged_granule,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -22,10 +27,7 @@ Req = ArchiveRequest
 
 @pytest.fixture
 def archive(data_root, settings):
-    settings.GRANARY_CACHE_BYTES = 1 << 30
-    settings.GRANARY_WRITE_MAX_WAIT_S = 0
-    settings.GRANARY_READ_MAX_WAIT_S = 0
-    settings.GRANARY_REMOUNT_DELAY_S = 0
+    movers_without_waits(settings)
     primary, backup, _ = small_layout(drives_per_silo=4)
     collection = archived_collection([primary, backup])
     originals = {}
@@ -299,9 +301,7 @@ def test_a_spanning_copy_with_one_bad_segment_is_replaced_whole_and_counted_once
 
     monkeypatch.setattr(writing, "SPAN_MIN", 64 << 10)
     monkeypatch.setattr(manager, "SPAN_MIN", 64 << 10)
-    settings.GRANARY_CACHE_BYTES = 1 << 30
-    settings.GRANARY_WRITE_MAX_WAIT_S = settings.GRANARY_READ_MAX_WAIT_S = 0
-    settings.GRANARY_REMOUNT_DELAY_S = 0
+    movers_without_waits(settings)
     media = {"name": "tiny-media", "rate_mb_s": 100, "mount_s_min": 1, "mount_s_max": 2,
              "unmount_s": 1, "position_s_per_gb": 1, "capacity_bytes": 4 << 20}
     primary, backup, _ = small_layout(volumes_per_silo=8, media=media)

@@ -25,6 +25,7 @@ from backend.errors import DomainError
 from tests.archive_fixtures import (
     archive_granules,
     archived_collection,
+    movers_without_waits,
     small_layout,
     staged_granule,
 )
@@ -34,10 +35,7 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def archive(data_root, settings):
-    settings.GRANARY_CACHE_BYTES = 1 << 30
-    settings.GRANARY_WRITE_MAX_WAIT_S = 0
-    settings.GRANARY_READ_MAX_WAIT_S = 0
-    settings.GRANARY_REMOUNT_DELAY_S = 0
+    movers_without_waits(settings)
     primary, backup, _ = small_layout()
     collection = archived_collection([primary, backup])
     originals = archive_granules(collection, data_root / "staging", (150000, 90000, 210000, 64000))

@@ -8,17 +8,19 @@ from backend.archive.services.recall import open_verified
 from backend.catalog import checksums
 from backend.catalog.models import Granule
 from backend.errors import Conflict
-from tests.archive_fixtures import archived_collection, small_layout, staged_granule
+from tests.archive_fixtures import (
+    archived_collection,
+    movers_without_waits,
+    small_layout,
+    staged_granule,
+)
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
 def archive(data_root, settings):
-    settings.GRANARY_CACHE_BYTES = 1 << 30
-    settings.GRANARY_WRITE_MAX_WAIT_S = 0
-    settings.GRANARY_READ_MAX_WAIT_S = 0
-    settings.GRANARY_REMOUNT_DELAY_S = 0
+    movers_without_waits(settings)
     primary, backup, _ = small_layout()
     collection = archived_collection([primary, backup])
     return collection, data_root
