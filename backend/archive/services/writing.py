@@ -200,7 +200,8 @@ def _release_replaced(requests, now):
     if not by_pair:
         return
     older = [row for row in FileCopy.objects.filter(
-        file_id__in={f for f, _ in by_pair}, created_at__lt=now).exclude(
+        file_id__in={f for f, _ in by_pair}, copy_number__in={n for _, n in by_pair},
+        created_at__lt=now).exclude(
         state=FileCopy.State.RELEASED).values_list(
         "pk", "file_id", "copy_number", "state", "volume_id", "length", "created_at")
         if (row[1], row[2]) in by_pair]
