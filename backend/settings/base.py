@@ -53,8 +53,6 @@ GRANARY_DROP_BEHIND_BYTES = (int(env("GRANARY_DROP_BEHIND_BYTES"))
 GRANARY_CACHE_HIGH_WATERMARK = float(env("GRANARY_CACHE_HIGH_WATERMARK", "0.8"))
 GRANARY_CACHE_LOW_WATERMARK = float(env("GRANARY_CACHE_LOW_WATERMARK", "0.4"))
 GRANARY_DRIVE_ERROR_LIMIT = int(env("GRANARY_DRIVE_ERROR_LIMIT", "3"))
-# A file recalled for a repack or repair is kept this long for the copy written from it.
-GRANARY_REPAIR_KEEP_S = int(env("GRANARY_REPAIR_KEEP_S", "3600"))
 # A mover renews its drive's lease every third of this while it works (a long write included),
 # so a mover killed -9 frees its drive, and its work returns to the queue, within this time.
 GRANARY_DRIVE_LEASE_S = int(env("GRANARY_DRIVE_LEASE_S", "60"))

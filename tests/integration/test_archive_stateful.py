@@ -3,9 +3,12 @@
 Each step is an operator's or the world's action: ingest (small files, and files that span
 volumes), drive vary off/on, drive write and read faults, a byte flipped on a volume, a
 truncated volume, a volume file lost, repack, release, a recall for an order, an audit, cache
-pressure, a mover that dies holding work. After each step the archive runs until it is quiet
-and every promise is checked from first principles: the expected bytes are the MD5s of the
-originals this test generated, read back from the volume files and the cache by this test.
+pressure, a mover that dies holding work, subscriptions created and deleted while the granules
+the archive just finished are matched. After each step the archive runs until it is quiet and
+every promise is checked from first principles: the expected bytes are the MD5s of the
+originals this test generated, read back from the volume files and the cache by this test, and
+each subscription holds one delivery for every granule matched while it existed (and none once
+it is deleted), its standing order every delivered file, ready.
 
 Damage is dealt the way the world deals it, one piece at a time: a step never damages the
 last good copy of a file (no archive can repair that), and after damage an operator's audit of
@@ -22,10 +25,19 @@ from pathlib import Path
 
 import pytest
 from django.test import override_settings
+from django.utils import timezone
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+from hypothesis.stateful import (
+    RuleBasedStateMachine,
+    initialize,
+    invariant,
+    precondition,
+    rule,
+)
 
+from backend.accounts import roles
+from backend.accounts.services import create_user
 from backend.archive import operations, services, tape
 from backend.archive.invariants import check_all
 from backend.archive.models import (
@@ -38,8 +50,11 @@ from backend.archive.models import (
 )
 from backend.archive.services import cache, manager, paths, writing
 from backend.archive.services.completeness import file_copies_complete
+from backend.archive.services.policy import ArchiveError
 from backend.archive.services.reconcile import reconcile
 from backend.catalog.models import Collection, File, Granule
+from distribution.models import Order, OrderItem, Subscription, SubscriptionDelivery
+from distribution.services import deliveries, orders, subscriptions
 from tests.archive_fixtures import archived_collection, small_layout, staged_granule
 
 pytestmark = pytest.mark.django_db
@@ -54,7 +69,7 @@ ACTIVE = [Req.State.QUEUED, Req.State.RUNNING]
 
 def _wipe():
     """Each example starts from an empty archive (the test's transaction holds them all)."""
-    for model in (ArchiveRequest, CacheEntry, FileCopy, Drive):
+    for model in (Order, Subscription, ArchiveRequest, CacheEntry, FileCopy, Drive):
         model.objects.all().delete()
     Granule.objects.all().delete()
     Collection.objects.all().delete()
@@ -90,6 +105,9 @@ class Archive(RuleBasedStateMachine):
                                                     media=TINY_MEDIA)
         self.collection = archived_collection([self.primary, self.backup])
         self.originals, self.waiting, self.ingested, self.damaged = {}, [], 0, False
+        self.subscriber = create_user("subscriber", roles.USER)[0]
+        # what the subscriptions promise: {subscription id: granules matched while it existed}
+        self.owed, self.matched, self.made = {}, set(), 0
 
     def teardown(self):
         self.overrides.disable()
@@ -169,7 +187,10 @@ class Archive(RuleBasedStateMachine):
         clean = list(CacheEntry.objects.filter(state=CacheEntry.State.CLEAN).order_by("pk"))
         if clean:
             entry = data.draw(st.sampled_from(clean))
-            cache.release(entry.file)
+            try:
+                cache.release(entry.file)
+            except ArchiveError:      # refused only for a file a standing order keeps ready
+                assert entry.keep_until and entry.keep_until > timezone.now(), entry
 
     @rule(data=st.data())
     def recall_for_an_order(self, data):
@@ -202,6 +223,56 @@ class Archive(RuleBasedStateMachine):
             Drive.objects.filter(pk=drive.pk).update(lease_owner="dead-mover", lease_until=None)
             manager.recover_stale_work()          # the beat's next tick
 
+    @initialize(mode=st.sampled_from([Subscription.Mode.NOTIFY, Subscription.Mode.ORDER]),
+                data=st.data())
+    def a_user_subscribes_and_the_first_granules_arrive(self, mode, data):
+        """Every example starts with something to match, damage and recall."""
+        self._subscribe(mode)
+        self.ingest(2, False, data)
+
+    @rule(mode=st.sampled_from([Subscription.Mode.NOTIFY, Subscription.Mode.ORDER]))
+    def subscribe(self, mode):
+        self._subscribe(mode)
+
+    @rule(data=st.data())
+    def unsubscribe(self, data):
+        if self.owed:
+            self._unsubscribe(data.draw(st.sampled_from(sorted(self.owed))))
+
+    @rule(data=st.data())
+    def apply_a_subscription(self, data):
+        """The user's "deliver what was archived before": every archived granule is owed."""
+        if self.owed:
+            pk = data.draw(st.sampled_from(sorted(self.owed)))
+            deliveries.apply_since(pk, self.collection.created_at)
+            self.owed[pk] |= set(Granule.objects.filter(
+                state=Granule.State.ARCHIVED).values_list("pk", flat=True))
+
+    @rule(data=st.data(), after=st.integers(0, 4),
+          change=st.sampled_from(["create", "delete", "delete the one delivered"]))
+    def subscriptions_change_while_matching(self, data, after, change):
+        """The worker matching a batch meets a subscription created or deleted mid-way (the
+        one it is delivering to, even)."""
+        real, seen = deliveries.deliver, []
+
+        def deliver(delivery_id):
+            row = SubscriptionDelivery.objects.filter(pk=delivery_id).first()
+            if len(seen) == after and row is not None:
+                if change == "create":
+                    self._subscribe(Subscription.Mode.NOTIFY, during=row.granule_id)
+                elif change == "delete" and self.owed:
+                    self._unsubscribe(data.draw(st.sampled_from(sorted(self.owed))))
+                elif change == "delete the one delivered":
+                    self._unsubscribe(row.subscription_id)
+            seen.append(delivery_id)
+            return real(delivery_id)
+
+        deliveries.deliver = deliver
+        try:
+            self._match()
+        finally:
+            deliveries.deliver = real
+
     # -- after every step: run until quiet, then check every promise ----------------------------
 
     def _admit(self):
@@ -215,6 +286,8 @@ class Archive(RuleBasedStateMachine):
         for _ in range(60):
             self._admit()
             services.run_until_idle()
+            self._match()
+            self._refresh_standing_orders()
             if self.damaged:   # the operator's reconciliation, reading the volumes
                 reconcile(full=True, repair=True)
                 self.damaged = False
@@ -251,6 +324,7 @@ class Archive(RuleBasedStateMachine):
                 assert _md5_of_copy(segments) == self.originals[f.pk]
         self._volumes_add_up()
         self._cache_holds_what_it_says()
+        self._subscriptions_keep_their_promises()
         assert [v.message for v in check_all(read_bytes=True)] == []
 
     def _volumes_add_up(self):
@@ -271,6 +345,62 @@ class Archive(RuleBasedStateMachine):
             assert entry.state != CacheEntry.State.DIRTY, entry
             path = services.cache_path(entry.file)
             assert hashlib.md5(path.read_bytes()).hexdigest() == self.originals[entry.file_id]
+
+    # -- subscriptions ---------------------------------------------------------------------------
+
+    def _subscribe(self, mode, during=None):
+        self.made += 1
+        sub = subscriptions.save_subscription(
+            Subscription(user=self.subscriber, name=f"sub-{self.made}", mode=mode),
+            [self.collection])
+        self.owed[sub.pk] = set()
+        if during is not None:   # created while the worker matches: later granules are owed
+            self.late = getattr(self, "late", {})
+            self.late[sub.pk] = during
+
+    def _unsubscribe(self, pk):
+        sub = Subscription.objects.filter(pk=pk).first()
+        if sub is not None:
+            subscriptions.delete_subscription(sub)
+        self.owed.pop(pk, None)
+
+    def _match(self):
+        """What the worker does with the archive's granules_archived messages (their on-commit
+        send never fires inside the test's transaction): match the newly archived granules."""
+        new = sorted(set(Granule.objects.filter(state=Granule.State.ARCHIVED)
+                         .values_list("pk", flat=True)) - self.matched)
+        for pk in new:
+            for sub, owed in self.owed.items():
+                created_during = getattr(self, "late", {}).get(sub)
+                if created_during is None or pk > created_during:
+                    owed.add(pk)
+            deliveries.match_granules([pk])
+            self.matched.add(pk)
+        self.late = {}
+
+    def _refresh_standing_orders(self):
+        """The refreshes the recalls' on-commit nudges would queue."""
+        for order in Order.objects.filter(subscription__isnull=False).exclude(
+                state__in=Order.FINAL).order_by("pk"):
+            orders.refresh_order(order.pk)
+
+    def _subscriptions_keep_their_promises(self):
+        rows = set(SubscriptionDelivery.objects.values_list("subscription_id", "granule_id"))
+        assert SubscriptionDelivery.objects.count() == len(rows)        # once each
+        assert {s for s, _ in rows} <= set(self.owed)                   # none for a deleted one
+        assert set(Subscription.objects.values_list("pk", flat=True)) == set(self.owed)
+        assert not SubscriptionDelivery.objects.exclude(
+            state=SubscriptionDelivery.State.DELIVERED).exists()
+        archived = set(Granule.objects.filter(state=Granule.State.ARCHIVED)
+                       .values_list("pk", flat=True))
+        for sub in Subscription.objects.all():
+            got = {g for s, g in rows if s == sub.pk}
+            assert self.owed[sub.pk] <= got <= archived, (sub, self.owed[sub.pk] - got)
+            if sub.mode == Subscription.Mode.ORDER and got:
+                items = OrderItem.objects.filter(order__subscription=sub)
+                assert set(items.values_list("file_id", flat=True)) == set(
+                    File.objects.filter(granule__in=got).values_list("pk", flat=True))
+                assert not items.exclude(state=OrderItem.State.READY).exists()
 
     # -- helpers -----------------------------------------------------------------------------
 

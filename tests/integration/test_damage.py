@@ -8,9 +8,10 @@ import pytest
 
 from backend.archive import operations, services, tape
 from backend.archive.models import ArchiveRequest, CacheEntry, Drive, FileCopy, Volume
-from backend.archive.services import background, cache, paths
+from backend.archive.services import background, cache, manager, paths
 from backend.archive.services.completeness import file_copies_complete
 from backend.archive.services.policy import ArchiveError
+from backend.archive.services.queueing import WAITING_FOR_CACHE
 from backend.catalog.models import Granule
 from backend.errors import Conflict
 from tests.archive_fixtures import (
@@ -390,3 +391,74 @@ def test_a_migration_whose_file_left_the_cache_waits_for_its_recall_and_complete
     [copy] = FileCopy.objects.filter(file=f, copy_number=1, state="verified")
     assert copy_bytes_md5(copy) == originals[f.pk]
     assert cached_md5(f) == originals[f.pk]
+
+
+def _repair_waiting_for_its_recall(ingest):
+    """Two archived files, out of the cache; the first's copy 1 failed a check and its repair
+    is queued: (granule repaired, granule untouched, the repair's migration)."""
+    repaired, other = ingest(2)
+    evict([repaired, other])
+    f = repaired.files.get()
+    FileCopy.objects.filter(file=f, copy_number=1).update(state=FileCopy.State.BAD)
+    background.advance_background()
+    return repaired, other, Req.objects.get(kind="migrate", file=f, state="queued")
+
+
+def test_a_file_recalled_for_a_repair_leaves_room_once_its_copy_is_written(archive, settings):
+    """Found by the short chaos run: a file recalled for a repair or repack was kept in the
+    cache for an hour after its copy was written, so in a small cache a user's recall waited
+    behind it ("waiting for cache space") and the order never finished."""
+    ingest, originals, _, _ = archive
+    repaired, wanted = ingest(2)
+    evict([repaired, wanted])
+    settings.GRANARY_CACHE_BYTES = 350_000          # room for one 200 kB file at a time
+    f = repaired.files.get()
+    FileCopy.objects.filter(file=f, copy_number=1).update(state=FileCopy.State.BAD)
+
+    services.run_until_idle()                       # recalled, and its copy 1 written again
+    [copy] = FileCopy.objects.filter(file=f, copy_number=1, state="verified")
+    assert copy_bytes_md5(copy) == originals[f.pk]
+
+    g = wanted.files.get()
+    services.make_available([g])                    # a user's recall needs the room now
+    services.run_until_idle()
+    assert not Req.objects.filter(state__in=["queued", "running", "failed"]).exists()
+    assert cached_md5(g) == originals[g.pk]
+    assert not CacheEntry.objects.filter(file=f).exists()  # the repaired file made way
+
+
+def test_a_repair_queues_its_migration_with_the_recall_held_out_of_the_scheduler(archive):
+    ingest, _, _, _ = archive
+    _, _, migration = _repair_waiting_for_its_recall(ingest)
+    assert migration.error == WAITING_FOR_CACHE
+    assert Req.objects.filter(kind="recall", file=migration.file_id, state="queued").exists()
+    assert migration.pk not in {r.id for r in manager.snapshot(Drive.objects.first().pk).requests}
+
+
+def test_a_migration_whose_recall_was_cancelled_asks_again_and_completes(archive):
+    """A repair's migration waits, unscheduled, only while a recall of its file is under way:
+    with that recall cancelled it used to wait for ever."""
+    ingest, originals, _, _ = archive
+    repaired, _, migration = _repair_waiting_for_its_recall(ingest)
+    Req.objects.filter(kind="recall", file=migration.file_id).update(state="cancelled")
+
+    services.run_until_idle()
+
+    f = repaired.files.get()
+    assert Req.objects.get(pk=migration.pk).state == Req.State.DONE
+    [copy] = FileCopy.objects.filter(file=f, copy_number=1, state="verified")
+    assert copy_bytes_md5(copy) == originals[f.pk]
+
+
+def test_a_waiting_migration_with_nothing_left_to_read_fails_with_its_reason(archive):
+    ingest, _, _, _ = archive
+    _, _, migration = _repair_waiting_for_its_recall(ingest)
+    Req.objects.filter(kind="recall", file=migration.file_id).update(state="cancelled")
+    FileCopy.objects.filter(file=migration.file_id, copy_number=2).update(
+        state=FileCopy.State.BAD)                    # the copy it was to be read from is gone
+
+    background.advance_background()
+
+    migration.refresh_from_db()
+    assert migration.state == Req.State.FAILED
+    assert "neither in the cache nor readable on tape" in migration.error

@@ -4,12 +4,11 @@ from django.utils import timezone
 
 from .. import tape
 from ..models import FileCopy, Volume
-from .cache import touch_if_cached
 from .completeness import UNREADABLE, copy_complete
 from .paths import volume_path
 from .policy import policy_copies
-from .queueing import Req, queue_once
-from .reading import fail_unrecallable
+from .queueing import WAITING_FOR_CACHE, Req, queue_once
+from .reading import fail_unrecallable, unblock_waiting_migrations
 from .recall import make_available
 
 
@@ -21,16 +20,17 @@ def _pending(file, kind, copy_number=None):
 
 
 def _rewrite(file, copy_number, group, replacing=None):
-    """Queue a new copy `copy_number` of a file, recalling it into the cache first if need be."""
+    """Queue a new copy `copy_number` of a file. A file not in the cache is recalled first:
+    its migration is queued at once, waiting unscheduled for the recall, so the recalled bytes
+    stay in the cache until the copy is written and not a moment longer."""
     if _pending(file, Req.Kind.MIGRATE, copy_number):
         return
-    if not touch_if_cached(file):
-        if not _pending(file, Req.Kind.RECALL):
-            make_available([file], priority=Req.Priority.BACKGROUND)
-        return
+    answer = make_available([file], priority=Req.Priority.BACKGROUND)[0]
+    if answer.error:
+        return  # no readable copy: fail_unrecallable and the operator's board say so
     queue_once(kind=Req.Kind.MIGRATE, priority=Req.Priority.BACKGROUND, file=file,
                copy_number=copy_number, volume_group=group, volume=replacing,
-               bytes_total=file.size)
+               bytes_total=file.size, error="" if answer.ready else WAITING_FOR_CACHE)
 
 
 def advance_background():
@@ -51,6 +51,7 @@ def advance_background():
             _rewrite(segment.file, segment.copy_number, volume.group, replacing=volume)
     _repair_damaged()
     fail_unrecallable()
+    unblock_waiting_migrations()
 
 
 def _repair_damaged():

@@ -14,9 +14,9 @@ from ..models import Drive, FileCopy, Volume
 from .background import advance_background
 from .cache import room as cache_room
 from .drives import VolumeBusy, dismount, drive_error, mount, set_drive
-from .queueing import Req, claim, nudge, requeue
+from .queueing import WAITING_FOR_CACHE, Req, claim, nudge, requeue
 from .reading import read_copies
-from .writing import SPAN_MIN, WAITING_FOR_CACHE, write_copies
+from .writing import SPAN_MIN, write_copies
 
 log = logging.getLogger(__name__)
 

@@ -11,6 +11,10 @@ MAX_ATTEMPTS = 5
 
 Req = ArchiveRequest
 
+# A queued migration whose file is not in the cache waits, out of the scheduler's view, for the
+# recall that brings it back (the recall clears it); queued, it keeps those bytes from the purge.
+WAITING_FOR_CACHE = "waiting for its file to be recalled into the cache"
+
 
 # What a mover reads of a request, its file and the granule: claimed as plain rows and built with
 # Model.from_db, so a batch of thousands costs no select_related object graph (half the CPU of

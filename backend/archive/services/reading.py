@@ -1,9 +1,7 @@
 """Reading copies: recalls into the cache and fixity audits, from the mounted volume."""
 import logging
 import os
-from datetime import timedelta
 
-from django.conf import settings
 from django.db import transaction
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
@@ -15,12 +13,12 @@ from backend.metrics.services import record_transfer
 from .. import hardware, tape
 from ..models import CacheEntry, Drive, FileCopy
 from ..signals import file_recalled
-from .cache import reserve_cache
+from .cache import reserve_cache, touch_if_cached
 from .completeness import readable_copies
 from .damage import mark_bad, volume_unreadable
 from .drives import drive_error, drive_ok, set_drive
 from .paths import cache_path, volume_path
-from .queueing import Req, requeue
+from .queueing import WAITING_FOR_CACHE, Req, requeue
 from .recall import make_available
 from .serving import fingerprint
 
@@ -87,22 +85,40 @@ class _MediaError(tape.VolumeError):
 def wait_for_recall(migrations):
     """Migrations whose file left the cache: recall it from a readable copy and hold them out
     of the scheduler's view until it lands; with no readable copy they fail with the reason."""
-    from .writing import WAITING_FOR_CACHE
-
     for request in migrations:
-        f = request.file
         # the catalog's entry names bytes that are gone: forget it, or the file looks cached
-        CacheEntry.objects.filter(file=f).exclude(state=CacheEntry.State.STAGING).delete()
-        answer = (make_available([f], priority=Req.Priority.BACKGROUND)[0]
-                  if recall_candidates(f) else None)
-        if answer is not None and not answer.error:
-            Req.objects.filter(pk=request.pk, state=Req.State.RUNNING).update(
-                state=Req.State.QUEUED, drive=None,
-                error="" if answer.ready else WAITING_FOR_CACHE)
-        else:
-            Req.objects.filter(pk=request.pk, state=Req.State.RUNNING).update(
-                state=Req.State.FAILED, drive=None, finished_at=timezone.now(),
-                error=f"{f.name} is neither in the cache nor readable on tape")
+        CacheEntry.objects.filter(file=request.file).exclude(
+            state=CacheEntry.State.STAGING).delete()
+        await_file(request, Req.State.RUNNING)
+
+
+def await_file(request, state):
+    """Bring a migration's file back: the request (in `state`) goes back to the queue, waiting
+    unscheduled for a recall when one is needed, or fails when no copy can be read."""
+    f = request.file
+    answer = (make_available([f], priority=Req.Priority.BACKGROUND)[0]
+              if touch_if_cached(f) or recall_candidates(f) else None)
+    if answer is not None and not answer.error:
+        Req.objects.filter(pk=request.pk, state=state).update(
+            state=Req.State.QUEUED, drive=None,
+            error="" if answer.ready else WAITING_FOR_CACHE)
+    else:
+        Req.objects.filter(pk=request.pk, state=state).update(
+            state=Req.State.FAILED, drive=None, finished_at=timezone.now(),
+            error=f"{f.name} is neither in the cache nor readable on tape")
+
+
+def unblock_waiting_migrations():
+    """A migration waits for its file only while a recall for it is under way: one whose recall
+    failed, was cancelled or never came asks again, goes on if the file is back, or fails with
+    the reason. A wait never outlives its recall."""
+    recalling = Req.objects.filter(file_id=OuterRef("file_id"), kind=Req.Kind.RECALL,
+                                   state__in=[Req.State.QUEUED, Req.State.RUNNING])
+    waiting = (Req.objects.filter(kind=Req.Kind.MIGRATE, state=Req.State.QUEUED,
+                                  error=WAITING_FOR_CACHE)
+               .exclude(Exists(recalling)).select_related("file"))
+    for request in waiting:
+        await_file(request, Req.State.QUEUED)
 
 
 def fail_unrecallable(request_ids=None):
@@ -156,15 +172,11 @@ def _recall_from(drive, volume, request, segments):
     os.replace(partial, target)
     now = timezone.now()
     with transaction.atomic():
-        held = {}
-        if request.priority == Req.Priority.BACKGROUND:   # for a repack or repair: kept for
-            held["keep_until"] = now + timedelta(         # the copy written from it next
-                seconds=settings.GRANARY_REPAIR_KEEP_S)
+        # a repack's or repair's migration queued behind this recall keeps the bytes from the
+        # purge until its copy is written (a fixed keep here held a small cache full for an hour)
         CacheEntry.objects.update_or_create(file=f, defaults={
             "state": CacheEntry.State.CLEAN, "size": f.size, "last_access": now,
-            "checked": fingerprint(target.stat()), **held})   # the bytes just matched
-        from .writing import WAITING_FOR_CACHE
-
+            "checked": fingerprint(target.stat())})   # the bytes just matched
         Req.objects.filter(file=f, kind=Req.Kind.MIGRATE, state=Req.State.QUEUED,
                            error=WAITING_FOR_CACHE).update(error="")
         Req.objects.filter(pk=request.pk).update(

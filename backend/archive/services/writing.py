@@ -90,9 +90,6 @@ def write_copies(drive, volume, requests):
     return verified & {r.pk for r, _, _ in kept}
 
 
-WAITING_FOR_CACHE = "waiting for its file to be recalled into the cache"
-
-
 def _in_cache(requests):
     """The requests whose file is in the cache. Each of the others waits, unscheduled, for a
     recall from a readable copy (the recall clears the wait), or fails when there is none."""
