@@ -462,3 +462,42 @@ def test_a_waiting_migration_with_nothing_left_to_read_fails_with_its_reason(arc
     migration.refresh_from_db()
     assert migration.state == Req.State.FAILED
     assert "neither in the cache nor readable on tape" in migration.error
+
+
+def test_a_copy_written_again_onto_the_volume_of_the_one_it_replaces_keeps_its_counts(archive):
+    """Found by the chaos run: a copy written again onto the volume that held the copy it
+    replaced left that volume counting the released one (18 files where 17 were live), so
+    reconciliation reported it after every repair had run."""
+    ingest, originals, _, backup = archive
+    [granule] = ingest(1)
+    f = granule.files.get()
+    old = FileCopy.objects.get(file=f, copy_number=2)
+    Req.objects.create(kind="migrate", priority=Req.Priority.BACKGROUND, file=f, copy_number=2,
+                       volume_group=backup, bytes_total=f.size)
+
+    services.run_until_idle()
+
+    new = FileCopy.objects.get(file=f, copy_number=2, state="verified")
+    assert new.volume_id == old.volume_id                  # the case: the same volume
+    assert FileCopy.objects.get(pk=old.pk).state == FileCopy.State.RELEASED
+    volume = Volume.objects.get(pk=old.volume_id)
+    live = FileCopy.objects.filter(volume=volume, state="verified")
+    assert (volume.live_bytes, volume.file_count) == (sum(c.length for c in live), live.count())
+    assert copy_bytes_md5(new) == originals[f.pk]
+
+
+def test_a_repair_seen_in_a_list_read_before_its_copy_was_written_is_not_written_twice(archive):
+    """Found by the chaos run: the background pass read its list of damaged segments, a mover
+    then finished the repair, and the pass queued the same copy again from the stale list."""
+    ingest, _, _, backup = archive
+    [granule] = ingest(1)
+    f = granule.files.get()
+    FileCopy.objects.filter(file=f, copy_number=2).update(state=FileCopy.State.BAD)
+    stale = FileCopy.objects.select_related("file").get(file=f, copy_number=2)
+    services.run_until_idle()                                # the repair is written
+    assert FileCopy.objects.filter(file=f, copy_number=2, state="verified").exists()
+    written = Req.objects.filter(kind="migrate", file=f, copy_number=2).count()
+
+    background._rewrite(stale, backup)                       # what the stale list would do
+
+    assert Req.objects.filter(kind="migrate", file=f, copy_number=2).count() == written

@@ -19,11 +19,17 @@ def _pending(file, kind, copy_number=None):
     return qs.exists()
 
 
-def _rewrite(file, copy_number, group, replacing=None):
-    """Queue a new copy `copy_number` of a file. A file not in the cache is recalled first:
-    its migration is queued at once, waiting unscheduled for the recall, so the recalled bytes
-    stay in the cache until the copy is written and not a moment longer."""
+def _rewrite(segment, group, replacing=None):
+    """Queue a new copy for the one `segment` belongs to. A file not in the cache is recalled
+    first: its migration is queued at once, waiting unscheduled for the recall, so the recalled
+    bytes stay in the cache until the copy is written and not a moment longer."""
+    file, copy_number = segment.file, segment.copy_number
     if _pending(file, Req.Kind.MIGRATE, copy_number):
+        return
+    # Looked at again after the pending check: a migration that finished since the caller read
+    # its list has released the segment with the copy it wrote (the chaos run saw a copy
+    # written twice, one right after the other, from such a stale list).
+    if not FileCopy.objects.filter(pk=segment.pk, state=segment.state).exists():
         return
     answer = make_available([file], priority=Req.Priority.BACKGROUND)[0]
     if answer.error:
@@ -48,7 +54,7 @@ def advance_background():
             continue
         Req.objects.filter(pk=repack.pk).update(state=Req.State.RUNNING, bytes_done=moved)
         for segment in live.select_related("file__granule__collection"):
-            _rewrite(segment.file, segment.copy_number, volume.group, replacing=volume)
+            _rewrite(segment, volume.group, replacing=volume)
     _repair_damaged()
     fail_unrecallable()
     unblock_waiting_migrations()
@@ -70,7 +76,7 @@ def _repair_damaged():
         group = dict(policy_copies(f.granule.collection)).get(segment.copy_number)
         if group is not None:
             replacing = segment.volume if segment.state == FileCopy.State.VERIFIED else None
-            _rewrite(f, segment.copy_number, group, replacing=replacing)
+            _rewrite(segment, group, replacing=replacing)
 
 
 def _recycle(volume):

@@ -290,11 +290,13 @@ def _record_writes(drive, volume, written, verified, end_of_data, unwritten, sta
         state=Req.State.DONE, bytes_done=F("bytes_total"), error="", finished_at=now)
     Req.objects.bulk_update([r for r, _, _ in written if r.state != Req.State.DONE],
                             ["bytes_done", "error", "state", "drive", "attempts"])
-    _release_replaced(done, now)
     clean = _clean_complete_files(done)
     for collection, nbytes in moved.values():
         record_transfer("migrate", nbytes, started, now, collection)
     _advance_volume(volume, written, copies, len(copies), end_of_data, unwritten)
+    # after the volume is saved: a replaced segment on this same volume is taken off its counts
+    # (released first, the save of the volume read before would count it again)
+    _release_replaced(done, now)
     Req.objects.filter(pk__in=[r.pk for r in [*unwritten, *again]],
                        state=Req.State.RUNNING).update(state=Req.State.QUEUED, drive=None)
     elapsed = max((now - started).total_seconds(), 1e-6)
