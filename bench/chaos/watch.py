@@ -29,7 +29,8 @@ def with_db(fn, patience_s=180):
 
 def duplicated_work():
     """Keys of work seen twice right now: two active requests for one piece of work, or two
-    live (not released) rows of one segment of one copy of a file."""
+    rows that count (written or verified) for one segment of one copy of a file. A BAD row is
+    not one: it waits, by design, for its replacement copy to be whole before it is released."""
     from backend.archive.models import ArchiveRequest, FileCopy
 
     found = set()
@@ -37,7 +38,7 @@ def duplicated_work():
         rows = (ArchiveRequest.objects.filter(kind=kind, state__in=ACTIVE).values(*fields)
                 .annotate(n=Count("id")).filter(n__gt=1))
         found |= {(kind, *(row[f] for f in fields)) for row in rows}
-    rows = (FileCopy.objects.exclude(state=FileCopy.State.RELEASED)
+    rows = (FileCopy.objects.filter(state__in=[FileCopy.State.WRITTEN, FileCopy.State.VERIFIED])
             .values("file_id", "copy_number", "file_offset").annotate(n=Count("id"))
             .filter(n__gt=1))
     found |= {("copy", r["file_id"], r["copy_number"], r["file_offset"]) for r in rows}

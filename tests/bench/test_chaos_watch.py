@@ -1,0 +1,36 @@
+"""What the chaos run counts as work done twice (its `duplicated_work` figure)."""
+import pytest
+
+from backend.archive import services
+from backend.archive.models import FileCopy
+from bench.chaos.watch import duplicated_work
+from tests.archive_fixtures import archived_collection, small_layout, staged_granule
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def archived_file(data_root, settings):
+    settings.GRANARY_WRITE_MAX_WAIT_S = 0
+    primary, backup, _ = small_layout()
+    collection = archived_collection([primary, backup])
+    granule, sources = staged_granule(collection, data_root / "staging", sizes=(5000,))
+    services.archive_granule(granule, sources)
+    services.run_until_idle()
+    return granule.files.get()
+
+
+def _second_row(copy, state):
+    copy.pk, copy.state, copy.segment = None, state, copy.segment + 1
+    copy.save()
+
+
+def test_two_counted_rows_of_one_segment_are_work_done_twice(archived_file):
+    _second_row(FileCopy.objects.get(file=archived_file, copy_number=2), FileCopy.State.VERIFIED)
+    assert duplicated_work() == {("copy", archived_file.pk, 2, 0)}
+
+
+def test_a_bad_row_waiting_for_its_replacement_is_not(archived_file):
+    _second_row(FileCopy.objects.get(file=archived_file, copy_number=2), FileCopy.State.BAD)
+    assert duplicated_work() == set()
+
