@@ -5,7 +5,7 @@ import threading
 import time
 
 from django.db import OperationalError, close_old_connections, connection
-from django.db.models import Count, Q
+from django.db.models import Count, Exists, OuterRef, Q
 from django.db.utils import InterfaceError
 
 ACTIVE = ("queued", "running")
@@ -29,8 +29,11 @@ def with_db(fn, patience_s=180):
 
 def duplicated_work():
     """Keys of work seen twice right now: two active requests for one piece of work, or two
-    rows that count (written or verified) for one segment of one copy of a file. A BAD row is
-    not one: it waits, by design, for its replacement copy to be whole before it is released."""
+    rows that count (written or verified) for one segment of one copy of a file once no
+    migration of that copy is under way. A copy being written again (repair, repack) keeps
+    its old rows, by design, until the new copy is whole; they are released in the
+    transaction that records its last segment. One statement, so a migration finishing
+    between two reads is never taken for a duplicate."""
     from backend.archive.models import ArchiveRequest, FileCopy
 
     found = set()
@@ -38,7 +41,11 @@ def duplicated_work():
         rows = (ArchiveRequest.objects.filter(kind=kind, state__in=ACTIVE).values(*fields)
                 .annotate(n=Count("id")).filter(n__gt=1))
         found |= {(kind, *(row[f] for f in fields)) for row in rows}
+    moving = ArchiveRequest.objects.filter(kind="migrate", state__in=ACTIVE,
+                                           file_id=OuterRef("file_id"),
+                                           copy_number=OuterRef("copy_number"))
     rows = (FileCopy.objects.filter(state__in=[FileCopy.State.WRITTEN, FileCopy.State.VERIFIED])
+            .exclude(Exists(moving))
             .values("file_id", "copy_number", "file_offset").annotate(n=Count("id"))
             .filter(n__gt=1))
     found |= {("copy", r["file_id"], r["copy_number"], r["file_offset"]) for r in rows}

@@ -2,7 +2,7 @@
 import pytest
 
 from backend.archive import services
-from backend.archive.models import FileCopy
+from backend.archive.models import ArchiveRequest, FileCopy
 from bench.chaos.watch import duplicated_work
 from tests.archive_fixtures import archived_collection, small_layout, staged_granule
 
@@ -34,3 +34,14 @@ def test_a_bad_row_waiting_for_its_replacement_is_not(archived_file):
     _second_row(FileCopy.objects.get(file=archived_file, copy_number=2), FileCopy.State.BAD)
     assert duplicated_work() == set()
 
+
+
+def test_a_copy_being_written_again_keeps_its_old_rows_until_it_is_whole(archived_file):
+    copy = FileCopy.objects.get(file=archived_file, copy_number=1)
+    moving = ArchiveRequest.objects.create(kind="migrate", priority=3, file=archived_file,
+                                           copy_number=1,
+                                           volume=copy.volume, bytes_total=archived_file.size)
+    _second_row(copy, FileCopy.State.VERIFIED)             # its first segment, written
+    assert duplicated_work() == set()
+    ArchiveRequest.objects.filter(pk=moving.pk).update(state="done")
+    assert duplicated_work() == {("copy", archived_file.pk, 1, 0)}   # done, both still count
