@@ -1,6 +1,7 @@
 """Receivers of the archive's signals: what distribution does when a file is recalled or
 granules are archived. They never raise into the storage manager."""
 import logging
+from datetime import timedelta
 
 from django.utils import timezone
 
@@ -12,15 +13,22 @@ from .orders import NEEDS_CACHE, keep_in_cache, queue_refresh, retention
 log = logging.getLogger(__name__)
 
 
+# How long a recalled file is held for the orders waiting for it until their refresh keeps it
+# for as long as each item lives. Shorter than any item's keep: held for a whole retention from
+# the mover's clock, a notice racing the refresh kept the file a moment past the item's expiry,
+# so the download never released it (a squeezed cache stayed full for a week: the chaos run).
+RECALL_HOLD = timedelta(hours=1)
+
+
 def on_file_recalled(sender, file_id, **kwargs):
-    """Receiver of archive.signals.file_recalled: the file is kept for the orders that asked
+    """Receiver of archive.signals.file_recalled: the file is held for the orders that asked
     for it at once, in the mover, before its next recall may purge (their refresh, which makes
-    the items ready, runs later in a worker); those orders are refreshed now rather than at
-    the next sweep. Never raises into the storage manager."""
+    the items ready and keeps them, runs later in a worker); those orders are refreshed now
+    rather than at the next sweep. Never raises into the storage manager."""
     try:
         if OrderItem.objects.filter(NEEDS_CACHE, file_id=file_id,
                                     state=OrderItem.State.WAITING).exists():
-            keep_in_cache([file_id], timezone.now() + retention())
+            keep_in_cache([file_id], timezone.now() + min(RECALL_HOLD, retention()))
         for order_id in (OrderItem.objects.filter(
                 file_id=file_id, order__state__in=[Order.State.SUBMITTED, Order.State.STAGING])
                 .values_list("order_id", flat=True).distinct()):

@@ -138,3 +138,36 @@ def test_a_longer_data_pool_residency_is_kept(ready_order):
     CacheEntry.objects.filter(file_id=item.file_id).update(keep_until=later)
     orders.cancel_order(order.user, order.pk)
     assert CacheEntry.objects.get(file_id=item.file_id).keep_until == later
+
+
+def test_a_recalled_file_is_held_for_its_order_only_until_the_refresh_keeps_it(
+        alice, collection, archived, inline):
+    """Found by the default chaos run: the mover's notice that a file landed kept it for a whole
+    retention from its own clock; racing the refresh that made the item ready, that keep ended a
+    moment after the item's, so the download never released it and a squeezed cache stayed full
+    (a later recall waited for a week). The notice now only holds it until the refresh."""
+    from backend.archive import services as archive
+    from distribution.services import receivers
+
+    [granule] = archived(collection, 1, sizes=(5000,))
+    f = granule.files.get()
+    CacheEntry.objects.filter(file=f).delete()
+    archive.cache_path(f).unlink()
+    order = orders.create_order(alice.user, [granule.pk])
+    orders.refresh_order(order.pk)
+    item = order.items.get()
+    assert item.state == OrderItem.State.WAITING and item.recall_request_id
+    archive.run_until_idle()                                   # the recall lands
+
+    before = timezone.now()
+    receivers.on_file_recalled(sender=None, file_id=f.pk)
+    held = CacheEntry.objects.get(file=f).keep_until
+    assert before < held <= timezone.now() + receivers.RECALL_HOLD
+    assert held < before + orders.retention()                  # shorter than any item's keep
+
+    orders.refresh_order(order.pk)
+    item.refresh_from_db()
+    assert item.state == OrderItem.State.READY
+    assert CacheEntry.objects.get(file=f).keep_until == item.expires_at
+    orders.delivered(item)
+    assert CacheEntry.objects.get(file=f).keep_until is None   # free for the purge
