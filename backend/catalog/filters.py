@@ -14,19 +14,24 @@ ATTRIBUTE_OPS = {"eq": "", "ne": "", "lt": "__lt", "lte": "__lte", "gt": "__gt",
 
 
 def parse_instant(text, *, end=False):
-    """An ISO 8601 date or date-time; a bare date means the start (or end) of that day, UTC."""
+    """An ISO 8601 date or date-time. A bare date means its whole day, UTC: the start of it,
+    or with `end` its last microsecond, so a range From = To of one date holds that day. A
+    date-time stays exact (a missing zone is UTC)."""
     from datetime import datetime, time
 
     text = str(text).strip()
     try:
-        value = parse_datetime(text.replace("z", "Z").replace("t", "T"))
-        day = None if value is not None else parse_date(text)
+        # parse_date first: parse_datetime reads a bare date as its midnight, and an end
+        # date then lost the whole of its day
+        day = parse_date(text)
+        value = None if day is not None else parse_datetime(
+            text.replace("z", "Z").replace("t", "T"))
     except ValueError as exc:     # well-formed but impossible, e.g. month 13
         raise ValidationError(f"'{text}' is not a valid date: {exc}") from exc
-    if value is None:
-        if day is None:
-            raise ValidationError(f"'{text}' is not an ISO 8601 date or date-time")
+    if day is not None:
         value = datetime.combine(day, time.max if end else time.min)
+    elif value is None:
+        raise ValidationError(f"'{text}' is not an ISO 8601 date or date-time")
     if value.tzinfo is None:
         value = value.replace(tzinfo=UTC)
     return value
