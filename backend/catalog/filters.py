@@ -7,7 +7,15 @@ from django.utils.dateparse import parse_date, parse_datetime
 
 from .geo import BBoxError, parse_bbox
 from .models import Collection, Granule
-from .services import RESIDENCIES, bbox_q, filter_residency, temporal_q
+from .services import (
+    RESIDENCIES,
+    bbox_q,
+    collection_text_q,
+    filter_residency,
+    granule_id_q,
+    granule_text_q,
+    temporal_q,
+)
 
 ATTRIBUTE_PREFIX = "attr."
 ATTRIBUTE_OPS = {"eq": "", "ne": "", "lt": "__lt", "lte": "__lte", "gt": "__gt", "gte": "__gte"}
@@ -60,14 +68,8 @@ class CollectionFilter(django_filters.FilterSet):
         fields = ["processing_level", "platform", "instrument", "access"]
 
     def filter_text(self, queryset, name, value):
-        from django.db.models import Q
-
         for word in value.split():
-            queryset = queryset.filter(
-                Q(short_name__icontains=word) | Q(title__icontains=word)
-                | Q(description__icontains=word) | Q(platform__icontains=word)
-                | Q(instrument__icontains=word)
-            )
+            queryset = queryset.filter(collection_text_q(word))
         return queryset
 
 
@@ -78,7 +80,13 @@ class GranuleFilter(django_filters.FilterSet):
     start = django_filters.CharFilter(method="filter_noop", label="Overlaps from (ISO 8601)")
     end = django_filters.CharFilter(method="filter_noop", label="Overlaps until (ISO 8601)")
     bbox = django_filters.CharFilter(method="filter_bbox", label="west,south,east,north")
-    granule_id = django_filters.CharFilter()
+    q = django_filters.CharFilter(
+        method="filter_text", label="Free text: each word a granule id (wildcards * and ?) or "
+        "a word of its collection's name, title, description, platform or instrument",
+    )
+    granule_id = django_filters.CharFilter(
+        method="filter_granule_id", label="Granule id, case-insensitive; * and ? are wildcards",
+    )
     state = django_filters.ChoiceFilter(choices=Granule.State.choices)
     processing_level = django_filters.CharFilter(field_name="collection__processing_level")
     platform = django_filters.CharFilter(field_name="collection__platform", lookup_expr="iexact")
@@ -99,6 +107,12 @@ class GranuleFilter(django_filters.FilterSet):
 
     def filter_residency(self, queryset, name, value):
         return filter_residency(queryset, value)
+
+    def filter_text(self, queryset, name, value):
+        return queryset.filter(granule_text_q(value))
+
+    def filter_granule_id(self, queryset, name, value):
+        return queryset.filter(granule_id_q(value.strip()))
 
     def filter_collection(self, queryset, name, value):
         collections = []

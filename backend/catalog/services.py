@@ -17,7 +17,7 @@ from django.db.models import (
 from backend.accounts import roles
 from backend.errors import NotFound
 
-from . import bulk
+from . import bulk, patterns
 from .geo import BBox
 from .models import Collection, File, Granule
 from .storage import storage
@@ -109,6 +109,36 @@ def granule_facets(queryset):
             {"value": ".".join(row[f] for f in fields), "count": row["count"]} for row in rows
         ]
     return facets
+
+
+def collection_text_q(word, prefix=""):
+    """Collections whose name, title, description, platform or instrument hold `word`
+    (`prefix` leads to the collection from another model, e.g. "collection__")."""
+    q = Q()
+    for field in ("short_name", "title", "description", "platform", "instrument"):
+        q |= Q(**{f"{prefix}{field}__icontains": word})
+    return q
+
+
+def granule_id_q(text):
+    """Granules whose id matches `text`, case-insensitively: exactly, or as a pattern with
+    `*` (any run) and `?` (one character); `%` and `_` are literal. A pattern with a literal
+    prefix is an index range on PostgreSQL (the UPPER(granule_id) index); a leading wildcard
+    reads the granules the other filters leave."""
+    return Q(granule_id__ilike=patterns.like_pattern(text))
+
+
+def granule_text_q(text):
+    """The free text of a granule search: each word names the granule's id (exactly or as a
+    pattern) or is found in its collection's text; every word must hold. The collection side
+    is an id list, so each side can use its own index."""
+    q = Q()
+    for word in text.split():
+        either = granule_id_q(word)
+        if not patterns.has_wildcards(word):
+            either |= Q(collection__in=Collection.objects.filter(collection_text_q(word)))
+        q &= either
+    return q
 
 
 def bbox_q(box: BBox):
