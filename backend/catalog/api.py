@@ -1,4 +1,5 @@
 """Read API of the catalog: collections and granules with filters and cursor paging."""
+from django_filters.rest_framework import DjangoFilterBackend
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
     OpenApiParameter,
@@ -17,6 +18,7 @@ from backend.ids import ID_REGEX
 from . import services
 from .filters import CollectionFilter, GranuleFilter
 from .models import Collection
+from .pagination import GranuleKeysetPagination
 from .serializers import CollectionSerializer, GranuleDetailSerializer, GranuleSerializer
 from .storage import storage
 
@@ -64,8 +66,9 @@ class GranuleViewSet(viewsets.ReadOnlyModelViewSet):
     serializer_class = GranuleSerializer
     lookup_value_regex = ID_REGEX
     filterset_class = GranuleFilter
-    ordering_fields = ["temporal_start", "created_at", "total_size", "granule_id"]
-    ordering = ["-temporal_start"]
+    # sorting is the paginator's: it pages by the sort values (GranuleKeysetPagination)
+    filter_backends = [DjangoFilterBackend]
+    pagination_class = GranuleKeysetPagination
 
     def get_queryset(self):
         granules = services.visible_granules(self.request.user)
