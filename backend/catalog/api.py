@@ -13,14 +13,21 @@ from rest_framework.decorators import action
 from rest_framework.exceptions import NotFound
 from rest_framework.response import Response
 
+from backend.errors import DomainError
 from backend.ids import ID_REGEX
 
 from . import services
 from .filters import CollectionFilter, GranuleFilter
 from .models import Collection
 from .pagination import GranuleKeysetPagination
-from .serializers import CollectionSerializer, GranuleDetailSerializer, GranuleSerializer
+from .serializers import (
+    CollectionSerializer,
+    GranuleDetailSerializer,
+    GranuleSerializer,
+    TimelineSerializer,
+)
 from .storage import storage
+from .timeline import BUCKETS, MAX_BUCKETS
 
 
 class CollectionViewSet(viewsets.ReadOnlyModelViewSet):
@@ -72,7 +79,7 @@ class GranuleViewSet(viewsets.ReadOnlyModelViewSet):
 
     def get_queryset(self):
         granules = services.visible_granules(self.request.user)
-        if self.action == "facets":
+        if self.action in ("facets", "timeline"):
             return granules
         if self.action == "retrieve":
             return services.with_residency(granules).prefetch_related(
@@ -92,3 +99,21 @@ class GranuleViewSet(viewsets.ReadOnlyModelViewSet):
     def facets(self, request):
         granules = self.filter_queryset(self.get_queryset())
         return Response(services.granule_facets(granules))
+
+    @extend_schema(
+        summary="How many granules matching the same filters as the list start in each "
+                "hour, day, month or year",
+        parameters=[OpenApiParameter(
+            "bucket", str, enum=["auto", *BUCKETS], default="auto",
+            description="Bucket size; auto picks hour, day, month or year by the span of "
+                        f"the granules found. At most {MAX_BUCKETS} buckets.")],
+        responses=TimelineSerializer,
+    )
+    @action(detail=False, pagination_class=None)
+    def timeline(self, request):
+        bucket = request.query_params.get("bucket") or "auto"
+        if bucket not in ("auto", *BUCKETS):
+            raise DomainError(f"bucket must be one of auto, {', '.join(BUCKETS)}, not "
+                              f"{bucket!r}.", "bucket")
+        granules = self.filter_queryset(self.get_queryset())
+        return Response(TimelineSerializer(services.granule_timeline(granules, bucket)).data)

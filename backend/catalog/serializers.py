@@ -89,3 +89,16 @@ class GranuleDetailSerializer(GranuleSerializer):
     def get_browse_url(self, granule) -> str | None:
         browse = next((f for f in granule.files.all() if f.role == File.Role.BROWSE), None)
         return reverse("file-download", args=[browse.pk]) if browse else None
+
+
+class TimelineBucketSerializer(serializers.Serializer):
+    start = serializers.DateTimeField(help_text="Where the bucket starts (UTC)")
+    count = serializers.IntegerField(help_text="Granules starting in it")
+
+
+class TimelineSerializer(serializers.Serializer):
+    bucket = serializers.ChoiceField(choices=["hour", "day", "month", "year"])
+    total = serializers.IntegerField(help_text="Granules counted (all that match)")
+    buckets = TimelineBucketSerializer(
+        many=True, help_text="Every bucket from the first granule's to the last's, empty "
+                             "ones with 0; none when nothing matches")

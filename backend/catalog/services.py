@@ -1,5 +1,6 @@
 """Catalog queries: who sees what, and the granule search every interface shares."""
 from dataclasses import dataclass
+from datetime import UTC
 
 from django.db.models import (
     Case,
@@ -15,7 +16,7 @@ from django.db.models import (
 )
 
 from backend.accounts import roles
-from backend.errors import NotFound
+from backend.errors import DomainError, NotFound
 
 from . import bulk, patterns
 from .geo import BBox
@@ -139,6 +140,40 @@ def granule_text_q(text):
             either |= Q(collection__in=Collection.objects.filter(collection_text_q(word)))
         q &= either
     return q
+
+
+@dataclass
+class Timeline:
+    bucket: str
+    total: int
+    buckets: list       # [{"start": datetime, "count": int}], every bucket, empty ones too
+
+
+def granule_timeline(queryset, bucket="auto"):
+    """How many of `queryset`'s granules start in each hour, day, month or year (`auto`: the
+    size timeline.auto_bucket picks for their span), from the first bucket to the last: one
+    GROUP BY on the truncated start, in UTC. A bucket too fine for the span is a 400."""
+    from django.db.models import Max, Min
+    from django.db.models.functions import Trunc
+
+    from . import timeline
+
+    base = queryset.order_by()
+    span = base.aggregate(first=Min("temporal_start"), last=Max("temporal_start"))
+    if span["first"] is None:
+        return Timeline("day" if bucket == "auto" else bucket, 0, [])
+    first, last = span["first"].astimezone(UTC), span["last"].astimezone(UTC)
+    if bucket == "auto":
+        bucket = timeline.auto_bucket(first, last)
+    try:
+        starts = timeline.bucket_starts(first, last, bucket)
+    except timeline.TimelineError as exc:
+        raise DomainError(str(exc), "bucket") from exc
+    rows = (base.annotate(bucket_start=Trunc("temporal_start", bucket, tzinfo=UTC))
+            .values("bucket_start").annotate(n=Count("pk")).values_list("bucket_start", "n"))
+    counts = {start.astimezone(UTC): n for start, n in rows}
+    return Timeline(bucket, sum(counts.values()),
+                    [{"start": start, "count": counts.get(start, 0)} for start in starts])
 
 
 def bbox_q(box: BBox):

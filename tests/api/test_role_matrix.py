@@ -74,6 +74,7 @@ EXPECTED = {
     ('granule-detail', 'GET'):                  (200, 200, 200, 200, 200, 200),
     ('granule-facets', 'GET'):                  (200, 200, 200, 200, 200, 200),
     ('granule-list', 'GET'):                    (200, 200, 200, 200, 200, 200),
+    ('granule-timeline', 'GET'):                (200, 200, 200, 200, 200, 200),
     ('health', 'GET'):                          (200, 200, 200, 200, 200, 200),
     ('ingest-pdr-detail', 'GET'):               (401, 403, 403, 200, 404, 200),
     ('ingest-pdr-list', 'GET'):                 (401, 403, 403, 200, 200, 200),
