@@ -21,6 +21,7 @@ from .filters import CollectionFilter, GranuleFilter
 from .models import Collection
 from .pagination import GranuleKeysetPagination
 from .serializers import (
+    CollectionDetailSerializer,
     CollectionSerializer,
     GranuleDetailSerializer,
     GranuleSerializer,
@@ -42,6 +43,9 @@ class CollectionViewSet(viewsets.ReadOnlyModelViewSet):
 
     def get_queryset(self):
         return services.collections_with_counts(self.request.user)
+
+    def get_serializer_class(self):
+        return CollectionDetailSerializer if self.action == "retrieve" else CollectionSerializer
 
     def get_object(self):
         try:

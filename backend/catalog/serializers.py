@@ -3,7 +3,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from .models import Collection, File, Granule
-from .services import RESIDENCIES
+from .services import RESIDENCIES, collection_page_extent
 from .storage import storage
 
 
@@ -22,6 +22,61 @@ class CollectionSerializer(serializers.ModelSerializer):
             "platform", "instrument", "access", "file_patterns", "duplicate_policy",
             "granule_count", "created_at", "updated_at",
         ]
+
+
+class VariableSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    units = serializers.CharField()
+    long_name = serializers.CharField()
+
+
+class SpatialExtentSerializer(serializers.Serializer):
+    bbox = serializers.ListField(
+        child=serializers.FloatField(), allow_null=True, min_length=4, max_length=4,
+        help_text="[west, south, east, north]; west > east crosses 180°; null when none is "
+                  "declared and no granule is archived")
+    source = serializers.ChoiceField(choices=["declared", "granules", "none"])
+
+
+class TemporalExtentSerializer(serializers.Serializer):
+    start = serializers.DateTimeField(allow_null=True)
+    end = serializers.DateTimeField(allow_null=True,
+                                    help_text="null: ongoing (declared), or nothing archived")
+    source = serializers.ChoiceField(choices=["declared", "granules", "none"])
+
+
+class CollectionDetailSerializer(CollectionSerializer):
+    """A collection's page: what it is, how to cite it, what it holds and covers.
+    `description` is its abstract."""
+
+    doi_url = serializers.SerializerMethodField(help_text="The DOI as a link (null: no DOI)")
+    variables = VariableSerializer(many=True, read_only=True)
+    spatial_extent = serializers.SerializerMethodField(
+        help_text="Declared by the provider, else what the archived granules cover")
+    temporal_extent = serializers.SerializerMethodField(
+        help_text="Declared by the provider, else from the first to the last archived granule")
+
+    class Meta(CollectionSerializer.Meta):
+        fields = [*CollectionSerializer.Meta.fields, "doi", "doi_url", "citation", "variables",
+                  "spatial_extent", "temporal_extent"]
+
+    def get_doi_url(self, collection) -> str | None:
+        return f"https://doi.org/{collection.doi}" if collection.doi else None
+
+    def _extent(self, collection):
+        if not hasattr(self, "_extents"):
+            self._extents = {}
+        if collection.pk not in self._extents:
+            self._extents[collection.pk] = collection_page_extent(collection)
+        return self._extents[collection.pk]
+
+    @extend_schema_field(SpatialExtentSerializer)
+    def get_spatial_extent(self, collection):
+        return SpatialExtentSerializer(self._extent(collection)[0]).data
+
+    @extend_schema_field(TemporalExtentSerializer)
+    def get_temporal_extent(self, collection):
+        return TemporalExtentSerializer(self._extent(collection)[1]).data
 
 
 class FileSerializer(serializers.ModelSerializer):

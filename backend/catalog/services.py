@@ -351,6 +351,29 @@ def sort_values(granule, order):
     return values
 
 
+def collection_page_extent(collection):
+    """(spatial, temporal) extent of a collection's page, each a dict with its `source`: what
+    its provider declared where it did, else what its archived granules cover."""
+    declared = collection.declared_bbox
+    start = collection.extent_start
+    archived = None
+    if declared is None or start is None:
+        archived = collection_extents([collection]).get(collection.pk)
+    if declared is not None:
+        spatial = {"bbox": declared, "source": "declared"}
+    elif archived is not None:
+        spatial = {"bbox": archived.bbox(), "source": "granules"}
+    else:
+        spatial = {"bbox": None, "source": "none"}
+    if start is not None:
+        temporal = {"start": start, "end": collection.extent_end, "source": "declared"}
+    elif archived is not None:
+        temporal = {"start": archived.start, "end": archived.end, "source": "granules"}
+    else:
+        temporal = {"start": None, "end": None, "source": "none"}
+    return spatial, temporal
+
+
 def collection_extents(collections):
     """{collection id: stac.Extent} from the archived granules, in one GROUP BY."""
     from django.db.models import Max, Min
