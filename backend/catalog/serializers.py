@@ -96,14 +96,23 @@ class GranuleSerializer(serializers.ModelSerializer):
         choices=RESIDENCIES, read_only=True,
         help_text="cache: every file is on disk now; tape: ordering it needs a recall",
     )
+    browse_url = serializers.SerializerMethodField(
+        help_text="Where its browse image (a thumbnail) downloads from, to anyone who may see "
+                  "the granule; null when it has none")
 
     class Meta:
         model = Granule
         fields = [
             "id", "collection", "granule_id", "version", "state", "temporal_start", "temporal_end",
             "bbox", "attributes", "total_size", "residency", "files", "replaces", "created_at",
-            "archived_at",
+            "archived_at", "browse_url",
         ]
+
+    def get_browse_url(self, granule) -> str | None:
+        """The first browse file by name (from the prefetched files: no query per row)."""
+        browse = next((f for f in sorted(granule.files.all(), key=lambda f: f.name)
+                       if f.role == File.Role.BROWSE), None)
+        return reverse("file-download", args=[browse.pk]) if browse else None
 
 
 class TapeCopySerializer(serializers.Serializer):
@@ -131,19 +140,9 @@ class FileStorageSerializer(FileSerializer):
 
 
 class GranuleDetailSerializer(GranuleSerializer):
-    """One granule with its files' storage and the link to its browse image, if it has one."""
+    """One granule with its files' storage."""
 
     files = FileStorageSerializer(many=True, read_only=True)
-    browse_url = serializers.SerializerMethodField(
-        help_text="Where the browse image downloads from (anyone who may see the granule)",
-    )
-
-    class Meta(GranuleSerializer.Meta):
-        fields = [*GranuleSerializer.Meta.fields, "browse_url"]
-
-    def get_browse_url(self, granule) -> str | None:
-        browse = next((f for f in granule.files.all() if f.role == File.Role.BROWSE), None)
-        return reverse("file-download", args=[browse.pk]) if browse else None
 
 
 class TimelineBucketSerializer(serializers.Serializer):
