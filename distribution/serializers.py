@@ -69,6 +69,25 @@ def cart_body(user, items):
                            "granules": items, "limits": order_limits(user)}).data
 
 
+class SearchFiltersSerializer(serializers.Serializer):
+    filters = serializers.DictField(
+        child=serializers.CharField(max_length=2000, allow_blank=True), allow_empty=True,
+        help_text="The granule search as the list's query parameters, e.g. {\"collection\": "
+                  "\"MOD021KM.061\", \"start\": \"2024-01-01\", \"attr.cloud_cover.lt\": "
+                  "\"20\"}; cursor, limit and ordering are ignored")
+
+    def validate_filters(self, value):
+        if len(value) > 50:
+            raise serializers.ValidationError("a search has at most 50 filters")
+        return value
+
+
+class AddedMatchingSerializer(serializers.Serializer):
+    matched = serializers.IntegerField(help_text="Granules the search found")
+    added = serializers.IntegerField(help_text="Of them, those not in the cart before")
+    cart = CartSerializer()
+
+
 class GranuleIdsSerializer(serializers.Serializer):
     granules = serializers.ListField(child=IdField(), allow_empty=False)
 

@@ -179,3 +179,28 @@ class GranuleFilter(django_filters.FilterSet):
             lookup = {f"attributes__{name}{ATTRIBUTE_OPS[op]}": value}
             queryset = queryset.exclude(**lookup) if op == "ne" else queryset.filter(**lookup)
         return queryset
+
+
+# Parameters of the list that page or sort it without selecting granules.
+PAGING_PARAMS = ("cursor", "limit", "ordering")
+
+
+def filter_granules(request, params):
+    """The granules the caller sees that the list's filters `params` ({name: text}) select,
+    for an action on a whole search. A name the list does not know is refused, not ignored:
+    a misspelt filter must not widen what the action takes."""
+    from django.http import QueryDict
+
+    from .services import visible_granules
+
+    unknown = sorted(name for name in params if name not in GranuleFilter.base_filters
+                     and name not in PAGING_PARAMS and not name.startswith(ATTRIBUTE_PREFIX))
+    if unknown:
+        raise ValidationError({"filters": f"unknown filter {', '.join(unknown)}: use the "
+                               "granule list's query parameters"})
+    data = QueryDict(mutable=True)
+    data.update({k: v for k, v in params.items() if k not in PAGING_PARAMS})
+    filterset = GranuleFilter(data=data, queryset=visible_granules(request.user), request=request)
+    if not filterset.is_valid():
+        raise ValidationError(filterset.errors)
+    return filterset.qs
