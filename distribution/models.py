@@ -2,6 +2,7 @@
 from django.conf import settings
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
+from django.db.models.functions import Lower
 
 from backend.accounts.ownership import Ownership
 
@@ -193,6 +194,10 @@ class Subscription(models.Model):
 
     class Meta:
         ordering = ["-created_at", "-id"]
+        constraints = [
+            # a user tells their subscriptions apart by name, whatever its case
+            models.UniqueConstraint(Lower("name"), "user", name="subscription_user_name_unique"),
+        ]
 
     def __str__(self):
         return self.name

@@ -330,6 +330,16 @@ class SubscriptionSerializer(serializers.ModelSerializer):
         does not take it over), else the caller creating it."""
         return self.instance.user if self.instance is not None else self.context["request"].user
 
+    def validate_name(self, value):
+        others = Subscription.objects.filter(user=self.owner(), name__iexact=value)
+        if self.instance is not None:
+            others = others.exclude(pk=self.instance.pk)
+        taken = others.values_list("name", flat=True).first()
+        if taken is not None:
+            raise serializers.ValidationError(
+                f"You already have a subscription named {taken}: choose another name.")
+        return value
+
     def validate_destination(self, value):
         if value is not None and value.user_id != self.owner().pk:
             raise serializers.ValidationError(
