@@ -108,6 +108,8 @@ class OrderItemSerializer(serializers.ModelSerializer):
     size = serializers.IntegerField(source="file.size")
     checksum_type = serializers.CharField(source="file.checksum_type")
     checksum = serializers.CharField(source="file.checksum")
+    state_label = serializers.CharField(source="get_state_display", read_only=True,
+                                        help_text="The state in words, as pages show it")
     residency = serializers.SerializerMethodField(help_text="cache, or tape while recalled")
     next_part = serializers.SerializerMethodField(
         help_text="Waiting for its turn: the order is staged in parts, and this file is recalled "
@@ -116,7 +118,8 @@ class OrderItemSerializer(serializers.ModelSerializer):
     class Meta:
         model = OrderItem
         fields = ["id", "granule_pk", "granule", "file_id", "name", "size", "checksum_type",
-                  "checksum", "state", "residency", "next_part", "eta_s", "error", "ready_at",
+                  "checksum", "state", "state_label", "residency", "next_part", "eta_s", "error",
+                  "ready_at",
                   "expires_at", "downloaded_at", "pushed_at"]
 
     @extend_schema_field(serializers.ChoiceField(choices=["cache", "tape"]))
@@ -146,6 +149,8 @@ class OrderCountsSerializer(serializers.Serializer):
 
 class OrderSerializer(serializers.ModelSerializer):
     user = serializers.CharField(source="user.username")
+    state_label = serializers.CharField(source="get_state_display", read_only=True,
+                                        help_text="The state in words, as pages show it")
     counts = serializers.SerializerMethodField()
     in_parts = serializers.SerializerMethodField(
         help_text="Staged in parts: the order is larger than its share of the cache, so some "
@@ -153,7 +158,7 @@ class OrderSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Order
-        fields = ["id", "user", "state", "delivery", "destination", "subscription",
+        fields = ["id", "user", "state", "state_label", "delivery", "destination", "subscription",
                   "total_bytes", "counts", "in_parts", "error", "created_at", "updated_at",
                   "ready_at", "expires_at"]
 
@@ -193,10 +198,14 @@ class LinkSerializer(serializers.Serializer):
 class LinksSerializer(serializers.Serializer):
     order = serializers.IntegerField()
     state = serializers.ChoiceField(choices=Order.State.choices)
+    state_label = serializers.SerializerMethodField(help_text="The state in words")
     expires_at = serializers.DateTimeField(allow_null=True)
     links = LinkSerializer(many=True)
     failed = LinkSerializer(many=True)
     waiting = LinkSerializer(many=True)
+
+    def get_state_label(self, links) -> str:
+        return Order.State(links["state"]).label
 
 
 class DestinationSerializer(serializers.ModelSerializer):
