@@ -4,6 +4,7 @@ from drf_spectacular.extensions import OpenApiSerializerFieldExtension
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from backend.archive import services as archive
 from backend.catalog.filters import parse_instant
 from backend.catalog.geo import BBoxError, parse_bbox
 from backend.ids import IdField
@@ -43,10 +44,21 @@ class CartItemSerializer(serializers.ModelSerializer):
     collection = serializers.CharField(source="granule.collection.key")
     granule_id = serializers.CharField(source="granule.granule_id")
     size = serializers.IntegerField(source="granule.total_size")
+    in_cache = serializers.SerializerMethodField(
+        help_text="Every file is in the disk cache: ready as soon as it is ordered")
+    eta_s = serializers.SerializerMethodField(
+        help_text="On tape: about how many seconds a recall ordered now would take; null when "
+                  "cached, or when it cannot be said (no drive online, no readable copy)")
 
     class Meta:
         model = CartItem
-        fields = ["granule", "collection", "granule_id", "size", "added_at"]
+        fields = ["granule", "collection", "granule_id", "size", "in_cache", "eta_s", "added_at"]
+
+    def get_in_cache(self, item) -> bool:
+        return self.context["availability"][item.granule_id][0]
+
+    def get_eta_s(self, item) -> float | None:
+        return self.context["availability"][item.granule_id][1]
 
 
 class OrderLimitsSerializer(serializers.Serializer):
@@ -64,9 +76,12 @@ class CartSerializer(serializers.Serializer):
 
 
 def cart_body(user, items):
+    """The cart with each granule marked cached or on tape (with the recall estimate)."""
     items = list(items)
+    availability = archive.estimate_availability([i.granule_id for i in items])
     return CartSerializer({"count": len(items), "bytes": sum(i.granule.total_size for i in items),
-                           "granules": items, "limits": order_limits(user)}).data
+                           "granules": items, "limits": order_limits(user)},
+                          context={"availability": availability}).data
 
 
 class SearchFiltersSerializer(serializers.Serializer):

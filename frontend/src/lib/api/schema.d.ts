@@ -1354,6 +1354,13 @@ export interface components {
             collection: string;
             granule_id: string;
             size: number;
+            /** @description Every file is in the disk cache: ready as soon as it is ordered */
+            readonly in_cache: boolean;
+            /**
+             * Format: double
+             * @description On tape: about how many seconds a recall ordered now would take; null when cached, or when it cannot be said (no drive online, no readable copy)
+             */
+            readonly eta_s: number | null;
             /** Format: date-time */
             readonly added_at: string;
         };
