@@ -43,8 +43,7 @@ def _search_parameters():
     return [
         param("bbox", "west,south,east,north (west > east crosses the antimeridian)"),
         param("intersects", "GeoJSON geometry; its bounding box is searched"),
-        param("datetime", "RFC 3339 instant or interval start/end, '..' for an open end; "
-              "a date (yyyy-mm-dd) stands for its whole day"),
+        param("datetime", "RFC 3339 instant or interval start/end, '..' for an open end"),
         param("ids", "Item ids (granule ids), comma-separated"),
         param("collections", "Collection ids (SHORT.VERSION), comma-separated"),
         OpenApiParameter("limit", OpenApiTypes.INT, description="1..10000, default 10"),

@@ -9,7 +9,7 @@ import binascii
 import json
 import re
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, time, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 
 from .geo import BBox, BBoxError, make_bbox, parse_bbox
 from .stac import StacError
@@ -64,34 +64,17 @@ def parse_rfc3339(text):
         raise StacError(f"'{text}' is not a real date-time: {exc}") from None
 
 
-_FULL_DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
-
-
-def _parse_end(text, *, end):
-    """An RFC 3339 date-time, or an RFC 3339 full-date (yyyy-mm-dd) for its whole day: its
-    first microsecond as a start, its last as an end."""
-    match = _FULL_DATE.fullmatch(text.strip())
-    if not match:
-        return parse_rfc3339(text)
-    try:
-        day = date(*(int(g) for g in match.groups()))
-    except ValueError as exc:
-        raise StacError(f"'{text}' is not a real date: {exc}") from None
-    return datetime.combine(day, time.max if end else time.min, tzinfo=UTC)
-
-
 def parse_datetime_interval(text):
     """STAC `datetime`: an instant, or 'start/end' where either end may be '..' or empty
-    (open), but not both. A date without a time is its whole day (as an instant too), so
-    '2024-03-01/2024-03-01' holds that day. Returns (start, end) with None for an open end."""
+    (open), but not both. Returns (start, end) with None for an open end."""
     text = str(text).strip()
     if "/" not in text:
-        return _parse_end(text, end=False), _parse_end(text, end=True)
+        instant = parse_rfc3339(text)
+        return instant, instant
     parts = text.split("/")
     if len(parts) != 2:
         raise StacError(f"datetime '{text}' must be an instant or one interval 'start/end'")
-    start, end = (None if p.strip() in ("", "..") else _parse_end(p, end=i == 1)
-                  for i, p in enumerate(parts))
+    start, end = (None if p.strip() in ("", "..") else parse_rfc3339(p) for p in parts)
     if start is None and end is None:
         raise StacError(f"datetime '{text}' is open at both ends: give at least one end")
     if start is not None and end is not None and start > end:
