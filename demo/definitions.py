@@ -1,4 +1,17 @@
-"""The demo collections: realistic ESDTs of the kinds a DAAC holds."""
+"""The demo collections: realistic ESDTs of the kinds a DAAC holds, with what a collection
+page shows (DOI, citation, variables, declared coverage; AIRS2RET_NRT declares none, so its
+page shows what its granules cover)."""
+from datetime import UTC, datetime
+
+GLOBAL = {"extent_west": -180.0, "extent_south": -90.0, "extent_east": 180.0,
+          "extent_north": 90.0}
+TERRA_FIRST_LIGHT = datetime(2000, 2, 24, tzinfo=UTC)
+
+
+def _variables(*rows):
+    return [{"name": name, "units": units, "long_name": long_name}
+            for name, units, long_name in rows]
+
 
 DEMO_COLLECTIONS = [
     {
@@ -8,6 +21,17 @@ DEMO_COLLECTIONS = [
         "one granule per five minutes of the Terra orbit.",
         "processing_level": "1B", "platform": "Terra", "instrument": "MODIS",
         "file_patterns": [r"^(?P<granule>MOD021KM\.A\d{7}\.\d{4}\.061\.\d{13})\.hdf(\.met)?$"],
+        "doi": "10.5067/MODIS/MOD021KM.061",
+        "citation": "MODIS Characterization Support Team (MCST), 2017. MODIS 1km Calibrated "
+        "Radiances Product, Collection 6.1. NASA MODIS Adaptive Processing System, Goddard "
+        "Space Flight Center. https://doi.org/10.5067/MODIS/MOD021KM.061",
+        "variables": _variables(
+            ("EV_1KM_RefSB", "W m-2 um-1 sr-1", "Earth View 1KM Reflective Solar Bands"),
+            ("EV_1KM_Emissive", "W m-2 um-1 sr-1", "Earth View 1KM Emissive Bands"),
+            ("EV_250_Aggr1km_RefSB", "W m-2 um-1 sr-1",
+             "Earth View 250M Aggregated 1km Reflective Solar Bands"),
+        ),
+        **GLOBAL, "extent_start": TERRA_FIRST_LIGHT,
     },
     {
         "short_name": "MOD10C1", "version": "061",
@@ -15,6 +39,17 @@ DEMO_COLLECTIONS = [
         "description": "Daily global snow cover on a 0.05 degree climate modelling grid.",
         "processing_level": "3", "platform": "Terra", "instrument": "MODIS",
         "file_patterns": [r"^(?P<granule>MOD10C1\.A\d{7}\.061\.\d{13})\.(hdf|hdf\.met|jpg|png)$"],
+        "doi": "10.5067/MODIS/MOD10C1.061",
+        "citation": "Hall, D. K. and G. A. Riggs, 2021. MODIS/Terra Snow Cover Daily L3 Global "
+        "0.05Deg CMG, Version 61. NASA National Snow and Ice Data Center DAAC, Boulder, "
+        "Colorado USA. https://doi.org/10.5067/MODIS/MOD10C1.061",
+        "variables": _variables(
+            ("Day_CMG_Snow_Cover", "%", "Daily snow extent, global at 5 km"),
+            ("Day_CMG_Clear_Index", "%", "Percentage of the cell observed clear"),
+            ("Day_CMG_Cloud_Obscured", "%", "Percentage of the cell obscured by cloud"),
+            ("Snow_Spatial_QA", "1", "Spatial quality assessment of the snow cover"),
+        ),
+        **GLOBAL, "extent_start": TERRA_FIRST_LIGHT,
     },
     {
         "short_name": "GHRSST_OISST_L4", "version": "2.1",
@@ -22,6 +57,17 @@ DEMO_COLLECTIONS = [
         "description": "Daily 0.25 degree blended sea surface temperature analysis in NetCDF-4.",
         "processing_level": "4", "platform": "NOAA-19", "instrument": "AVHRR",
         "file_patterns": [r"^(?P<granule>\d{8}120000-NCEI-L4_GHRSST-SSTblend-AVHRR_OI-GLOB)\.nc$"],
+        "doi": "10.5067/GHAAO-4BC21",
+        "citation": "NOAA National Centers for Environmental Information, 2016. GHRSST Level 4 "
+        "AVHRR_OI Global Blended Sea Surface Temperature Analysis (GDS2) from NCEI, Version "
+        "2.1. PO.DAAC, CA, USA. https://doi.org/10.5067/GHAAO-4BC21",
+        "variables": _variables(
+            ("analysed_sst", "kelvin", "analysed sea surface temperature"),
+            ("analysis_error", "kelvin", "estimated error standard deviation of analysed_sst"),
+            ("sea_ice_fraction", "1", "sea ice area fraction"),
+            ("mask", "1", "sea/land/lake/ice field composite mask"),
+        ),
+        **GLOBAL, "extent_start": datetime(1981, 9, 1, tzinfo=UTC),
     },
     {
         "short_name": "AIRS2RET_NRT", "version": "7.0",
@@ -30,6 +76,15 @@ DEMO_COLLECTIONS = [
         "approved forecasting partners.",
         "processing_level": "2", "platform": "Aqua", "instrument": "AIRS", "access": "restricted",
         "file_patterns": [r"^(?P<granule>AIRS\.\d{4}\.\d{2}\.\d{2}\.\d{3}\.L2\.RetStd_NRT)\.hdf$"],
+        "citation": "AIRS project, 2019. Aqua/AIRS L2 Near Real Time (NRT) Standard Physical "
+        "Retrieval (AIRS-only) V7.0. Goddard Earth Sciences Data and Information Services "
+        "Center (GES DISC), Greenbelt, MD, USA.",
+        "variables": _variables(
+            ("TAirStd", "K", "Air temperature at standard pressure levels"),
+            ("H2OMMRStd", "g/kg", "Water vapour mass mixing ratio at standard levels"),
+            ("TSurfStd", "K", "Surface skin temperature"),
+            ("totO3Std", "Dobson units", "Total ozone burden"),
+        ),
     },
 ]
 

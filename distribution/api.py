@@ -11,12 +11,14 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from backend.accounts.ownership import OwnedViewMixin
+from backend.catalog.filters import filter_granules
 from backend.ids import ID_REGEX
 from backend.nudges import send_on_commit
 
 from . import tasks
 from .models import Destination, Order, Subscription
 from .serializers import (
+    AddedMatchingSerializer,
     CartSerializer,
     DestinationSerializer,
     GranuleIdsSerializer,
@@ -24,6 +26,7 @@ from .serializers import (
     OrderCreateSerializer,
     OrderDetailSerializer,
     OrderSerializer,
+    SearchFiltersSerializer,
     SftpKeySerializer,
     SubscriptionApplyResultSerializer,
     SubscriptionApplySerializer,
@@ -60,6 +63,23 @@ class CartView(APIView):
     @extend_schema(responses={200: CartSerializer}, operation_id="cart_clear")
     def delete(self, request):
         return Response(cart_body(request.user, cart.remove_from_cart(request.user)))
+
+
+class CartMatchingView(APIView):
+    """Every granule a search finds into the cart at once, within the order limits: all of
+    them, or (over a limit) none, with the count and the limit."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(request=SearchFiltersSerializer, responses=AddedMatchingSerializer,
+                   operation_id="cart_add_matching")
+    def post(self, request):
+        body = SearchFiltersSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        granules = filter_granules(request, body.validated_data["filters"])
+        result = cart.add_matching_to_cart(request.user, granules)
+        return Response({"matched": result.matched, "added": result.added,
+                         "cart": cart_body(request.user, cart.cart(request.user))})
 
 
 class CartGranuleView(APIView):

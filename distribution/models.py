@@ -2,6 +2,7 @@
 from django.conf import settings
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
+from django.db.models.functions import Lower
 
 from backend.accounts.ownership import Ownership
 
@@ -77,11 +78,12 @@ class Order(models.Model):
     ownership = Ownership("user")
 
     class State(models.TextChoices):
+        # The labels are the words every page shows (the API sends them as state_label).
         SUBMITTED = "submitted", "Submitted"
-        STAGING = "staging", "Staging (waiting for tape)"
+        STAGING = "staging", "Waiting for tape"
         READY = "ready", "Ready"
-        PARTIALLY_READY = "partially_ready", "Partially ready (some items failed)"
-        COMPLETED = "completed", "Completed"
+        PARTIALLY_READY = "partially_ready", "Ready in part"
+        COMPLETED = "completed", "Delivered"
         FAILED = "failed", "Failed"
         CANCELLED = "cancelled", "Cancelled"
         EXPIRED = "expired", "Expired"
@@ -126,7 +128,7 @@ class OrderItem(models.Model):
     ownership = Ownership("order__user")
 
     class State(models.TextChoices):
-        WAITING = "waiting", "Waiting for tape"
+        WAITING = "waiting", "Waiting"
         READY = "ready", "Ready"
         FAILED = "failed", "Failed"
         EXPIRED = "expired", "Expired"
@@ -193,6 +195,10 @@ class Subscription(models.Model):
 
     class Meta:
         ordering = ["-created_at", "-id"]
+        constraints = [
+            # a user tells their subscriptions apart by name, whatever its case
+            models.UniqueConstraint(Lower("name"), "user", name="subscription_user_name_unique"),
+        ]
 
     def __str__(self):
         return self.name

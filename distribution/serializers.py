@@ -4,6 +4,7 @@ from drf_spectacular.extensions import OpenApiSerializerFieldExtension
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from backend.archive import services as archive
 from backend.catalog.filters import parse_instant
 from backend.catalog.geo import BBoxError, parse_bbox
 from backend.ids import IdField
@@ -43,10 +44,21 @@ class CartItemSerializer(serializers.ModelSerializer):
     collection = serializers.CharField(source="granule.collection.key")
     granule_id = serializers.CharField(source="granule.granule_id")
     size = serializers.IntegerField(source="granule.total_size")
+    in_cache = serializers.SerializerMethodField(
+        help_text="Every file is in the disk cache: ready as soon as it is ordered")
+    eta_s = serializers.SerializerMethodField(
+        help_text="On tape: about how many seconds a recall ordered now would take; null when "
+                  "cached, or when it cannot be said (no drive online, no readable copy)")
 
     class Meta:
         model = CartItem
-        fields = ["granule", "collection", "granule_id", "size", "added_at"]
+        fields = ["granule", "collection", "granule_id", "size", "in_cache", "eta_s", "added_at"]
+
+    def get_in_cache(self, item) -> bool:
+        return self.context["availability"][item.granule_id][0]
+
+    def get_eta_s(self, item) -> float | None:
+        return self.context["availability"][item.granule_id][1]
 
 
 class OrderLimitsSerializer(serializers.Serializer):
@@ -64,9 +76,31 @@ class CartSerializer(serializers.Serializer):
 
 
 def cart_body(user, items):
+    """The cart with each granule marked cached or on tape (with the recall estimate)."""
     items = list(items)
+    availability = archive.estimate_availability([i.granule_id for i in items])
     return CartSerializer({"count": len(items), "bytes": sum(i.granule.total_size for i in items),
-                           "granules": items, "limits": order_limits(user)}).data
+                           "granules": items, "limits": order_limits(user)},
+                          context={"availability": availability}).data
+
+
+class SearchFiltersSerializer(serializers.Serializer):
+    filters = serializers.DictField(
+        child=serializers.CharField(max_length=2000, allow_blank=True), allow_empty=True,
+        help_text="The granule search as the list's query parameters, e.g. {\"collection\": "
+                  "\"MOD021KM.061\", \"start\": \"2024-01-01\", \"attr.cloud_cover.lt\": "
+                  "\"20\"}; cursor, limit and ordering are ignored")
+
+    def validate_filters(self, value):
+        if len(value) > 50:
+            raise serializers.ValidationError("a search has at most 50 filters")
+        return value
+
+
+class AddedMatchingSerializer(serializers.Serializer):
+    matched = serializers.IntegerField(help_text="Granules the search found")
+    added = serializers.IntegerField(help_text="Of them, those not in the cart before")
+    cart = CartSerializer()
 
 
 class GranuleIdsSerializer(serializers.Serializer):
@@ -89,6 +123,8 @@ class OrderItemSerializer(serializers.ModelSerializer):
     size = serializers.IntegerField(source="file.size")
     checksum_type = serializers.CharField(source="file.checksum_type")
     checksum = serializers.CharField(source="file.checksum")
+    state_label = serializers.CharField(source="get_state_display", read_only=True,
+                                        help_text="The state in words, as pages show it")
     residency = serializers.SerializerMethodField(help_text="cache, or tape while recalled")
     next_part = serializers.SerializerMethodField(
         help_text="Waiting for its turn: the order is staged in parts, and this file is recalled "
@@ -97,7 +133,8 @@ class OrderItemSerializer(serializers.ModelSerializer):
     class Meta:
         model = OrderItem
         fields = ["id", "granule_pk", "granule", "file_id", "name", "size", "checksum_type",
-                  "checksum", "state", "residency", "next_part", "eta_s", "error", "ready_at",
+                  "checksum", "state", "state_label", "residency", "next_part", "eta_s", "error",
+                  "ready_at",
                   "expires_at", "downloaded_at", "pushed_at"]
 
     @extend_schema_field(serializers.ChoiceField(choices=["cache", "tape"]))
@@ -127,6 +164,8 @@ class OrderCountsSerializer(serializers.Serializer):
 
 class OrderSerializer(serializers.ModelSerializer):
     user = serializers.CharField(source="user.username")
+    state_label = serializers.CharField(source="get_state_display", read_only=True,
+                                        help_text="The state in words, as pages show it")
     counts = serializers.SerializerMethodField()
     in_parts = serializers.SerializerMethodField(
         help_text="Staged in parts: the order is larger than its share of the cache, so some "
@@ -134,7 +173,7 @@ class OrderSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Order
-        fields = ["id", "user", "state", "delivery", "destination", "subscription",
+        fields = ["id", "user", "state", "state_label", "delivery", "destination", "subscription",
                   "total_bytes", "counts", "in_parts", "error", "created_at", "updated_at",
                   "ready_at", "expires_at"]
 
@@ -174,10 +213,14 @@ class LinkSerializer(serializers.Serializer):
 class LinksSerializer(serializers.Serializer):
     order = serializers.IntegerField()
     state = serializers.ChoiceField(choices=Order.State.choices)
+    state_label = serializers.SerializerMethodField(help_text="The state in words")
     expires_at = serializers.DateTimeField(allow_null=True)
     links = LinkSerializer(many=True)
     failed = LinkSerializer(many=True)
     waiting = LinkSerializer(many=True)
+
+    def get_state_label(self, links) -> str:
+        return Order.State(links["state"]).label
 
 
 class DestinationSerializer(serializers.ModelSerializer):
@@ -310,6 +353,16 @@ class SubscriptionSerializer(serializers.ModelSerializer):
         """Who the subscription belongs to: its owner when it exists (an operator editing it
         does not take it over), else the caller creating it."""
         return self.instance.user if self.instance is not None else self.context["request"].user
+
+    def validate_name(self, value):
+        others = Subscription.objects.filter(user=self.owner(), name__iexact=value)
+        if self.instance is not None:
+            others = others.exclude(pk=self.instance.pk)
+        taken = others.values_list("name", flat=True).first()
+        if taken is not None:
+            raise serializers.ValidationError(
+                f"You already have a subscription named {taken}: choose another name.")
+        return value
 
     def validate_destination(self, value):
         if value is not None and value.user_id != self.owner().pk:

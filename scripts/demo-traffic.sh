@@ -95,7 +95,9 @@ deliver() {
 # --- 2. the scientist orders and downloads ---------------------------------------------------
 
 archived_enough() {
-  api GET "/api/v1/granules/?state=archived&limit=$COUNT" >"$work/granules.json" &&
+  # a page holds 10 to 500 granules; the first COUNT are ordered
+  api GET "/api/v1/granules/?state=archived&limit=$((COUNT < 10 ? 10 : COUNT))" \
+    >"$work/granules.json" &&
     (($(jq '.results | length' "$work/granules.json") >= COUNT))
 }
 
@@ -115,7 +117,7 @@ download() {
   echo "scientist: waiting for $COUNT archived granules ..."
   until_true "$WAIT_S" "$COUNT archived granules" archived_enough
   local ids
-  ids=$(jq -c '[.results[].id]' "$work/granules.json")
+  ids=$(jq -c "[.results[:$COUNT][].id]" "$work/granules.json")
   order=$(api POST /api/v1/orders/ "{\"granules\": $ids, \"delivery\": \"https\"}" | jq -r .id)
   echo "scientist ordered granules $ids as order $order; waiting until it is ready ..."
   until_true "$WAIT_S" "order $order ready" order_ready

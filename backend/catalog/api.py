@@ -1,4 +1,5 @@
 """Read API of the catalog: collections and granules with filters and cursor paging."""
+from django_filters.rest_framework import DjangoFilterBackend
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
     OpenApiParameter,
@@ -12,13 +13,22 @@ from rest_framework.decorators import action
 from rest_framework.exceptions import NotFound
 from rest_framework.response import Response
 
+from backend.errors import DomainError
 from backend.ids import ID_REGEX
 
 from . import services
 from .filters import CollectionFilter, GranuleFilter
 from .models import Collection
-from .serializers import CollectionSerializer, GranuleDetailSerializer, GranuleSerializer
+from .pagination import GranuleKeysetPagination
+from .serializers import (
+    CollectionDetailSerializer,
+    CollectionSerializer,
+    GranuleDetailSerializer,
+    GranuleSerializer,
+    TimelineSerializer,
+)
 from .storage import storage
+from .timeline import BUCKETS, MAX_BUCKETS
 
 
 class CollectionViewSet(viewsets.ReadOnlyModelViewSet):
@@ -33,6 +43,9 @@ class CollectionViewSet(viewsets.ReadOnlyModelViewSet):
 
     def get_queryset(self):
         return services.collections_with_counts(self.request.user)
+
+    def get_serializer_class(self):
+        return CollectionDetailSerializer if self.action == "retrieve" else CollectionSerializer
 
     def get_object(self):
         try:
@@ -64,12 +77,13 @@ class GranuleViewSet(viewsets.ReadOnlyModelViewSet):
     serializer_class = GranuleSerializer
     lookup_value_regex = ID_REGEX
     filterset_class = GranuleFilter
-    ordering_fields = ["temporal_start", "created_at", "total_size", "granule_id"]
-    ordering = ["-temporal_start"]
+    # sorting is the paginator's: it pages by the sort values (GranuleKeysetPagination)
+    filter_backends = [DjangoFilterBackend]
+    pagination_class = GranuleKeysetPagination
 
     def get_queryset(self):
         granules = services.visible_granules(self.request.user)
-        if self.action == "facets":
+        if self.action in ("facets", "timeline"):
             return granules
         if self.action == "retrieve":
             return services.with_residency(granules).prefetch_related(
@@ -89,3 +103,21 @@ class GranuleViewSet(viewsets.ReadOnlyModelViewSet):
     def facets(self, request):
         granules = self.filter_queryset(self.get_queryset())
         return Response(services.granule_facets(granules))
+
+    @extend_schema(
+        summary="How many granules matching the same filters as the list start in each "
+                "hour, day, month or year",
+        parameters=[OpenApiParameter(
+            "bucket", str, enum=["auto", *BUCKETS], default="auto",
+            description="Bucket size; auto picks hour, day, month or year by the span of "
+                        f"the granules found. At most {MAX_BUCKETS} buckets.")],
+        responses=TimelineSerializer,
+    )
+    @action(detail=False, pagination_class=None)
+    def timeline(self, request):
+        bucket = request.query_params.get("bucket") or "auto"
+        if bucket not in ("auto", *BUCKETS):
+            raise DomainError(f"bucket must be one of auto, {', '.join(BUCKETS)}, not "
+                              f"{bucket!r}.", "bucket")
+        granules = self.filter_queryset(self.get_queryset())
+        return Response(TimelineSerializer(services.granule_timeline(granules, bucket)).data)

@@ -7,26 +7,39 @@ from django.utils.dateparse import parse_date, parse_datetime
 
 from .geo import BBoxError, parse_bbox
 from .models import Collection, Granule
-from .services import RESIDENCIES, bbox_q, filter_residency, temporal_q
+from .services import (
+    RESIDENCIES,
+    bbox_q,
+    collection_text_q,
+    filter_residency,
+    granule_id_q,
+    granule_text_q,
+    temporal_q,
+)
 
 ATTRIBUTE_PREFIX = "attr."
 ATTRIBUTE_OPS = {"eq": "", "ne": "", "lt": "__lt", "lte": "__lte", "gt": "__gt", "gte": "__gte"}
 
 
 def parse_instant(text, *, end=False):
-    """An ISO 8601 date or date-time; a bare date means the start (or end) of that day, UTC."""
+    """An ISO 8601 date or date-time. A bare date means its whole day, UTC: the start of it,
+    or with `end` its last microsecond, so a range From = To of one date holds that day. A
+    date-time stays exact (a missing zone is UTC)."""
     from datetime import datetime, time
 
     text = str(text).strip()
     try:
-        value = parse_datetime(text.replace("z", "Z").replace("t", "T"))
-        day = None if value is not None else parse_date(text)
+        # parse_date first: parse_datetime reads a bare date as its midnight, and an end
+        # date then lost the whole of its day
+        day = parse_date(text)
+        value = None if day is not None else parse_datetime(
+            text.replace("z", "Z").replace("t", "T"))
     except ValueError as exc:     # well-formed but impossible, e.g. month 13
         raise ValidationError(f"'{text}' is not a valid date: {exc}") from exc
-    if value is None:
-        if day is None:
-            raise ValidationError(f"'{text}' is not an ISO 8601 date or date-time")
+    if day is not None:
         value = datetime.combine(day, time.max if end else time.min)
+    elif value is None:
+        raise ValidationError(f"'{text}' is not an ISO 8601 date or date-time")
     if value.tzinfo is None:
         value = value.replace(tzinfo=UTC)
     return value
@@ -55,14 +68,8 @@ class CollectionFilter(django_filters.FilterSet):
         fields = ["processing_level", "platform", "instrument", "access"]
 
     def filter_text(self, queryset, name, value):
-        from django.db.models import Q
-
         for word in value.split():
-            queryset = queryset.filter(
-                Q(short_name__icontains=word) | Q(title__icontains=word)
-                | Q(description__icontains=word) | Q(platform__icontains=word)
-                | Q(instrument__icontains=word)
-            )
+            queryset = queryset.filter(collection_text_q(word))
         return queryset
 
 
@@ -73,7 +80,13 @@ class GranuleFilter(django_filters.FilterSet):
     start = django_filters.CharFilter(method="filter_noop", label="Overlaps from (ISO 8601)")
     end = django_filters.CharFilter(method="filter_noop", label="Overlaps until (ISO 8601)")
     bbox = django_filters.CharFilter(method="filter_bbox", label="west,south,east,north")
-    granule_id = django_filters.CharFilter()
+    q = django_filters.CharFilter(
+        method="filter_text", label="Free text: each word a granule id (wildcards * and ?) or "
+        "a word of its collection's name, title, description, platform or instrument",
+    )
+    granule_id = django_filters.CharFilter(
+        method="filter_granule_id", label="Granule id, case-insensitive; * and ? are wildcards",
+    )
     state = django_filters.ChoiceFilter(choices=Granule.State.choices)
     processing_level = django_filters.CharFilter(field_name="collection__processing_level")
     platform = django_filters.CharFilter(field_name="collection__platform", lookup_expr="iexact")
@@ -94,6 +107,12 @@ class GranuleFilter(django_filters.FilterSet):
 
     def filter_residency(self, queryset, name, value):
         return filter_residency(queryset, value)
+
+    def filter_text(self, queryset, name, value):
+        return queryset.filter(granule_text_q(value))
+
+    def filter_granule_id(self, queryset, name, value):
+        return queryset.filter(granule_id_q(value.strip()))
 
     def filter_collection(self, queryset, name, value):
         collections = []
@@ -160,3 +179,28 @@ class GranuleFilter(django_filters.FilterSet):
             lookup = {f"attributes__{name}{ATTRIBUTE_OPS[op]}": value}
             queryset = queryset.exclude(**lookup) if op == "ne" else queryset.filter(**lookup)
         return queryset
+
+
+# Parameters of the list that page or sort it without selecting granules.
+PAGING_PARAMS = ("cursor", "limit", "ordering")
+
+
+def filter_granules(request, params):
+    """The granules the caller sees that the list's filters `params` ({name: text}) select,
+    for an action on a whole search. A name the list does not know is refused, not ignored:
+    a misspelt filter must not widen what the action takes."""
+    from django.http import QueryDict
+
+    from .services import visible_granules
+
+    unknown = sorted(name for name in params if name not in GranuleFilter.base_filters
+                     and name not in PAGING_PARAMS and not name.startswith(ATTRIBUTE_PREFIX))
+    if unknown:
+        raise ValidationError({"filters": f"unknown filter {', '.join(unknown)}: use the "
+                               "granule list's query parameters"})
+    data = QueryDict(mutable=True)
+    data.update({k: v for k, v in params.items() if k not in PAGING_PARAMS})
+    filterset = GranuleFilter(data=data, queryset=visible_granules(request.user), request=request)
+    if not filterset.is_valid():
+        raise ValidationError(filterset.errors)
+    return filterset.qs

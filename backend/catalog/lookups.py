@@ -1,4 +1,5 @@
-"""`field__in=[...]` as one array parameter on PostgreSQL: `field = ANY(%s)`.
+"""The catalog's own lookups: `ilike` (granule id patterns, see ILike) and
+`field__in=[...]` as one array parameter on PostgreSQL: `field = ANY(%s)`.
 
 The archive and ingest pass thousands of ids per statement. Spelled `IN (%s, %s, ...)`, each id
 is prepared by Django and quoted into the SQL text by psycopg one at a time, and the server
@@ -6,7 +7,7 @@ parses a statement of thousands of literals; as one array it is a single value (
 times less work for 1,000 ids on both sides). Anything but a plain list of ints or strings
 (a subquery, expressions, dates) keeps Django's own IN, as does every other database."""
 from django.core.exceptions import EmptyResultSet
-from django.db.models import Field, ForeignObject
+from django.db.models import CharField, Field, ForeignObject, Lookup
 from django.db.models.fields.related_lookups import RelatedIn
 from django.db.models.lookups import In
 
@@ -37,6 +38,23 @@ class RelatedArrayIn(_ArrayIn, RelatedIn):
     pass
 
 
+class ILike(Lookup):
+    """`field__ilike=PATTERN`: a LIKE pattern (patterns.like_pattern, `\\` escapes) matched
+    case-insensitively, as `UPPER(field) LIKE UPPER(pattern)`.
+
+    Spelled the same on every database, so on PostgreSQL the expression index on
+    UPPER(granule_id) with text_pattern_ops (catalog migration 0004) serves a pattern with a
+    literal prefix as an index range; SQLite scans."""
+
+    lookup_name = "ilike"
+
+    def as_sql(self, compiler, connection):
+        lhs, lhs_params = self.process_lhs(compiler, connection)
+        rhs, rhs_params = self.process_rhs(compiler, connection)
+        return f"UPPER({lhs}) LIKE UPPER({rhs}) ESCAPE '\\'", (*lhs_params, *rhs_params)
+
+
 def register():
     Field.register_lookup(ArrayIn)
     ForeignObject.register_lookup(RelatedArrayIn)
+    CharField.register_lookup(ILike)

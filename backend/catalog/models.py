@@ -1,6 +1,17 @@
 """The catalog: collections (ESDTs), granules and their files."""
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import models
+
+VARIABLE_KEYS = ("name", "units", "long_name")
+
+
+def validate_variables(value):
+    """A collection's variables: a list of {name, units, long_name}, each a string."""
+    if not isinstance(value, list) or not all(
+            isinstance(v, dict) and set(v) == set(VARIABLE_KEYS)
+            and all(isinstance(v[k], str) for k in VARIABLE_KEYS) for v in value):
+        raise ValidationError("variables must be a list of {name, units, long_name} strings")
 
 
 class CollectionQuerySet(models.QuerySet):
@@ -35,6 +46,18 @@ class Collection(models.Model):
     processing_level = models.CharField(max_length=10, blank=True, help_text="e.g. 1B, 2, 3")
     platform = models.CharField(max_length=80, blank=True)
     instrument = models.CharField(max_length=80, blank=True)
+    doi = models.CharField(max_length=100, blank=True, help_text="e.g. 10.5067/MODIS/MOD021KM.061")
+    citation = models.TextField(blank=True, help_text="How to cite the collection")
+    variables = models.JSONField(default=list, blank=True, validators=[validate_variables],
+                                 help_text="[{name, units, long_name}]")
+    # Declared coverage (what the product covers, as its provider states it); left blank, a
+    # collection page shows what its archived granules cover.
+    extent_west = models.FloatField(null=True, blank=True)
+    extent_south = models.FloatField(null=True, blank=True)
+    extent_east = models.FloatField(null=True, blank=True)
+    extent_north = models.FloatField(null=True, blank=True)
+    extent_start = models.DateTimeField(null=True, blank=True)
+    extent_end = models.DateTimeField(null=True, blank=True, help_text="Blank: ongoing")
     access = models.CharField(max_length=12, choices=Access.choices, default=Access.PUBLIC)
     file_patterns = models.JSONField(
         default=list, blank=True,
@@ -64,6 +87,11 @@ class Collection(models.Model):
     @property
     def key(self):
         return f"{self.short_name}.{self.version}"
+
+    @property
+    def declared_bbox(self):
+        box = [self.extent_west, self.extent_south, self.extent_east, self.extent_north]
+        return None if None in box else box
 
 
 class Granule(models.Model):

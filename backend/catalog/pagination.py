@@ -1,5 +1,13 @@
 """Cursor paging: stable under inserts and as fast on page 1,000 as on page 1."""
+import base64
+import binascii
+import json
+from datetime import datetime
+
 from rest_framework.pagination import CursorPagination
+from rest_framework.utils.urls import replace_query_param
+
+from backend.errors import DomainError
 
 
 class CatalogCursorPagination(CursorPagination):
@@ -13,3 +21,151 @@ class CatalogCursorPagination(CursorPagination):
         page = super().get_paginated_response_schema(schema)
         page["required"] = ["next", "previous", "results"]
         return page
+
+
+# Sortable granule fields -> (model field, kind); created_at is when the granule was ingested.
+GRANULE_SORTS = {
+    "temporal_start": ("temporal_start", "datetime"),
+    "temporal_end": ("temporal_end", "datetime"),
+    "granule_id": ("granule_id", "text"),
+    "created_at": ("created_at", "datetime"),
+    "total_size": ("total_size", "int"),
+}
+DEFAULT_GRANULE_SORT = "-temporal_start"
+
+
+class GranuleKeysetPagination(CatalogCursorPagination):
+    """Keyset paging of a granule search under any of GRANULE_SORTS, either direction.
+
+    A cursor holds the sort values of the row it continues from (and the id, the
+    tie-breaker), so a page is "the rows after these values", exact under ties and as cheap
+    deep into the results as on the first page; DRF's own cursor keeps only the first key
+    plus an offset. `ordering` is a comma-separated list of fields, `-` for descending;
+    `limit` is bounded, and anything outside the bounds is a 400 that says so.
+    """
+
+    page_size = 50
+    min_page_size, max_page_size = 10, 500
+
+    def paginate_queryset(self, queryset, request, view=None):
+        from .services import keyset_q, sort_values
+
+        self.base_url = request.build_absolute_uri()
+        self.page_size = self._limit(request)
+        self.sort = self._sort(request)
+        order = self.order()
+        after, self.reverse = self._cursor(request)
+        walk = [(f, kind, desc != self.reverse) for f, kind, desc in order]
+        rows = queryset.order_by(*(f"-{f}" if desc else f for f, _, desc in walk))
+        if after is not None:
+            rows = rows.filter(keyset_q(walk, after))
+        rows = list(rows[: self.page_size + 1])
+        more, rows = len(rows) > self.page_size, rows[: self.page_size]
+        if self.reverse:
+            rows.reverse()
+        self.has_next = more if not self.reverse else True
+        self.has_previous = more if self.reverse else after is not None
+        self.first = sort_values(rows[0], order) if rows else None
+        self.last = sort_values(rows[-1], order) if rows else None
+        return rows
+
+    def order(self):
+        """[(model field, kind, descending)], ending with the id as tie-breaker."""
+        keys = [(*GRANULE_SORTS[name], desc) for name, desc in self.sort]
+        return [*keys, ("pk", "int", self.sort[0][1])]
+
+    def signature(self):
+        return ",".join(("-" if desc else "") + name for name, desc in self.sort)
+
+    def _limit(self, request):
+        raw = request.query_params.get(self.page_size_query_param)
+        if raw in (None, ""):
+            return self.page_size
+        try:
+            limit = int(raw)
+        except ValueError:
+            limit = None
+        if limit is None or not self.min_page_size <= limit <= self.max_page_size:
+            raise DomainError(f"limit must be a whole number from {self.min_page_size} to "
+                              f"{self.max_page_size}, not {raw!r}.", "limit")
+        return limit
+
+    def _sort(self, request):
+        raw = request.query_params.get("ordering") or DEFAULT_GRANULE_SORT
+        keys, seen = [], set()
+        for part in (p.strip() for p in raw.split(",") if p.strip()):
+            name = part.lstrip("-+")
+            if name not in GRANULE_SORTS:
+                raise DomainError(f"cannot sort by {name!r}: sortable fields are "
+                                  + ", ".join(GRANULE_SORTS) + " (- before one: descending)",
+                                  "ordering")
+            if name not in seen:
+                seen.add(name)
+                keys.append((name, part.startswith("-")))
+        return keys or [(DEFAULT_GRANULE_SORT.lstrip("-"), True)]
+
+    def _cursor(self, request):
+        """(sort values to continue after, whether it walks backwards), or (None, False)."""
+        raw = request.query_params.get(self.cursor_query_param)
+        if not raw:
+            return None, False
+        try:
+            data = json.loads(base64.urlsafe_b64decode(raw + "=" * (-len(raw) % 4)))
+            if data["o"] != self.signature():
+                raise DomainError("this cursor belongs to a search in another order: start "
+                                  "again from the first page", "cursor")
+            order = self.order()
+            if not isinstance(data["k"], list) or len(data["k"]) != len(order):
+                raise ValueError
+            values = [_from_cursor(v, kind) for v, (_, kind, _) in zip(
+                data["k"], order, strict=True)]
+            return values, bool(data.get("r"))
+        except DomainError:
+            raise
+        except (ValueError, KeyError, TypeError, binascii.Error):
+            raise DomainError("cursor is not valid: use the one from a next or previous link",
+                              "cursor") from None
+
+    def _link(self, values, reverse):
+        plain = [v.isoformat() if isinstance(v, datetime) else v for v in values]
+        data = {"o": self.signature(), "k": plain, **({"r": 1} if reverse else {})}
+        token = base64.urlsafe_b64encode(json.dumps(data, separators=(",", ":")).encode())
+        return replace_query_param(self.base_url, self.cursor_query_param,
+                                   token.decode().rstrip("="))
+
+    def get_next_link(self):
+        return self._link(self.last, False) if self.has_next and self.last else None
+
+    def get_previous_link(self):
+        return self._link(self.first, True) if self.has_previous and self.first else None
+
+    def get_schema_operation_parameters(self, view):
+        return [
+            {"name": self.cursor_query_param, "required": False, "in": "query",
+             "description": "The page's position, from a next or previous link",
+             "schema": {"type": "string"}},
+            {"name": self.page_size_query_param, "required": False, "in": "query",
+             "description": f"Granules per page, {self.min_page_size} to "
+                            f"{self.max_page_size} (default {self.page_size})",
+             "schema": {"type": "integer", "minimum": self.min_page_size,
+                        "maximum": self.max_page_size}},
+            {"name": "ordering", "required": False, "in": "query",
+             "description": "Sort fields, comma-separated, - for descending: "
+                            + ", ".join(GRANULE_SORTS) + " (created_at: ingest time; "
+                            f"default {DEFAULT_GRANULE_SORT})",
+             "schema": {"type": "string", "example": DEFAULT_GRANULE_SORT}},
+        ]
+
+
+def _from_cursor(value, kind):
+    """A cursor's value checked against its kind (a forged one is refused, not queried)."""
+    if kind == "datetime":
+        value = datetime.fromisoformat(value)
+        if value.tzinfo is None:
+            raise ValueError
+    if kind == "int" and not (isinstance(value, int) and not isinstance(value, bool)
+                              and -(2**63) <= value < 2**63):
+        raise ValueError
+    if kind == "text" and not isinstance(value, str):
+        raise ValueError
+    return value

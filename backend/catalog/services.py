@@ -1,5 +1,6 @@
 """Catalog queries: who sees what, and the granule search every interface shares."""
 from dataclasses import dataclass
+from datetime import UTC
 
 from django.db.models import (
     Case,
@@ -15,9 +16,9 @@ from django.db.models import (
 )
 
 from backend.accounts import roles
-from backend.errors import NotFound
+from backend.errors import DomainError, NotFound
 
-from . import bulk
+from . import bulk, patterns
 from .geo import BBox
 from .models import Collection, File, Granule
 from .storage import storage
@@ -109,6 +110,70 @@ def granule_facets(queryset):
             {"value": ".".join(row[f] for f in fields), "count": row["count"]} for row in rows
         ]
     return facets
+
+
+def collection_text_q(word, prefix=""):
+    """Collections whose name, title, description, platform or instrument hold `word`
+    (`prefix` leads to the collection from another model, e.g. "collection__")."""
+    q = Q()
+    for field in ("short_name", "title", "description", "platform", "instrument"):
+        q |= Q(**{f"{prefix}{field}__icontains": word})
+    return q
+
+
+def granule_id_q(text):
+    """Granules whose id matches `text`, case-insensitively: exactly, or as a pattern with
+    `*` (any run) and `?` (one character); `%` and `_` are literal. A pattern with a literal
+    prefix is an index range on PostgreSQL (the UPPER(granule_id) index); a leading wildcard
+    reads the granules the other filters leave."""
+    return Q(granule_id__ilike=patterns.like_pattern(text))
+
+
+def granule_text_q(text):
+    """The free text of a granule search: each word names the granule's id (exactly or as a
+    pattern) or is found in its collection's text; every word must hold. The collection side
+    is an id list, so each side can use its own index."""
+    q = Q()
+    for word in text.split():
+        either = granule_id_q(word)
+        if not patterns.has_wildcards(word):
+            either |= Q(collection__in=Collection.objects.filter(collection_text_q(word)))
+        q &= either
+    return q
+
+
+@dataclass
+class Timeline:
+    bucket: str
+    total: int
+    buckets: list       # [{"start": datetime, "count": int}], every bucket, empty ones too
+
+
+def granule_timeline(queryset, bucket="auto"):
+    """How many of `queryset`'s granules start in each hour, day, month or year (`auto`: the
+    size timeline.auto_bucket picks for their span), from the first bucket to the last: one
+    GROUP BY on the truncated start, in UTC. A bucket too fine for the span is a 400."""
+    from django.db.models import Max, Min
+    from django.db.models.functions import Trunc
+
+    from . import timeline
+
+    base = queryset.order_by()
+    span = base.aggregate(first=Min("temporal_start"), last=Max("temporal_start"))
+    if span["first"] is None:
+        return Timeline("day" if bucket == "auto" else bucket, 0, [])
+    first, last = span["first"].astimezone(UTC), span["last"].astimezone(UTC)
+    if bucket == "auto":
+        bucket = timeline.auto_bucket(first, last)
+    try:
+        starts = timeline.bucket_starts(first, last, bucket)
+    except timeline.TimelineError as exc:
+        raise DomainError(str(exc), "bucket") from exc
+    rows = (base.annotate(bucket_start=Trunc("temporal_start", bucket, tzinfo=UTC))
+            .values("bucket_start").annotate(n=Count("pk")).values_list("bucket_start", "n"))
+    counts = {start.astimezone(UTC): n for start, n in rows}
+    return Timeline(bucket, sum(counts.values()),
+                    [{"start": start, "count": counts.get(start, 0)} for start in starts])
 
 
 def bbox_q(box: BBox):
@@ -284,6 +349,29 @@ def sort_values(granule, order):
             value = getattr(value, part)
         values.append(value)
     return values
+
+
+def collection_page_extent(collection):
+    """(spatial, temporal) extent of a collection's page, each a dict with its `source`: what
+    its provider declared where it did, else what its archived granules cover."""
+    declared = collection.declared_bbox
+    start = collection.extent_start
+    archived = None
+    if declared is None or start is None:
+        archived = collection_extents([collection]).get(collection.pk)
+    if declared is not None:
+        spatial = {"bbox": declared, "source": "declared"}
+    elif archived is not None:
+        spatial = {"bbox": archived.bbox(), "source": "granules"}
+    else:
+        spatial = {"bbox": None, "source": "none"}
+    if start is not None:
+        temporal = {"start": start, "end": collection.extent_end, "source": "declared"}
+    elif archived is not None:
+        temporal = {"start": archived.start, "end": archived.end, "source": "granules"}
+    else:
+        temporal = {"start": None, "end": None, "source": "none"}
+    return spatial, temporal
 
 
 def collection_extents(collections):

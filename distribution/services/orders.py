@@ -263,7 +263,7 @@ def cancel_order(user, order_id):
         order = get_order(user, order_id)
         order = Order.objects.select_for_update().get(pk=order.pk)
         if order.state in Order.FINAL:
-            raise Conflict(f"Order {order.pk} is already {order.state}.")
+            raise Conflict(f"Order {order.pk} is already {order.get_state_display().lower()}.")
         if order.subscription_id:
             raise Conflict(f"Order {order.pk} is the standing order of a subscription: pause or "
                            "delete the subscription instead.")

@@ -3,7 +3,7 @@ previewed against what was archived lately."""
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from backend.accounts.ownership import owned
@@ -32,7 +32,14 @@ def save_subscription(subscription, collections):
     if subscription.mode == Subscription.Mode.PUSH and subscription.destination is None:
         raise DomainError("A push subscription needs a destination.", "destination")
     with transaction.atomic():
-        subscription.save()
+        try:
+            with transaction.atomic():
+                subscription.save()
+        except IntegrityError as exc:  # the same name saved by a request alongside
+            if "subscription_user_name_unique" not in str(exc):
+                raise
+            raise DomainError(f"You already have a subscription named {subscription.name}: "
+                              "choose another name.", "name") from exc
         SubscriptionCollection.objects.filter(subscription=subscription).exclude(
             collection__in=collections).delete()
         index = subscription_index(subscription)

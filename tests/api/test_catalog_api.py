@@ -126,8 +126,8 @@ def test_attribute_filters(api, public):
 
 
 def test_cursor_paging_visits_every_granule_once(api, public):
-    made = {g.pk for g in GranuleFactory.create_batch(7, collection=public)}
-    seen, url = [], "/api/v1/granules/?limit=3"
+    made = {g.pk for g in GranuleFactory.create_batch(23, collection=public)}
+    seen, url = [], "/api/v1/granules/?limit=10"
     while url:
         body = api.get(url).json()
         seen += [g["id"] for g in body["results"]]

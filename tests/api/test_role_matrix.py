@@ -57,6 +57,7 @@ EXPECTED = {
     ('cart', 'GET'):                            (401, 200, 200, 200, 200, 200),
     ('cart', 'POST'):                           (401, 200, 200, 200, 200, 200),
     ('cart-granule', 'DELETE'):                 (401, 200, 200, 200, 200, 200),
+    ('cart-matching', 'POST'):                  (401, 200, 200, 200, 200, 200),
     ('collection-detail', 'GET'):               (200, 200, 200, 200, 200, 200),
     ('collection-list', 'GET'):                 (200, 200, 200, 200, 200, 200),
     ('destination-detail', 'DELETE'):           (401, 204, 404, 404, 404, 404),
@@ -74,6 +75,7 @@ EXPECTED = {
     ('granule-detail', 'GET'):                  (200, 200, 200, 200, 200, 200),
     ('granule-facets', 'GET'):                  (200, 200, 200, 200, 200, 200),
     ('granule-list', 'GET'):                    (200, 200, 200, 200, 200, 200),
+    ('granule-timeline', 'GET'):                (200, 200, 200, 200, 200, 200),
     ('health', 'GET'):                          (200, 200, 200, 200, 200, 200),
     ('ingest-pdr-detail', 'GET'):               (401, 403, 403, 200, 404, 200),
     ('ingest-pdr-list', 'GET'):                 (401, 403, 403, 200, 200, 200),
@@ -238,6 +240,7 @@ def _world(data_root, settings):
     bodies = {
         ("login", "POST"): {"username": alice.username, "password": "pw-for-tests"},
         ("cart", "POST"): {"granules": [granule.pk]},
+        ("cart-matching", "POST"): {"filters": {"collection": collection.key}},
         ("order-list", "POST"): {"granules": [granule.pk], "delivery": "https"},
         ("destination-list", "POST"): {"name": "new"},
         ("destination-detail", "PUT"): {"name": "renamed"},

@@ -240,7 +240,7 @@ test('a scientist finds granules by box and time, orders one from tape and downl
     await page.getByRole('link', { name: 'My orders' }).click();
     const row = page.getByRole('row', { name: new RegExp(`Order ${orderId}`) });
     await row.waitFor();
-    assert.match(await row.innerText(), /Ready|Completed/);
+    assert.match(await row.innerText(), /Ready|Delivered/);
     await shoot(page, 'portal-orders.png');
 
     assert.deepEqual(consoleErrors, [], 'the browser console logged errors');

@@ -15,6 +15,9 @@ drives, writing, reading, background, manager):
 - make_available(files, requested_by=None, priority=USER) -> [Availability]
     Files in the cache are ready now; the others get a recall (one per file, shared by all who
     ask) and an estimate of when they will be.
+- estimate_availability(granule ids) -> {granule id: (in_cache, eta_s)}
+    Whether each granule is all in the cache, else about when it would be if ordered now;
+    nothing is queued.
 - touch_if_cached(file), cache_path(file): whether a file is in the cache (marked as used),
     and where.
 - open_for_serving(file): the cached copy opened to be served, its bytes the catalog's
@@ -31,7 +34,7 @@ from .cache import touch_if_cached
 from .manager import run_until_idle
 from .paths import cache_path
 from .policy import ArchiveError, policy_copies
-from .recall import make_available
+from .recall import estimate_availability, make_available
 from .serving import CacheDamaged, open_for_serving
 
 __all__ = [
@@ -40,6 +43,7 @@ __all__ = [
     "archive_granule",
     "archive_granules",
     "cache_path",
+    "estimate_availability",
     "make_available",
     "open_for_serving",
     "policy_copies",

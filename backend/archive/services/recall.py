@@ -2,9 +2,10 @@
 from dataclasses import dataclass
 
 from django.db import transaction
-from django.db.models import Q, Sum
+from django.db.models import Count, Q, Sum
 
 from backend.catalog import checksums
+from backend.catalog.models import File
 
 from .. import hardware
 from ..models import CacheEntry, Drive
@@ -55,16 +56,65 @@ def make_available(files, requested_by=None, priority=Req.Priority.USER):
 
 def estimate_recall_s(request):
     """Rough time until a recall is done: the work queued ahead of it over the online drives."""
-    drives = list(Drive.objects.exclude(state=Drive.State.OFFLINE).select_related("model"))
+    drives = _online_drives()
     if not drives:
         return None
+    ahead = _active_recalls().filter(
+        Q(priority__lt=request.priority)
+        | Q(priority=request.priority, created_at__lte=request.created_at))
+    totals = ahead.aggregate(count=Count("pk"), total=Sum("bytes_total"))
+    return _recall_seconds(drives, totals["count"], totals["total"] or 0)
+
+
+def estimate_availability(granule_ids):
+    """{granule id: (in_cache, eta_s)} for granules not yet ordered: every file in the cache
+    now (eta None), or roughly how long until the rest would be, if the granule were ordered
+    on its own now. A file some recall is already fetching is ready when that recall is;
+    the others would queue behind every user recall. eta_s is None where nobody can say:
+    no drive online, or a file with no readable copy on tape. Nothing is queued or touched:
+    this is what the cart shows before an order."""
+    files = list(File.objects.filter(granule_id__in=granule_ids)
+                 .values_list("pk", "granule_id", "size"))
+    cached = set(CacheEntry.objects.filter(file_id__in=[f[0] for f in files])
+                 .exclude(state=CacheEntry.State.STAGING).values_list("file_id", flat=True))
+    missing = [f for f in files if f[0] not in cached]
+    answer = {pk: (True, None) for pk in granule_ids}
+    if not missing:
+        return answer
+    ids = [f[0] for f in missing]
+    fetching = {r.file_id: r for r in _active_recalls().filter(file_id__in=ids)}
+    readable = set(readable_copies().filter(file_id__in=ids).values_list("file_id", flat=True))
+    drives = _online_drives()
+    queued = _active_recalls().filter(priority__lte=Req.Priority.USER).aggregate(
+        count=Count("pk"), total=Sum("bytes_total"))
+    by_granule = {}
+    for pk, granule_id, size in missing:
+        by_granule.setdefault(granule_id, []).append((pk, size))
+    for granule_id, rows in by_granule.items():
+        new = [(pk, size) for pk, size in rows if pk not in fetching]
+        if not drives or any(pk not in readable for pk, _ in new):
+            answer[granule_id] = (False, None)
+            continue
+        etas = [estimate_recall_s(fetching[pk]) for pk, _ in rows if pk in fetching]
+        if new:
+            etas.append(_recall_seconds(drives, queued["count"] + len(new),
+                                        (queued["total"] or 0) + sum(s for _, s in new)))
+        answer[granule_id] = (False, max(etas))
+    return answer
+
+
+def _online_drives():
+    return list(Drive.objects.exclude(state=Drive.State.OFFLINE).select_related("model"))
+
+
+def _active_recalls():
+    return Req.objects.filter(kind=Req.Kind.RECALL,
+                              state__in=[Req.State.QUEUED, Req.State.RUNNING])
+
+
+def _recall_seconds(drives, count, nbytes):
+    """`count` recalls of `nbytes` in all, shared by `drives`, plus one mount for the last."""
     model = drives[0].model
-    ahead = Req.objects.filter(kind=Req.Kind.RECALL, state__in=[Req.State.QUEUED,
-                                                               Req.State.RUNNING])
-    ahead = ahead.filter(Q(priority__lt=request.priority)
-                         | Q(priority=request.priority, created_at__lte=request.created_at))
-    count = ahead.count()
-    nbytes = ahead.aggregate(total=Sum("bytes_total"))["total"] or 0
     per_mount = (model.mount_s_min + model.mount_s_max) / 2 + model.unmount_s
     seconds = (count * per_mount / 4 + hardware.transfer_seconds(model, nbytes)) / len(drives)
     return round(seconds + per_mount, 1)

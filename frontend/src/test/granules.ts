@@ -37,6 +37,7 @@ export function granule(overrides: Partial<Granule> = {}): Granule {
     replaces: null,
     created_at: '2026-11-02T10:00:00Z',
     archived_at: '2026-11-02T10:01:00Z',
+    browse_url: null,
     ...overrides,
   };
 }

@@ -16,6 +16,8 @@ const cart: Cart = {
       collection: 'MOD10C1.061',
       granule_id: 'MOD10C1.A2026305.061.2026320093000',
       size: 1_500_000,
+      in_cache: true,
+      eta_s: null,
       added_at: '2026-11-03T09:00:00Z',
     },
     {
@@ -23,6 +25,8 @@ const cart: Cart = {
       collection: 'MOD021KM.061',
       granule_id: 'MOD021KM.A2026305.0005.061',
       size: 2_000_000,
+      in_cache: false,
+      eta_s: 240,
       added_at: '2026-11-03T09:01:00Z',
     },
   ],

@@ -7,6 +7,25 @@ import type { Order, OrderDetail, OrderItem, OrderLinks } from '../../lib/api/ty
 import { renderApp } from '../../test/renderApp';
 import { asUser, page, server } from '../../test/server';
 
+/** The words the API sends for each state (`state_label`). */
+const ORDER_WORDS: Record<Order['state'], string> = {
+  submitted: 'Submitted',
+  staging: 'Waiting for tape',
+  ready: 'Ready',
+  partially_ready: 'Ready in part',
+  completed: 'Delivered',
+  failed: 'Failed',
+  cancelled: 'Cancelled',
+  expired: 'Expired',
+};
+const ITEM_WORDS: Record<OrderItem['state'], string> = {
+  waiting: 'Waiting',
+  ready: 'Ready',
+  failed: 'Failed',
+  expired: 'Expired',
+  cancelled: 'Cancelled',
+};
+
 function item(overrides: Partial<OrderItem> = {}): OrderItem {
   return {
     id: 1,
@@ -18,6 +37,7 @@ function item(overrides: Partial<OrderItem> = {}): OrderItem {
     checksum_type: 'MD5',
     checksum: '0cc175b9c0f1b6a831c399e269772661',
     state: 'ready',
+    state_label: 'Ready',
     residency: 'cache',
     next_part: false,
     eta_s: null,
@@ -30,9 +50,11 @@ function item(overrides: Partial<OrderItem> = {}): OrderItem {
   };
 }
 
-function order(items: OrderItem[], overrides: Partial<OrderDetail> = {}): OrderDetail {
+function order(given: OrderItem[], overrides: Partial<OrderDetail> = {}): OrderDetail {
+  const items = given.map((i) => ({ ...i, state_label: ITEM_WORDS[i.state] }));
   const counts = { waiting: 0, ready: 0, failed: 0, expired: 0, cancelled: 0 };
   for (const i of items) counts[i.state] += 1;
+  const state = overrides.state ?? 'ready';
   return {
     id: 7,
     user: 'scientist',
@@ -50,6 +72,7 @@ function order(items: OrderItem[], overrides: Partial<OrderDetail> = {}): OrderD
     expires_at: null,
     items,
     ...overrides,
+    state_label: ORDER_WORDS[state],
   };
 }
 
@@ -72,6 +95,7 @@ function links(items: OrderItem[]): OrderLinks {
   return {
     order: 7,
     state: 'ready',
+    state_label: 'Ready',
     expires_at: '2026-11-10T10:00:00Z',
     links: items
       .filter((i) => i.state === 'ready')
@@ -310,7 +334,7 @@ describe('OrdersPage', () => {
     );
     expect(rows[0]).toHaveTextContent('Waiting for tape');
     expect(rows[0]).toHaveTextContent('1 ready, 1 waiting');
-    expect(rows[1]).toHaveTextContent('Completed');
+    expect(rows[1]).toHaveTextContent('Delivered');
   });
 
   it('asks anonymous visitors to log in', async () => {

@@ -82,7 +82,7 @@ function OrderBody({
       <div className="page__header page__header--actions">
         <div>
           <h1 id="order-heading" className="order-page__title">
-            Order {data.id} <OrderStateBadge state={data.state} />
+            Order {data.id} <OrderStateBadge state={data.state} label={data.state_label} />
           </h1>
           <p className="page__lead" role="status">
             {progress(data)}
@@ -157,7 +157,7 @@ function progress(order: OrderDetail): string {
   if (order.state === 'cancelled') return `Cancelled. ${parts[0]} when it was cancelled.`;
   if (order.state === 'expired')
     return 'Expired: its links no longer work. Order the granules again to get them.';
-  if (order.state === 'completed') return `Completed: every ready file was delivered.`;
+  if (order.state === 'completed') return `${order.state_label}: every ready file was delivered.`;
   return `${parts.join('; ')}.`;
 }
 
@@ -255,7 +255,7 @@ function itemColumns(order: OrderDetail, links: Map<number, DownloadLink>): Colu
       label: 'State',
       cell: (item) => (
         <span className="item-state">
-          <ItemStateBadge state={item.state} />
+          <ItemStateBadge state={item.state} label={item.state_label} />
           <ItemDetail item={item} order={order} />
         </span>
       ),

@@ -1,31 +1,30 @@
 import type { ItemState, OrderState } from '../../lib/api/types';
 import { StateBadge, type Tone } from '../../components/StateBadge';
 
-const ORDER: Record<OrderState, [string, Tone]> = {
-  submitted: ['Submitted', 'wait'],
-  staging: ['Waiting for tape', 'wait'],
-  ready: ['Ready', 'ok'],
-  partially_ready: ['Ready in part', 'bad'],
-  completed: ['Completed', 'ok'],
-  failed: ['Failed', 'bad'],
-  cancelled: ['Cancelled', 'off'],
-  expired: ['Expired', 'off'],
+/** How each state looks; its words come from the API (`state_label`), one vocabulary everywhere. */
+const ORDER_TONE: Record<OrderState, Tone> = {
+  submitted: 'wait',
+  staging: 'wait',
+  ready: 'ok',
+  partially_ready: 'bad',
+  completed: 'ok',
+  failed: 'bad',
+  cancelled: 'off',
+  expired: 'off',
 };
 
-const ITEM: Record<ItemState, [string, Tone]> = {
-  waiting: ['Waiting', 'wait'],
-  ready: ['Ready', 'ok'],
-  failed: ['Failed', 'bad'],
-  expired: ['Expired', 'off'],
-  cancelled: ['Cancelled', 'off'],
+const ITEM_TONE: Record<ItemState, Tone> = {
+  waiting: 'wait',
+  ready: 'ok',
+  failed: 'bad',
+  expired: 'off',
+  cancelled: 'off',
 };
 
-export function OrderStateBadge({ state }: { state: OrderState }) {
-  const [label, tone] = ORDER[state] ?? [state, 'off'];
-  return <StateBadge tone={tone}>{label}</StateBadge>;
+export function OrderStateBadge({ state, label }: { state: OrderState; label: string }) {
+  return <StateBadge tone={ORDER_TONE[state] ?? 'off'}>{label}</StateBadge>;
 }
 
-export function ItemStateBadge({ state }: { state: ItemState }) {
-  const [label, tone] = ITEM[state] ?? [state, 'off'];
-  return <StateBadge tone={tone}>{label}</StateBadge>;
+export function ItemStateBadge({ state, label }: { state: ItemState; label: string }) {
+  return <StateBadge tone={ITEM_TONE[state] ?? 'off'}>{label}</StateBadge>;
 }

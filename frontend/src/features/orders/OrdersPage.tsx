@@ -95,7 +95,10 @@ const COLUMNS: Column<Order>[] = [
     ),
   },
   { label: 'Placed', cell: (order) => formatDateTime(order.created_at) },
-  { label: 'State', cell: (order) => <OrderStateBadge state={order.state} /> },
+  {
+    label: 'State',
+    cell: (order) => <OrderStateBadge state={order.state} label={order.state_label} />,
+  },
   { label: 'Files', cell: (order) => fileCounts(order) || '—' },
   { label: 'Size', numeric: true, cell: (order) => formatBytes(order.total_bytes) },
   { label: 'Delivery', cell: (order) => (order.delivery === 'https' ? 'HTTPS' : 'Push') },

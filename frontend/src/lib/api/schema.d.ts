@@ -492,6 +492,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/cart/matching/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description Every granule a search finds into the cart at once, within the order limits: all of
+         *     them, or (over a limit) none, with the count and the limit.
+         */
+        post: operations["cart_add_matching"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/collections/": {
         parameters: {
             query?: never;
@@ -668,6 +688,26 @@ export interface paths {
          * @description Granules of the collections visible to the caller.
          */
         get: operations["api_v1_granules_facets_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/granules/timeline/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * How many granules matching the same filters as the list start in each hour, day, month or year
+         * @description Granules of the collections visible to the caller.
+         */
+        get: operations["api_v1_granules_timeline_retrieve"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1212,6 +1252,13 @@ export interface components {
          * @enum {string}
          */
         ActionEnum: "retry" | "cancel";
+        AddedMatching: {
+            /** @description Granules the search found */
+            matched: number;
+            /** @description Of them, those not in the cart before */
+            added: number;
+            cart: components["schemas"]["Cart"];
+        };
         ArchiveRequest: {
             readonly id: number;
             kind: components["schemas"]["KindEnum"];
@@ -1253,6 +1300,14 @@ export interface components {
         AuditRequest: {
             sample?: number;
         };
+        /**
+         * @description * `hour` - hour
+         *     * `day` - day
+         *     * `month` - month
+         *     * `year` - year
+         * @enum {string}
+         */
+        BucketEnum: "hour" | "day" | "month" | "year";
         BulkRequest: {
             action: components["schemas"]["ActionEnum"];
             ids?: number[];
@@ -1299,6 +1354,13 @@ export interface components {
             collection: string;
             granule_id: string;
             size: number;
+            /** @description Every file is in the disk cache: ready as soon as it is ordered */
+            readonly in_cache: boolean;
+            /**
+             * Format: double
+             * @description On tape: about how many seconds a recall ordered now would take; null when cached, or when it cannot be said (no drive online, no readable copy)
+             */
+            readonly eta_s: number | null;
             /** Format: date-time */
             readonly added_at: string;
         };
@@ -1327,6 +1389,43 @@ export interface components {
             readonly created_at: string;
             /** Format: date-time */
             readonly updated_at: string;
+        };
+        /**
+         * @description A collection's page: what it is, how to cite it, what it holds and covers.
+         *     `description` is its abstract.
+         */
+        CollectionDetail: {
+            readonly id: number;
+            readonly key: string;
+            short_name: string;
+            /** @description Text, never a number: 061 is not 61 */
+            version: string;
+            title: string;
+            description: string;
+            /** @description e.g. 1B, 2, 3 */
+            processing_level: string;
+            platform: string;
+            instrument: string;
+            access: components["schemas"]["AccessEnum"];
+            /** @description Regular expressions naming the files of a granule; group 'granule' is its id */
+            readonly file_patterns: string[];
+            duplicate_policy: components["schemas"]["DuplicatePolicyEnum"];
+            readonly granule_count: number;
+            /** Format: date-time */
+            readonly created_at: string;
+            /** Format: date-time */
+            readonly updated_at: string;
+            /** @description e.g. 10.5067/MODIS/MOD021KM.061 */
+            doi: string;
+            /** @description The DOI as a link (null: no DOI) */
+            readonly doi_url: string | null;
+            /** @description How to cite the collection */
+            citation: string;
+            readonly variables: components["schemas"]["Variable"][];
+            /** @description Declared by the provider, else what the archived granules cover */
+            readonly spatial_extent: components["schemas"]["SpatialExtent"];
+            /** @description Declared by the provider, else from the first to the last archived granule */
+            readonly temporal_extent: components["schemas"]["TemporalExtent"];
         };
         /** @description One attribute condition (documentation of matching.check_conditions). */
         Condition: {
@@ -1608,8 +1707,10 @@ export interface components {
             readonly created_at: string;
             /** Format: date-time */
             archived_at: string | null;
+            /** @description Where its browse image (a thumbnail) downloads from, to anyone who may see the granule; null when it has none */
+            readonly browse_url: string | null;
         };
-        /** @description One granule with its files' storage and the link to its browse image, if it has one. */
+        /** @description One granule with its files' storage. */
         GranuleDetail: {
             readonly id: number;
             readonly collection: string;
@@ -1646,7 +1747,7 @@ export interface components {
             readonly created_at: string;
             /** Format: date-time */
             archived_at: string | null;
-            /** @description Where the browse image downloads from (anyone who may see the granule) */
+            /** @description Where its browse image (a thumbnail) downloads from, to anyone who may see the granule; null when it has none */
             readonly browse_url: string | null;
         };
         GranuleFacets: {
@@ -1794,6 +1895,8 @@ export interface components {
         Links: {
             order: number;
             state: components["schemas"]["OrderStateEnum"];
+            /** @description The state in words */
+            readonly state_label: string;
             /** Format: date-time */
             expires_at: string | null;
             links: components["schemas"]["Link"][];
@@ -1834,6 +1937,8 @@ export interface components {
             readonly id: number;
             user: string;
             state: components["schemas"]["OrderStateEnum"];
+            /** @description The state in words, as pages show it */
+            readonly state_label: string;
             delivery: components["schemas"]["DeliveryEnum"];
             destination: number | null;
             subscription: number | null;
@@ -1872,6 +1977,8 @@ export interface components {
             readonly id: number;
             user: string;
             state: components["schemas"]["OrderStateEnum"];
+            /** @description The state in words, as pages show it */
+            readonly state_label: string;
             delivery: components["schemas"]["DeliveryEnum"];
             destination: number | null;
             subscription: number | null;
@@ -1901,6 +2008,8 @@ export interface components {
             checksum_type: string;
             checksum: string;
             state: components["schemas"]["OrderItemStateEnum"];
+            /** @description The state in words, as pages show it */
+            readonly state_label: string;
             /** @description cache, or tape while recalled */
             readonly residency: components["schemas"]["ResidencyEnum"];
             /** @description Waiting for its turn: the order is staged in parts, and this file is recalled once files ready before it are delivered */
@@ -1918,7 +2027,7 @@ export interface components {
             pushed_at: string | null;
         };
         /**
-         * @description * `waiting` - Waiting for tape
+         * @description * `waiting` - Waiting
          *     * `ready` - Ready
          *     * `failed` - Failed
          *     * `expired` - Expired
@@ -1938,10 +2047,10 @@ export interface components {
         };
         /**
          * @description * `submitted` - Submitted
-         *     * `staging` - Staging (waiting for tape)
+         *     * `staging` - Waiting for tape
          *     * `ready` - Ready
-         *     * `partially_ready` - Partially ready (some items failed)
-         *     * `completed` - Completed
+         *     * `partially_ready` - Ready in part
+         *     * `completed` - Delivered
          *     * `failed` - Failed
          *     * `cancelled` - Cancelled
          *     * `expired` - Expired
@@ -2341,6 +2450,12 @@ export interface components {
             finished_at: string | null;
             retried: number;
         };
+        SearchFiltersRequest: {
+            /** @description The granule search as the list's query parameters, e.g. {"collection": "MOD021KM.061", "start": "2024-01-01", "attr.cloud_cover.lt": "20"}; cursor, limit and ordering are ignored */
+            filters: {
+                [key: string]: string;
+            };
+        };
         SftpKey: {
             /** @description Add this line to ~/.ssh/authorized_keys */
             public_key: string;
@@ -2356,6 +2471,23 @@ export interface components {
             robot_exchange_s: number;
             /** Format: int64 */
             slots: number;
+        };
+        /**
+         * @description * `declared` - declared
+         *     * `granules` - granules
+         *     * `none` - none
+         * @enum {string}
+         */
+        SourceEnum: "declared" | "granules" | "none";
+        SpatialExtent: {
+            /** @description [west, south, east, north]; west > east crosses 180°; null when none is declared and no granule is archived */
+            bbox: [
+                number,
+                number,
+                number,
+                number
+            ] | null;
+            source: components["schemas"]["SourceEnum"];
         };
         Subscription: {
             readonly id: number;
@@ -2488,6 +2620,16 @@ export interface components {
              */
             distribution?: number;
         };
+        TemporalExtent: {
+            /** Format: date-time */
+            start: string | null;
+            /**
+             * Format: date-time
+             * @description null: ongoing (declared), or nothing archived
+             */
+            end: string | null;
+            source: components["schemas"]["SourceEnum"];
+        };
         TemporalRequest: {
             /** Format: date-time */
             start: string;
@@ -2503,6 +2645,22 @@ export interface components {
             by_collection: {
                 [key: string]: number[];
             };
+        };
+        Timeline: {
+            bucket: components["schemas"]["BucketEnum"];
+            /** @description Granules counted (all that match) */
+            total: number;
+            /** @description Every bucket from the first granule's to the last's, empty ones with 0; none when nothing matches */
+            buckets: components["schemas"]["TimelineBucket"][];
+        };
+        TimelineBucket: {
+            /**
+             * Format: date-time
+             * @description Where the bucket starts (UTC)
+             */
+            start: string;
+            /** @description Granules starting in it */
+            count: number;
         };
         /** @description Documentation of services.today(). */
         Today: {
@@ -2541,6 +2699,11 @@ export interface components {
          * @enum {string}
          */
         UserRoleEnum: "anonymous" | "user" | "provider" | "operator";
+        Variable: {
+            name: string;
+            units: string;
+            long_name: string;
+        };
         VaryDriveRequest: {
             online: boolean;
             /** @default  */
@@ -4896,6 +5059,94 @@ export interface operations {
             };
         };
     };
+    cart_add_matching: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SearchFiltersRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["SearchFiltersRequest"];
+                "multipart/form-data": components["schemas"]["SearchFiltersRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AddedMatching"];
+                };
+            };
+            /** @description The request is malformed or invalid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such thing (or not the caller's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The thing is in the wrong state for it */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body's media type is not accepted */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     api_v1_collections_list: {
         parameters: {
             query?: {
@@ -4984,7 +5235,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Collection"];
+                    "application/json": components["schemas"]["CollectionDetail"];
                 };
             };
             /** @description The request is malformed or invalid */
@@ -5642,18 +5893,21 @@ export interface operations {
                 bbox?: string;
                 /** @description Collection key(s) SHORT.VERSION, comma-separated */
                 collection?: string;
-                /** @description The pagination cursor value. */
+                /** @description The page's position, from a next or previous link */
                 cursor?: string;
                 /** @description Overlaps until (ISO 8601) */
                 end?: string;
+                /** @description Granule id, case-insensitive; * and ? are wildcards */
                 granule_id?: string;
                 instrument?: string;
-                /** @description Number of results to return per page. */
+                /** @description Granules per page, 10 to 500 (default 50) */
                 limit?: number;
-                /** @description Which field to use when ordering the results. */
+                /** @description Sort fields, comma-separated, - for descending: temporal_start, temporal_end, granule_id, created_at, total_size (created_at: ingest time; default -temporal_start) */
                 ordering?: string;
                 platform?: string;
                 processing_level?: string;
+                /** @description Free text: each word a granule id (wildcards * and ?) or a word of its collection's name, title, description, platform or instrument */
+                q?: string;
                 /**
                  * @description cache: every file is in the disk cache; tape: some file needs a recall
                  *
@@ -5797,6 +6051,64 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["GranuleFacets"];
+                };
+            };
+            /** @description The request is malformed or invalid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such thing (or not the caller's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    api_v1_granules_timeline_retrieve: {
+        parameters: {
+            query?: {
+                /** @description Bucket size; auto picks hour, day, month or year by the span of the granules found. At most 5000 buckets. */
+                bucket?: "auto" | "day" | "hour" | "month" | "year";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Timeline"];
                 };
             };
             /** @description The request is malformed or invalid */
@@ -6843,10 +7155,10 @@ export interface operations {
                 ordering?: string;
                 /**
                  * @description * `submitted` - Submitted
-                 *     * `staging` - Staging (waiting for tape)
+                 *     * `staging` - Waiting for tape
                  *     * `ready` - Ready
-                 *     * `partially_ready` - Partially ready (some items failed)
-                 *     * `completed` - Completed
+                 *     * `partially_ready` - Ready in part
+                 *     * `completed` - Delivered
                  *     * `failed` - Failed
                  *     * `cancelled` - Cancelled
                  *     * `expired` - Expired
@@ -8102,7 +8414,7 @@ export interface operations {
             query?: {
                 /** @description west,south,east,north (west > east crosses the antimeridian) */
                 bbox?: string;
-                /** @description RFC 3339 instant or interval start/end, '..' for an open end */
+                /** @description RFC 3339 instant or interval start/end, '..' for an open end; a date (yyyy-mm-dd) stands for its whole day */
                 datetime?: string;
                 /** @description Item ids (granule ids), comma-separated */
                 ids?: string;
@@ -8293,7 +8605,7 @@ export interface operations {
                 bbox?: string;
                 /** @description Collection ids (SHORT.VERSION), comma-separated */
                 collections?: string;
-                /** @description RFC 3339 instant or interval start/end, '..' for an open end */
+                /** @description RFC 3339 instant or interval start/end, '..' for an open end; a date (yyyy-mm-dd) stands for its whole day */
                 datetime?: string;
                 /** @description Item ids (granule ids), comma-separated */
                 ids?: string;
