@@ -15,5 +15,6 @@ urlpatterns = [
     path("cart/", api.CartView.as_view(), name="cart"),
     path("cart/<id:granule>/", api.CartGranuleView.as_view(), name="cart-granule"),
     path("files/<id:file_id>/download", api.DownloadView.as_view(), name="file-download"),
+    path("granary-get", api.GranaryGetView.as_view(), name="granary-get"),
     *router.urls,
 ]
