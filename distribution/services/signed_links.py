@@ -56,7 +56,7 @@ def links(order, site=None):
             "links": ready, "failed": failed, "waiting": waiting}
 
 
-CLIENT = Path(__file__).resolve().parents[1] / "client" / "granary_get.py"
+CLIENT = Path(settings.BASE_DIR) / "scripts" / "granary-get"
 _EMBED = "ORDER = None  # an order's script carries its listing here (base64 of the links JSON)"
 
 

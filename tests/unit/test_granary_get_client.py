@@ -1,6 +1,7 @@
 """granary-get's own parts, without a server: every checksum type against an independent
 source (coreutils cksum, published test vectors), names from a hostile listing kept inside the
 output folder, and progress that never reads 100 % while a file is missing."""
+import importlib.machinery
 import importlib.util
 import subprocess
 import sys
@@ -8,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
-CLIENT = Path(__file__).resolve().parents[2] / "distribution" / "client" / "granary_get.py"
-_spec = importlib.util.spec_from_file_location("granary_get", CLIENT)
+CLIENT = Path(__file__).resolve().parents[2] / "scripts" / "granary-get"
+_loader = importlib.machinery.SourceFileLoader("granary_get", str(CLIENT))
+_spec = importlib.util.spec_from_loader("granary_get", _loader)
 gg = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(gg)
+_loader.exec_module(gg)
 
 
 def _check(tmp_path, kind, expected, data):
