@@ -39,14 +39,15 @@ _WRITES = {"post", "put", "patch", "delete"}
 _ANY_BYTES = {"*/*": {"schema": {"type": "string", "format": "binary"}}}
 _CONTENT = {
     "api_v1_files_download_retrieve": {200: _ANY_BYTES, 206: _ANY_BYTES},
-    "api_v1_orders_script_retrieve": {200: {"text/x-shellscript": {"schema": {"type": "string"}}}},
+    "api_v1_orders_script_retrieve": {200: {"text/x-python": {"schema": {"type": "string"}}}},
+    "api_v1_granary_get_retrieve": {200: {"text/x-python": {"schema": {"type": "string"}}}},
     "stac_items": {200: "application/geo+json"},
     "stac_item": {200: "application/geo+json"},
     "stac_search_get": {200: "application/geo+json"},
     "stac_search_post": {200: "application/geo+json"},
 }
 _EXTRA_STATUSES = {
-    "api_v1_files_download_retrieve": (409, 410, 416, 503),
+    "api_v1_files_download_retrieve": (409, 410, 416, 429, 503),
     "api_v1_ingest_uploads_update": (411, 413),
     "api_v1_auth_login_create": (429,),
     "api_v1_auth_token_create": (429,),
@@ -64,7 +65,7 @@ def document_answers(result, generator, request, public):
     """drf-spectacular postprocessing hook: every operation documents the statuses and media
     types it really answers (a client generated from the schema, and the schemathesis run in
     the tests, rely on it): the common refusals with their JSON error body, downloads' bytes of
-    any type, the order script as a shell script and STAC's GeoJSON."""
+    any type, the order script and granary-get as Python and STAC's GeoJSON."""
     schemas = result.setdefault("components", {}).setdefault("schemas", {})
     schemas["Error"], schemas["StacError"] = ERROR, STAC_ERROR
     for path, item in result.get("paths", {}).items():

@@ -8,6 +8,8 @@ from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.permissions import AllowAny, IsAuthenticated
 from rest_framework.response import Response
+from rest_framework.settings import api_settings
+from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
 from backend.accounts.ownership import OwnedViewMixin
@@ -37,7 +39,7 @@ from .serializers import (
     cart_body,
 )
 from .services import cart, destinations, orders, signed_links, subscriptions
-from .services.downloads import CHUNK, authorize_download, digest_headers, open_download
+from .services.downloads import CHUNK, authorize_download, digest_headers, etag, open_download
 
 
 def _site(request):
@@ -134,14 +136,42 @@ class OrderViewSet(OwnedViewMixin, mixins.ListModelMixin, mixins.RetrieveModelMi
     def links(self, request, pk):
         return Response(LinksSerializer(signed_links.links(self.get_object(), _site(request))).data)
 
-    @extend_schema(responses={(200, "text/plain"): OpenApiTypes.STR})
+    @extend_schema(responses={(200, "text/x-python"): OpenApiTypes.STR})
     @action(detail=True, methods=["get"])
     def script(self, request, pk):
+        """The order's download script: granary-get (Python 3, standard library only) with
+        the order's links inside. It resumes, retries, waits for files still staged, checks
+        every checksum and writes a manifest listing each file's outcome."""
         order = self.get_object()
         response = HttpResponse(signed_links.download_script(order, _site(request)),
-                                content_type="text/x-shellscript; charset=utf-8")
-        response["Content-Disposition"] = f'attachment; filename="granary-order-{order.pk}.sh"'
+                                content_type="text/x-python; charset=utf-8")
+        response["Content-Disposition"] = f'attachment; filename="granary-order-{order.pk}.py"'
         return response
+
+
+class GranaryGetView(APIView):
+    """granary-get, the standalone downloader: `python3 granary-get ORDER_ID --server URL
+    --token TOKEN` (or the order's links URL)."""
+
+    permission_classes = [AllowAny]
+
+    def perform_content_negotiation(self, request, force=False):
+        return super().perform_content_negotiation(request, force=True)
+
+    @extend_schema(responses={(200, "text/x-python"): OpenApiTypes.STR})
+    def get(self, request):
+        response = HttpResponse(signed_links.client_source(),
+                                content_type="text/x-python; charset=utf-8")
+        response["Content-Disposition"] = 'attachment; filename="granary-get"'
+        return response
+
+
+class DownloadThrottle(ScopedRateThrottle):
+    """Downloads per client (address, or user) and GRANARY_DOWNLOAD_RATE: beyond it a 429
+    with Retry-After, which granary-get waits out. The rate is read when asked."""
+
+    def get_rate(self):
+        return api_settings.DEFAULT_THROTTLE_RATES.get(self.scope) or None
 
 
 class DestinationViewSet(OwnedViewMixin, viewsets.ModelViewSet):
@@ -230,11 +260,17 @@ class DownloadView(APIView):
     """A file's bytes: by a signed order link, or to a logged-in user who may see it.
 
     Streams from the cache (by sendfile under gunicorn, see services.downloads.DownloadBody),
-    answers single Range requests with 206 (416 beyond the file), and sends the catalog
-    checksum in `Digest` / `X-Checksum-*`.
+    sends a strong ETag and the catalog checksum (`Digest`, `X-Checksum-*`), and answers a
+    single Range with 206 and its Content-Range; a range that selects no byte with 416
+    (`Content-Range: bytes */SIZE`). Several ranges, a malformed one, or a Range under an
+    If-Range that is not the current ETag get the whole file with 200: never bytes of two
+    versions spliced. A signed link of a file still being staged answers 503 with Retry-After;
+    of a failed one 410 with the reason.
     """
 
     permission_classes = [AllowAny]
+    throttle_classes = [DownloadThrottle]
+    throttle_scope = "download"
 
     def perform_content_negotiation(self, request, force=False):
         return super().perform_content_negotiation(request, force=True)
@@ -248,7 +284,8 @@ class DownloadView(APIView):
     def get(self, request, file_id):
         download = authorize_download(request.user, file_id, request.query_params)
         stream, span = open_download(download, request.headers.get("Range"),
-                                     request.META.get("gunicorn.socket"))
+                                     request.META.get("gunicorn.socket"),
+                                     if_range=request.headers.get("If-Range"))
         file = download.file
         partial = span is not None
         start, end = span or (0, file.size - 1)
@@ -259,6 +296,7 @@ class DownloadView(APIView):
         response.block_size = CHUNK
         response["Content-Length"] = str(end - start + 1)
         response["Accept-Ranges"] = "bytes"
+        response["ETag"] = etag(file)
         response["Content-Disposition"] = f'attachment; filename="{file.name}"'
         if partial:
             response["Content-Range"] = f"bytes {start}-{end}/{file.size}"

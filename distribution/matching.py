@@ -4,6 +4,7 @@ Collections, footprint and time window of a subscription are matched in SQL; the
 conditions run here, only on the few subscriptions the indexed query left.
 """
 import json
+import re
 from functools import lru_cache
 
 OPS = ("eq", "ne", "lt", "lte", "gt", "gte", "in")
@@ -75,29 +76,52 @@ class RangeNotSatisfiable(Exception):
     pass
 
 
+_DIGITS = re.compile(r"[0-9]+")
+_HUGE = 10**19  # past any file; longer digit strings are read as this (int() refuses 4,300+)
+
+
+def _number(digits):
+    return int(digits) if len(digits) < 19 else _HUGE
+
+
 def parse_range(header, size):
     """(start, end) inclusive for a single `bytes=` range, None to send the whole file.
 
-    Malformed or multi-range headers are ignored (RFC 9110 lets a server do that); a range
-    that starts past the end raises RangeNotSatisfiable.
+    RFC 9110 section 14: a header that is malformed, names another unit, or asks for several
+    ranges is ignored (the whole file is sent with 200; a server may do that, and answering
+    multipart/byteranges would only serve clients that resume with one range anyway). A single
+    range that selects no byte of the file (starting at or past its end, a zero suffix, any
+    range of an empty file) raises RangeNotSatisfiable: the answer is 416.
     """
-    if not header or not header.startswith("bytes=") or "," in header:
+    if not header:
         return None
-    first, sep, last = header[len("bytes="):].strip().partition("-")
-    if not sep:
+    unit, sep, spec = header.partition("=")
+    if not sep or unit.strip().lower() != "bytes" or "," in spec:
         return None
-    try:
-        if first == "":
-            suffix = int(last)
-            if suffix <= 0:
-                raise RangeNotSatisfiable(header)
-            return max(0, size - suffix), size - 1
-        start = int(first)
-        end = int(last) if last else size - 1
-    except ValueError:
+    first, sep, last = (part.strip() for part in spec.strip().partition("-"))
+    if not sep or not (first or last) or any(p and not _DIGITS.fullmatch(p)
+                                             for p in (first, last)):
+        return None
+    if first == "":
+        suffix = _number(last)
+        if suffix == 0 or size == 0:
+            raise RangeNotSatisfiable(header)
+        return max(0, size - suffix), size - 1
+    start = _number(first)
+    end = _number(last) if last else size - 1
+    if last and end < start:
         return None
     if start >= size:
         raise RangeNotSatisfiable(header)
-    if start < 0 or end < start:
-        return None
     return start, min(end, size - 1)
+
+
+def range_validator_matches(if_range, etag):
+    """Whether a Range may be served under this If-Range (RFC 9110 section 13.1.5): always
+    without one; with one, only when it is the file's strong entity tag, exactly. A weak tag
+    or a date (no Last-Modified is sent, so none can match) means the client's partial copy
+    may be of other bytes: the Range is ignored and the whole file sent, never spliced."""
+    if if_range is None:
+        return True
+    value = if_range.strip()
+    return not value.startswith("W/") and value == etag

@@ -16,5 +16,6 @@ urlpatterns = [
     path("cart/matching/", api.CartMatchingView.as_view(), name="cart-matching"),
     path("cart/<id:granule>/", api.CartGranuleView.as_view(), name="cart-granule"),
     path("files/<id:file_id>/download", api.DownloadView.as_view(), name="file-download"),
+    path("granary-get", api.GranaryGetView.as_view(), name="granary-get"),
     *router.urls,
 ]

@@ -176,6 +176,8 @@ REST_FRAMEWORK = {
     "DEFAULT_THROTTLE_RATES": {
         "login": env("GRANARY_LOGIN_RATE", "10/min"),
         "token": env("GRANARY_TOKEN_RATE", "10/min"),
+        # downloads per client; a 429 with Retry-After beyond it (empty: no limit)
+        "download": env("GRANARY_DOWNLOAD_RATE", "1200/min"),
     },
     # Proxies in front that append to X-Forwarded-For (production: nginx); the client's address
     # is the one the nearest proxy wrote, so a client cannot pick its own by sending the header.

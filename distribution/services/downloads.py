@@ -1,5 +1,7 @@
 """Downloads: who may fetch a file, and its bytes streamed from the cache as they are."""
 import base64
+import hashlib
+import logging
 import os
 from dataclasses import dataclass
 
@@ -16,12 +18,17 @@ from backend.metrics.models import TransferRecord
 from backend.metrics.services import record_transfer
 
 from .. import streaming
-from ..matching import RangeNotSatisfiable, parse_range
+from ..matching import RangeNotSatisfiable, parse_range, range_validator_matches
 from ..models import Delivery, Order, OrderItem
 from .orders import delivered, queue_refresh
 from .signed_links import sign
 
 CHUNK = 1 << 20
+RETRY_MIN_S, RETRY_MAX_S = 5, 600
+
+_AGAIN = {"Retry-After": str(RETRY_MIN_S * 2)}
+
+log = logging.getLogger(__name__)
 
 
 class RangeError(DomainError):
@@ -58,30 +65,60 @@ def authorize_download(user, file_id, params):
 
 
 def _authorize_signed(file_id, params):
-    """A signed link names its order and file: one query reads the item, its order and file."""
+    """A signed link names its order and file: one query reads the item, its order and file.
+
+    The link stays valid while its item is live (the database says so, not a time in the URL):
+    a link handed out while the order was staging, or before its expiry moved, keeps working
+    until the order expires, is cancelled or the item fails. A waiting item answers 503 with
+    Retry-After (its recall's estimate), so a client polls the link itself; a failed one 410
+    with the reason."""
     try:
-        order_id, expires = int(params.get("order", "")), int(params.get("expires", ""))
+        order_id = int(params.get("order", ""))
+        expires = int(params["expires"]) if "expires" in params else None
     except ValueError as exc:
         raise Forbidden("This download link is malformed.") from exc
     if not constant_time_compare(params["sig"], sign(file_id, order_id, expires)):
         raise Forbidden("This download link's signature is not valid.")
-    if expires < timezone.now().timestamp():
+    now = timezone.now()
+    if expires is not None and expires < now.timestamp():
         raise Gone("This download link has expired; order the granule again.")
     item = (OrderItem.objects.select_related("order", "file__granule__collection")
             .filter(order_id=order_id, file_id=file_id).first())
     if item is None:
         raise Forbidden("This download link's signature is not valid.")
     if item.state in (OrderItem.State.EXPIRED, OrderItem.State.CANCELLED) or \
-            item.order.state in (Order.State.CANCELLED, Order.State.EXPIRED):
+            item.order.state in (Order.State.CANCELLED, Order.State.EXPIRED) or \
+            (item.state == OrderItem.State.READY and item.expires_at is not None
+             and item.expires_at <= now):
         raise Gone(f"Order {order_id} is {item.order.state}; its links no longer work.")
+    if item.state == OrderItem.State.FAILED:
+        raise Gone(f"{item.file.name} cannot be delivered: {item.error or 'it failed'}.")
     if item.state != OrderItem.State.READY:
-        raise Conflict(f"{item.file.name} is not ready yet.")
+        raise Unavailable(f"{item.file.name} is not ready yet: it is being staged from tape.",
+                          headers={"Retry-After": str(retry_after(item.eta_s))})
     return Download(item.file, item)
 
 
-def open_download(download, range_header, sock=None):
+def retry_after(eta_s):
+    """Seconds a client should wait before asking again for a file still being staged: its
+    recall's estimate, at least RETRY_MIN_S (no tight polling) and at most RETRY_MAX_S (an
+    estimate may be long, and the file may come sooner)."""
+    if eta_s is None:
+        return RETRY_MIN_S * 2
+    return int(min(max(eta_s, RETRY_MIN_S), RETRY_MAX_S))
+
+
+def etag(file):
+    """The file's strong entity tag: it changes whenever the catalog's bytes of the file do
+    (its checksum names them), so a client resuming with If-Range never splices two files."""
+    seed = f"{file.pk}:{file.checksum_type}:{file.checksum}".lower()
+    return '"' + hashlib.sha256(seed.encode()).hexdigest()[:32] + '"'
+
+
+def open_download(download, range_header, sock=None, if_range=None):
     """(body, span): the bytes to send (a DownloadBody, which records the transfer when it
-    is closed), span (start, end) for a range or None for all. `sock`, the client's socket
+    is closed), span (start, end) for a range or None for all; a Range under an If-Range that
+    is not the file's entity tag is ignored (see matching). `sock`, the client's socket
     where the server tells it, lets a large download leave the page cache behind it (see
     streaming).
 
@@ -93,6 +130,8 @@ def open_download(download, range_header, sock=None):
     each file twice; re-hashing for every range would make resumable downloads quadratic.
     """
     file = download.file
+    if not range_validator_matches(if_range, etag(file)):
+        range_header = None
     try:
         span = parse_range(range_header, file.size)
     except RangeNotSatisfiable as exc:
@@ -102,14 +141,15 @@ def open_download(download, range_header, sock=None):
     except archive.CacheDamaged as exc:
         if download.item is not None:
             back_to_waiting(download.item)
-        raise Unavailable(str(exc)) from exc
+        raise Unavailable(str(exc), headers=_AGAIN) from exc
     except archive.ArchiveError as exc:
         if download.item is not None:
             back_to_waiting(download.item)
-            raise Unavailable(f"{file.name} left the cache; it is being recalled.") from exc
+            raise Unavailable(f"{file.name} left the cache; it is being recalled.",
+                              headers=_AGAIN) from exc
         raise Conflict(f"{file.name} is on tape only; order it to have it recalled.") from exc
     start, end = span if span else (0, file.size - 1)
-    body = DownloadBody(handle, download, start, end)
+    body = DownloadBody(handle, download, start, end, ranged=span is not None)
     if sock is not None and streaming.streams_through(end + 1 - start,
                                                       settings.GRANARY_DROP_BEHIND_BYTES):
         body.followed = streaming.drop_behind.follow(handle.fileno(), sock, start, end)
@@ -135,8 +175,9 @@ class DownloadBody:
     position, and socket.sendfile() seeks past what it sent, also when the client goes away.
     """
 
-    def __init__(self, handle, download, start, end):
+    def __init__(self, handle, download, start, end, ranged=False):
         self.handle, self.download, self.start, self.end = handle, download, start, end
+        self.ranged = ranged
         self.started, self.closed, self.followed = timezone.now(), False, None
         self.position = handle.seek(start)
 
@@ -167,6 +208,11 @@ class DownloadBody:
         if self.followed is not None:
             streaming.drop_behind.forget(self.followed, finished=self.start + sent > self.end)
         self.handle.close()
+        item = self.download.item
+        log.info("download of %s (file %s%s): bytes %d-%d of %d asked (%s), %d sent",
+                 self.download.file.name, self.download.file.pk,
+                 f", order {item.order_id}" if item else "", self.start, self.end,
+                 self.download.file.size, "range" if self.ranged else "whole", sent)
         _downloaded(self.download, sent, self.started,
                     self.start + sent >= self.download.file.size)
 

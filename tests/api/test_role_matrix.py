@@ -72,6 +72,7 @@ EXPECTED = {
     ('drive-vary', 'POST'):                     (401, 403, 403, 403, 403, 200),
     ('file-download', 'GET'):                   (401, 200, 200, 200, 200, 200),
     ('file-status', 'GET'):                     (401, 403, 403, 403, 403, 200),
+    ('granary-get', 'GET'):                     (200, 200, 200, 200, 200, 200),  # no secret in it
     ('granule-detail', 'GET'):                  (200, 200, 200, 200, 200, 200),
     ('granule-facets', 'GET'):                  (200, 200, 200, 200, 200, 200),
     ('granule-list', 'GET'):                    (200, 200, 200, 200, 200, 200),

@@ -62,7 +62,8 @@ def test_an_order_its_links_script_and_downloads(collection, archived, alice, in
     links = call(alice.user, "get", "/api/v1/orders/{id}/links/", 200,
                  path_parameters=ids).json()["links"]
     script = call(alice.user, "get", "/api/v1/orders/{id}/script/", 200, path_parameters=ids)
-    assert media_type(script).startswith("text/x-shellscript")
+    assert media_type(script).startswith("text/x-python")
+    assert media_type(call(None, "get", "/api/v1/granary-get", 200)).startswith("text/x-python")
     first = links[0]
     query = dict(part.split("=", 1) for part in first["url"].split("?", 1)[1].split("&"))
     path = "/api/v1/files/{file_id}/download"
@@ -72,6 +73,8 @@ def test_an_order_its_links_script_and_downloads(collection, archived, alice, in
     part = call(None, "get", path, 206, path_parameters={"file_id": first["file_id"]},
                 query=query, headers={"Range": "bytes=0-9"})
     assert part.content == whole.content[:10]
+    call(None, "get", path, 416, path_parameters={"file_id": first["file_id"]},
+         query=query, headers={"Range": f"bytes={first['size']}-"})
 
 
 def test_stac_items_and_searches(on_tape):

@@ -181,7 +181,8 @@ function OrderActions({ order }: { order: OrderDetail }) {
           <a
             className="button button--quiet"
             href={scriptUrl(order.id)}
-            download={`granary-order-${order.id}.sh`}
+            download={`granary-order-${order.id}.py`}
+            title="Python 3: resumes, retries, checks every checksum and lists what failed. Run it again to resume."
           >
             Download script
           </a>

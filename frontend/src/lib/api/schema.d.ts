@@ -630,10 +630,34 @@ export interface paths {
          * @description A file's bytes: by a signed order link, or to a logged-in user who may see it.
          *
          *     Streams from the cache (by sendfile under gunicorn, see services.downloads.DownloadBody),
-         *     answers single Range requests with 206 (416 beyond the file), and sends the catalog
-         *     checksum in `Digest` / `X-Checksum-*`.
+         *     sends a strong ETag and the catalog checksum (`Digest`, `X-Checksum-*`), and answers a
+         *     single Range with 206 and its Content-Range; a range that selects no byte with 416
+         *     (`Content-Range: bytes *\/SIZE`). Several ranges, a malformed one, or a Range under an
+         *     If-Range that is not the current ETag get the whole file with 200: never bytes of two
+         *     versions spliced. A signed link of a file still being staged answers 503 with Retry-After;
+         *     of a failed one 410 with the reason.
          */
         get: operations["api_v1_files_download_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/granary-get": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description granary-get, the standalone downloader: `python3 granary-get ORDER_ID --server URL
+         *     --token TOKEN` (or the order's links URL).
+         */
+        get: operations["api_v1_granary_get_retrieve"];
         put?: never;
         post?: never;
         delete?: never;
@@ -993,7 +1017,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Orders: the caller's own; operators see and cancel everyone's. */
+        /**
+         * @description The order's download script: granary-get (Python 3, standard library only) with
+         *     the order's links inside. It resumes, retries, waits for files still staged, checks
+         *     every checksum and writes a manifest listing each file's outcome.
+         */
         get: operations["api_v1_orders_script_retrieve"];
         put?: never;
         post?: never;
@@ -5873,8 +5901,72 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Too many requests; retry later */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Temporarily unavailable; retry later */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    api_v1_granary_get_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/x-python": string;
+                };
+            };
+            /** @description The request is malformed or invalid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such thing (or not the caller's) */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7501,7 +7593,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/x-shellscript": string;
+                    "text/x-python": string;
                 };
             };
             /** @description The request is malformed or invalid */
