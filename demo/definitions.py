@@ -7,7 +7,8 @@ DEMO_COLLECTIONS = [
         "description": "Calibrated and geolocated at-aperture radiances for 36 bands at 1 km, "
         "one granule per five minutes of the Terra orbit.",
         "processing_level": "1B", "platform": "Terra", "instrument": "MODIS",
-        "file_patterns": [r"^(?P<granule>MOD021KM\.A\d{7}\.\d{4}\.061\.\d{13})\.hdf(\.met)?$"],
+        "file_patterns": [
+            r"^(?P<granule>MOD021KM\.A\d{7}\.\d{4}\.061\.\d{13})\.(hdf|hdf\.met|png)$"],
     },
     {
         "short_name": "MOD10C1", "version": "061",
@@ -21,7 +22,8 @@ DEMO_COLLECTIONS = [
         "title": "GHRSST Level 4 Optimally Interpolated Sea Surface Temperature (NetCDF)",
         "description": "Daily 0.25 degree blended sea surface temperature analysis in NetCDF-4.",
         "processing_level": "4", "platform": "NOAA-19", "instrument": "AVHRR",
-        "file_patterns": [r"^(?P<granule>\d{8}120000-NCEI-L4_GHRSST-SSTblend-AVHRR_OI-GLOB)\.nc$"],
+        "file_patterns": [
+            r"^(?P<granule>\d{8}120000-NCEI-L4_GHRSST-SSTblend-AVHRR_OI-GLOB)\.(nc|png)$"],
     },
     {
         "short_name": "AIRS2RET_NRT", "version": "7.0",
