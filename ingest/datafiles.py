@@ -6,9 +6,17 @@ A delivered file is hostile until read: only metadata and coordinate arrays are 
 data variable; a coordinate is read in blocks and refused past a size, a chunk size or when its
 values live outside the file (external storage, virtual datasets); values outside the Earth
 (latitude 200) or coordinates the file's own attributes contradict are errors, not a box.
-NetCDF-4 files are HDF5 and read with h5py; NetCDF classic with netCDF4.
+The libraries are C, and a damaged file can make them loop for ever, crash or allocate without
+end (a bad length in an HDF5 global heap does the first), so read_isolated reads in a forked
+child with a time and memory limit. NetCDF-4 files are HDF5 and read with h5py; NetCDF classic
+with netCDF4.
 """
 import math
+import os
+import pickle
+import select
+import signal
+import time
 from dataclasses import dataclass, field
 from datetime import UTC
 
@@ -22,6 +30,9 @@ MAX_GLOBAL_ATTRIBUTES = 200
 MAX_TEXT = 256
 TOLERANCE_DEG = 1.0                # coordinates may stick out of the declared box by this much
 TOLERANCE_S = 86400                # ... and out of the declared time coverage by this much
+TIME_LIMIT_S = 30                  # reading one file's metadata takes at most this long
+MEMORY_LIMIT = 1 << 30             # ... and this much more memory
+MAX_ANSWER = 4 << 20
 
 LAT_UNITS = {"degrees_north", "degree_north", "degrees_n", "degree_n", "degreesn", "degreen"}
 LON_UNITS = {"degrees_east", "degree_east", "degrees_e", "degree_e", "degreese", "degreee"}
@@ -40,6 +51,89 @@ class Contents:
     lat: tuple | None = None
     lon: tuple | None = None       # (west, east) in -180..180; west > east crosses 180
     time: tuple | None = None      # (first, last) aware datetimes
+
+
+def read_isolated(reader, path, time_limit=None, memory_limit=None):
+    """reader(path) in a forked child that may take `time_limit` seconds and `memory_limit`
+    more bytes: a file that hangs, crashes or bloats the reader costs the child, and the
+    answer is a FileError saying so."""
+    time_limit = TIME_LIMIT_S if time_limit is None else time_limit
+    memory_limit = MEMORY_LIMIT if memory_limit is None else memory_limit
+    if not hasattr(os, "fork"):
+        return reader(path)
+    import h5py  # noqa: F401  (imported once here, not again in every child)
+    import netCDF4  # noqa: F401
+
+    readable, writable = os.pipe()
+    pid = os.fork()
+    if pid == 0:    # the child: read, send the answer, leave without the parent's exit handlers
+        os.close(readable)
+        _child(reader, path, memory_limit, writable)
+    os.close(writable)
+    try:
+        received = _receive(readable, time.monotonic() + time_limit)
+    except FileError:
+        os.kill(pid, signal.SIGKILL)
+        raise FileError(f"was still being read after {time_limit:g} s (a damaged file can "
+                        "make the HDF5 and NetCDF libraries loop)") from None
+    finally:
+        os.close(readable)
+        _, status = os.waitpid(pid, 0)
+    if not received:
+        why = (f"signal {os.WTERMSIG(status)}" if os.WIFSIGNALED(status)
+               else f"exit status {os.waitstatus_to_exitcode(status)}")
+        raise FileError(f"made its reader stop without an answer ({why})")
+    kind, value = pickle.loads(received)   # noqa: S301 (our own child's answer)
+    if kind == "error":
+        raise FileError(value)
+    return value
+
+
+def _child(reader, path, memory_limit, writable):
+    status = 0
+    try:
+        _limit_memory(memory_limit)
+        try:
+            answer = ("ok", reader(path))
+        except FileError as exc:
+            answer = ("error", str(exc))
+        except MemoryError:
+            answer = ("error", f"needs more than {memory_limit >> 20} MiB to read")
+        except Exception as exc:
+            answer = ("error", f"cannot be read: {exc}")
+        view = memoryview(pickle.dumps(answer))
+        while view:
+            view = view[os.write(writable, view):]
+    except BaseException:
+        status = 1
+    finally:
+        os._exit(status)
+
+
+def _limit_memory(extra):
+    """Let the child's address space grow by `extra` bytes at most (Linux)."""
+    import resource
+
+    try:
+        with open("/proc/self/statm") as f:
+            size = int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+        resource.setrlimit(resource.RLIMIT_AS, (size + extra, size + extra))
+    except (OSError, ValueError):
+        pass    # no /proc: the time limit still holds
+
+
+def _receive(readable, deadline):
+    received = bytearray()
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0 or len(received) > MAX_ANSWER:
+            raise FileError("no answer in time")
+        ready, _, _ = select.select([readable], [], [], left)
+        if ready:
+            block = os.read(readable, 1 << 16)
+            if not block:
+                return bytes(received)
+            received += block
 
 
 def read_hdf5(path):
@@ -62,11 +156,21 @@ def read_netcdf(path):
     try:
         with netCDF4.Dataset(path, "r") as ds:
             ds.set_auto_maskandscale(False)
+            _whole(ds, os.path.getsize(path))
             return _contents(_NetCdf(ds))
     except FileError:
         raise
     except Exception as exc:
         raise FileError(f"is not a readable NetCDF file: {exc}") from exc
+
+
+def _whole(ds, size):
+    """A classic file cut short reads as zeros past its end: refuse one smaller than its
+    variables' values alone (a lower bound: the header comes on top)."""
+    need = sum(math.prod(v.shape) * v.dtype.itemsize for v in ds.variables.values())
+    if size < need:
+        raise FileError(f"is cut short: its variables need at least {need:,} bytes and the "
+                        f"file has {size:,}")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -9,6 +9,8 @@ import json
 import math
 from dataclasses import dataclass, field
 
+from backend.catalog.geo import BBoxError, make_bbox
+
 from . import datafiles
 from .datafiles import plain
 from .pdr import parse_time
@@ -256,9 +258,10 @@ def _from_data_file(read, path):
     """Times and box from the ACDD attributes, else from the coordinates, which must agree
     with them; the variables (name, units, long name, shape) as the attribute `variables`."""
     try:
-        contents = read(path)
+        contents = datafiles.read_isolated(read, path)
         out = from_attributes(contents.attributes)
         if out.bbox is not None:
+            make_bbox(*out.bbox)
             datafiles.check_box(out.bbox, contents)
         elif contents.lat and contents.lon:
             out.bbox = [contents.lon[0], contents.lat[0], contents.lon[1], contents.lat[1]]
@@ -268,6 +271,8 @@ def _from_data_file(read, path):
             out.start, out.end = contents.time
     except datafiles.FileError as exc:
         raise MetadataError(str(exc)) from exc
+    except BBoxError as exc:
+        raise MetadataError(f"bounding box: {exc}") from exc
     if contents.variables:
         out.attributes["variables"] = contents.variables
     return out
