@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy
 
 from . import browse
+from .ecs_met import inventory_metadata
 
 DAY0 = datetime(2026, 11, 1, tzinfo=UTC)
 COMMENT = ("Synthetic demo data made by Granary's seed_demo: plausible fields on a real land "
@@ -390,21 +391,21 @@ def _swath_id(start):
     return f"MOD021KM.A{start:%Y}{doy:03d}.{start:%H%M}.061.2026{doy + 1:03d}101512"
 
 
-def _swath(product, index, folder, rng, waves):
-    import h5py
-
-    start = _swath_start(index, rng)
-    end = start + timedelta(minutes=5)
-    gid = _swath_id(start)
+def _swath_geometry(start):
+    """Latitude and longitude of each pixel: rows along the track, columns across it."""
     offset = (start - DAY0).total_seconds()
     times = offset + (numpy.arange(ROWS) + 0.5) * 300.0 / ROWS
     centre_lat, centre_lon = _track(times)
     ahead_lat, ahead_lon = _track(times + 1.0)
     heading = _bearing(centre_lat, centre_lon, ahead_lat, ahead_lon)
     across = numpy.linspace(-HALF_WIDTH_KM, HALF_WIDTH_KM, COLUMNS)
-    lat, lon = _destination(centre_lat[:, None], centre_lon[:, None], heading[:, None] + 90,
-                            across[None, :])
-    zenith = _solar_zenith(lat, lon, start + timedelta(seconds=150))
+    return _destination(centre_lat[:, None], centre_lon[:, None], heading[:, None] + 90,
+                        across[None, :])
+
+
+def _swath_fields(lat, lon, zenith, start, rng, waves):
+    """Band 31 brightness temperature, bands 1 and 2 radiance (NaN at night) and the cloud
+    mask: land warmer by day, cloud tops cold and bright."""
     land = land_at(lat, lon)
     day = start.timetuple().tm_yday - DAY0.timetuple().tm_yday
     clouds = (waves(lat, lon, day, fine=6) + 0.6 * waves(lat, lon, day + 3, fine=15)
@@ -422,6 +423,18 @@ def _swath(product, index, folder, rng, waves):
                       numpy.nan)
     nir = numpy.where(lit, (bright + (1 - bright) * numpy.where(land, 0.30, 0.02)) * 980 * sun,
                       numpy.nan)
+    return temperature, red, nir, cloudy
+
+
+def _swath(product, index, folder, rng, waves):
+    import h5py
+
+    start = _swath_start(index, rng)
+    end = start + timedelta(minutes=5)
+    gid = _swath_id(start)
+    lat, lon = _swath_geometry(start)
+    zenith = _solar_zenith(lat, lon, start + timedelta(seconds=150))
+    temperature, red, nir, cloudy = _swath_fields(lat, lon, zenith, start, rng, waves)
     box = swath_box(lat, lon)
     path = folder / f"{gid}.hdf"
     with h5py.File(path, "w") as f:
@@ -452,7 +465,7 @@ def _swath(product, index, folder, rng, waves):
                        "product_version": "061", "cdm_data_type": "swath"}))
     day_night = "Day" if float(zenith[ROWS // 2, COLUMNS // 2]) < 85 else "Night"
     met = folder / f"{gid}.hdf.met"
-    met.write_text(_met(f"{gid}.hdf", start, end, box, day_night))
+    met.write_text(inventory_metadata(f"{gid}.hdf", start, end, box, day_night))
     north_up = temperature if lat[0].mean() >= lat[-1].mean() else temperature[::-1, ::-1]
     picture = browse.render(north_up, 200, 310, "infrared",
                             "Band31_Brightness_Temperature (K)", scale=2)
@@ -461,34 +474,3 @@ def _swath(product, index, folder, rng, waves):
     return DemoGranule(gid, [(path.name, "data", path), (met.name, "metadata", met),
                              (png.name, "browse", png)],
                        {"day_night": day_night, "cloud_cover": int(round(cloudy.mean() * 100))})
-
-
-def _met(local_id, start, end, box, day_night):
-    """The ECS inventory metadata (ODL) MODAPS delivers beside each granule."""
-    def obj(name, value, indent):
-        pad = " " * indent
-        return (f"{pad}OBJECT                 = {name}\n{pad}  NUM_VAL              = 1\n"
-                f"{pad}  VALUE                = {value}\n{pad}END_OBJECT             = {name}\n")
-
-    west, south, east, north = box
-    return (
-        "GROUP                  = INVENTORYMETADATA\n  GROUPTYPE            = MASTERGROUP\n\n"
-        "  GROUP                  = ECSDATAGRANULE\n"
-        + obj("LOCALGRANULEID", f'"{local_id}"', 4) + obj("DAYNIGHTFLAG", f'"{day_night}"', 4)
-        + "  END_GROUP              = ECSDATAGRANULE\n\n  GROUP                  = RANGEDATETIME\n"
-        + obj("RANGEBEGINNINGDATE", f'"{start:%Y-%m-%d}"', 4)
-        + obj("RANGEBEGINNINGTIME", f'"{start:%H:%M:%S}.000000"', 4)
-        + obj("RANGEENDINGDATE", f'"{end:%Y-%m-%d}"', 4)
-        + obj("RANGEENDINGTIME", f'"{end:%H:%M:%S}.000000"', 4)
-        + "  END_GROUP              = RANGEDATETIME\n\n"
-        "  GROUP                  = SPATIALDOMAINCONTAINER\n"
-        "    GROUP                  = HORIZONTALSPATIALDOMAINCONTAINER\n"
-        "      GROUP                  = BOUNDINGRECTANGLE\n"
-        + obj("WESTBOUNDINGCOORDINATE", f"{west:.4f}", 8)
-        + obj("NORTHBOUNDINGCOORDINATE", f"{north:.4f}", 8)
-        + obj("EASTBOUNDINGCOORDINATE", f"{east:.4f}", 8)
-        + obj("SOUTHBOUNDINGCOORDINATE", f"{south:.4f}", 8)
-        + "      END_GROUP              = BOUNDINGRECTANGLE\n"
-        "    END_GROUP              = HORIZONTALSPATIALDOMAINCONTAINER\n"
-        "  END_GROUP              = SPATIALDOMAINCONTAINER\n\n"
-        "END_GROUP              = INVENTORYMETADATA\n\nEND\n")

@@ -13,12 +13,10 @@ with netCDF4.
 """
 import math
 import os
-import pickle
-import select
-import signal
-import time
 from dataclasses import dataclass, field
 from datetime import UTC
+
+from . import isolation
 
 MAX_COORDINATE_VALUES = 16 << 20   # values of one coordinate array read at most
 BLOCK_VALUES = 1 << 20             # values read at once
@@ -32,7 +30,6 @@ TOLERANCE_DEG = 1.0                # coordinates may stick out of the declared b
 TOLERANCE_S = 86400                # ... and out of the declared time coverage by this much
 TIME_LIMIT_S = 30                  # reading one file's metadata takes at most this long
 MEMORY_LIMIT = 1 << 30             # ... and this much more memory
-MAX_ANSWER = 4 << 20
 
 LAT_UNITS = {"degrees_north", "degree_north", "degrees_n", "degree_n", "degreesn", "degreen"}
 LON_UNITS = {"degrees_east", "degree_east", "degrees_e", "degree_e", "degreese", "degreee"}
@@ -54,86 +51,18 @@ class Contents:
 
 
 def read_isolated(reader, path, time_limit=None, memory_limit=None):
-    """reader(path) in a forked child that may take `time_limit` seconds and `memory_limit`
-    more bytes: a file that hangs, crashes or bloats the reader costs the child, and the
-    answer is a FileError saying so."""
-    time_limit = TIME_LIMIT_S if time_limit is None else time_limit
-    memory_limit = MEMORY_LIMIT if memory_limit is None else memory_limit
-    if not hasattr(os, "fork"):
-        return reader(path)
+    """reader(path) in a forked child limited to `time_limit` seconds and `memory_limit` more
+    bytes (isolation.py); whatever goes wrong there is a FileError."""
     import h5py  # noqa: F401  (imported once here, not again in every child)
     import netCDF4  # noqa: F401
 
-    readable, writable = os.pipe()
-    pid = os.fork()
-    if pid == 0:    # the child: read, send the answer, leave without the parent's exit handlers
-        os.close(readable)
-        _child(reader, path, memory_limit, writable)
-    os.close(writable)
     try:
-        received = _receive(readable, time.monotonic() + time_limit)
-    except FileError:
-        os.kill(pid, signal.SIGKILL)
-        raise FileError(f"was still being read after {time_limit:g} s (a damaged file can "
-                        "make the HDF5 and NetCDF libraries loop)") from None
-    finally:
-        os.close(readable)
-        _, status = os.waitpid(pid, 0)
-    if not received:
-        why = (f"signal {os.WTERMSIG(status)}" if os.WIFSIGNALED(status)
-               else f"exit status {os.waitstatus_to_exitcode(status)}")
-        raise FileError(f"made its reader stop without an answer ({why})")
-    kind, value = pickle.loads(received)   # noqa: S301 (our own child's answer)
-    if kind == "error":
-        raise FileError(value)
-    return value
-
-
-def _child(reader, path, memory_limit, writable):
-    status = 0
-    try:
-        _limit_memory(memory_limit)
-        try:
-            answer = ("ok", reader(path))
-        except FileError as exc:
-            answer = ("error", str(exc))
-        except MemoryError:
-            answer = ("error", f"needs more than {memory_limit >> 20} MiB to read")
-        except Exception as exc:
-            answer = ("error", f"cannot be read: {exc}")
-        view = memoryview(pickle.dumps(answer))
-        while view:
-            view = view[os.write(writable, view):]
-    except BaseException:
-        status = 1
-    finally:
-        os._exit(status)
-
-
-def _limit_memory(extra):
-    """Let the child's address space grow by `extra` bytes at most (Linux)."""
-    import resource
-
-    try:
-        with open("/proc/self/statm") as f:
-            size = int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
-        resource.setrlimit(resource.RLIMIT_AS, (size + extra, size + extra))
-    except (OSError, ValueError):
-        pass    # no /proc: the time limit still holds
-
-
-def _receive(readable, deadline):
-    received = bytearray()
-    while True:
-        left = deadline - time.monotonic()
-        if left <= 0 or len(received) > MAX_ANSWER:
-            raise FileError("no answer in time")
-        ready, _, _ = select.select([readable], [], [], left)
-        if ready:
-            block = os.read(readable, 1 << 16)
-            if not block:
-                return bytes(received)
-            received += block
+        return isolation.run(reader, path,
+                             TIME_LIMIT_S if time_limit is None else time_limit,
+                             MEMORY_LIMIT if memory_limit is None else memory_limit,
+                             refusals=(FileError,))
+    except isolation.ReadError as exc:
+        raise FileError(str(exc)) from None
 
 
 def read_hdf5(path):
