@@ -3,6 +3,8 @@ page shows (DOI, citation, variables, declared coverage; AIRS2RET_NRT declares n
 page shows what its granules cover)."""
 from datetime import UTC, datetime
 
+from .products import PRODUCTS
+
 GLOBAL = {"extent_west": -180.0, "extent_south": -90.0, "extent_east": 180.0,
           "extent_north": 90.0}
 TERRA_FIRST_LIGHT = datetime(2000, 2, 24, tzinfo=UTC)
@@ -13,6 +15,12 @@ def _variables(*rows):
             for name, units, long_name in rows]
 
 
+def _variables_of(short_name):
+    """The variables the demo's files of a collection hold: one list serves the files and the
+    collection page, so the page never names a variable a downloaded file lacks."""
+    return _variables(*((v.name, v.units, v.long_name) for v in PRODUCTS[short_name].variables))
+
+
 DEMO_COLLECTIONS = [
     {
         "short_name": "MOD021KM", "version": "061",
@@ -20,17 +28,13 @@ DEMO_COLLECTIONS = [
         "description": "Calibrated and geolocated at-aperture radiances for 36 bands at 1 km, "
         "one granule per five minutes of the Terra orbit.",
         "processing_level": "1B", "platform": "Terra", "instrument": "MODIS",
-        "file_patterns": [r"^(?P<granule>MOD021KM\.A\d{7}\.\d{4}\.061\.\d{13})\.hdf(\.met)?$"],
+        "file_patterns": [
+            r"^(?P<granule>MOD021KM\.A\d{7}\.\d{4}\.061\.\d{13})\.(hdf|hdf\.met|png)$"],
         "doi": "10.5067/MODIS/MOD021KM.061",
+        "variables": _variables_of("MOD021KM"),
         "citation": "MODIS Characterization Support Team (MCST), 2017. MODIS 1km Calibrated "
         "Radiances Product, Collection 6.1. NASA MODIS Adaptive Processing System, Goddard "
         "Space Flight Center. https://doi.org/10.5067/MODIS/MOD021KM.061",
-        "variables": _variables(
-            ("EV_1KM_RefSB", "W m-2 um-1 sr-1", "Earth View 1KM Reflective Solar Bands"),
-            ("EV_1KM_Emissive", "W m-2 um-1 sr-1", "Earth View 1KM Emissive Bands"),
-            ("EV_250_Aggr1km_RefSB", "W m-2 um-1 sr-1",
-             "Earth View 250M Aggregated 1km Reflective Solar Bands"),
-        ),
         **GLOBAL, "extent_start": TERRA_FIRST_LIGHT,
     },
     {
@@ -43,12 +47,7 @@ DEMO_COLLECTIONS = [
         "citation": "Hall, D. K. and G. A. Riggs, 2021. MODIS/Terra Snow Cover Daily L3 Global "
         "0.05Deg CMG, Version 61. NASA National Snow and Ice Data Center DAAC, Boulder, "
         "Colorado USA. https://doi.org/10.5067/MODIS/MOD10C1.061",
-        "variables": _variables(
-            ("Day_CMG_Snow_Cover", "%", "Daily snow extent, global at 5 km"),
-            ("Day_CMG_Clear_Index", "%", "Percentage of the cell observed clear"),
-            ("Day_CMG_Cloud_Obscured", "%", "Percentage of the cell obscured by cloud"),
-            ("Snow_Spatial_QA", "1", "Spatial quality assessment of the snow cover"),
-        ),
+        "variables": _variables_of("MOD10C1"),
         **GLOBAL, "extent_start": TERRA_FIRST_LIGHT,
     },
     {
@@ -56,17 +55,13 @@ DEMO_COLLECTIONS = [
         "title": "GHRSST Level 4 Optimally Interpolated Sea Surface Temperature (NetCDF)",
         "description": "Daily 0.25 degree blended sea surface temperature analysis in NetCDF-4.",
         "processing_level": "4", "platform": "NOAA-19", "instrument": "AVHRR",
-        "file_patterns": [r"^(?P<granule>\d{8}120000-NCEI-L4_GHRSST-SSTblend-AVHRR_OI-GLOB)\.nc$"],
+        "file_patterns": [
+            r"^(?P<granule>\d{8}120000-NCEI-L4_GHRSST-SSTblend-AVHRR_OI-GLOB)\.(nc|png)$"],
         "doi": "10.5067/GHAAO-4BC21",
+        "variables": _variables_of("GHRSST_OISST_L4"),
         "citation": "NOAA National Centers for Environmental Information, 2016. GHRSST Level 4 "
         "AVHRR_OI Global Blended Sea Surface Temperature Analysis (GDS2) from NCEI, Version "
         "2.1. PO.DAAC, CA, USA. https://doi.org/10.5067/GHAAO-4BC21",
-        "variables": _variables(
-            ("analysed_sst", "kelvin", "analysed sea surface temperature"),
-            ("analysis_error", "kelvin", "estimated error standard deviation of analysed_sst"),
-            ("sea_ice_fraction", "1", "sea ice area fraction"),
-            ("mask", "1", "sea/land/lake/ice field composite mask"),
-        ),
         **GLOBAL, "extent_start": datetime(1981, 9, 1, tzinfo=UTC),
     },
     {

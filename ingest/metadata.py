@@ -1,13 +1,18 @@
 """Granule metadata from the delivered files. Pure Python, no Django.
 
 Sources, in the order they are believed: a sidecar JSON (UMM-G-like or Granary's own request
-shape), an ECS `.met` ODL file, then the global attributes of HDF5 / NetCDF data files (ACDD
-names: time_coverage_start, geospatial_lon_min, ...). What the request itself says wins over all.
+shape), an ECS `.met` ODL file, then HDF5 / NetCDF data files: their global attributes (ACDD
+names: time_coverage_start, geospatial_lon_min, ...), else their latitude, longitude and time
+coordinates (datafiles.py), and their variables. What the request itself says wins over all.
 """
 import json
 import math
 from dataclasses import dataclass, field
 
+from backend.catalog.geo import BBoxError, make_bbox
+
+from . import datafiles
+from .datafiles import plain
 from .pdr import parse_time
 from .pvl_text import PvlError, parse_pvl
 
@@ -210,25 +215,12 @@ def from_met(path):
 
 
 # ---------------------------------------------------------------------------------------------
-# HDF5 and NetCDF global attributes (ACDD)
-
-
-def _plain(value):
-    """An attribute value as JSON-friendly text or number (numpy scalars and arrays too)."""
-    if isinstance(value, bytes):
-        return value.decode("utf-8", "replace")
-    if hasattr(value, "tolist"):
-        value = value.tolist()
-    if isinstance(value, list):
-        value = value[0] if len(value) == 1 else value
-    if isinstance(value, bytes):
-        return value.decode("utf-8", "replace")
-    return value
+# HDF5 and NetCDF: global attributes (ACDD), coordinates and variables
 
 
 def from_attributes(attrs):
     """Interpret global attributes by the ACDD names."""
-    attrs = {k: _plain(v) for k, v in attrs.items()}
+    attrs = {k: plain(v) for k, v in attrs.items()}
     lower = {k.lower(): v for k, v in attrs.items()}
     out = Extracted()
     if lower.get("time_coverage_start"):
@@ -242,7 +234,9 @@ def from_attributes(attrs):
     for key, value in attrs.items():
         if len(out.attributes) >= MAX_ATTRIBUTES:
             break
-        if key.lower() in used or not isinstance(value, str | int | float | bool):
+        if key.startswith("_") or key.lower() in used:
+            continue   # the library's own (_NCProperties), or read above
+        if not isinstance(value, str | int | float | bool):
             continue
         if isinstance(value, str) and len(value) > 256:
             continue
@@ -253,14 +247,32 @@ def from_attributes(attrs):
 
 
 def from_hdf5(path):
-    import h5py
-
-    with h5py.File(path, "r") as f:
-        return from_attributes(dict(f.attrs))
+    return _from_data_file(datafiles.read_hdf5, path)
 
 
 def from_netcdf(path):
-    import netCDF4
+    return _from_data_file(datafiles.read_netcdf, path)
 
-    with netCDF4.Dataset(path, "r") as ds:
-        return from_attributes({name: ds.getncattr(name) for name in ds.ncattrs()})
+
+def _from_data_file(read, path):
+    """Times and box from the ACDD attributes, else from the coordinates, which must agree
+    with them; the variables (name, units, long name, shape) as the attribute `variables`."""
+    try:
+        contents = datafiles.read_isolated(read, path)
+        out = from_attributes(contents.attributes)
+        if out.bbox is not None:
+            make_bbox(*out.bbox)
+            datafiles.check_box(out.bbox, contents)
+        elif contents.lat and contents.lon:
+            out.bbox = [contents.lon[0], contents.lat[0], contents.lon[1], contents.lat[1]]
+        if out.start is not None:
+            datafiles.check_times(out.start, out.end, contents)
+        elif contents.time:
+            out.start, out.end = contents.time
+    except datafiles.FileError as exc:
+        raise MetadataError(str(exc)) from exc
+    except BBoxError as exc:
+        raise MetadataError(f"bounding box: {exc}") from exc
+    if contents.variables:
+        out.attributes["variables"] = contents.variables
+    return out

@@ -1,7 +1,5 @@
 """What the web portal reads besides the plain lists: a granule's storage and browse image, and
 the order limits shown in the cart before ordering."""
-import io
-import struct
 
 import pytest
 from rest_framework.test import APIClient
@@ -83,25 +81,3 @@ def test_cart_shows_the_limits_before_ordering(alice, collection, archived, inli
     assert alice.get("/api/v1/cart/").json()["limits"]["open_orders_used"] == 1
     emptied = alice.delete(f"/api/v1/cart/{granules[0].pk}/").json()
     assert emptied["count"] == 0 and emptied["limits"]["open_orders_used"] == 1
-
-
-def test_demo_browse_images_are_real_pictures(data_root, settings):
-    from django.core.management import call_command
-
-    from backend.archive import services as archive
-    from ingest.models import IngestRequest
-    from ingest.services import pipeline
-
-    settings.GRANARY_WRITE_MAX_WAIT_S = 0
-    call_command("seed_demo", "--granules", "1", stdout=io.StringIO())
-    for request in IngestRequest.objects.all():
-        pipeline.run_request(request.pk)
-    archive.run_until_idle()
-    anonymous = APIClient()
-    [granule] = anonymous.get("/api/v1/granules/?collection=MOD10C1.061").json()["results"]
-    detail = anonymous.get(f"/api/v1/granules/{granule['id']}/").json()
-    picture = anonymous.get(detail["browse_url"])
-    assert picture.status_code == 200 and picture["Content-Type"] == "image/png"
-    data = b"".join(picture.streaming_content)
-    assert data[:8] == b"\x89PNG\r\n\x1a\n"
-    assert struct.unpack(">II", data[16:24]) == (180, 90)

@@ -59,7 +59,8 @@ def test_hdf5_global_attributes(tmp_path):
     found = metadata.extract([("granule.h5", "data", path)])
     assert found.start == datetime(2024, 3, 1, 10, tzinfo=UTC)
     assert found.bbox == [-120.0, 30.0, -100.5, 45.0]
-    assert found.attributes == {"platform": "Aqua", "orbit": 12345}
+    assert found.attributes == {"platform": "Aqua", "orbit": 12345,
+                                "variables": [{"name": "radiance", "shape": [3]}]}
 
 
 @pytest.mark.parametrize("fmt", ["NETCDF3_CLASSIC", "NETCDF4"])
