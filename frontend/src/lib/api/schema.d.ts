@@ -8506,7 +8506,7 @@ export interface operations {
             query?: {
                 /** @description west,south,east,north (west > east crosses the antimeridian) */
                 bbox?: string;
-                /** @description RFC 3339 instant or interval start/end, '..' for an open end; a date (yyyy-mm-dd) stands for its whole day */
+                /** @description RFC 3339 instant or interval start/end, '..' for an open end */
                 datetime?: string;
                 /** @description Item ids (granule ids), comma-separated */
                 ids?: string;
@@ -8697,7 +8697,7 @@ export interface operations {
                 bbox?: string;
                 /** @description Collection ids (SHORT.VERSION), comma-separated */
                 collections?: string;
-                /** @description RFC 3339 instant or interval start/end, '..' for an open end; a date (yyyy-mm-dd) stands for its whole day */
+                /** @description RFC 3339 instant or interval start/end, '..' for an open end */
                 datetime?: string;
                 /** @description Item ids (granule ids), comma-separated */
                 ids?: string;
