@@ -1,4 +1,5 @@
 """Read API of the catalog: collections and granules with filters and cursor paging."""
+from django_filters.rest_framework import DjangoFilterBackend
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
     OpenApiParameter,
@@ -10,14 +11,20 @@ from drf_spectacular.utils import (
 from rest_framework import serializers, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import NotFound
+from rest_framework.filters import OrderingFilter
 from rest_framework.response import Response
 
 from backend.ids import ID_REGEX
 
 from . import services
-from .filters import CollectionFilter, GranuleFilter
+from .filters import CollectionFilter, GranuleFilter, search_data, search_shape
 from .models import Collection
-from .serializers import CollectionSerializer, GranuleDetailSerializer, GranuleSerializer
+from .serializers import (
+    CollectionSerializer,
+    GranuleDetailSerializer,
+    GranuleSearchSerializer,
+    GranuleSerializer,
+)
 from .storage import storage
 
 
@@ -49,23 +56,68 @@ class _FacetValue(serializers.Serializer):
         ref_name = "FacetValue"
 
 
-@extend_schema_view(
-    list=extend_schema(parameters=[
-        OpenApiParameter(
-            "attr.NAME[.OP]", OpenApiTypes.STR,
-            description="Attribute condition, OP one of eq, ne, lt, lte, gt, gte "
-            "(e.g. attr.cloud_cover.lt=20, attr.day_night=Day)",
-        ),
-    ])
+class SearchFilterBackend(DjangoFilterBackend):
+    """The granule filters, read from the query string, or from the JSON body of a POST
+    search (a polygon does not fit in a URL)."""
+
+    def get_filterset_kwargs(self, request, queryset, view):
+        kwargs = super().get_filterset_kwargs(request, queryset, view)
+        kwargs["data"] = view.filter_data()
+        return kwargs
+
+
+_ATTRIBUTES = OpenApiParameter(
+    "attr.NAME[.OP]", OpenApiTypes.STR,
+    description="Attribute condition, OP one of eq, ne, lt, lte, gt, gte "
+    "(e.g. attr.cloud_cover.lt=20, attr.day_night=Day)",
 )
+_PAGING = [
+    OpenApiParameter("cursor", OpenApiTypes.STR, description="From a next/previous link"),
+    OpenApiParameter("limit", OpenApiTypes.INT, description="Granules a page, at most 1000"),
+    OpenApiParameter("ordering", OpenApiTypes.STR,
+                     description="temporal_start, created_at, total_size or granule_id; "
+                     "'-' first for descending"),
+]
+_FACETS = inline_serializer("GranuleFacets", {
+    **{name: _FacetValue(many=True) for name in services.FACETS},
+    "counts_exact": serializers.BooleanField(
+        required=False,
+        help_text="false when a shape search had too many candidates to test each: the "
+        "counts are then of the granules whose box meets the shape (an upper bound)"),
+})
+
+
+@extend_schema_view(list=extend_schema(parameters=[_ATTRIBUTES]))
 class GranuleViewSet(viewsets.ReadOnlyModelViewSet):
     """Granules of the collections visible to the caller."""
 
     serializer_class = GranuleSerializer
     lookup_value_regex = ID_REGEX
     filterset_class = GranuleFilter
+    filter_backends = [SearchFilterBackend, OrderingFilter]
     ordering_fields = ["temporal_start", "created_at", "total_size", "granule_id"]
     ordering = ["-temporal_start"]
+
+    def filter_data(self):
+        """The filters of this request: the query string, with a POST body's laid over it."""
+        if not hasattr(self, "_filter_data"):
+            params = self.request.query_params
+            self._filter_data = (search_data(params, self.request.data)
+                                 if self.request.method == "POST" else params)
+        return self._filter_data
+
+    def search_shape(self):
+        return search_shape(self.filter_data())
+
+    def filter_queryset(self, queryset):
+        """Filtered by the indexed boxes; for a page of a search with a shape, each candidate's
+        footprint is then tested exactly while it pages (services.ShapeFiltered)."""
+        queryset = super().filter_queryset(queryset)
+        if self.action in ("list", "search"):
+            shape = self.search_shape()
+            if shape is not None:
+                return services.ShapeFiltered(queryset, shape)
+        return queryset
 
     def get_queryset(self):
         granules = services.visible_granules(self.request.user)
@@ -80,12 +132,39 @@ class GranuleViewSet(viewsets.ReadOnlyModelViewSet):
         return GranuleDetailSerializer if self.action == "retrieve" else GranuleSerializer
 
     @extend_schema(
+        summary="Search granules with the list's filters in a JSON body",
+        description="The body holds the list's filters (intersects as a GeoJSON object); the "
+        "query string keeps cursor, limit and ordering. A next or previous link is POSTed "
+        "again with the same body.",
+        request=GranuleSearchSerializer, parameters=_PAGING,
+        responses={200: GranuleSerializer(many=True),
+                   400: OpenApiResponse(description="A filter that cannot be used, and why")},
+    )
+    @action(detail=False, methods=["post"])
+    def search(self, request):
+        return self.list(request)
+
+    @extend_schema(
         summary="Facet counts of the granules matching the same filters as the list",
-        responses=OpenApiResponse(response=inline_serializer("GranuleFacets", {
-            name: _FacetValue(many=True) for name in services.FACETS
-        })),
+        responses=OpenApiResponse(response=_FACETS),
+        parameters=[_ATTRIBUTES],
     )
     @action(detail=False, pagination_class=None)
     def facets(self, request):
+        return self._facets()
+
+    @extend_schema(
+        summary="Facet counts of a POST search (its filters in a JSON body)",
+        request=GranuleSearchSerializer, responses=OpenApiResponse(response=_FACETS),
+    )
+    @facets.mapping.post
+    def facets_post(self, request):
+        return self._facets()
+
+    def _facets(self):
         granules = self.filter_queryset(self.get_queryset())
-        return Response(services.granule_facets(granules))
+        shape = self.search_shape()
+        if shape is None:
+            return Response(services.granule_facets(granules))
+        facets, exact = services.shape_facets(granules, shape)
+        return Response({**facets, "counts_exact": exact})

@@ -92,6 +92,10 @@ class Granule(models.Model):
     south = models.FloatField(null=True, blank=True)
     east = models.FloatField(null=True, blank=True)
     north = models.FloatField(null=True, blank=True)
+    footprint = models.TextField(
+        null=True, blank=True,
+        help_text="GeoJSON geometry, split at the antimeridian; the box columns above bound it "
+                  "and are the indexed prefilter (see catalog.shapes)")
     attributes = models.JSONField(default=dict, blank=True)
     total_size = models.BigIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)

@@ -17,7 +17,7 @@ from django.db.models import (
 from backend.accounts import roles
 from backend.errors import NotFound
 
-from . import bulk
+from . import bulk, shapes
 from .geo import BBox
 from .models import Collection, File, Granule
 from .storage import storage
@@ -122,6 +122,87 @@ def bbox_q(box: BBox):
     return lat & lon
 
 
+def shape_q(shape):
+    """The indexed prefilter of a shape: granules whose box meets one of its boxes. The exact
+    test (exact_matches) runs on what it selects."""
+    q = Q(pk__in=[])
+    for box in shape.boxes:
+        q |= bbox_q(box)
+    return q
+
+
+FOOTPRINT_FIELDS = ("footprint", "west", "south", "east", "north")
+
+
+def exact_matches(shape, pks):
+    """Those of `pks` (in their order) whose footprint really meets `shape`: a candidate the
+    box prefilter let through is read and tested with shapely (no PostGIS here)."""
+    pks = list(pks)
+    if not pks:
+        return []
+    rows = dict(((pk, rest) for pk, *rest in Granule.objects.filter(pk__in=pks).order_by()
+                 .values_list("pk", *FOOTPRINT_FIELDS)))
+    ordered = [pk for pk in pks if pk in rows]
+    hits = shape.intersects_many(shapes.load_footprints([rows[pk] for pk in ordered]))
+    return [pk for pk, hit in zip(ordered, hits, strict=True) if hit]
+
+
+# The exact test reads candidates in chunks that grow from a page up to this many rows.
+MAX_CHUNK = 5000
+# Up to this many candidates, a shape search's facets are counted exactly.
+EXACT_COUNT_LIMIT = 10000
+
+
+class ShapeFiltered:
+    """A granule queryset whose rows must also meet `shape` exactly, sliced as DRF's cursor
+    paging slices a queryset: candidates (already narrowed by the box prefilter) are read in
+    order, chunk by chunk, until the slice is full, so a page is whole and its cursor exact
+    however many candidates the shape drops."""
+
+    def __init__(self, queryset, shape):
+        self.queryset, self.shape, self.model = queryset, shape, queryset.model
+
+    def order_by(self, *fields):
+        return ShapeFiltered(self.queryset.order_by(*fields), self.shape)
+
+    def filter(self, *args, **kwargs):
+        return ShapeFiltered(self.queryset.filter(*args, **kwargs), self.shape)
+
+    def __getitem__(self, item):
+        if not isinstance(item, slice) or item.step is not None:
+            raise TypeError("ShapeFiltered takes a plain slice")
+        start, stop = item.start or 0, item.stop
+        wanted = None if stop is None else stop
+        passed, chunk, candidates = [], [], self.queryset.values_list("pk", flat=True)
+        size = max(64, (wanted or 0) + 1)
+        for pk in candidates.iterator(chunk_size=min(size, MAX_CHUNK)):
+            chunk.append(pk)
+            if len(chunk) >= size:
+                passed += exact_matches(self.shape, chunk)
+                chunk, size = [], min(size * 2, MAX_CHUNK)
+                if wanted is not None and len(passed) >= wanted:
+                    break
+        else:
+            passed += exact_matches(self.shape, chunk)
+        keep = passed[start:stop]
+        rows = {g.pk: g for g in self.queryset.filter(pk__in=keep)}
+        return [rows[pk] for pk in keep if pk in rows]
+
+
+def shape_facets(queryset, shape):
+    """granule_facets of the granules of `queryset` that meet `shape`, and whether the counts
+    are exact: they are up to EXACT_COUNT_LIMIT candidates; beyond that they count the
+    candidates of the box prefilter (an upper bound) rather than test them all."""
+    candidates = queryset.order_by().values_list("pk", flat=True)
+    pks = list(candidates[: EXACT_COUNT_LIMIT + 1])
+    if len(pks) > EXACT_COUNT_LIMIT:
+        return granule_facets(queryset), False
+    passed = []
+    for i in range(0, len(pks), MAX_CHUNK):
+        passed += exact_matches(shape, pks[i:i + MAX_CHUNK])
+    return granule_facets(queryset.filter(pk__in=passed)), True
+
+
 def temporal_q(start=None, end=None):
     """Granules whose [start, end] overlaps the query interval (either end open)."""
     q = Q()
@@ -132,14 +213,26 @@ def temporal_q(start=None, end=None):
     return q
 
 
-def register_granule(collection, granule_id, *, start, end, bbox=None, attributes=None,
-                     files=(), version=1, replaces=None):
+def register_granule(collection, granule_id, *, start, end, bbox=None, footprint=None,
+                     attributes=None, files=(), version=1, replaces=None):
     """Create a granule in REGISTERED state with its files (dicts: name, role, size,
-    checksum_type, checksum). Validation of the bytes happens before this, in ingest."""
+    checksum_type, checksum). Validation of the bytes happens before this, in ingest.
+    `footprint` (a shapes.Shape) is its real outline; without one the box is the footprint."""
     return register_granules([{
         "collection": collection, "granule_id": granule_id, "start": start, "end": end,
-        "bbox": bbox, "attributes": attributes, "files": files, "version": version,
-        "replaces": replaces}])[0]
+        "bbox": bbox, "footprint": footprint, "attributes": attributes, "files": files,
+        "version": version, "replaces": replaces}])[0]
+
+
+def footprint_columns(bbox, footprint):
+    """(west, south, east, north, footprint text) to store for a box (a geo.BBox) and/or a
+    footprint Shape: the shape's own box when it has one, so the box always bounds it."""
+    if footprint is not None:
+        bbox = footprint.bbox()
+    if bbox is None:
+        return None, None, None, None, None
+    shape = footprint or shapes.from_box(*bbox.as_list())
+    return (*bbox.as_list(), shapes.to_text(shape))
 
 
 def register_granules(specs):
@@ -149,13 +242,13 @@ def register_granules(specs):
 
     granules = []
     for spec in specs:
-        bbox = spec.get("bbox")
-        box = bbox.as_list() if bbox is not None else [None] * 4
+        *box, footprint = footprint_columns(spec.get("bbox"), spec.get("footprint"))
         granules.append(Granule(
             collection=spec["collection"], granule_id=spec["granule_id"],
             version=spec.get("version", 1), replaces=spec.get("replaces"),
             temporal_start=spec["start"], temporal_end=spec["end"], west=box[0], south=box[1],
-            east=box[2], north=box[3], attributes=spec.get("attributes") or {},
+            east=box[2], north=box[3], footprint=footprint,
+            attributes=spec.get("attributes") or {},
             total_size=sum(int(f["size"]) for f in spec.get("files", ()))))
     with transaction.atomic():
         bulk.insert(granules, need_ids=True)
@@ -211,7 +304,9 @@ def stac_page(user, search, after):
     with fewer matches than a page would walk back to the first granule; several named
     collections are read one by one and merged, newest first, rather than sorted whole;
     and the page's keys come from the index alone before its rows are read. Collections
-    and files come as a few rows, not an object per granule.
+    and files come as a few rows, not an object per granule. A search with a shape takes
+    the candidates its boxes select and tests their footprints exactly (exact_matches),
+    reading on in growing chunks until the page is full, so paging stays exact.
     """
     collections = visible_collections(user)
     if search.collections:
@@ -224,15 +319,15 @@ def stac_page(user, search, after):
     granules = Granule.objects.filter(state=Granule.State.ARCHIVED)
     if search.ids:
         granules = granules.filter(granule_id__in=search.ids)
-    if search.bbox is not None:
-        granules = granules.filter(bbox_q(search.bbox))
-    granules = granules.filter(temporal_q(search.start, search.end))
-    if after is not None:
-        granules = granules.filter(keyset_q(order, after))
-    granules = granules.order_by(*ordering)
+    if search.shape is not None:
+        granules = granules.filter(shape_q(search.shape))
+    granules = granules.filter(temporal_q(search.start, search.end)).order_by(*ordering)
+    fields = [name for name, _, _ in order]
 
-    def of(ids):
+    def of(ids, since):
         selected = granules.filter(collection_id__in=ids)
+        if since is not None:
+            selected = selected.filter(keyset_q(order, since))
         if search.start is not None:
             selected = selected.filter(temporal_start__gte=search.start - max(
                 found[pk].longest for pk in ids))
@@ -240,15 +335,31 @@ def stac_page(user, search, after):
 
     ids = sorted(found)
     directions = {descending for _, _, descending in order}
-    if (search.collections and 1 < len(ids) <= MERGE_COLLECTIONS and len(directions) == 1
-            and all(kind in ("datetime", "int") for _, kind, _ in order)):
-        fields = [name for name, _, _ in order]
-        keys = sorted((row for pk in ids
-                       for row in of([pk]).values_list(*fields)[: search.limit + 1]),
-                      reverse=directions.pop())
-        page = [row[-1] for row in keys[: search.limit + 1]]
+    merge = (search.collections and 1 < len(ids) <= MERGE_COLLECTIONS and len(directions) == 1
+             and all(kind in ("datetime", "int") for _, kind, _ in order))
+
+    def keys(since, count):
+        """The sort keys (pk last) of the next `count` candidates after `since`."""
+        if merge:
+            rows = (row for pk in ids for row in of([pk], since).values_list(*fields)[:count])
+            return sorted(rows, reverse=next(iter(directions)))[:count]
+        return list(of(ids, since).values_list(*fields)[:count])
+
+    wanted = search.limit + 1
+    if search.shape is None and not merge:
+        page = of(ids, after).values("pk")[:wanted]    # a subquery of the page's rows query
+    elif search.shape is None:
+        page = [key[-1] for key in keys(after, wanted)]
     else:
-        page = of(ids).values("pk")[: search.limit + 1]
+        # the exact test drops candidates: read on, in growing chunks, until the page is full
+        page, since, count = [], after, wanted
+        while len(page) < wanted:
+            chunk = keys(since, count)
+            page += exact_matches(search.shape, [key[-1] for key in chunk])
+            if len(chunk) < count:
+                break
+            since, count = list(chunk[-1]), min(count * 2, MAX_CHUNK)
+        page = page[:wanted]
     rows = list(Granule.objects.filter(pk__in=page).order_by(*ordering))
     for granule in rows:
         granule.collection = found[granule.collection_id]
