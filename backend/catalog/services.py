@@ -147,6 +147,12 @@ def exact_matches(shape, pks):
     return [pk for pk, hit in zip(ordered, hits, strict=True) if hit]
 
 
+def meets(shape, granules):
+    """For each granule object (footprint and box loaded), whether it really meets `shape`."""
+    return shape.intersects_many(shapes.load_footprints(
+        [[getattr(g, name) for name in FOOTPRINT_FIELDS] for g in granules]))
+
+
 # The exact test reads candidates in chunks that grow from a page up to this many rows.
 MAX_CHUNK = 5000
 # Up to this many candidates, a shape search's facets are counted exactly.
