@@ -12,11 +12,13 @@ from rest_framework import serializers, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import NotFound
 from rest_framework.filters import OrderingFilter
+from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
+from rest_framework.views import APIView
 
 from backend.ids import ID_REGEX
 
-from . import services
+from . import services, shape_files
 from .filters import CollectionFilter, GranuleFilter, search_data, search_shape
 from .models import Collection
 from .serializers import (
@@ -24,6 +26,8 @@ from .serializers import (
     GranuleDetailSerializer,
     GranuleSearchSerializer,
     GranuleSerializer,
+    ShapeReadingSerializer,
+    ShapeUploadSerializer,
 )
 from .storage import storage
 
@@ -168,3 +172,34 @@ class GranuleViewSet(viewsets.ReadOnlyModelViewSet):
             return Response(services.granule_facets(granules))
         facets, exact = services.shape_facets(granules, shape)
         return Response({**facets, "counts_exact": exact})
+
+
+class ShapeUpload(APIView):
+    """Read an uploaded GeoJSON, KML or zipped shapefile into one shape to search with."""
+
+    parser_classes = [MultiPartParser]
+
+    @extend_schema(
+        operation_id="shapes_read", summary="The search shape of an uploaded file",
+        description="The union of the file's features, split at the antimeridian and "
+        "simplified (with a note) to the search's vertex limit. Nothing is kept.",
+        request={"multipart/form-data": ShapeUploadSerializer},
+        responses={
+            200: ShapeReadingSerializer,
+            400: OpenApiResponse(description="No usable shape: malformed, unsafe zip, "
+                                 "missing .shx or .dbf, not WGS 84 ... and why"),
+            413: OpenApiResponse(description="Larger than 5 MiB, or unpacks to over 50 MiB"),
+        },
+    )
+    def post(self, request):
+        limit = shape_files.MAX_UPLOAD_BYTES
+        length = request.META.get("CONTENT_LENGTH") or "0"
+        if length.isdigit() and int(length) > limit + (64 << 10):   # room for the form
+            raise shape_files.UploadTooLarge(f"the file is larger than {limit >> 20} MiB")
+        upload = request.FILES.get("file")
+        if upload is None:
+            raise shape_files.UploadError("upload the file as the form field 'file'")
+        if upload.size > limit:
+            raise shape_files.UploadTooLarge(f"the file is larger than {limit >> 20} MiB")
+        reading = shape_files.read_upload(upload.name, upload.read(limit + 1))
+        return Response(ShapeReadingSerializer(reading).data)

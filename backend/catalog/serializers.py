@@ -144,3 +144,21 @@ class GranuleSearchSerializer(serializers.Serializer):
     platform = serializers.CharField(required=False)
     instrument = serializers.CharField(required=False)
     residency = serializers.ChoiceField(choices=RESIDENCIES, required=False)
+
+
+class ShapeUploadSerializer(serializers.Serializer):
+    file = serializers.FileField(help_text=(
+        "GeoJSON (.geojson, .json), KML (.kml, .kmz) or a zipped shapefile (.zip holding the "
+        ".shp, .shx and .dbf, and a .prj in WGS 84 if any); at most 5 MiB"))
+
+
+class ShapeReadingSerializer(serializers.Serializer):
+    """The shape to search with that an uploaded file gives."""
+
+    geometry = GeometryField(help_text="Send it as `intersects` (split at the antimeridian)")
+    format = serializers.ChoiceField(choices=["geojson", "kml", "shapefile"])
+    features = serializers.IntegerField(help_text="Features united into the geometry")
+    vertices = serializers.IntegerField()
+    simplified = serializers.BooleanField(
+        help_text=f"Simplified to fit the search limit of {shapes.MAX_VERTICES} vertices")
+    note = serializers.CharField(allow_null=True, help_text="What was simplified, and how much")

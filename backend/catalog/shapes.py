@@ -236,7 +236,7 @@ def _lines(lines, what):
     for line in lines:
         if len(line) < 2:
             raise ShapeError(f"{what}: a LineString needs at least two positions")
-        unwrapped = _unwrap([p[:2] for p in line])
+        unwrapped, _ = _unwrap([p[:2] for p in line])
         geometry = LineString(unwrapped)
         parts.append(geometry)
         boxes.append(_box_of(geometry))
@@ -246,9 +246,8 @@ def _lines(lines, what):
 def _polygons(polygons, what):
     parts, boxes = [], []
     for rings in polygons:
-        shell = _ring(rings[0], what, "outer")
-        holes = [_ring(r, what, "inner") for r in rings[1:]]
-        shell, holes = _close_over_pole(shell, what), [_near(h, shell) for h in holes]
+        shell = _close_over_pole(*_ring(rings[0], what, "outer"), what)
+        holes = [_near(_ring(r, what, "inner")[0], shell) for r in rings[1:]]
         polygon = Polygon(shell, holes)
         reason = shapely.is_valid_reason(polygon)
         if reason != "Valid Geometry":
@@ -270,25 +269,25 @@ def _ring(positions, what, which):
 
 
 def _unwrap(positions):
-    """Longitudes made continuous: each edge takes the shorter way round (see the module)."""
-    out = [(float(positions[0][0]), float(positions[0][1]))]
+    """Longitudes made continuous: each edge takes the shorter way round (see the module).
+    Returns the positions and the whole turns the last one is off the first's frame."""
+    out, turns = [(float(positions[0][0]), float(positions[0][1]))], 0
     previous = positions[0][0]
     for lon, lat in positions[1:]:
         step = lon - previous
         if abs(step) > 180 and not (abs(lon) == 180 and abs(previous) == 180):
-            step -= math.copysign(360, step)
-        out.append((out[-1][0] + step, float(lat)))
+            turns -= 1 if step > 0 else -1
+        out.append((lon + 360 * turns, float(lat)))
         previous = lon
-    return out
+    return out, turns
 
 
-def _close_over_pole(ring, what):
-    """A ring that ends 360° from where it began went round a pole: close it over that pole
+def _close_over_pole(ring, turns, what):
+    """A ring that ends a turn from where it began went round a pole: close it over that pole
     (the one on the side of its mean latitude)."""
-    offset = ring[-1][0] - ring[0][0]
-    if offset == 0:
+    if turns == 0:
         return ring
-    if abs(offset) != 360:
+    if abs(turns) != 1:
         raise ShapeError(f"{what}: a ring winds round a pole more than once")
     pole = math.copysign(90.0, sum(lat for _, lat in ring))
     return [*ring, (ring[-1][0], pole), (ring[0][0], pole), ring[0]]
