@@ -6,7 +6,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from django.utils import timezone
 
-from backend.catalog import services as catalog, shapes
+from backend.catalog import services as catalog
+from backend.catalog import shapes
 from backend.catalog.geo import BBox
 from backend.catalog.models import Granule
 from distribution.models import Subscription, SubscriptionCollection, SubscriptionDelivery
