@@ -669,7 +669,31 @@ export interface paths {
          */
         get: operations["api_v1_granules_facets_retrieve"];
         put?: never;
-        post?: never;
+        /**
+         * Facet counts of a POST search (its filters in a JSON body)
+         * @description Granules of the collections visible to the caller.
+         */
+        post: operations["api_v1_granules_facets_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/granules/search/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Search granules with the list's filters in a JSON body
+         * @description The body holds the list's filters (intersects as a GeoJSON object); the query string keeps cursor, limit and ordering. A next or previous link is POSTed again with the same body.
+         */
+        post: operations["api_v1_granules_search_create"];
         delete?: never;
         options?: never;
         head?: never;
@@ -957,6 +981,26 @@ export interface paths {
         get: operations["api_v1_orders_script_retrieve"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/shapes/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The search shape of an uploaded file
+         * @description The union of the file's features, split at the antimeridian and simplified (with a note) to the search's vertex limit. Nothing is kept.
+         */
+        post: operations["shapes_read"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1572,6 +1616,13 @@ export interface components {
             readonly in_cache: boolean;
             readonly tape_copies: components["schemas"]["TapeCopy"][];
         };
+        /**
+         * @description * `geojson` - geojson
+         *     * `kml` - kml
+         *     * `shapefile` - shapefile
+         * @enum {string}
+         */
+        FormatEnum: "geojson" | "kml" | "shapefile";
         Granule: {
             readonly id: number;
             readonly collection: string;
@@ -1590,6 +1641,13 @@ export interface components {
                 number,
                 number
             ] | null;
+            /** @description GeoJSON outline, split at the antimeridian (a MultiPolygon across 180°) */
+            readonly footprint: {
+                /** @enum {string} */
+                type: "Point" | "MultiPoint" | "LineString" | "MultiLineString" | "Polygon" | "MultiPolygon" | "GeometryCollection";
+                coordinates?: unknown[];
+                geometries?: Record<string, never>[];
+            } | null;
             readonly attributes: {
                 [key: string]: unknown;
             };
@@ -1628,6 +1686,13 @@ export interface components {
                 number,
                 number
             ] | null;
+            /** @description GeoJSON outline, split at the antimeridian (a MultiPolygon across 180°) */
+            readonly footprint: {
+                /** @enum {string} */
+                type: "Point" | "MultiPoint" | "LineString" | "MultiLineString" | "Polygon" | "MultiPolygon" | "GeometryCollection";
+                coordinates?: unknown[];
+                geometries?: Record<string, never>[];
+            } | null;
             readonly attributes: {
                 [key: string]: unknown;
             };
@@ -1654,9 +1719,38 @@ export interface components {
             processing_level: components["schemas"]["FacetValue"][];
             platform: components["schemas"]["FacetValue"][];
             instrument: components["schemas"]["FacetValue"][];
+            /** @description false when a shape search had too many candidates to test each: the counts are then of the granules whose box meets the shape (an upper bound) */
+            counts_exact?: boolean;
         };
         GranuleIdsRequest: {
             granules: number[];
+        };
+        /**
+         * @description The body of a POST granule search: the list's query parameters as JSON (only for the
+         *     schema: the filters check the values, and attr.NAME[.OP] keys are taken too).
+         */
+        GranuleSearchRequest: {
+            /** @description Granules whose footprint meets this geometry (at most 2000 vertices; an edge takes the shorter way round, so lon 170 -> -170 crosses 180°) */
+            intersects?: {
+                /** @enum {string} */
+                type: "Point" | "MultiPoint" | "LineString" | "MultiLineString" | "Polygon" | "MultiPolygon" | "GeometryCollection";
+                coordinates?: unknown[];
+                geometries?: Record<string, never>[];
+            };
+            /** @description west,south,east,north */
+            bbox?: string;
+            /** @description SHORT.VERSION, comma-separated */
+            collection?: string;
+            /** @description Overlaps from (ISO 8601) */
+            start?: string;
+            /** @description Overlaps until (ISO 8601) */
+            end?: string;
+            granule_id?: string;
+            state?: components["schemas"]["GranuleStateEnum"];
+            processing_level?: string;
+            platform?: string;
+            instrument?: string;
+            residency?: components["schemas"]["ResidencyEnum"];
         };
         GranuleSpecRequest: {
             /** @description SHORT.VERSION, e.g. MOD021KM.061 */
@@ -1671,6 +1765,13 @@ export interface components {
                 number,
                 number
             ];
+            /** @description GeoJSON outline (Polygon, MultiPolygon, ...); its box replaces bbox. Else read from the files (UMM-G GPolygons, .met G-ring, ACDD geospatial_bounds), else the box */
+            footprint?: {
+                /** @enum {string} */
+                type: "Point" | "MultiPoint" | "LineString" | "MultiLineString" | "Polygon" | "MultiPolygon" | "GeometryCollection";
+                coordinates?: unknown[];
+                geometries?: Record<string, never>[];
+            };
             attributes?: {
                 [key: string]: unknown;
             };
@@ -2108,13 +2209,20 @@ export interface components {
             name?: string;
             /** @description Collection keys SHORT.VERSION */
             collections?: string[];
-            /** @description [west, south, east, north] or 'w,s,e,n' */
+            /** @description [west, south, east, north] or 'w,s,e,n'; with intersects, the shape's box (read only) */
             bbox?: ([
                 number | string,
                 number | string,
                 number | string,
                 number | string
             ] | string) | null;
+            /** @description A GeoJSON shape (Polygon, MultiPolygon, Point, LineString ..., at most 2000 vertices): only granules whose footprint meets it are delivered. Replaces bbox; null removes the shape and its box */
+            intersects?: {
+                /** @enum {string} */
+                type: "Point" | "MultiPoint" | "LineString" | "MultiLineString" | "Polygon" | "MultiPolygon" | "GeometryCollection";
+                coordinates?: unknown[];
+                geometries?: Record<string, never>[];
+            } | null;
             /** @description Granules overlapping from (ISO 8601) */
             start?: string | null;
             /** @description Granules overlapping until (ISO 8601) */
@@ -2346,6 +2454,31 @@ export interface components {
             public_key: string;
             fingerprint: string;
         };
+        /** @description The shape to search with that an uploaded file gives. */
+        ShapeReading: {
+            /** @description Send it as `intersects` (split at the antimeridian) */
+            geometry: {
+                /** @enum {string} */
+                type: "Point" | "MultiPoint" | "LineString" | "MultiLineString" | "Polygon" | "MultiPolygon" | "GeometryCollection";
+                coordinates?: unknown[];
+                geometries?: Record<string, never>[];
+            };
+            format: components["schemas"]["FormatEnum"];
+            /** @description Features united into the geometry */
+            features: number;
+            vertices: number;
+            /** @description Simplified to fit the search limit of 2000 vertices */
+            simplified: boolean;
+            /** @description What was simplified, and how much */
+            note: string | null;
+        };
+        ShapeUploadRequest: {
+            /**
+             * Format: binary
+             * @description GeoJSON (.geojson, .json), KML (.kml, .kmz) or a zipped shapefile (.zip holding the .shp, .shx and .dbf, and a .prj in WGS 84 if any); at most 5 MiB
+             */
+            file: string;
+        };
         Silo: {
             readonly id: number;
             name: string;
@@ -2362,13 +2495,20 @@ export interface components {
             name: string;
             /** @description Collection keys SHORT.VERSION */
             collections: string[];
-            /** @description [west, south, east, north] or 'w,s,e,n' */
+            /** @description [west, south, east, north] or 'w,s,e,n'; with intersects, the shape's box (read only) */
             bbox: [
                 number,
                 number,
                 number,
                 number
             ] | null;
+            /** @description A GeoJSON shape (Polygon, MultiPolygon, Point, LineString ..., at most 2000 vertices): only granules whose footprint meets it are delivered. Replaces bbox; null removes the shape and its box */
+            intersects: {
+                /** @enum {string} */
+                type: "Point" | "MultiPoint" | "LineString" | "MultiLineString" | "Polygon" | "MultiPolygon" | "GeometryCollection";
+                coordinates?: unknown[];
+                geometries?: Record<string, never>[];
+            } | null;
             /** @description Granules overlapping from (ISO 8601) */
             start: string | null;
             /** @description Granules overlapping until (ISO 8601) */
@@ -2417,13 +2557,20 @@ export interface components {
         SubscriptionPreviewRequest: {
             /** @description Collection keys SHORT.VERSION */
             collections: string[];
-            /** @description [west, south, east, north] or 'w,s,e,n' */
+            /** @description [west, south, east, north] or 'w,s,e,n'; with intersects, the shape's box (read only) */
             bbox?: ([
                 number | string,
                 number | string,
                 number | string,
                 number | string
             ] | string) | null;
+            /** @description A GeoJSON shape (Polygon, MultiPolygon, Point, LineString ..., at most 2000 vertices): only granules whose footprint meets it are delivered. Replaces bbox; null removes the shape and its box */
+            intersects?: {
+                /** @enum {string} */
+                type: "Point" | "MultiPoint" | "LineString" | "MultiLineString" | "Polygon" | "MultiPolygon" | "GeometryCollection";
+                coordinates?: unknown[];
+                geometries?: Record<string, never>[];
+            } | null;
             /** @description Granules overlapping from (ISO 8601) */
             start?: string | null;
             /** @description Granules overlapping until (ISO 8601) */
@@ -2451,13 +2598,20 @@ export interface components {
             name: string;
             /** @description Collection keys SHORT.VERSION */
             collections: string[];
-            /** @description [west, south, east, north] or 'w,s,e,n' */
+            /** @description [west, south, east, north] or 'w,s,e,n'; with intersects, the shape's box (read only) */
             bbox?: ([
                 number | string,
                 number | string,
                 number | string,
                 number | string
             ] | string) | null;
+            /** @description A GeoJSON shape (Polygon, MultiPolygon, Point, LineString ..., at most 2000 vertices): only granules whose footprint meets it are delivered. Replaces bbox; null removes the shape and its box */
+            intersects?: {
+                /** @enum {string} */
+                type: "Point" | "MultiPoint" | "LineString" | "MultiLineString" | "Polygon" | "MultiPolygon" | "GeometryCollection";
+                coordinates?: unknown[];
+                geometries?: Record<string, never>[];
+            } | null;
             /** @description Granules overlapping from (ISO 8601) */
             start?: string | null;
             /** @description Granules overlapping until (ISO 8601) */
@@ -5638,7 +5792,7 @@ export interface operations {
             query?: {
                 /** @description Attribute condition, OP one of eq, ne, lt, lte, gt, gte (e.g. attr.cloud_cover.lt=20, attr.day_night=Day) */
                 "attr.NAME[.OP]"?: string;
-                /** @description west,south,east,north */
+                /** @description west,south,east,north (west > east crosses 180°) */
                 bbox?: string;
                 /** @description Collection key(s) SHORT.VERSION, comma-separated */
                 collection?: string;
@@ -5648,6 +5802,8 @@ export interface operations {
                 end?: string;
                 granule_id?: string;
                 instrument?: string;
+                /** @description GeoJSON geometry (Point, LineString, Polygon, Multi*) in JSON, at most 2000 vertices; a ring from lon 170 to -170 crosses 180° */
+                intersects?: string;
                 /** @description Number of results to return per page. */
                 limit?: number;
                 /** @description Which field to use when ordering the results. */
@@ -5784,7 +5940,10 @@ export interface operations {
     };
     api_v1_granules_facets_retrieve: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Attribute condition, OP one of eq, ne, lt, lte, gt, gte (e.g. attr.cloud_cover.lt=20, attr.day_night=Day) */
+                "attr.NAME[.OP]"?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -5828,6 +5987,219 @@ export interface operations {
             };
             /** @description No such thing (or not the caller's) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    api_v1_granules_facets_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["GranuleSearchRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["GranuleSearchRequest"];
+                "multipart/form-data": components["schemas"]["GranuleSearchRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GranuleFacets"];
+                };
+            };
+            /** @description The request is malformed or invalid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such thing (or not the caller's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The thing is in the wrong state for it */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body's media type is not accepted */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    api_v1_granules_search_create: {
+        parameters: {
+            query?: {
+                /** @description west,south,east,north (west > east crosses 180°) */
+                bbox?: string;
+                /** @description Collection key(s) SHORT.VERSION, comma-separated */
+                collection?: string;
+                /** @description From a next/previous link */
+                cursor?: string;
+                /** @description Overlaps until (ISO 8601) */
+                end?: string;
+                granule_id?: string;
+                instrument?: string;
+                /** @description GeoJSON geometry (Point, LineString, Polygon, Multi*) in JSON, at most 2000 vertices; a ring from lon 170 to -170 crosses 180° */
+                intersects?: string;
+                /** @description Granules a page, at most 1000 */
+                limit?: number;
+                /** @description temporal_start, created_at, total_size or granule_id; '-' first for descending */
+                ordering?: string;
+                platform?: string;
+                processing_level?: string;
+                /**
+                 * @description cache: every file is in the disk cache; tape: some file needs a recall
+                 *
+                 *     * `cache` - cache
+                 *     * `tape` - tape
+                 */
+                residency?: "cache" | "tape";
+                /** @description Overlaps from (ISO 8601) */
+                start?: string;
+                /**
+                 * @description * `registered` - Registered
+                 *     * `archiving` - Archiving
+                 *     * `archived` - Archived
+                 *     * `failed` - Failed
+                 *     * `superseded` - Superseded by a newer version
+                 *     * `deleted` - Deleted
+                 */
+                state?: "archived" | "archiving" | "deleted" | "failed" | "registered" | "superseded";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["GranuleSearchRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["GranuleSearchRequest"];
+                "multipart/form-data": components["schemas"]["GranuleSearchRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedGranuleList"];
+                };
+            };
+            /** @description A filter that cannot be used, and why */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such thing (or not the caller's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The thing is in the wrong state for it */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body's media type is not accepted */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7221,6 +7593,92 @@ export interface operations {
             };
             /** @description No such thing (or not the caller's) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    shapes_read: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": components["schemas"]["ShapeUploadRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ShapeReading"];
+                };
+            };
+            /** @description No usable shape: malformed, unsafe zip, missing .shx or .dbf, not WGS 84 ... and why */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such thing (or not the caller's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The thing is in the wrong state for it */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Larger than 5 MiB, or unpacks to over 50 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body's media type is not accepted */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
