@@ -153,21 +153,6 @@ def test_serializers_and_stac_items_carry_the_real_footprint(api, world):
     assert crossing["bbox"] == [170, -10, -170, 10]
 
 
-@pytest.mark.parametrize("query, message", [
-    ("intersects={not json", "GeoJSON geometry in JSON"),
-    ('intersects={"type": "Polygon", "coordinates": [[[0,0],[1,0],[1,1],[0,1]]]}', "not closed"),
-    ('intersects={"type": "Polygon", "coordinates": [[[0,0],[1,1],[1,0],[0,1],[0,0]]]}',
-     "Self-intersection"),
-    ('intersects={"type": "Circle"}', "unknown geometry type"),
-    ('intersects={"type": "Point", "coordinates": [0, 95]}', "latitude 95"),
-    ('bbox=0,0,1,1&intersects={"type": "Point", "coordinates": [0, 0]}', "not both"),
-])
-def test_bad_shapes_are_400_with_the_reason(api, world, query, message):
-    response = api.get(f"/api/v1/granules/?{query}")
-    assert response.status_code == 400
-    assert message in response.json()["detail"]
-
-
 def test_too_many_vertices_is_400_naming_the_limit(api, world):
     ring = [[i / 1000, 0] for i in range(shapes.MAX_VERTICES)] + [[1, 1], [0, 0]]
     body = {"intersects": {"type": "Polygon", "coordinates": [ring]}}
