@@ -322,12 +322,7 @@ def stac_page(user, search, after):
         return StacPage([], {}, False)
     order = search.order()
     ordering = [f"-{name}" if descending else name for name, _, descending in order]
-    granules = Granule.objects.filter(state=Granule.State.ARCHIVED)
-    if search.ids:
-        granules = granules.filter(granule_id__in=search.ids)
-    if search.shape is not None:
-        granules = granules.filter(shape_q(search.shape))
-    granules = granules.filter(temporal_q(search.start, search.end)).order_by(*ordering)
+    granules = _stac_candidates(search).order_by(*ordering)
     fields = [name for name, _, _ in order]
 
     def of(ids, since):
@@ -357,25 +352,46 @@ def stac_page(user, search, after):
     elif search.shape is None:
         page = [key[-1] for key in keys(after, wanted)]
     else:
-        # the exact test drops candidates: read on, in growing chunks, until the page is full
-        page, since, count = [], after, wanted
-        while len(page) < wanted:
-            chunk = keys(since, count)
-            page += exact_matches(search.shape, [key[-1] for key in chunk])
-            if len(chunk) < count:
-                break
-            since, count = list(chunk[-1]), min(count * 2, MAX_CHUNK)
-        page = page[:wanted]
+        page = _exact_page(search.shape, keys, after, wanted)
     rows = list(Granule.objects.filter(pk__in=page).order_by(*ordering))
     for granule in rows:
         granule.collection = found[granule.collection_id]
     rows, more = rows[: search.limit], len(rows) > search.limit
+    return StacPage(rows, _files_of(rows), more)
+
+
+def _stac_candidates(search):
+    """Archived granules a search's ids, shape (its boxes only) and window select."""
+    granules = Granule.objects.filter(state=Granule.State.ARCHIVED)
+    if search.ids:
+        granules = granules.filter(granule_id__in=search.ids)
+    if search.shape is not None:
+        granules = granules.filter(shape_q(search.shape))
+    return granules.filter(temporal_q(search.start, search.end))
+
+
+def _files_of(granules):
+    """{granule id: its files as rows with FILE_FIELDS}, by name, in one query."""
     files = {}
-    for row in (File.objects.filter(granule__in=[g.pk for g in rows])
+    for row in (File.objects.filter(granule__in=[g.pk for g in granules])
                 .order_by("granule_id", "name").values_list("granule_id", *FILE_FIELDS,
                                                             named=True)):
         files.setdefault(row.granule_id, []).append(row)
-    return StacPage(rows, files, more)
+    return files
+
+
+def _exact_page(shape, keys, after, wanted):
+    """The pks of the first `wanted` candidates after `after` whose footprint meets `shape`:
+    the exact test drops candidates, so read on, in growing chunks, until the page is full.
+    `keys(since, count)` gives the sort keys (pk last) of the next candidates."""
+    page, since, count = [], after, wanted
+    while len(page) < wanted:
+        chunk = keys(since, count)
+        page += exact_matches(shape, [key[-1] for key in chunk])
+        if len(chunk) < count:
+            break
+        since, count = list(chunk[-1]), min(count * 2, MAX_CHUNK)
+    return page[:wanted]
 
 
 def keyset_q(order, after):

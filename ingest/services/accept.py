@@ -84,6 +84,17 @@ def _check_file(f, where, errors, require_checksum):
             **({"directory": f["directory"]} if f.get("directory") else {})}
 
 
+def _footprint(value, where, errors):
+    """A request's footprint outline, checked and split at 180° (None: none given or bad)."""
+    if value is None:
+        return None
+    try:
+        return shapes.parse_geojson(value, "footprint").geojson()
+    except shapes.ShapeError as exc:
+        errors.append(f"{where}.{exc}")
+        return None
+
+
 def _check_granule(g, where, errors, require_checksum):
     if not isinstance(g, dict):
         errors.append(f"{where}: must be an object")
@@ -116,12 +127,7 @@ def _check_granule(g, where, errors, require_checksum):
             bbox = make_bbox(*bbox).as_list()
         except BBoxError as exc:
             errors.append(f"{where}.bbox: {exc}")
-    footprint = g.get("footprint")
-    if footprint is not None:
-        try:
-            footprint = shapes.parse_geojson(footprint, "footprint").geojson()
-        except shapes.ShapeError as exc:
-            errors.append(f"{where}.{exc}")
+    footprint = _footprint(g.get("footprint"), where, errors)
     attributes = g.get("attributes") or {}
     if not isinstance(attributes, dict):
         errors.append(f"{where}.attributes: must be an object")
