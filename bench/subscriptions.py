@@ -1,11 +1,13 @@
 """subscriptions: the time to find the subscriptions an archived granule matches, among many.
 
 N subscriptions with varied filters (one to three collections, a box or none, some across
-the antimeridian, a time window or none, open at either end, attribute conditions or none)
+the antimeridian, a tenth of the boxes drawn as a triangle instead, a time window or none, open
+at either end, attribute conditions or none)
 stand over the synthetic products; then granules are stored as the storage manager leaves
 them (ARCHIVED) and each is matched with production's distribution.services.
 matching_subscriptions, timed one by one. For a sample of them every subscription is also
-evaluated in plain Python (collections, geo.BBox.intersects, the windows, the conditions),
+evaluated in plain Python (collections, geo.BBox.intersects or shapely on the unwrapped
+triangle, the windows, the conditions),
 and the two answers must be the same sets: the benchmark proves the indexed query right.
 """
 import math
@@ -62,9 +64,19 @@ def make_filter(rng, keys, first, last):
     return collections, bbox, start, end, conditions
 
 
+def triangle(bbox):
+    """A triangle inside a box (unwrapped: east past 180 when the box crosses it), GeoJSON."""
+    west, south, east, north = bbox
+    if west > east:
+        east += 360
+    ring = [[west, south], [east, south], [(west + east) / 2, north], [west, south]]
+    return {"type": "Polygon", "coordinates": [ring]}
+
+
 def create_subscriptions(n, collections, users, seed, first, last):
     """n subscriptions over `collections`, with the collection index rows save_subscription
     keeps, written in bulk; returns them."""
+    from backend.catalog import shapes
     from distribution.matching import check_conditions
     from distribution.models import Subscription, SubscriptionCollection
     from distribution.services import subscription_index
@@ -74,10 +86,15 @@ def create_subscriptions(n, collections, users, seed, first, last):
     made, links = [], []
     for i in range(n):
         keys, bbox, start, end, conditions = make_filter(rng, list(by_key), first, last)
+        geometry = None
+        if bbox is not None and rng.random() < 0.1 and bbox[1] < bbox[3]:
+            shape = shapes.parse_geojson(triangle(bbox))
+            geometry, bbox = shapes.to_text(shape), shape.bbox().as_list()
         west, south, east, north = bbox or (None,) * 4
         made.append(Subscription(user=users[i % len(users)], name=f"bench {i}", west=west,
-                                 south=south, east=east, north=north, temporal_start=start,
-                                 temporal_end=end, conditions=check_conditions(conditions)))
+                                 south=south, east=east, north=north, geometry=geometry,
+                                 temporal_start=start, temporal_end=end,
+                                 conditions=check_conditions(conditions)))
         links.append(keys)
     Subscription.objects.bulk_create(made, batch_size=2000)
     SubscriptionCollection.objects.bulk_create(
@@ -98,6 +115,8 @@ def brute_force(granule, subscriptions, collections_of):
             continue
         if s.bbox is not None and (box is None or not box.intersects(BBox(*s.bbox))):
             continue
+        if s.geometry and not _meets_triangle(granule.bbox, s.bbox):
+            continue
         if s.temporal_start is not None and s.temporal_start > granule.temporal_end:
             continue
         if s.temporal_end is not None and s.temporal_end < granule.temporal_start:
@@ -105,6 +124,19 @@ def brute_force(granule, subscriptions, collections_of):
         if attributes_match(s.conditions, granule.attributes):
             out.add(s.pk)
     return out
+
+
+def _meets_triangle(granule_box, subscription_box):
+    """Whether the triangle drawn in `subscription_box` meets the granule's box: both unwrapped
+    (east past 180 where they cross it), the triangle tried one turn either way too."""
+    import shapely
+    from shapely.geometry import Polygon, box
+
+    west, south, east, north = granule_box
+    footprint = box(west, south, east + 360 if west > east else east, north)
+    shape = Polygon(triangle(subscription_box)["coordinates"][0])
+    return any(footprint.intersects(shapely.affinity.translate(shape, turn * 360))
+               for turn in (-1, 0, 1))
 
 
 def match_all(granules):

@@ -225,11 +225,12 @@ class SubscriptionViewSet(OwnedViewMixin, viewsets.ModelViewSet):
         body = SubscriptionPreviewSerializer(data=request.data, context={"request": request})
         body.is_valid(raise_exception=True)
         data = body.validated_data
-        box = data.get("bbox")
+        box, shape = data.get("bbox"), data.get("intersects")
         result = subscriptions.preview_subscription(
             request.user, [subscriptions.collection_by_key(request.user, k)
                            for k in data["collections"]],
-            bbox=box.as_list() if box else None, start=data.get("start"), end=data.get("end"),
+            bbox=box.as_list() if box else None, shape=shape,
+            start=data.get("start"), end=data.get("end"),
             conditions=data.get("conditions") or [], new_versions=data.get("new_versions", False),
             days=data["days"])
         return Response(SubscriptionPreviewResultSerializer(result).data)

@@ -1,11 +1,14 @@
-"""Pure helpers (no Django): subscription attribute conditions and HTTP byte ranges.
+"""Pure helpers (no Django): subscription attribute conditions and shapes, HTTP byte ranges.
 
-Collections, footprint and time window of a subscription are matched in SQL; the attribute
-conditions run here, only on the few subscriptions the indexed query left.
+Collections, box and time window of a subscription are matched in SQL; the attribute
+conditions and a drawn shape (tested exactly against the granule's footprint with shapely:
+there is no PostGIS) run here, only on the few subscriptions the indexed query left.
 """
 import json
 import re
 from functools import lru_cache
+
+import shapely
 
 OPS = ("eq", "ne", "lt", "lte", "gt", "gte", "in")
 
@@ -47,6 +50,20 @@ def stored_conditions(text):
     the same texts again, and decoding them cost more than testing them. The lists are
     shared, so callers must not change them."""
     return json.loads(text)
+
+
+@lru_cache(maxsize=16384)
+def stored_geometry(text):
+    """A subscription's stored shape (GeoJSON text), parsed and prepared once and shared."""
+    geometry = shapely.from_geojson(text)
+    shapely.prepare(geometry)
+    return geometry
+
+
+def shape_matches(text, footprint):
+    """Whether a subscription's stored shape meets a granule's footprint geometry (a granule
+    without one never meets a shape)."""
+    return footprint is not None and bool(stored_geometry(text).intersects(footprint))
 
 
 def attributes_match(conditions, attributes):

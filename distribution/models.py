@@ -162,7 +162,9 @@ class Subscription(models.Model):
     """A standing filter; granules that match when they are archived are delivered once each.
 
     The footprint and window use the catalog's column names so the catalog's bbox query
-    (rows whose box intersects a given box) selects subscriptions as well as granules.
+    (rows whose box intersects a given box) selects subscriptions as well as granules. A
+    subscription drawn as a shape keeps it in `geometry` and its box in the box columns: the
+    box selects candidates, the shape is tested on them (see catalog.shapes).
     """
 
     ownership = Ownership("user")
@@ -181,6 +183,9 @@ class Subscription(models.Model):
     south = models.FloatField(null=True, blank=True)
     east = models.FloatField(null=True, blank=True)
     north = models.FloatField(null=True, blank=True)
+    geometry = models.TextField(
+        null=True, blank=True,
+        help_text="GeoJSON search shape (split at the antimeridian), bounded by the box above")
     temporal_start = models.DateTimeField(null=True, blank=True)
     temporal_end = models.DateTimeField(null=True, blank=True)
     conditions = models.JSONField(default=list, blank=True,
@@ -224,6 +229,9 @@ class SubscriptionCollection(models.Model):
     south = models.FloatField(null=True, blank=True)
     east = models.FloatField(null=True, blank=True)
     north = models.FloatField(null=True, blank=True)
+    geometry = models.TextField(
+        null=True, blank=True,
+        help_text="GeoJSON search shape (split at the antimeridian), bounded by the box above")
     temporal_start = models.DateTimeField(null=True, blank=True)
     temporal_end = models.DateTimeField(null=True, blank=True)
     conditions = models.JSONField(default=list, blank=True)

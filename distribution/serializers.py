@@ -1,12 +1,16 @@
 """Shapes of carts, orders, destinations and subscriptions; input checks say what is wrong."""
+import json
+
 from django.core.exceptions import ValidationError as DjangoValidationError
 from drf_spectacular.extensions import OpenApiSerializerFieldExtension
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from backend.archive import services as archive
+from backend.catalog import shapes
 from backend.catalog.filters import parse_instant
 from backend.catalog.geo import BBoxError, parse_bbox
+from backend.catalog.serializers import GeometryField
 from backend.ids import IdField
 
 from .matching import OPS, ConditionError, check_conditions
@@ -304,7 +308,13 @@ class SubscriptionSerializer(serializers.ModelSerializer):
         help_text="Collection keys SHORT.VERSION",
     )
     bbox = BBoxField(required=False, allow_null=True,
-                     help_text="[west, south, east, north] or 'w,s,e,n'")
+                     help_text="[west, south, east, north] or 'w,s,e,n'; with intersects, "
+                               "the shape's box (read only)")
+    intersects = GeometryField(
+        required=False, allow_null=True,
+        help_text="A GeoJSON shape (Polygon, MultiPolygon, Point, LineString ..., at most "
+                  f"{shapes.MAX_VERTICES} vertices): only granules whose footprint meets it "
+                  "are delivered. Replaces bbox; null removes the shape and its box")
     start = serializers.CharField(required=False, allow_null=True, allow_blank=True,
                                   help_text="Granules overlapping from (ISO 8601)")
     end = serializers.CharField(required=False, allow_null=True, allow_blank=True,
@@ -314,14 +324,15 @@ class SubscriptionSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Subscription
-        fields = ["id", "name", "collections", "bbox", "start", "end", "conditions", "mode",
-                  "destination", "new_versions", "active", "created_at"]
+        fields = ["id", "name", "collections", "bbox", "intersects", "start", "end",
+                  "conditions", "mode", "destination", "new_versions", "active", "created_at"]
 
     def to_representation(self, subscription):
         return {
             "id": subscription.pk, "name": subscription.name,
             "collections": sorted(c.key for c in subscription.collections.all()),
             "bbox": subscription.bbox,
+            "intersects": json.loads(subscription.geometry) if subscription.geometry else None,
             "start": subscription.temporal_start, "end": subscription.temporal_end,
             "conditions": subscription.conditions, "mode": subscription.mode,
             "destination": subscription.destination_id,
@@ -335,6 +346,14 @@ class SubscriptionSerializer(serializers.ModelSerializer):
         try:
             return parse_bbox(value)
         except BBoxError as exc:
+            raise serializers.ValidationError(str(exc)) from exc
+
+    def validate_intersects(self, value):
+        if value is None:
+            return None
+        try:
+            return shapes.parse_geojson(value, "intersects")
+        except shapes.ShapeError as exc:
             raise serializers.ValidationError(str(exc)) from exc
 
     def validate_start(self, value):
@@ -371,6 +390,9 @@ class SubscriptionSerializer(serializers.ModelSerializer):
         return value
 
     def validate(self, data):
+        if data.get("bbox") is not None and data.get("intersects") is not None:
+            raise serializers.ValidationError(
+                {"intersects": "Give either bbox or intersects, not both."})
         start = data.get("start", getattr(self.instance, "temporal_start", None))
         end = data.get("end", getattr(self.instance, "temporal_end", None))
         if start and end and start > end:
@@ -381,8 +403,11 @@ class SubscriptionSerializer(serializers.ModelSerializer):
         data = dict(self.validated_data)
         user = self.owner()
         subscription = self.instance or Subscription(user=user)
-        if "bbox" in data:
-            box = data.pop("bbox")
+        if "bbox" in data or "intersects" in data:
+            box, shape = data.pop("bbox", None), data.pop("intersects", None)
+            if shape is not None:
+                box = shape.bbox()
+            subscription.geometry = shapes.to_text(shape) if shape is not None else None
             subscription.west, subscription.south, subscription.east, subscription.north = (
                 box.as_list() if box else (None, None, None, None))
         if "start" in data:
@@ -407,7 +432,8 @@ class SubscriptionPreviewSerializer(SubscriptionSerializer):
                                     help_text="Count granules archived in the last N days")
 
     class Meta(SubscriptionSerializer.Meta):
-        fields = ["collections", "bbox", "start", "end", "conditions", "new_versions", "days"]
+        fields = ["collections", "bbox", "intersects", "start", "end", "conditions",
+                  "new_versions", "days"]
 
     def save(self, **kwargs):
         raise NotImplementedError("a preview is never saved")

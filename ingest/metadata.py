@@ -4,6 +4,10 @@ Sources, in the order they are believed: a sidecar JSON (UMM-G-like or Granary's
 shape), an ECS `.met` ODL file, then HDF5 / NetCDF data files: their global attributes (ACDD
 names: time_coverage_start, geospatial_lon_min, ...), else their latitude, longitude and time
 coordinates (datafiles.py), and their variables. What the request itself says wins over all.
+
+A footprint outline is taken raw (a GeoJSON geometry dict, or WKT text) from the sidecar's
+`footprint`, UMM-G GPolygons, the .met G-ring or ACDD geospatial_bounds; registration checks it
+(catalog.shapes) and stores it, with its box as the index prefilter.
 """
 import json
 import math
@@ -31,6 +35,8 @@ class Extracted:
     start: object = None
     end: object = None
     bbox: list | None = None
+    footprint: dict | str | None = None     # GeoJSON geometry, or WKT text
+    shape: object = None                    # the footprint once registration checked it
     attributes: dict = field(default_factory=dict)
     sources: list = field(default_factory=list)
 
@@ -41,6 +47,8 @@ class Extracted:
             self.start, self.end, used = other.start, other.end, True
         if self.bbox is None and other.bbox is not None:
             self.bbox, used = other.bbox, True
+        if self.footprint is None and other.footprint is not None:
+            self.footprint, used = other.footprint, True
         for key, value in other.attributes.items():
             if key not in self.attributes:
                 self.attributes[key], used = value, True
@@ -145,6 +153,11 @@ def from_json(path):
         if not isinstance(box, list) or len(box) != 4:
             raise MetadataError("bbox must be [west, south, east, north]")
         out.bbox = _box(*box)
+    footprint = doc.get("footprint")
+    if footprint is not None:
+        if not isinstance(footprint, dict | str):
+            raise MetadataError("footprint must be a GeoJSON geometry or WKT text")
+        out.footprint = footprint
     if isinstance(doc.get("attributes"), dict):
         out.attributes = dict(doc["attributes"])
     return out
@@ -164,6 +177,10 @@ def _umm_g(doc):
         r = rectangles[0]
         out.bbox = _box(r.get("WestBoundingCoordinate"), r.get("SouthBoundingCoordinate"),
                         r.get("EastBoundingCoordinate"), r.get("NorthBoundingCoordinate"))
+    polygons = [_umm_polygon(p) for p in geometry.get("GPolygons") or []]
+    if polygons:
+        out.footprint = ({"type": "Polygon", "coordinates": polygons[0]} if len(polygons) == 1
+                         else {"type": "MultiPolygon", "coordinates": polygons})
     for attr in doc.get("AdditionalAttributes") or []:
         values = attr.get("Values") or []
         if attr.get("Name") and values:
@@ -171,8 +188,37 @@ def _umm_g(doc):
     return out
 
 
+def _umm_polygon(polygon):
+    """A UMM-G GPolygon as GeoJSON polygon rings (boundary, then exclusive zones)."""
+    if not isinstance(polygon, dict):
+        raise MetadataError("a GPolygon must be an object with a Boundary")
+    boundaries = [polygon.get("Boundary")] + [
+        zone for zone in ((polygon.get("ExclusiveZone") or {}).get("Boundaries") or [])]
+    rings = []
+    for boundary in boundaries:
+        points = (boundary or {}).get("Points") if isinstance(boundary, dict) else None
+        if not isinstance(points, list) or not points:
+            raise MetadataError("a GPolygon boundary needs Points")
+        rings.append(_closed([[_number(p.get("Longitude"), "Longitude"),
+                               _number(p.get("Latitude"), "Latitude")]
+                              for p in points if isinstance(p, dict)]))
+    return rings
+
+
+def _closed(ring):
+    return ring if ring and ring[0] == ring[-1] else [*ring, *ring[:1]]
+
+
 # ---------------------------------------------------------------------------------------------
 # ECS .met (ODL)
+
+
+def _met_numbers(root, name):
+    """A .met list value such as (10.1, 11.2, 12.3) as numbers; None when it is not there."""
+    text = _met_value(root, name)
+    if text is None:
+        return None
+    return [_number(v, name) for v in text.strip("()").split(",") if v.strip()]
 
 
 def _met_value(root, name):
@@ -201,6 +247,12 @@ def from_met(path):
         out.end = _time(f"{end_date}T{end_time}", "RANGEENDINGDATE/TIME")
     out.bbox = _box(*(_met_value(root, f"{side}BOUNDINGCOORDINATE")
                       for side in ("WEST", "SOUTH", "EAST", "NORTH")))
+    lons, lats = _met_numbers(root, "GRINGPOINTLONGITUDE"), _met_numbers(root, "GRINGPOINTLATITUDE")
+    if lons or lats:
+        if not lons or not lats or len(lons) != len(lats):
+            raise MetadataError("the G-ring needs as many GRINGPOINTLATITUDE as LONGITUDE values")
+        out.footprint = {"type": "Polygon",
+                         "coordinates": [_closed([list(p) for p in zip(lons, lats, strict=True)])]}
     for node in root.walk():
         if node.name.upper() != "ADDITIONALATTRIBUTESCONTAINER":
             continue
@@ -229,8 +281,12 @@ def from_attributes(attrs):
                         "time_coverage_end")
     out.bbox = _box(lower.get("geospatial_lon_min"), lower.get("geospatial_lat_min"),
                     lower.get("geospatial_lon_max"), lower.get("geospatial_lat_max"))
+    bounds = lower.get("geospatial_bounds")
+    if isinstance(bounds, str) and bounds.strip():
+        out.footprint = bounds.strip()
     used = {"time_coverage_start", "time_coverage_end", "geospatial_lon_min",
-            "geospatial_lat_min", "geospatial_lon_max", "geospatial_lat_max"}
+            "geospatial_lat_min", "geospatial_lon_max", "geospatial_lat_max",
+            "geospatial_bounds"}
     for key, value in attrs.items():
         if len(out.attributes) >= MAX_ATTRIBUTES:
             break

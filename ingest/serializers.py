@@ -3,6 +3,8 @@ the spec serializers here document them for the OpenAPI schema."""
 from rest_framework import serializers
 from rest_framework.reverse import reverse
 
+from backend.catalog.serializers import GeometryField
+
 from .models import IngestGranule, IngestRequest, Pdr, percent_done
 
 _when = serializers.DateTimeField()
@@ -28,6 +30,10 @@ class GranuleSpecSerializer(serializers.Serializer):
     temporal = TemporalSerializer(required=False, help_text="Else read from the files")
     bbox = serializers.ListField(child=serializers.FloatField(), min_length=4, max_length=4,
                                  required=False, help_text="[west, south, east, north]")
+    footprint = GeometryField(
+        required=False, help_text="GeoJSON outline (Polygon, MultiPolygon, ...); its box "
+        "replaces bbox. Else read from the files (UMM-G GPolygons, .met G-ring, ACDD "
+        "geospatial_bounds), else the box")
     attributes = serializers.DictField(required=False)
     files = FileSpecSerializer(many=True)
 

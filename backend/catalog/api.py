@@ -11,20 +11,26 @@ from drf_spectacular.utils import (
 from rest_framework import serializers, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import NotFound
+from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
+from rest_framework.views import APIView
 
 from backend.errors import DomainError
 from backend.ids import ID_REGEX
 
-from . import services
-from .filters import CollectionFilter, GranuleFilter
+from . import services, shape_files
+from .filters import CollectionFilter, GranuleFilter, search_data, search_shape
 from .models import Collection
-from .pagination import GranuleKeysetPagination
+from .pagination import DEFAULT_GRANULE_SORT, GRANULE_SORTS, GranuleKeysetPagination
 from .serializers import (
     CollectionDetailSerializer,
     CollectionSerializer,
     GranuleDetailSerializer,
+    GranuleSearchSerializer,
     GranuleSerializer,
+    ShapeReadingSerializer,
+    ShapeUploadSerializer,
+    TimelineSearchSerializer,
     TimelineSerializer,
 )
 from .storage import storage
@@ -62,28 +68,80 @@ class _FacetValue(serializers.Serializer):
         ref_name = "FacetValue"
 
 
-@extend_schema_view(
-    list=extend_schema(parameters=[
-        OpenApiParameter(
-            "attr.NAME[.OP]", OpenApiTypes.STR,
-            description="Attribute condition, OP one of eq, ne, lt, lte, gt, gte "
-            "(e.g. attr.cloud_cover.lt=20, attr.day_night=Day)",
-        ),
-    ])
+class SearchFilterBackend(DjangoFilterBackend):
+    """The granule filters, read from the query string, or from the JSON body of a POST
+    search (a polygon does not fit in a URL)."""
+
+    def get_filterset_kwargs(self, request, queryset, view):
+        kwargs = super().get_filterset_kwargs(request, queryset, view)
+        kwargs["data"] = view.filter_data()
+        return kwargs
+
+
+_ATTRIBUTES = OpenApiParameter(
+    "attr.NAME[.OP]", OpenApiTypes.STR,
+    description="Attribute condition, OP one of eq, ne, lt, lte, gt, gte "
+    "(e.g. attr.cloud_cover.lt=20, attr.day_night=Day)",
 )
+_PAGING = [
+    OpenApiParameter("cursor", OpenApiTypes.STR,
+                     description="The page's position, from a next or previous link"),
+    OpenApiParameter("limit", OpenApiTypes.INT, description=(
+        f"Granules per page, {GranuleKeysetPagination.min_page_size} to "
+        f"{GranuleKeysetPagination.max_page_size} (default {GranuleKeysetPagination.page_size})")),
+    OpenApiParameter("ordering", OpenApiTypes.STR, description=(
+        "Sort fields, comma-separated, - for descending: " + ", ".join(GRANULE_SORTS)
+        + f" (created_at: ingest time; default {DEFAULT_GRANULE_SORT})")),
+]
+_BUCKET = OpenApiParameter(
+    "bucket", str, enum=["auto", *BUCKETS], default="auto",
+    description="Bucket size; auto picks hour, day, month or year by the span of the granules "
+                f"found. At most {MAX_BUCKETS} buckets.")
+_FACETS = inline_serializer("GranuleFacets", {
+    **{name: _FacetValue(many=True) for name in services.FACETS},
+    "counts_exact": serializers.BooleanField(
+        required=False,
+        help_text="false when a shape search had too many candidates to test each: the "
+        "counts are then of the granules whose box meets the shape (an upper bound)"),
+})
+
+
+@extend_schema_view(list=extend_schema(parameters=[_ATTRIBUTES]))
 class GranuleViewSet(viewsets.ReadOnlyModelViewSet):
     """Granules of the collections visible to the caller."""
 
     serializer_class = GranuleSerializer
     lookup_value_regex = ID_REGEX
     filterset_class = GranuleFilter
-    # sorting is the paginator's: it pages by the sort values (GranuleKeysetPagination)
-    filter_backends = [DjangoFilterBackend]
+    # sorting is the paginator's: it pages by the sort values (GranuleKeysetPagination),
+    # and a shape's exact test runs inside its slices (services.ShapeFiltered)
+    filter_backends = [SearchFilterBackend]
     pagination_class = GranuleKeysetPagination
+
+    def filter_data(self):
+        """The filters of this request: the query string, with a POST body's laid over it."""
+        if not hasattr(self, "_filter_data"):
+            params = self.request.query_params
+            self._filter_data = (search_data(params, self.request.data)
+                                 if self.request.method == "POST" else params)
+        return self._filter_data
+
+    def search_shape(self):
+        return search_shape(self.filter_data())
+
+    def filter_queryset(self, queryset):
+        """Filtered by the indexed boxes; for a page of a search with a shape, each candidate's
+        footprint is then tested exactly while it pages (services.ShapeFiltered)."""
+        queryset = super().filter_queryset(queryset)
+        if self.action in ("list", "search"):
+            shape = self.search_shape()
+            if shape is not None:
+                return services.ShapeFiltered(queryset, shape)
+        return queryset
 
     def get_queryset(self):
         granules = services.visible_granules(self.request.user)
-        if self.action in ("facets", "timeline"):
+        if self.action in ("facets", "facets_post", "timeline", "timeline_post"):
             return granules
         if self.action == "retrieve":
             return services.with_residency(granules).prefetch_related(
@@ -94,30 +152,105 @@ class GranuleViewSet(viewsets.ReadOnlyModelViewSet):
         return GranuleDetailSerializer if self.action == "retrieve" else GranuleSerializer
 
     @extend_schema(
+        summary="Search granules with the list's filters in a JSON body",
+        description="The body holds the list's filters (intersects as a GeoJSON object); the "
+        "query string keeps cursor, limit and ordering. A next or previous link is POSTed "
+        "again with the same body.",
+        request=GranuleSearchSerializer, parameters=_PAGING,
+        responses={200: GranuleSerializer(many=True),
+                   400: OpenApiResponse(description="A filter that cannot be used, and why")},
+    )
+    @action(detail=False, methods=["post"])
+    def search(self, request):
+        return self.list(request)
+
+    @extend_schema(
         summary="Facet counts of the granules matching the same filters as the list",
-        responses=OpenApiResponse(response=inline_serializer("GranuleFacets", {
-            name: _FacetValue(many=True) for name in services.FACETS
-        })),
+        responses=OpenApiResponse(response=_FACETS),
+        parameters=[_ATTRIBUTES],
     )
     @action(detail=False, pagination_class=None)
     def facets(self, request):
+        return self._facets()
+
+    @extend_schema(
+        summary="Facet counts of a POST search (its filters in a JSON body)",
+        request=GranuleSearchSerializer, responses=OpenApiResponse(response=_FACETS),
+    )
+    @facets.mapping.post
+    def facets_post(self, request):
+        return self._facets()
+
+    def _facets(self):
         granules = self.filter_queryset(self.get_queryset())
-        return Response(services.granule_facets(granules))
+        shape = self.search_shape()
+        if shape is None:
+            return Response(services.granule_facets(granules))
+        facets, exact = services.shape_facets(granules, shape)
+        return Response({**facets, "counts_exact": exact})
 
     @extend_schema(
         summary="How many granules matching the same filters as the list start in each "
                 "hour, day, month or year",
-        parameters=[OpenApiParameter(
-            "bucket", str, enum=["auto", *BUCKETS], default="auto",
-            description="Bucket size; auto picks hour, day, month or year by the span of "
-                        f"the granules found. At most {MAX_BUCKETS} buckets.")],
-        responses=TimelineSerializer,
+        parameters=[_BUCKET, _ATTRIBUTES],
+        responses={200: TimelineSerializer,
+                   400: OpenApiResponse(description="A filter or bucket that cannot be used, "
+                                        "and why")},
     )
     @action(detail=False, pagination_class=None)
     def timeline(self, request):
-        bucket = request.query_params.get("bucket") or "auto"
+        return self._timeline()
+
+    @extend_schema(
+        summary="Timeline of a POST search (its filters, and bucket, in a JSON body)",
+        request=TimelineSearchSerializer,
+        responses={200: TimelineSerializer,
+                   400: OpenApiResponse(description="A filter or bucket that cannot be used, "
+                                        "and why")},
+    )
+    @timeline.mapping.post
+    def timeline_post(self, request):
+        return self._timeline()
+
+    def _timeline(self):
+        bucket = self.filter_data().get("bucket") or "auto"
         if bucket not in ("auto", *BUCKETS):
             raise DomainError(f"bucket must be one of auto, {', '.join(BUCKETS)}, not "
                               f"{bucket!r}.", "bucket")
         granules = self.filter_queryset(self.get_queryset())
-        return Response(TimelineSerializer(services.granule_timeline(granules, bucket)).data)
+        shape, exact = self.search_shape(), None
+        if shape is not None:
+            granules, exact = services.exact_subset(granules, shape)
+        timeline = TimelineSerializer(services.granule_timeline(granules, bucket)).data
+        return Response(timeline if exact is None else {**timeline, "counts_exact": exact})
+
+
+class ShapeUpload(APIView):
+    """Read an uploaded GeoJSON, KML or zipped shapefile into one shape to search with."""
+
+    parser_classes = [MultiPartParser]
+
+    @extend_schema(
+        operation_id="shapes_read", summary="The search shape of an uploaded file",
+        description="The union of the file's features, split at the antimeridian and "
+        "simplified (with a note) to the search's vertex limit. Nothing is kept.",
+        request={"multipart/form-data": ShapeUploadSerializer},
+        responses={
+            200: ShapeReadingSerializer,
+            400: OpenApiResponse(description="No usable shape: malformed, unsafe zip, "
+                                 "missing .shx or .dbf, not WGS 84 ... and why"),
+            413: OpenApiResponse(description="Larger than 5 MiB, or unpacks to over 50 MiB"),
+        },
+    )
+    def post(self, request):
+        limit = shape_files.MAX_UPLOAD_BYTES
+        length = request.META.get("CONTENT_LENGTH") or "0"
+        if length.isdigit() and int(length) > limit + (64 << 10):   # room for the form
+            raise shape_files.UploadTooLarge(f"the file is larger than {limit >> 20} MiB")
+        upload = request.FILES.get("file")
+        if upload is None:
+            raise shape_files.UploadError("upload the file as the form field 'file'")
+        if upload.size > limit:
+            raise shape_files.UploadTooLarge(f"the file is larger than {limit >> 20} MiB")
+        reading = shape_files.read_upload(upload.name, upload.read(limit + 1))
+        return Response(ShapeReadingSerializer(reading).data)

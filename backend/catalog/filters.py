@@ -1,24 +1,34 @@
-"""Query-string filters for collections and granules. Bad input is a 400 that says why."""
+"""Query-string filters for collections and granules. Bad input is a 400 that says why.
+
+A granule search by shape (bbox or intersects) filters here by the indexed boxes only; the
+view wraps what is left in services.ShapeFiltered, which tests each candidate's footprint
+exactly while it pages (see catalog.shapes: there is no PostGIS).
+"""
+import json
 from datetime import UTC
 
 import django_filters
 from django.core.exceptions import ValidationError
 from django.utils.dateparse import parse_date, parse_datetime
 
+from . import shapes
 from .geo import BBoxError, parse_bbox
 from .models import Collection, Granule
 from .services import (
     RESIDENCIES,
-    bbox_q,
     collection_text_q,
+    exact_subset,
     filter_residency,
     granule_id_q,
     granule_text_q,
+    shape_q,
     temporal_q,
 )
 
 ATTRIBUTE_PREFIX = "attr."
 ATTRIBUTE_OPS = {"eq": "", "ne": "", "lt": "__lt", "lte": "__lte", "gt": "__gt", "gte": "__gte"}
+# Parameters of the list that page or sort it without selecting granules.
+PAGING_PARAMS = ("cursor", "limit", "ordering")
 
 
 def parse_instant(text, *, end=False):
@@ -43,6 +53,52 @@ def parse_instant(text, *, end=False):
     if value.tzinfo is None:
         value = value.replace(tzinfo=UTC)
     return value
+
+
+def search_shape(data):
+    """The Shape a granule search's `bbox` or `intersects` asks for (None: neither)."""
+    bbox, intersects = data.get("bbox"), data.get("intersects")
+    if bbox and intersects:
+        raise ValidationError({"intersects": "use either bbox or intersects, not both"})
+    try:
+        if bbox:
+            box = parse_bbox(bbox)
+            return shapes.from_box(*box.as_list())
+        if intersects:
+            return shapes.parse_json_text(intersects)
+    except BBoxError as exc:
+        raise ValidationError({"bbox": str(exc)}) from exc
+    except shapes.ShapeError as exc:
+        raise ValidationError({"intersects": str(exc)}) from exc
+    return None
+
+
+def search_data(params, body):
+    """A granule search's filters from a POST body (a JSON object of the query parameters,
+    with `intersects` as a GeoJSON object, `collection` and `bbox` also as arrays), laid over
+    the query string (which keeps cursor, limit and ordering)."""
+    if not isinstance(body, dict):
+        raise ValidationError("the search body must be a JSON object of filters")
+    data = params.copy()
+    for key, value in body.items():
+        if key in PAGING_PARAMS:
+            raise ValidationError({key: "cursor, limit and ordering go in the query string, "
+                                   "where the next and previous links keep them"})
+        if value is None:
+            continue
+        if key == "intersects" and isinstance(value, dict):
+            value = json.dumps(value)
+        elif key in ("collection", "bbox") and isinstance(value, list) and all(
+                isinstance(v, str | int | float) and not isinstance(v, bool) for v in value):
+            value = ",".join(str(v) for v in value)
+        elif isinstance(value, bool):
+            value = "true" if value else "false"
+        elif isinstance(value, str | int | float):
+            value = str(value)
+        else:
+            raise ValidationError({str(key): "must be a string or a number"})
+        data[str(key)] = value
+    return data
 
 
 def _number_or_text(text):
@@ -79,7 +135,13 @@ class GranuleFilter(django_filters.FilterSet):
     )
     start = django_filters.CharFilter(method="filter_noop", label="Overlaps from (ISO 8601)")
     end = django_filters.CharFilter(method="filter_noop", label="Overlaps until (ISO 8601)")
-    bbox = django_filters.CharFilter(method="filter_bbox", label="west,south,east,north")
+    bbox = django_filters.CharFilter(
+        method="filter_shape", label="west,south,east,north (west > east crosses 180°)")
+    intersects = django_filters.CharFilter(
+        method="filter_shape",
+        label="GeoJSON geometry (Point, LineString, Polygon, Multi*) in JSON, at most "
+              f"{shapes.MAX_VERTICES} vertices; a ring from lon 170 to -170 crosses 180°",
+    )
     q = django_filters.CharFilter(
         method="filter_text", label="Free text: each word a granule id (wildcards * and ?) or "
         "a word of its collection's name, title, description, platform or instrument",
@@ -129,12 +191,9 @@ class GranuleFilter(django_filters.FilterSet):
 
         return visible_collections(self.request.user) if self.request else Collection.objects.all()
 
-    def filter_bbox(self, queryset, name, value):
-        try:
-            box = parse_bbox(value)
-        except BBoxError as exc:
-            raise ValidationError({"bbox": str(exc)}) from exc
-        return queryset.filter(bbox_q(box))
+    def filter_shape(self, queryset, name, value):
+        shape = search_shape(self.data)
+        return queryset if shape is None else queryset.filter(shape_q(shape))
 
     def filter_queryset(self, queryset):
         queryset = super().filter_queryset(queryset)
@@ -181,14 +240,11 @@ class GranuleFilter(django_filters.FilterSet):
         return queryset
 
 
-# Parameters of the list that page or sort it without selecting granules.
-PAGING_PARAMS = ("cursor", "limit", "ordering")
-
-
 def filter_granules(request, params):
     """The granules the caller sees that the list's filters `params` ({name: text}) select,
-    for an action on a whole search. A name the list does not know is refused, not ignored:
-    a misspelt filter must not widen what the action takes."""
+    for an action on a whole search; a shape (bbox, intersects) is tested exactly on each
+    candidate. A name the list does not know is refused, not ignored: a misspelt filter must
+    not widen what the action takes."""
     from django.http import QueryDict
 
     from .services import visible_granules
@@ -203,4 +259,5 @@ def filter_granules(request, params):
     filterset = GranuleFilter(data=data, queryset=visible_granules(request.user), request=request)
     if not filterset.is_valid():
         raise ValidationError(filterset.errors)
-    return filterset.qs
+    shape = search_shape(data)
+    return filterset.qs if shape is None else exact_subset(filterset.qs, shape, strict=True)[0]

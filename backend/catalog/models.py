@@ -120,6 +120,10 @@ class Granule(models.Model):
     south = models.FloatField(null=True, blank=True)
     east = models.FloatField(null=True, blank=True)
     north = models.FloatField(null=True, blank=True)
+    footprint = models.TextField(
+        null=True, blank=True,
+        help_text="GeoJSON geometry, split at the antimeridian; the box columns above bound it "
+                  "and are the indexed prefilter (see catalog.shapes)")
     attributes = models.JSONField(default=dict, blank=True)
     total_size = models.BigIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -139,7 +143,7 @@ class Granule(models.Model):
         ]
         indexes = [
             # Covering: a search's footprint and window are tested in the index, so only the
-            # rows of the page it returns are read from the table (see services.stac_page).
+            # rows of the page it returns are read from the table (see stac_query.stac_page).
             models.Index(fields=["collection", "temporal_start", "id"], name="granule_coll_time",
                          include=["temporal_end", "west", "south", "east", "north", "state"]),
             models.Index(fields=["temporal_start", "temporal_end"], name="granule_time"),

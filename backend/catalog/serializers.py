@@ -1,10 +1,44 @@
+import json
+
 from django.urls import reverse
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from . import shapes
 from .models import Collection, File, Granule
 from .services import RESIDENCIES, collection_page_extent
 from .storage import storage
+
+GEOMETRY_SCHEMA = {
+    "type": "object",
+    "description": "A GeoJSON geometry (RFC 7946): type and coordinates, [longitude, latitude]",
+    "properties": {
+        "type": {"type": "string", "enum": list(shapes.SUPPORTED)},
+        "coordinates": {"type": "array", "items": {}},
+        "geometries": {"type": "array", "items": {"type": "object"}},
+    },
+    "required": ["type"],
+}
+
+
+@extend_schema_field({**GEOMETRY_SCHEMA, "nullable": True})
+class FootprintField(serializers.Field):
+    """A granule's footprint as GeoJSON: the stored outline, else its box (older rows)."""
+
+    def __init__(self, **kwargs):
+        super().__init__(source="*", read_only=True, **kwargs)
+
+    def to_representation(self, granule):
+        if granule.footprint:
+            return json.loads(granule.footprint)
+        if granule.bbox is None:
+            return None
+        return shapes.from_box(*granule.bbox).geojson()
+
+
+@extend_schema_field(GEOMETRY_SCHEMA)
+class GeometryField(serializers.JSONField):
+    """A GeoJSON geometry in; checked where it is used (catalog.shapes)."""
 
 
 class CollectionSerializer(serializers.ModelSerializer):
@@ -90,6 +124,8 @@ class GranuleSerializer(serializers.ModelSerializer):
     bbox = serializers.ListField(child=serializers.FloatField(), read_only=True, allow_null=True,
                                  min_length=4, max_length=4,
                                  help_text="[west, south, east, north]; west > east crosses 180°")
+    footprint = FootprintField(
+        help_text="GeoJSON outline, split at the antimeridian (a MultiPolygon across 180°)")
     attributes = serializers.DictField(read_only=True)
     files = FileSerializer(many=True, read_only=True)
     residency = serializers.ChoiceField(
@@ -104,8 +140,8 @@ class GranuleSerializer(serializers.ModelSerializer):
         model = Granule
         fields = [
             "id", "collection", "granule_id", "version", "state", "temporal_start", "temporal_end",
-            "bbox", "attributes", "total_size", "residency", "files", "replaces", "created_at",
-            "archived_at", "browse_url",
+            "bbox", "footprint", "attributes", "total_size", "residency", "files", "replaces",
+            "created_at", "archived_at", "browse_url",
         ]
 
     def get_browse_url(self, granule) -> str | None:
@@ -156,3 +192,55 @@ class TimelineSerializer(serializers.Serializer):
     buckets = TimelineBucketSerializer(
         many=True, help_text="Every bucket from the first granule's to the last's, empty "
                              "ones with 0; none when nothing matches")
+    counts_exact = serializers.BooleanField(
+        required=False,
+        help_text="false when a shape search had too many candidates to test each: the "
+        "counts are then of the granules whose box meets the shape (an upper bound)")
+
+
+class GranuleSearchSerializer(serializers.Serializer):
+    """The body of a POST granule search: the list's query parameters as JSON (only for the
+    schema: the filters check the values, and attr.NAME[.OP] keys are taken too)."""
+
+    intersects = GeometryField(required=False, help_text=(
+        f"Granules whose footprint meets this geometry (at most {shapes.MAX_VERTICES} "
+        "vertices; an edge takes the shorter way round, so lon 170 -> -170 crosses 180°)"))
+    bbox = serializers.CharField(required=False, help_text="west,south,east,north")
+    collection = serializers.CharField(required=False, help_text="SHORT.VERSION, comma-separated")
+    start = serializers.CharField(required=False, help_text="Overlaps from (ISO 8601)")
+    end = serializers.CharField(required=False, help_text="Overlaps until (ISO 8601)")
+    q = serializers.CharField(required=False, help_text=(
+        "Free text: each word a granule id (wildcards * and ?) or a word of its collection's "
+        "name, title, description, platform or instrument"))
+    granule_id = serializers.CharField(
+        required=False, help_text="Granule id, case-insensitive; * and ? are wildcards")
+    state = serializers.ChoiceField(choices=Granule.State.choices, required=False)
+    processing_level = serializers.CharField(required=False)
+    platform = serializers.CharField(required=False)
+    instrument = serializers.CharField(required=False)
+    residency = serializers.ChoiceField(choices=RESIDENCIES, required=False)
+
+
+class TimelineSearchSerializer(GranuleSearchSerializer):
+    """The body of a POST timeline: the search's filters and the bucket size."""
+
+    bucket = serializers.ChoiceField(choices=["auto", "hour", "day", "month", "year"],
+                                     required=False, help_text="Bucket size (default auto)")
+
+
+class ShapeUploadSerializer(serializers.Serializer):
+    file = serializers.FileField(help_text=(
+        "GeoJSON (.geojson, .json), KML (.kml, .kmz) or a zipped shapefile (.zip holding the "
+        ".shp, .shx and .dbf, and a .prj in WGS 84 if any); at most 5 MiB"))
+
+
+class ShapeReadingSerializer(serializers.Serializer):
+    """The shape to search with that an uploaded file gives."""
+
+    geometry = GeometryField(help_text="Send it as `intersects` (split at the antimeridian)")
+    format = serializers.ChoiceField(choices=["geojson", "kml", "shapefile"])
+    features = serializers.IntegerField(help_text="Features united into the geometry")
+    vertices = serializers.IntegerField()
+    simplified = serializers.BooleanField(
+        help_text=f"Simplified to fit the search limit of {shapes.MAX_VERTICES} vertices")
+    note = serializers.CharField(allow_null=True, help_text="What was simplified, and how much")

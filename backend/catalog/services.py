@@ -2,23 +2,12 @@
 from dataclasses import dataclass
 from datetime import UTC
 
-from django.db.models import (
-    Case,
-    Count,
-    DurationField,
-    ExpressionWrapper,
-    F,
-    OuterRef,
-    Q,
-    Subquery,
-    Value,
-    When,
-)
+from django.db.models import Case, Count, F, Q, Value, When
 
 from backend.accounts import roles
 from backend.errors import DomainError, NotFound
 
-from . import bulk, patterns
+from . import bulk, patterns, shapes
 from .geo import BBox
 from .models import Collection, File, Granule
 from .storage import storage
@@ -187,6 +176,107 @@ def bbox_q(box: BBox):
     return lat & lon
 
 
+def shape_q(shape):
+    """The indexed prefilter of a shape: granules whose box meets one of its boxes. The exact
+    test (exact_matches) runs on what it selects."""
+    q = Q(pk__in=[])
+    for box in shape.boxes:
+        q |= bbox_q(box)
+    return q
+
+
+FOOTPRINT_FIELDS = ("footprint", "west", "south", "east", "north")
+
+
+def exact_matches(shape, pks):
+    """Those of `pks` (in their order) whose footprint really meets `shape`: a candidate the
+    box prefilter let through is read and tested with shapely (no PostGIS here)."""
+    pks = list(pks)
+    if not pks:
+        return []
+    rows = dict(((pk, rest) for pk, *rest in Granule.objects.filter(pk__in=pks).order_by()
+                 .values_list("pk", *FOOTPRINT_FIELDS)))
+    ordered = [pk for pk in pks if pk in rows]
+    hits = shape.intersects_many(shapes.load_footprints([rows[pk] for pk in ordered]))
+    return [pk for pk, hit in zip(ordered, hits, strict=True) if hit]
+
+
+def meets(shape, granules):
+    """For each granule object (footprint and box loaded), whether it really meets `shape`."""
+    return shape.intersects_many(shapes.load_footprints(
+        [[getattr(g, name) for name in FOOTPRINT_FIELDS] for g in granules]))
+
+
+# The exact test reads candidates in chunks that grow from a page (at least MIN_CHUNK rows)
+# up to MAX_CHUNK rows.
+MIN_CHUNK, MAX_CHUNK = 64, 5000
+# Up to this many candidates, a shape search's facets are counted exactly.
+EXACT_COUNT_LIMIT = 10000
+
+
+class ShapeFiltered:
+    """A granule queryset whose rows must also meet `shape` exactly, sliced as DRF's cursor
+    paging slices a queryset: candidates (already narrowed by the box prefilter) are read in
+    order, chunk by chunk, until the slice is full, so a page is whole and its cursor exact
+    however many candidates the shape drops."""
+
+    def __init__(self, queryset, shape):
+        self.queryset, self.shape, self.model = queryset, shape, queryset.model
+
+    def order_by(self, *fields):
+        return ShapeFiltered(self.queryset.order_by(*fields), self.shape)
+
+    def filter(self, *args, **kwargs):
+        return ShapeFiltered(self.queryset.filter(*args, **kwargs), self.shape)
+
+    def __getitem__(self, item):
+        if not isinstance(item, slice) or item.step is not None:
+            raise TypeError("ShapeFiltered takes a plain slice")
+        start, stop = item.start or 0, item.stop
+        wanted = None if stop is None else stop
+        passed, chunk, candidates = [], [], self.queryset.values_list("pk", flat=True)
+        size = max(MIN_CHUNK, (wanted or 0) + 1)
+        for pk in candidates.iterator(chunk_size=min(size, MAX_CHUNK)):
+            chunk.append(pk)
+            if len(chunk) >= size:
+                passed += exact_matches(self.shape, chunk)
+                chunk, size = [], min(size * 2, MAX_CHUNK)
+                if wanted is not None and len(passed) >= wanted:
+                    break
+        else:
+            passed += exact_matches(self.shape, chunk)
+        keep = passed[start:stop]
+        rows = {g.pk: g for g in self.queryset.filter(pk__in=keep)}
+        return [rows[pk] for pk in keep if pk in rows]
+
+
+def exact_subset(queryset, shape, *, strict=False):
+    """(the granules of `queryset` that meet `shape`, True): each candidate of the box
+    prefilter tested, up to EXACT_COUNT_LIMIT of them. Beyond that, (`queryset`, False): the
+    candidates, an upper bound for counts; with `strict` (an action on the granules found,
+    which must not take one too many) a 400 that asks for a narrower search."""
+    candidates = queryset.order_by().values_list("pk", flat=True)
+    pks = list(candidates[: EXACT_COUNT_LIMIT + 1])
+    if len(pks) > EXACT_COUNT_LIMIT:
+        if strict:
+            raise DomainError(
+                f"the shape's box meets over {EXACT_COUNT_LIMIT:,} granules, too many to test "
+                "each footprint: narrow the search (collections, dates) or the shape",
+                "intersects")
+        return queryset, False
+    passed = []
+    for i in range(0, len(pks), MAX_CHUNK):
+        passed += exact_matches(shape, pks[i:i + MAX_CHUNK])
+    return queryset.filter(pk__in=passed), True
+
+
+def shape_facets(queryset, shape):
+    """granule_facets of the granules of `queryset` that meet `shape`, and whether the counts
+    are exact (exact_subset: over EXACT_COUNT_LIMIT candidates they count the box's)."""
+    granules, exact = exact_subset(queryset, shape)
+    return granule_facets(granules), exact
+
+
 def temporal_q(start=None, end=None):
     """Granules whose [start, end] overlaps the query interval (either end open)."""
     q = Q()
@@ -197,14 +287,26 @@ def temporal_q(start=None, end=None):
     return q
 
 
-def register_granule(collection, granule_id, *, start, end, bbox=None, attributes=None,
-                     files=(), version=1, replaces=None):
+def register_granule(collection, granule_id, *, start, end, bbox=None, footprint=None,
+                     attributes=None, files=(), version=1, replaces=None):
     """Create a granule in REGISTERED state with its files (dicts: name, role, size,
-    checksum_type, checksum). Validation of the bytes happens before this, in ingest."""
+    checksum_type, checksum). Validation of the bytes happens before this, in ingest.
+    `footprint` (a shapes.Shape) is its real outline; without one the box is the footprint."""
     return register_granules([{
         "collection": collection, "granule_id": granule_id, "start": start, "end": end,
-        "bbox": bbox, "attributes": attributes, "files": files, "version": version,
-        "replaces": replaces}])[0]
+        "bbox": bbox, "footprint": footprint, "attributes": attributes, "files": files,
+        "version": version, "replaces": replaces}])[0]
+
+
+def footprint_columns(bbox, footprint):
+    """(west, south, east, north, footprint text) to store for a box (a geo.BBox) and/or a
+    footprint Shape: the shape's own box when it has one, so the box always bounds it."""
+    if footprint is not None:
+        bbox = footprint.bbox()
+    if bbox is None:
+        return None, None, None, None, None
+    shape = footprint or shapes.from_box(*bbox.as_list())
+    return (*bbox.as_list(), shapes.to_text(shape))
 
 
 def register_granules(specs):
@@ -214,13 +316,13 @@ def register_granules(specs):
 
     granules = []
     for spec in specs:
-        bbox = spec.get("bbox")
-        box = bbox.as_list() if bbox is not None else [None] * 4
+        *box, footprint = footprint_columns(spec.get("bbox"), spec.get("footprint"))
         granules.append(Granule(
             collection=spec["collection"], granule_id=spec["granule_id"],
             version=spec.get("version", 1), replaces=spec.get("replaces"),
             temporal_start=spec["start"], temporal_end=spec["end"], west=box[0], south=box[1],
-            east=box[2], north=box[3], attributes=spec.get("attributes") or {},
+            east=box[2], north=box[3], footprint=footprint,
+            attributes=spec.get("attributes") or {},
             total_size=sum(int(f["size"]) for f in spec.get("files", ()))))
     with transaction.atomic():
         bulk.insert(granules, need_ids=True)
@@ -231,99 +333,6 @@ def register_granules(specs):
             for f in spec.get("files", ())
         ], need_ids=True)
     return granules
-
-
-def named_q(keys):
-    """Collections named by key (SHORT.VERSION); unknown keys name none."""
-    named = Q(pk__in=[])
-    for key in keys:
-        short_name, _, version = key.partition(".")
-        named |= Q(short_name=short_name, version=version)
-    return named
-
-
-def with_longest_granule(collections):
-    """`collections` annotated with `longest`, the longest time span of one of their granules
-    (None when they have none): a probe per collection of the (collection, temporal_end -
-    temporal_start) index."""
-    length = ExpressionWrapper(F("temporal_end") - F("temporal_start"),
-                               output_field=DurationField())
-    longest = (Granule.objects.filter(collection=OuterRef("pk")).annotate(length=length)
-               .order_by("-length").values("length")[:1])
-    return collections.order_by().annotate(longest=Subquery(longest))
-
-
-# Up to this many named collections are searched one by one and their pages merged.
-MERGE_COLLECTIONS = 20
-FILE_FIELDS = ("id", "name", "role", "size", "checksum_type", "checksum")
-
-
-@dataclass
-class StacPage:
-    granules: list      # with .collection set
-    files: dict         # granule id -> [rows with FILE_FIELDS as attributes], by name
-    more: bool          # whether a next page follows
-
-
-def stac_page(user, search, after):
-    """One page of a STAC search: the archived granules it selects, in its order after the
-    sort key `after` (None: from the start), their files, and whether more follow. Nothing
-    is counted.
-
-    Shaped for the (collection, temporal_start, id) covering index: the collections are
-    resolved to ids first, so each is one range of it; a window's start also bounds
-    temporal_start (no granule of a collection outlasts its longest one), or a search
-    with fewer matches than a page would walk back to the first granule; several named
-    collections are read one by one and merged, newest first, rather than sorted whole;
-    and the page's keys come from the index alone before its rows are read. Collections
-    and files come as a few rows, not an object per granule.
-    """
-    collections = visible_collections(user)
-    if search.collections:
-        collections = collections.filter(named_q(search.collections))
-    found = {c.pk: c for c in with_longest_granule(collections) if c.longest is not None}
-    if not found:
-        return StacPage([], {}, False)
-    order = search.order()
-    ordering = [f"-{name}" if descending else name for name, _, descending in order]
-    granules = Granule.objects.filter(state=Granule.State.ARCHIVED)
-    if search.ids:
-        granules = granules.filter(granule_id__in=search.ids)
-    if search.bbox is not None:
-        granules = granules.filter(bbox_q(search.bbox))
-    granules = granules.filter(temporal_q(search.start, search.end))
-    if after is not None:
-        granules = granules.filter(keyset_q(order, after))
-    granules = granules.order_by(*ordering)
-
-    def of(ids):
-        selected = granules.filter(collection_id__in=ids)
-        if search.start is not None:
-            selected = selected.filter(temporal_start__gte=search.start - max(
-                found[pk].longest for pk in ids))
-        return selected
-
-    ids = sorted(found)
-    directions = {descending for _, _, descending in order}
-    if (search.collections and 1 < len(ids) <= MERGE_COLLECTIONS and len(directions) == 1
-            and all(kind in ("datetime", "int") for _, kind, _ in order)):
-        fields = [name for name, _, _ in order]
-        keys = sorted((row for pk in ids
-                       for row in of([pk]).values_list(*fields)[: search.limit + 1]),
-                      reverse=directions.pop())
-        page = [row[-1] for row in keys[: search.limit + 1]]
-    else:
-        page = of(ids).values("pk")[: search.limit + 1]
-    rows = list(Granule.objects.filter(pk__in=page).order_by(*ordering))
-    for granule in rows:
-        granule.collection = found[granule.collection_id]
-    rows, more = rows[: search.limit], len(rows) > search.limit
-    files = {}
-    for row in (File.objects.filter(granule__in=[g.pk for g in rows])
-                .order_by("granule_id", "name").values_list("granule_id", *FILE_FIELDS,
-                                                            named=True)):
-        files.setdefault(row.granule_id, []).append(row)
-    return StacPage(rows, files, more)
 
 
 def keyset_q(order, after):

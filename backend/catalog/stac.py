@@ -3,6 +3,7 @@
 Pure functions over model objects and plain values: no queries and no HTTP here, so the
 documents are easy to test and the views stay thin. Parsing a search request is stac_search.
 """
+import json
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -298,7 +299,8 @@ def item(granule, urls, files=None):
         "stac_extensions": [FILE_EXTENSION] if files else [],
         "id": granule.granule_id,
         "collection": key,
-        "geometry": footprint(bbox),
+        "geometry": (json.loads(granule.footprint) if getattr(granule, "footprint", None)
+                     else footprint(bbox)),
     }
     if bbox is not None:
         feature["bbox"] = bbox

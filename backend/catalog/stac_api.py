@@ -1,4 +1,5 @@
-"""STAC API 1.0 views: thin wrappers over catalog.services (queries) and catalog.stac (JSON).
+"""STAC API 1.0 views: thin wrappers over catalog.services and stac_query (queries) and
+catalog.stac (JSON).
 
 Every response carries CORS headers so browser STAC clients on other origins can search;
 errors are JSON with `detail` (as everywhere in Granary) plus STAC's `code`/`description`.
@@ -15,7 +16,7 @@ from rest_framework.views import APIView
 
 from backend.parsers import JSONParser
 
-from . import services, stac, stac_search
+from . import services, stac, stac_query, stac_search
 from .models import Collection
 
 CORS_HEADERS = {
@@ -94,7 +95,7 @@ class StacView(APIView):
 
     def page(self, search, self_href, next_link):
         """Run `search`; `next_link(token)` builds the link to the following page."""
-        page = services.stac_page(self.request.user, search, stac_search.decode_token(search))
+        page = stac_query.stac_page(self.request.user, search, stac_search.decode_token(search))
         following = None
         if page.more:
             last = services.sort_values(page.granules[-1], search.order())

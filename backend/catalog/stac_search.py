@@ -11,7 +11,8 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, timezone
 
-from .geo import BBox, BBoxError, make_bbox, parse_bbox
+from . import shapes
+from .geo import BBoxError, parse_bbox
 from .stac import StacError
 
 DEFAULT_LIMIT = 10
@@ -88,7 +89,7 @@ def parse_datetime_interval(text):
 class Search:
     """One item search, whether it came as a query string or a JSON body."""
 
-    bbox: BBox | None = None
+    shape: shapes.Shape | None = None   # bbox or intersects, tested exactly
     start: datetime | None = None
     end: datetime | None = None
     ids: tuple = ()
@@ -107,44 +108,20 @@ class Search:
         return ",".join(("-" if desc else "+") + name for name, desc in self.sortby)
 
 
-def geometry_bbox(geometry):
-    """The bounding box of a GeoJSON geometry.
-
-    `intersects` is answered with this box, not the exact shape: granule footprints are
-    boxes, so the box of the query geometry finds every intersecting granule (and possibly
-    a few that only touch its box). A geometry is taken as not crossing the antimeridian.
-    """
-    if not isinstance(geometry, dict) or "type" not in geometry:
-        raise StacError("intersects must be a GeoJSON geometry object with a 'type'")
-    kind = geometry["type"]
-    depth = {"Point": 0, "MultiPoint": 1, "LineString": 1, "MultiLineString": 2,
-             "Polygon": 2, "MultiPolygon": 3}
-    if kind == "GeometryCollection":
-        members = geometry.get("geometries")
-        if not isinstance(members, list) or not members:
-            raise StacError("intersects: a GeometryCollection needs a non-empty 'geometries'")
-        boxes = [geometry_bbox(g) for g in members]
-        return make_bbox(min(b.west for b in boxes), min(b.south for b in boxes),
-                         max(b.east for b in boxes), max(b.north for b in boxes))
-    if kind not in depth:
-        raise StacError(f"intersects: unknown geometry type '{kind}'")
-    positions = [geometry.get("coordinates")]
-    for _ in range(depth[kind]):
-        if not all(isinstance(p, list) and p for p in positions):
-            raise StacError(f"intersects: the coordinates of this {kind} are malformed")
-        positions = [inner for p in positions for inner in p]
-    if not all(_is_position(p) for p in positions):
-        raise StacError(f"intersects: the coordinates of this {kind} are malformed")
-    lons, lats = [p[0] for p in positions], [p[1] for p in positions]
+def geometry_shape(geometry):
+    """The Shape of an `intersects` GeoJSON geometry (searched with the geometry itself)."""
     try:
-        return make_bbox(min(lons), min(lats), max(lons), max(lats))
+        return shapes.parse_geojson(geometry, "intersects")
+    except shapes.ShapeError as exc:
+        raise StacError(str(exc)) from None
+
+
+def bbox_shape(value):
+    try:
+        box = parse_bbox(value)
     except BBoxError as exc:
-        raise StacError(f"intersects: {exc}") from None
-
-
-def _is_position(value):
-    return (isinstance(value, list) and len(value) >= 2
-            and all(_is_number(v) for v in value))
+        raise StacError(f"bbox: {exc}") from None
+    return shapes.from_box(*box.as_list())
 
 
 def _is_number(value):
@@ -222,14 +199,14 @@ def _search(*, bbox=None, intersects=None, datetime_text=None, ids=(), collectio
             limit=None, sortby=DEFAULT_SORT, token=None):
     if bbox is not None and intersects is not None:
         raise StacError("use either bbox or intersects, not both")
-    box = bbox if bbox is not None else intersects
+    shape = bbox if bbox is not None else intersects
     start = end = None
     if datetime_text not in (None, ""):
         start, end = parse_datetime_interval(datetime_text)
     if token is not None and not isinstance(token, str):
         raise StacError("token must be a string from a 'next' link")
     return Search(
-        bbox=box, start=start, end=end, ids=ids, collections=collections,
+        shape=shape, start=start, end=end, ids=ids, collections=collections,
         limit=DEFAULT_LIMIT if limit is None else _limit(limit), sortby=sortby,
         token=token or None,
     )
@@ -239,16 +216,13 @@ def search_from_query(params):
     """A Search from GET query parameters (a mapping of strings)."""
     bbox = intersects = None
     if params.get("bbox") not in (None, ""):
-        try:
-            bbox = parse_bbox(params["bbox"])
-        except BBoxError as exc:
-            raise StacError(f"bbox: {exc}") from None
+        bbox = bbox_shape(params["bbox"])
     if params.get("intersects") not in (None, ""):
         try:
             geometry = json.loads(params["intersects"])
         except ValueError:
             raise StacError("intersects must be a GeoJSON geometry in JSON") from None
-        intersects = geometry_bbox(geometry)
+        intersects = geometry_shape(geometry)
     return _search(
         bbox=bbox, intersects=intersects, datetime_text=params.get("datetime"),
         ids=_names(params.get("ids", ""), "ids"),
@@ -268,12 +242,9 @@ def search_from_body(body):
         raw = body["bbox"]
         if not isinstance(raw, list) or not all(_is_number(v) for v in raw):
             raise StacError("bbox must be an array of numbers: [west, south, east, north]")
-        try:
-            bbox = parse_bbox(raw)
-        except BBoxError as exc:
-            raise StacError(f"bbox: {exc}") from None
+        bbox = bbox_shape(raw)
     if body.get("intersects") is not None:
-        intersects = geometry_bbox(body["intersects"])
+        intersects = geometry_shape(body["intersects"])
     datetime_text = body.get("datetime")
     if datetime_text is not None and not isinstance(datetime_text, str):
         raise StacError("datetime must be a string")

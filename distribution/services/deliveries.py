@@ -6,16 +6,17 @@ from django.db import connection, transaction
 from django.db.models import Sum
 from django.utils import timezone
 
+from backend.catalog import shapes
 from backend.catalog.geo import BBox
 from backend.catalog.models import Granule
-from backend.catalog.services import visible_granules
+from backend.catalog.services import FOOTPRINT_FIELDS, meets, visible_granules
 
-from ..matching import attributes_match, stored_conditions
+from ..matching import attributes_match, shape_matches, stored_conditions
 from ..models import Order, Subscription, SubscriptionCollection, SubscriptionDelivery
 from .notify import notify
 from .orders import add_items, queue_refresh
 from .signed_links import site_url
-from .subscriptions import archived_candidates, order_delivery
+from .subscriptions import archived_candidates, chunks, order_delivery, subscription_shape
 
 
 def matching_subscriptions(granule):
@@ -25,7 +26,8 @@ def matching_subscriptions(granule):
     Candidates are the index rows of the granule's collection (SubscriptionCollection, by
     its partial indexes: rows without a box, and boxed rows by latitude), footprint and
     window are tested on them in SQL, and only the attribute conditions of what is left are
-    checked here, on plain rows. The SQL is written out once per shape rather than built
+    checked here, on plain rows, with a subscription's shape (its box was the SQL test)
+    against the granule's footprint. The SQL is written out once per shape rather than built
     through the ORM each time: building and compiling the queryset, and reading its rows
     back, took longer than the query itself.
     """
@@ -44,9 +46,20 @@ def matching_subscriptions(granule):
                        params)
         rows = cursor.fetchall()
     attributes = granule.attributes
+    footprint = _unset = object()
+    matched = []
     # conditions as text: most subscriptions have none, and those need no decoding
-    return [pk for pk, text in rows
-            if text == "[]" or attributes_match(stored_conditions(text), attributes)]
+    for pk, text, shape in rows:
+        if text != "[]" and not attributes_match(stored_conditions(text), attributes):
+            continue
+        if shape:
+            if footprint is _unset:
+                footprint = shapes.load_footprints(
+                    [[getattr(granule, name) for name in FOOTPRINT_FIELDS]])[0]
+            if not shape_matches(shape, footprint):
+                continue
+        matched.append(pk)
+    return matched
 
 
 # A subscription's box intersects a longitude span [lo, hi] of the granule's (catalog
@@ -70,7 +83,7 @@ def _match_sql(vendor, spans, new_version):
     if new_version:
         where.append("new_versions")
     table = connection.ops.quote_name(SubscriptionCollection._meta.db_table)
-    return (f"SELECT subscription_id, CAST(conditions AS TEXT) FROM {table} "
+    return (f"SELECT subscription_id, CAST(conditions AS TEXT), geometry FROM {table} "
             f"WHERE {' AND '.join(where)}")
 
 
@@ -107,16 +120,20 @@ def apply_since(subscription_id, since):
     subscription = Subscription.objects.filter(pk=subscription_id).first()
     if subscription is None:
         return 0
+    shape = subscription_shape(subscription)
     granules = archived_candidates(
-        subscription.collections.all(), since, bbox=subscription.bbox,
+        subscription.collections.all(), since, bbox=subscription.bbox, shape=shape,
         start=subscription.temporal_start, end=subscription.temporal_end,
         new_versions=subscription.new_versions)
     made = 0
-    for granule in granules.select_related("collection").iterator(chunk_size=500):
-        if attributes_match(subscription.conditions, granule.attributes):
+    for batch in chunks(granules.select_related("collection").iterator(chunk_size=500), 500):
+        hits = meets(shape, batch) if shape is not None else [True] * len(batch)
+        for granule, hit in zip(batch, hits, strict=True):
+            if not hit or not attributes_match(subscription.conditions, granule.attributes):
+                continue
             delivered = _deliver_once(subscription.pk, granule)
             if delivered is None:
-                break
+                return made
             made += delivered
     return made
 

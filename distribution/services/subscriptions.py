@@ -7,9 +7,16 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from backend.accounts.ownership import owned
+from backend.catalog import shapes
 from backend.catalog.geo import BBox
 from backend.catalog.models import Collection, Granule
-from backend.catalog.services import bbox_q, temporal_q, visible_collections
+from backend.catalog.services import (
+    FOOTPRINT_FIELDS,
+    bbox_q,
+    shape_q,
+    temporal_q,
+    visible_collections,
+)
 from backend.errors import DomainError, Forbidden
 
 from ..matching import attributes_match
@@ -54,8 +61,16 @@ def save_subscription(subscription, collections):
     return subscription
 
 
-INDEXED_FIELDS = ("active", "west", "south", "east", "north", "temporal_start", "temporal_end",
-                  "conditions", "new_versions")
+INDEXED_FIELDS = ("active", "west", "south", "east", "north", "geometry", "temporal_start",
+                  "temporal_end", "conditions", "new_versions")
+
+
+def subscription_shape(subscription):
+    """The shape a subscription was drawn with (its box alone needs none), as a Shape whose
+    boxes are the subscription's box."""
+    if not subscription.geometry:
+        return None
+    return shapes.Shape(shapes.from_stored(subscription.geometry), (BBox(*subscription.bbox),))
 
 
 def subscription_index(subscription):
@@ -84,14 +99,17 @@ def collection_by_key(user, key):
         raise DomainError(str(exc), "collections") from exc
 
 
-def archived_candidates(collections, since, *, bbox=None, start=None, end=None,
+def archived_candidates(collections, since, *, bbox=None, shape=None, start=None, end=None,
                         new_versions=True):
-    """Granules archived since `since` that a filter's collections, box and window select, by
-    the catalog's indexed queries; the caller checks the attribute conditions on what is left."""
+    """Granules archived since `since` that a filter's collections, box (or shape's boxes) and
+    window select, by the catalog's indexed queries; the caller checks the attribute
+    conditions and the shape itself (catalog.services.meets) on what is left."""
     granules = Granule.objects.filter(
         state=Granule.State.ARCHIVED, archived_at__gte=since, collection__in=collections,
     ).filter(temporal_q(start, end))
-    if bbox:
+    if shape is not None:
+        granules = granules.filter(shape_q(shape))
+    elif bbox:
         granules = granules.filter(bbox_q(BBox(*bbox)))
     if not new_versions:
         granules = granules.filter(replaces__isnull=True)
@@ -109,27 +127,45 @@ class Preview:
 PREVIEW_SAMPLE = 5
 
 
-def preview_subscription(user, collections, *, bbox=None, start=None, end=None, conditions=(),
-                         new_versions=False, days=30):
+def preview_subscription(user, collections, *, bbox=None, shape=None, start=None, end=None,
+                         conditions=(), new_versions=False, days=30):
     """How many granules archived in the last `days` days a filter matches, and the newest few:
-    the query "apply since" delivers from, so the preview promises what a subscription sends."""
+    the query "apply since" delivers from, so the preview promises what a subscription sends
+    (a shape is tested exactly on every candidate: the count is exact)."""
     _check_visible(user, collections)
     since = timezone.now() - timedelta(days=days)
-    granules = archived_candidates(collections, since, bbox=bbox, start=start, end=end,
-                                   new_versions=new_versions).order_by("-archived_at", "-id")
-    if conditions:
+    granules = archived_candidates(collections, since, bbox=bbox, shape=shape, start=start,
+                                   end=end, new_versions=new_versions
+                                   ).order_by("-archived_at", "-id")
+    if conditions or shape is not None:
         count, newest = 0, []
-        rows = granules.values_list("pk", "attributes").iterator(chunk_size=2000)
-        for pk, attributes in rows:
-            if attributes_match(conditions, attributes):
-                count += 1
-                if len(newest) < PREVIEW_SAMPLE:
-                    newest.append(pk)
+        rows = granules.values_list("pk", "attributes", *FOOTPRINT_FIELDS).iterator(
+            chunk_size=2000)
+        for batch in chunks(rows, 2000):
+            hits = ([True] * len(batch) if shape is None else shape.intersects_many(
+                shapes.load_footprints([row[2:] for row in batch])))
+            for (pk, attributes, *_), hit in zip(batch, hits, strict=True):
+                if hit and attributes_match(conditions, attributes):
+                    count += 1
+                    if len(newest) < PREVIEW_SAMPLE:
+                        newest.append(pk)
         sample = granules.filter(pk__in=newest)
     else:
         count, sample = granules.count(), granules[:PREVIEW_SAMPLE]
     return Preview(count=count, days=days, since=since,
                    sample=list(sample.select_related("collection")))
+
+
+def chunks(rows, size):
+    """Lists of `size` rows (the last one shorter) from an iterator."""
+    chunk = []
+    for row in rows:
+        chunk.append(row)
+        if len(chunk) == size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
 
 
 def order_delivery(subscription):

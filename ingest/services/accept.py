@@ -6,7 +6,7 @@ import json
 from django.conf import settings
 from django.db import IntegrityError, transaction
 
-from backend.catalog import bulk, checksums
+from backend.catalog import bulk, checksums, shapes
 from backend.catalog.geo import BBoxError, make_bbox
 from backend.catalog.models import Collection, File
 from backend.errors import DomainError
@@ -84,6 +84,17 @@ def _check_file(f, where, errors, require_checksum):
             **({"directory": f["directory"]} if f.get("directory") else {})}
 
 
+def _footprint(value, where, errors):
+    """A request's footprint outline, checked and split at 180° (None: none given or bad)."""
+    if value is None:
+        return None
+    try:
+        return shapes.parse_geojson(value, "footprint").geojson()
+    except shapes.ShapeError as exc:
+        errors.append(f"{where}.{exc}")
+        return None
+
+
 def _check_granule(g, where, errors, require_checksum):
     if not isinstance(g, dict):
         errors.append(f"{where}: must be an object")
@@ -116,6 +127,7 @@ def _check_granule(g, where, errors, require_checksum):
             bbox = make_bbox(*bbox).as_list()
         except BBoxError as exc:
             errors.append(f"{where}.bbox: {exc}")
+    footprint = _footprint(g.get("footprint"), where, errors)
     attributes = g.get("attributes") or {}
     if not isinstance(attributes, dict):
         errors.append(f"{where}.attributes: must be an object")
@@ -134,8 +146,11 @@ def _check_granule(g, where, errors, require_checksum):
         checked.append(spec)
     if len(errors) > before:
         return None
-    return {"collection": key, "granule_id": granule_id, "temporal": temporal, "bbox": bbox,
+    spec = {"collection": key, "granule_id": granule_id, "temporal": temporal, "bbox": bbox,
             "attributes": attributes, "files": checked}
+    if footprint is not None:
+        spec["footprint"] = footprint
+    return spec
 
 
 def check_granules(provider, granules, *, require_checksum=True):

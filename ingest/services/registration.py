@@ -5,6 +5,7 @@ from django.db.models import OuterRef, Q, Subquery
 from django.utils import timezone
 
 from backend.archive import services as archive
+from backend.catalog import shapes
 from backend.catalog.geo import BBoxError, make_bbox
 from backend.catalog.models import Collection, File, Granule
 from backend.catalog.services import register_granule, register_granules
@@ -26,6 +27,7 @@ def _metadata(row, resolve):
         found.start = pdr.parse_time(spec["temporal"]["start"])
         found.end = pdr.parse_time(spec["temporal"]["end"])
     found.bbox = spec.get("bbox")
+    found.footprint = spec.get("footprint")
     found.attributes = dict(spec.get("attributes") or {})
     if found.start is None or found.bbox is None:
         files = [(f["name"], f["role"], resolve(f["path"])) for f in spec["files"]]
@@ -47,6 +49,9 @@ def _differences(granule, meta, box, files):
         out.append("temporal end")
     if (box.as_list() if box is not None else None) != granule.bbox:
         out.append("bbox")
+    elif meta.shape is not None and granule.footprint and not meta.shape.geometry.equals(
+            shapes.from_stored(granule.footprint)):
+        out.append("footprint")
     old, new = granule.attributes or {}, meta.attributes or {}
     out += [f"attribute {key}" for key in sorted(set(old) | set(new), key=str)
             if old.get(key, _ABSENT) != new.get(key, _ABSENT)]
@@ -75,9 +80,25 @@ def prepare(row, resolve):
     except BBoxError as exc:
         fail(row, pdr.METADATA_ERROR, f"bounding box: {exc}")
         return None
+    try:
+        meta.shape = _outline(meta.footprint)
+    except shapes.ShapeError as exc:
+        fail(row, pdr.METADATA_ERROR, str(exc))
+        return None
+    if meta.shape is not None:
+        box = meta.shape.bbox()     # the box must bound the outline: it is the prefilter
     files = [{k: f[k] for k in ("name", "role", "size", "checksum_type", "checksum")}
              for f in row.spec["files"]]
     return meta, box, files
+
+
+def _outline(footprint):
+    """The checked Shape of a footprint from the request or the files (None: use the box)."""
+    if footprint is None:
+        return None
+    if isinstance(footprint, str):
+        return shapes.from_wkt(footprint)
+    return shapes.parse_geojson(footprint, "footprint")
 
 
 def register(row, collection, prepared):
@@ -118,7 +139,7 @@ def register_many(prepared, collections, token):
                 (fresh if new and row.pk in held else one_by_one).append((row, p))
             granules = register_granules([
                 {"collection": collections[row.collection_key], "granule_id": row.granule_id,
-                 "start": meta.start, "end": meta.end, "bbox": box,
+                 "start": meta.start, "end": meta.end, "bbox": box, "footprint": meta.shape,
                  "attributes": meta.attributes, "files": files}
                 for row, (meta, box, files) in fresh])
             now = timezone.now()
@@ -179,7 +200,8 @@ def _register_once(row, collection, meta, box, files):
         row.reason = f"version {version}: differs from version {latest.version} in {changed}"
     granule = register_granule(
         collection, row.granule_id, start=meta.start, end=meta.end, bbox=box,
-        attributes=meta.attributes, files=files, version=version, replaces=replaces)
+        footprint=meta.shape, attributes=meta.attributes, files=files, version=version,
+        replaces=replaces)
     updated = IngestGranule.objects.filter(pk=row.pk, state=G.VALIDATED).update(
         catalog_granule=granule, state=G.ARCHIVING, admitted=False, reason=row.reason,
         updated_at=timezone.now())

@@ -155,6 +155,13 @@ def test_ordering_by_size(api, public):
     ("attr.cloud_cover.lt=abc", "'abc' is not a number"),
     ("attr.cloud_cover.near=3", "OP one of eq, ne, lt"),
     ("state=lost", "state: Select a valid choice"),
+    ("intersects={not json", "GeoJSON geometry in JSON"),
+    ('intersects={"type": "Polygon", "coordinates": [[[0,0],[1,0],[1,1],[0,1]]]}', "not closed"),
+    ('intersects={"type": "Polygon", "coordinates": [[[0,0],[1,1],[1,0],[0,1],[0,0]]]}',
+     "Self-intersection"),
+    ('intersects={"type": "Circle"}', "unknown geometry type"),
+    ('intersects={"type": "Point", "coordinates": [0, 95]}', "latitude 95"),
+    ('bbox=0,0,1,1&intersects={"type": "Point", "coordinates": [0, 0]}', "not both"),
 ])
 def test_bad_filters_are_400_with_a_clear_message(api, public, query, message):
     response = api.get(f"/api/v1/granules/?{query}")

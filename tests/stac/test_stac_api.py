@@ -304,9 +304,10 @@ def test_post_bbox_must_be_an_array(api, modis):
     bad(post(api, {"bbox": [0, 0, 0]}), "needs four numbers")
 
 
-def test_intersects_uses_the_geometry_bounding_box(api, modis):
+def test_intersects_is_answered_with_the_geometry_itself(api, modis):
     make_granule(modis, "IN", at(1), box=(100, 0, 101, 1))
     make_granule(modis, "OUT", at(2), box=(-50, -50, -40, -40))
+    make_granule(modis, "CORNER", at(3), box=(100.7, 0.7, 101, 1))  # in the triangle's box only
     triangle = {"type": "Polygon", "coordinates": [
         [[100.2, 0.2], [100.8, 0.2], [100.5, 0.8], [100.2, 0.2]]]}
     point = {"type": "Point", "coordinates": [100.5, 0.5]}

@@ -80,18 +80,18 @@ def test_format_datetime_is_utc_with_z():
     assert stac.format_datetime(None) is None
 
 
-def test_geometry_bbox_of_nested_geometries():
+def test_geometry_shape_box_of_nested_geometries():
     polygon = {"type": "MultiPolygon", "coordinates": [
         [[[102, 2], [103, 2], [103, 3], [102, 3], [102, 2]]],
         [[[100, 0], [101, 0], [101, 1], [100, 1], [100, 0]]],
     ]}
-    assert stac_search.geometry_bbox(polygon).as_list() == [100, 0, 103, 3]
+    assert stac_search.geometry_shape(polygon).bbox().as_list() == [100, 0, 103, 3]
     line = {"type": "LineString", "coordinates": [[1, 2, 30], [3, -4, 50]]}
-    assert stac_search.geometry_bbox(line).as_list() == [1, -4, 3, 2]
-    with pytest.raises(stac.StacError, match="latitudes"):
-        stac_search.geometry_bbox({"type": "Point", "coordinates": [0, 95]})
+    assert stac_search.geometry_shape(line).bbox().as_list() == [1, -4, 3, 2]
+    with pytest.raises(stac.StacError, match="latitude 95 is outside"):
+        stac_search.geometry_shape({"type": "Point", "coordinates": [0, 95]})
     with pytest.raises(stac.StacError, match="malformed"):
-        stac_search.geometry_bbox({"type": "Point", "coordinates": ["a", 1]})
+        stac_search.geometry_shape({"type": "Point", "coordinates": ["a", 1]})
 
 
 def test_tokens_round_trip_and_are_bound_to_the_sort():

@@ -13,6 +13,7 @@ export function granule(overrides: Partial<Granule> = {}): Granule {
     temporal_start: '2026-11-01T00:05:00Z',
     temporal_end: '2026-11-01T00:10:00Z',
     bbox: [-10, 20, 15, 40],
+    footprint: null,
     attributes: { day_night: 'Day', cloud_cover: 12 },
     total_size: 1_234_567,
     residency: 'cache',

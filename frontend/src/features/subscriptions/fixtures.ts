@@ -7,6 +7,7 @@ export function subscription(overrides: Partial<Subscription> = {}): Subscriptio
     name: 'Fires over California',
     collections: ['MOD021KM.061'],
     bbox: [-125, 32, -114, 42],
+    intersects: null,
     start: '2026-11-01T00:00:00Z',
     end: '2026-11-30T23:59:59.999999Z',
     conditions: [

@@ -713,7 +713,31 @@ export interface paths {
          */
         get: operations["api_v1_granules_facets_retrieve"];
         put?: never;
-        post?: never;
+        /**
+         * Facet counts of a POST search (its filters in a JSON body)
+         * @description Granules of the collections visible to the caller.
+         */
+        post: operations["api_v1_granules_facets_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/granules/search/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Search granules with the list's filters in a JSON body
+         * @description The body holds the list's filters (intersects as a GeoJSON object); the query string keeps cursor, limit and ordering. A next or previous link is POSTed again with the same body.
+         */
+        post: operations["api_v1_granules_search_create"];
         delete?: never;
         options?: never;
         head?: never;
@@ -733,7 +757,11 @@ export interface paths {
          */
         get: operations["api_v1_granules_timeline_retrieve"];
         put?: never;
-        post?: never;
+        /**
+         * Timeline of a POST search (its filters, and bucket, in a JSON body)
+         * @description Granules of the collections visible to the caller.
+         */
+        post: operations["api_v1_granules_timeline_create"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1025,6 +1053,26 @@ export interface paths {
         get: operations["api_v1_orders_script_retrieve"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/shapes/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The search shape of an uploaded file
+         * @description The union of the file's features, split at the antimeridian and simplified (with a note) to the search's vertex limit. Nothing is kept.
+         */
+        post: operations["shapes_read"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1328,14 +1376,6 @@ export interface components {
         AuditRequest: {
             sample?: number;
         };
-        /**
-         * @description * `hour` - hour
-         *     * `day` - day
-         *     * `month` - month
-         *     * `year` - year
-         * @enum {string}
-         */
-        BucketEnum: "hour" | "day" | "month" | "year";
         BulkRequest: {
             action: components["schemas"]["ActionEnum"];
             ids?: number[];
@@ -1699,6 +1739,13 @@ export interface components {
             readonly in_cache: boolean;
             readonly tape_copies: components["schemas"]["TapeCopy"][];
         };
+        /**
+         * @description * `geojson` - geojson
+         *     * `kml` - kml
+         *     * `shapefile` - shapefile
+         * @enum {string}
+         */
+        FormatEnum: "geojson" | "kml" | "shapefile";
         Granule: {
             readonly id: number;
             readonly collection: string;
@@ -1717,6 +1764,13 @@ export interface components {
                 number,
                 number
             ] | null;
+            /** @description GeoJSON outline, split at the antimeridian (a MultiPolygon across 180°) */
+            readonly footprint: {
+                /** @enum {string} */
+                type: "Point" | "MultiPoint" | "LineString" | "MultiLineString" | "Polygon" | "MultiPolygon" | "GeometryCollection";
+                coordinates?: unknown[];
+                geometries?: Record<string, never>[];
+            } | null;
             readonly attributes: {
                 [key: string]: unknown;
             };
@@ -1757,6 +1811,13 @@ export interface components {
                 number,
                 number
             ] | null;
+            /** @description GeoJSON outline, split at the antimeridian (a MultiPolygon across 180°) */
+            readonly footprint: {
+                /** @enum {string} */
+                type: "Point" | "MultiPoint" | "LineString" | "MultiLineString" | "Polygon" | "MultiPolygon" | "GeometryCollection";
+                coordinates?: unknown[];
+                geometries?: Record<string, never>[];
+            } | null;
             readonly attributes: {
                 [key: string]: unknown;
             };
@@ -1783,9 +1844,41 @@ export interface components {
             processing_level: components["schemas"]["FacetValue"][];
             platform: components["schemas"]["FacetValue"][];
             instrument: components["schemas"]["FacetValue"][];
+            /** @description false when a shape search had too many candidates to test each: the counts are then of the granules whose box meets the shape (an upper bound) */
+            counts_exact?: boolean;
         };
         GranuleIdsRequest: {
             granules: number[];
+        };
+        /**
+         * @description The body of a POST granule search: the list's query parameters as JSON (only for the
+         *     schema: the filters check the values, and attr.NAME[.OP] keys are taken too).
+         */
+        GranuleSearchRequest: {
+            /** @description Granules whose footprint meets this geometry (at most 2000 vertices; an edge takes the shorter way round, so lon 170 -> -170 crosses 180°) */
+            intersects?: {
+                /** @enum {string} */
+                type: "Point" | "MultiPoint" | "LineString" | "MultiLineString" | "Polygon" | "MultiPolygon" | "GeometryCollection";
+                coordinates?: unknown[];
+                geometries?: Record<string, never>[];
+            };
+            /** @description west,south,east,north */
+            bbox?: string;
+            /** @description SHORT.VERSION, comma-separated */
+            collection?: string;
+            /** @description Overlaps from (ISO 8601) */
+            start?: string;
+            /** @description Overlaps until (ISO 8601) */
+            end?: string;
+            /** @description Free text: each word a granule id (wildcards * and ?) or a word of its collection's name, title, description, platform or instrument */
+            q?: string;
+            /** @description Granule id, case-insensitive; * and ? are wildcards */
+            granule_id?: string;
+            state?: components["schemas"]["GranuleStateEnum"];
+            processing_level?: string;
+            platform?: string;
+            instrument?: string;
+            residency?: components["schemas"]["ResidencyEnum"];
         };
         GranuleSpecRequest: {
             /** @description SHORT.VERSION, e.g. MOD021KM.061 */
@@ -1800,6 +1893,13 @@ export interface components {
                 number,
                 number
             ];
+            /** @description GeoJSON outline (Polygon, MultiPolygon, ...); its box replaces bbox. Else read from the files (UMM-G GPolygons, .met G-ring, ACDD geospatial_bounds), else the box */
+            footprint?: {
+                /** @enum {string} */
+                type: "Point" | "MultiPoint" | "LineString" | "MultiLineString" | "Polygon" | "MultiPolygon" | "GeometryCollection";
+                coordinates?: unknown[];
+                geometries?: Record<string, never>[];
+            };
             attributes?: {
                 [key: string]: unknown;
             };
@@ -2245,13 +2345,20 @@ export interface components {
             name?: string;
             /** @description Collection keys SHORT.VERSION */
             collections?: string[];
-            /** @description [west, south, east, north] or 'w,s,e,n' */
+            /** @description [west, south, east, north] or 'w,s,e,n'; with intersects, the shape's box (read only) */
             bbox?: ([
                 number | string,
                 number | string,
                 number | string,
                 number | string
             ] | string) | null;
+            /** @description A GeoJSON shape (Polygon, MultiPolygon, Point, LineString ..., at most 2000 vertices): only granules whose footprint meets it are delivered. Replaces bbox; null removes the shape and its box */
+            intersects?: {
+                /** @enum {string} */
+                type: "Point" | "MultiPoint" | "LineString" | "MultiLineString" | "Polygon" | "MultiPolygon" | "GeometryCollection";
+                coordinates?: unknown[];
+                geometries?: Record<string, never>[];
+            } | null;
             /** @description Granules overlapping from (ISO 8601) */
             start?: string | null;
             /** @description Granules overlapping until (ISO 8601) */
@@ -2489,6 +2596,31 @@ export interface components {
             public_key: string;
             fingerprint: string;
         };
+        /** @description The shape to search with that an uploaded file gives. */
+        ShapeReading: {
+            /** @description Send it as `intersects` (split at the antimeridian) */
+            geometry: {
+                /** @enum {string} */
+                type: "Point" | "MultiPoint" | "LineString" | "MultiLineString" | "Polygon" | "MultiPolygon" | "GeometryCollection";
+                coordinates?: unknown[];
+                geometries?: Record<string, never>[];
+            };
+            format: components["schemas"]["FormatEnum"];
+            /** @description Features united into the geometry */
+            features: number;
+            vertices: number;
+            /** @description Simplified to fit the search limit of 2000 vertices */
+            simplified: boolean;
+            /** @description What was simplified, and how much */
+            note: string | null;
+        };
+        ShapeUploadRequest: {
+            /**
+             * Format: binary
+             * @description GeoJSON (.geojson, .json), KML (.kml, .kmz) or a zipped shapefile (.zip holding the .shp, .shx and .dbf, and a .prj in WGS 84 if any); at most 5 MiB
+             */
+            file: string;
+        };
         Silo: {
             readonly id: number;
             name: string;
@@ -2522,13 +2654,20 @@ export interface components {
             name: string;
             /** @description Collection keys SHORT.VERSION */
             collections: string[];
-            /** @description [west, south, east, north] or 'w,s,e,n' */
+            /** @description [west, south, east, north] or 'w,s,e,n'; with intersects, the shape's box (read only) */
             bbox: [
                 number,
                 number,
                 number,
                 number
             ] | null;
+            /** @description A GeoJSON shape (Polygon, MultiPolygon, Point, LineString ..., at most 2000 vertices): only granules whose footprint meets it are delivered. Replaces bbox; null removes the shape and its box */
+            intersects: {
+                /** @enum {string} */
+                type: "Point" | "MultiPoint" | "LineString" | "MultiLineString" | "Polygon" | "MultiPolygon" | "GeometryCollection";
+                coordinates?: unknown[];
+                geometries?: Record<string, never>[];
+            } | null;
             /** @description Granules overlapping from (ISO 8601) */
             start: string | null;
             /** @description Granules overlapping until (ISO 8601) */
@@ -2577,13 +2716,20 @@ export interface components {
         SubscriptionPreviewRequest: {
             /** @description Collection keys SHORT.VERSION */
             collections: string[];
-            /** @description [west, south, east, north] or 'w,s,e,n' */
+            /** @description [west, south, east, north] or 'w,s,e,n'; with intersects, the shape's box (read only) */
             bbox?: ([
                 number | string,
                 number | string,
                 number | string,
                 number | string
             ] | string) | null;
+            /** @description A GeoJSON shape (Polygon, MultiPolygon, Point, LineString ..., at most 2000 vertices): only granules whose footprint meets it are delivered. Replaces bbox; null removes the shape and its box */
+            intersects?: {
+                /** @enum {string} */
+                type: "Point" | "MultiPoint" | "LineString" | "MultiLineString" | "Polygon" | "MultiPolygon" | "GeometryCollection";
+                coordinates?: unknown[];
+                geometries?: Record<string, never>[];
+            } | null;
             /** @description Granules overlapping from (ISO 8601) */
             start?: string | null;
             /** @description Granules overlapping until (ISO 8601) */
@@ -2611,13 +2757,20 @@ export interface components {
             name: string;
             /** @description Collection keys SHORT.VERSION */
             collections: string[];
-            /** @description [west, south, east, north] or 'w,s,e,n' */
+            /** @description [west, south, east, north] or 'w,s,e,n'; with intersects, the shape's box (read only) */
             bbox?: ([
                 number | string,
                 number | string,
                 number | string,
                 number | string
             ] | string) | null;
+            /** @description A GeoJSON shape (Polygon, MultiPolygon, Point, LineString ..., at most 2000 vertices): only granules whose footprint meets it are delivered. Replaces bbox; null removes the shape and its box */
+            intersects?: {
+                /** @enum {string} */
+                type: "Point" | "MultiPoint" | "LineString" | "MultiLineString" | "Polygon" | "MultiPolygon" | "GeometryCollection";
+                coordinates?: unknown[];
+                geometries?: Record<string, never>[];
+            } | null;
             /** @description Granules overlapping from (ISO 8601) */
             start?: string | null;
             /** @description Granules overlapping until (ISO 8601) */
@@ -2675,11 +2828,13 @@ export interface components {
             };
         };
         Timeline: {
-            bucket: components["schemas"]["BucketEnum"];
+            bucket: components["schemas"]["TimelineBucketEnum"];
             /** @description Granules counted (all that match) */
             total: number;
             /** @description Every bucket from the first granule's to the last's, empty ones with 0; none when nothing matches */
             buckets: components["schemas"]["TimelineBucket"][];
+            /** @description false when a shape search had too many candidates to test each: the counts are then of the granules whose box meets the shape (an upper bound) */
+            counts_exact?: boolean;
         };
         TimelineBucket: {
             /**
@@ -2689,6 +2844,60 @@ export interface components {
             start: string;
             /** @description Granules starting in it */
             count: number;
+        };
+        /**
+         * @description * `hour` - hour
+         *     * `day` - day
+         *     * `month` - month
+         *     * `year` - year
+         * @enum {string}
+         */
+        TimelineBucketEnum: "hour" | "day" | "month" | "year";
+        /**
+         * @description * `auto` - auto
+         *     * `hour` - hour
+         *     * `day` - day
+         *     * `month` - month
+         *     * `year` - year
+         * @enum {string}
+         */
+        TimelineSearchBucketEnum: "auto" | "hour" | "day" | "month" | "year";
+        /** @description The body of a POST timeline: the search's filters and the bucket size. */
+        TimelineSearchRequest: {
+            /** @description Granules whose footprint meets this geometry (at most 2000 vertices; an edge takes the shorter way round, so lon 170 -> -170 crosses 180°) */
+            intersects?: {
+                /** @enum {string} */
+                type: "Point" | "MultiPoint" | "LineString" | "MultiLineString" | "Polygon" | "MultiPolygon" | "GeometryCollection";
+                coordinates?: unknown[];
+                geometries?: Record<string, never>[];
+            };
+            /** @description west,south,east,north */
+            bbox?: string;
+            /** @description SHORT.VERSION, comma-separated */
+            collection?: string;
+            /** @description Overlaps from (ISO 8601) */
+            start?: string;
+            /** @description Overlaps until (ISO 8601) */
+            end?: string;
+            /** @description Free text: each word a granule id (wildcards * and ?) or a word of its collection's name, title, description, platform or instrument */
+            q?: string;
+            /** @description Granule id, case-insensitive; * and ? are wildcards */
+            granule_id?: string;
+            state?: components["schemas"]["GranuleStateEnum"];
+            processing_level?: string;
+            platform?: string;
+            instrument?: string;
+            residency?: components["schemas"]["ResidencyEnum"];
+            /**
+             * @description Bucket size (default auto)
+             *
+             *     * `auto` - auto
+             *     * `hour` - hour
+             *     * `day` - day
+             *     * `month` - month
+             *     * `year` - year
+             */
+            bucket?: components["schemas"]["TimelineSearchBucketEnum"];
         };
         /** @description Documentation of services.today(). */
         Today: {
@@ -5981,7 +6190,7 @@ export interface operations {
             query?: {
                 /** @description Attribute condition, OP one of eq, ne, lt, lte, gt, gte (e.g. attr.cloud_cover.lt=20, attr.day_night=Day) */
                 "attr.NAME[.OP]"?: string;
-                /** @description west,south,east,north */
+                /** @description west,south,east,north (west > east crosses 180°) */
                 bbox?: string;
                 /** @description Collection key(s) SHORT.VERSION, comma-separated */
                 collection?: string;
@@ -5992,6 +6201,8 @@ export interface operations {
                 /** @description Granule id, case-insensitive; * and ? are wildcards */
                 granule_id?: string;
                 instrument?: string;
+                /** @description GeoJSON geometry (Point, LineString, Polygon, Multi*) in JSON, at most 2000 vertices; a ring from lon 170 to -170 crosses 180° */
+                intersects?: string;
                 /** @description Granules per page, 10 to 500 (default 50) */
                 limit?: number;
                 /** @description Sort fields, comma-separated, - for descending: temporal_start, temporal_end, granule_id, created_at, total_size (created_at: ingest time; default -temporal_start) */
@@ -6130,7 +6341,10 @@ export interface operations {
     };
     api_v1_granules_facets_retrieve: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Attribute condition, OP one of eq, ne, lt, lte, gt, gte (e.g. attr.cloud_cover.lt=20, attr.day_night=Day) */
+                "attr.NAME[.OP]"?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -6183,24 +6397,27 @@ export interface operations {
             };
         };
     };
-    api_v1_granules_timeline_retrieve: {
+    api_v1_granules_facets_create: {
         parameters: {
-            query?: {
-                /** @description Bucket size; auto picks hour, day, month or year by the span of the granules found. At most 5000 buckets. */
-                bucket?: "auto" | "day" | "hour" | "month" | "year";
-            };
+            query?: never;
             header?: never;
             path?: never;
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["GranuleSearchRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["GranuleSearchRequest"];
+                "multipart/form-data": components["schemas"]["GranuleSearchRequest"];
+            };
+        };
         responses: {
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Timeline"];
+                    "application/json": components["schemas"]["GranuleFacets"];
                 };
             };
             /** @description The request is malformed or invalid */
@@ -6232,6 +6449,309 @@ export interface operations {
             };
             /** @description No such thing (or not the caller's) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The thing is in the wrong state for it */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body's media type is not accepted */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    api_v1_granules_search_create: {
+        parameters: {
+            query?: {
+                /** @description west,south,east,north (west > east crosses 180°) */
+                bbox?: string;
+                /** @description Collection key(s) SHORT.VERSION, comma-separated */
+                collection?: string;
+                /** @description The page's position, from a next or previous link */
+                cursor?: string;
+                /** @description Overlaps until (ISO 8601) */
+                end?: string;
+                /** @description Granule id, case-insensitive; * and ? are wildcards */
+                granule_id?: string;
+                instrument?: string;
+                /** @description GeoJSON geometry (Point, LineString, Polygon, Multi*) in JSON, at most 2000 vertices; a ring from lon 170 to -170 crosses 180° */
+                intersects?: string;
+                /** @description Granules per page, 10 to 500 (default 50) */
+                limit?: number;
+                /** @description Sort fields, comma-separated, - for descending: temporal_start, temporal_end, granule_id, created_at, total_size (created_at: ingest time; default -temporal_start) */
+                ordering?: string;
+                platform?: string;
+                processing_level?: string;
+                /** @description Free text: each word a granule id (wildcards * and ?) or a word of its collection's name, title, description, platform or instrument */
+                q?: string;
+                /**
+                 * @description cache: every file is in the disk cache; tape: some file needs a recall
+                 *
+                 *     * `cache` - cache
+                 *     * `tape` - tape
+                 */
+                residency?: "cache" | "tape";
+                /** @description Overlaps from (ISO 8601) */
+                start?: string;
+                /**
+                 * @description * `registered` - Registered
+                 *     * `archiving` - Archiving
+                 *     * `archived` - Archived
+                 *     * `failed` - Failed
+                 *     * `superseded` - Superseded by a newer version
+                 *     * `deleted` - Deleted
+                 */
+                state?: "archived" | "archiving" | "deleted" | "failed" | "registered" | "superseded";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["GranuleSearchRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["GranuleSearchRequest"];
+                "multipart/form-data": components["schemas"]["GranuleSearchRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedGranuleList"];
+                };
+            };
+            /** @description A filter that cannot be used, and why */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such thing (or not the caller's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The thing is in the wrong state for it */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body's media type is not accepted */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    api_v1_granules_timeline_retrieve: {
+        parameters: {
+            query?: {
+                /** @description Attribute condition, OP one of eq, ne, lt, lte, gt, gte (e.g. attr.cloud_cover.lt=20, attr.day_night=Day) */
+                "attr.NAME[.OP]"?: string;
+                /** @description Bucket size; auto picks hour, day, month or year by the span of the granules found. At most 5000 buckets. */
+                bucket?: "auto" | "day" | "hour" | "month" | "year";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Timeline"];
+                };
+            };
+            /** @description A filter or bucket that cannot be used, and why */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such thing (or not the caller's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    api_v1_granules_timeline_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["TimelineSearchRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["TimelineSearchRequest"];
+                "multipart/form-data": components["schemas"]["TimelineSearchRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Timeline"];
+                };
+            };
+            /** @description A filter or bucket that cannot be used, and why */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such thing (or not the caller's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The thing is in the wrong state for it */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body's media type is not accepted */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7625,6 +8145,92 @@ export interface operations {
             };
             /** @description No such thing (or not the caller's) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    shapes_read: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": components["schemas"]["ShapeUploadRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ShapeReading"];
+                };
+            };
+            /** @description No usable shape: malformed, unsafe zip, missing .shx or .dbf, not WGS 84 ... and why */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such thing (or not the caller's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The thing is in the wrong state for it */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Larger than 5 MiB, or unpacks to over 50 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body's media type is not accepted */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };

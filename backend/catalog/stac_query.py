@@ -1,0 +1,141 @@
+"""One page of a STAC item search, shaped for the catalog's indexes (see stac_page)."""
+from dataclasses import dataclass
+
+from django.db.models import DurationField, ExpressionWrapper, F, OuterRef, Q, Subquery
+
+from .models import File, Granule
+from .services import (
+    MAX_CHUNK,
+    exact_matches,
+    keyset_q,
+    shape_q,
+    temporal_q,
+    visible_collections,
+)
+
+
+def named_q(keys):
+    """Collections named by key (SHORT.VERSION); unknown keys name none."""
+    named = Q(pk__in=[])
+    for key in keys:
+        short_name, _, version = key.partition(".")
+        named |= Q(short_name=short_name, version=version)
+    return named
+
+
+def with_longest_granule(collections):
+    """`collections` annotated with `longest`, the longest time span of one of their granules
+    (None when they have none): a probe per collection of the (collection, temporal_end -
+    temporal_start) index."""
+    length = ExpressionWrapper(F("temporal_end") - F("temporal_start"),
+                               output_field=DurationField())
+    longest = (Granule.objects.filter(collection=OuterRef("pk")).annotate(length=length)
+               .order_by("-length").values("length")[:1])
+    return collections.order_by().annotate(longest=Subquery(longest))
+
+
+# Up to this many named collections are searched one by one and their pages merged.
+MERGE_COLLECTIONS = 20
+FILE_FIELDS = ("id", "name", "role", "size", "checksum_type", "checksum")
+
+
+@dataclass
+class StacPage:
+    granules: list      # with .collection set
+    files: dict         # granule id -> [rows with FILE_FIELDS as attributes], by name
+    more: bool          # whether a next page follows
+
+
+def stac_page(user, search, after):
+    """One page of a STAC search: the archived granules it selects, in its order after the
+    sort key `after` (None: from the start), their files, and whether more follow. Nothing
+    is counted.
+
+    Shaped for the (collection, temporal_start, id) covering index: the collections are
+    resolved to ids first, so each is one range of it; a window's start also bounds
+    temporal_start (no granule of a collection outlasts its longest one), or a search
+    with fewer matches than a page would walk back to the first granule; several named
+    collections are read one by one and merged, newest first, rather than sorted whole;
+    and the page's keys come from the index alone before its rows are read. Collections
+    and files come as a few rows, not an object per granule. A search with a shape takes
+    the candidates its boxes select and tests their footprints exactly (exact_matches),
+    reading on in growing chunks until the page is full, so paging stays exact.
+    """
+    collections = visible_collections(user)
+    if search.collections:
+        collections = collections.filter(named_q(search.collections))
+    found = {c.pk: c for c in with_longest_granule(collections) if c.longest is not None}
+    if not found:
+        return StacPage([], {}, False)
+    order = search.order()
+    ordering = [f"-{name}" if descending else name for name, _, descending in order]
+    granules = _stac_candidates(search).order_by(*ordering)
+    fields = [name for name, _, _ in order]
+
+    def of(ids, since):
+        selected = granules.filter(collection_id__in=ids)
+        if since is not None:
+            selected = selected.filter(keyset_q(order, since))
+        if search.start is not None:
+            selected = selected.filter(temporal_start__gte=search.start - max(
+                found[pk].longest for pk in ids))
+        return selected
+
+    ids = sorted(found)
+    directions = {descending for _, _, descending in order}
+    merge = (search.collections and 1 < len(ids) <= MERGE_COLLECTIONS and len(directions) == 1
+             and all(kind in ("datetime", "int") for _, kind, _ in order))
+
+    def keys(since, count):
+        """The sort keys (pk last) of the next `count` candidates after `since`."""
+        if merge:
+            rows = (row for pk in ids for row in of([pk], since).values_list(*fields)[:count])
+            return sorted(rows, reverse=next(iter(directions)))[:count]
+        return list(of(ids, since).values_list(*fields)[:count])
+
+    wanted = search.limit + 1
+    if search.shape is None and not merge:
+        page = of(ids, after).values("pk")[:wanted]    # a subquery of the page's rows query
+    elif search.shape is None:
+        page = [key[-1] for key in keys(after, wanted)]
+    else:
+        page = _exact_page(search.shape, keys, after, wanted)
+    rows = list(Granule.objects.filter(pk__in=page).order_by(*ordering))
+    for granule in rows:
+        granule.collection = found[granule.collection_id]
+    rows, more = rows[: search.limit], len(rows) > search.limit
+    return StacPage(rows, _files_of(rows), more)
+
+
+def _stac_candidates(search):
+    """Archived granules a search's ids, shape (its boxes only) and window select."""
+    granules = Granule.objects.filter(state=Granule.State.ARCHIVED)
+    if search.ids:
+        granules = granules.filter(granule_id__in=search.ids)
+    if search.shape is not None:
+        granules = granules.filter(shape_q(search.shape))
+    return granules.filter(temporal_q(search.start, search.end))
+
+
+def _files_of(granules):
+    """{granule id: its files as rows with FILE_FIELDS}, by name, in one query."""
+    files = {}
+    for row in (File.objects.filter(granule__in=[g.pk for g in granules])
+                .order_by("granule_id", "name").values_list("granule_id", *FILE_FIELDS,
+                                                            named=True)):
+        files.setdefault(row.granule_id, []).append(row)
+    return files
+
+
+def _exact_page(shape, keys, after, wanted):
+    """The pks of the first `wanted` candidates after `after` whose footprint meets `shape`:
+    the exact test drops candidates, so read on, in growing chunks, until the page is full.
+    `keys(since, count)` gives the sort keys (pk last) of the next candidates."""
+    page, since, count = [], after, wanted
+    while len(page) < wanted:
+        chunk = keys(since, count)
+        page += exact_matches(shape, [key[-1] for key in chunk])
+        if len(chunk) < count:
+            break
+        since, count = list(chunk[-1]), min(count * 2, MAX_CHUNK)
+    return page[:wanted]
