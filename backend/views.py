@@ -1,6 +1,8 @@
 """The few views that are not an app's API: the React shell and a health probe."""
+import sys
+
 from django.conf import settings
-from django.db import connection
+from django.db import InterfaceError, OperationalError, connection
 from django.http import HttpResponse, JsonResponse
 from django.views import defaults
 from django.views.decorators.csrf import ensure_csrf_cookie
@@ -51,7 +53,19 @@ def not_found(request, exception=None):
     return defaults.page_not_found(request, exception)
 
 
+DATABASE_AWAY_S = 5   # how long a client is asked to wait while the database is away
+
+
 def server_error(request):
+    """An unhandled error. The database being unreachable (a restart, a failover) is not the
+    client's fault nor a bug: 503 with Retry-After, so clients wait and ask again; the chaos
+    run met 500s here while it restarted PostgreSQL."""
+    exc = sys.exc_info()[1]
+    if isinstance(exc, OperationalError | InterfaceError):
+        response = JsonResponse({"detail": "The archive's database is unavailable for a moment; "
+                                 f"try again in {DATABASE_AWAY_S} seconds."}, status=503)
+        response["Retry-After"] = str(DATABASE_AWAY_S)
+        return response
     if _api(request):
         return JsonResponse({"detail": "Internal error; it has been logged."}, status=500)
     return defaults.server_error(request)
