@@ -79,9 +79,9 @@ describe('search state in the address', () => {
     // The API's own default order is not spelled out.
     expect(granuleParams(emptySearch)).toEqual({ ordering: '', cursor: null, limit: 20 });
     expect(timelineParams(search)).toEqual({ ...filters, bucket: 'auto' });
-    // Facet counts keep every collection and level on offer: only time, space and attributes.
+    // Facet counts keep every collection and level on offer: only text, time, space, attributes.
     expect(
       Object.keys(facetParams({ ...search, processingLevel: '1B', collections: ['C.2'] })),
-    ).toEqual(['start', 'end', 'bbox', 'attr.day_night', 'attr.cloud_cover.lt']);
+    ).toEqual(['q', 'start', 'end', 'bbox', 'attr.day_night', 'attr.cloud_cover.lt']);
   });
 });

@@ -182,9 +182,10 @@ export function timelineParams(state: SearchState): QueryParams {
 }
 
 /**
- * GET /api/v1/granules/facets/ parameters: time, space and attributes only, so every level,
- * platform, instrument and collection stays offered with the number of granules it would give.
+ * GET /api/v1/granules/facets/ parameters: the free text, time, space and attributes only, so
+ * every level, platform, instrument and collection stays offered with the number of granules
+ * it would give.
  */
 export function facetParams(state: SearchState): QueryParams {
-  return filterParams(state);
+  return { q: state.q, ...filterParams(state) };
 }
