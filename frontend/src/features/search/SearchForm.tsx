@@ -52,6 +52,8 @@ export function SearchForm({
   const [edges, setEdges] = useState(() => edgesOf(draft.bbox));
   const [edgesFor, setEdgesFor] = useState(draft.bbox);
   const [boxError, setBoxError] = useState('');
+  // On a phone only the free text shows until asked for more, so results fit the first screen.
+  const [open, setOpen] = useState(false);
   // A box drawn on the map (or read from the address) replaces what the fields held.
   if (edgesFor !== draft.bbox) {
     setEdgesFor(draft.bbox);
@@ -94,153 +96,172 @@ export function SearchForm({
       onSubmit={onSubmit}
       noValidate
     >
-      <fieldset className="search-form__group">
-        <legend>Collections</legend>
+      <div className="search-form__text">
         <div className="field">
-          <label htmlFor={`${id}-q`}>Free text</label>
+          <label htmlFor={`${id}-q`}>Granule id or words</label>
           <input
             id={`${id}-q`}
             name="q"
             type="search"
             value={draft.q}
             onChange={(event) => change({ q: event.target.value })}
-            placeholder="Name, title, platform or instrument"
+            placeholder="MOD021KM.A2026*, snow, Terra…"
+            aria-describedby={`${id}-q-hint`}
             autoComplete="off"
             spellCheck={false}
           />
         </div>
-        <FacetSelect
-          id={`${id}-level`}
-          label="Processing level"
-          value={draft.processingLevel}
-          values={facets?.processing_level}
-          onChange={(value) => change({ processingLevel: value }, true)}
-        />
-        <FacetSelect
-          id={`${id}-platform`}
-          label="Platform"
-          value={draft.platform}
-          values={facets?.platform}
-          onChange={(value) => change({ platform: value }, true)}
-        />
-        <FacetSelect
-          id={`${id}-instrument`}
-          label="Instrument"
-          value={draft.instrument}
-          values={facets?.instrument}
-          onChange={(value) => change({ instrument: value }, true)}
-        />
-        <CollectionChoices
-          query={collections}
-          chosen={draft.collections}
-          counts={counts}
-          onToggle={toggleCollection}
-        />
-      </fieldset>
-
-      <fieldset className="search-form__group">
-        <legend>Where</legend>
-        <p className="hint" id={`${id}-box-hint`}>
-          Degrees; west greater than east crosses the antimeridian. Or draw a box on the map.
+        <p className="hint" id={`${id}-q-hint`}>
+          Each word a granule id (* and ? are wildcards) or a word of a collection&apos;s name,
+          title, platform or instrument.
         </p>
-        <div className="search-form__edges">
-          {EDGES.map(({ key, label, min, max }) => (
-            <div className="field" key={key}>
-              <label htmlFor={`${id}-${key}`}>{label}</label>
+        <button
+          type="button"
+          className="button button--quiet button--small search-form__toggle"
+          aria-expanded={open}
+          aria-controls={`${id}-more`}
+          onClick={() => setOpen(!open)}
+        >
+          {open ? 'Fewer filters' : 'More filters'}
+        </button>
+      </div>
+
+      <div className="search-form__more" id={`${id}-more`} data-open={open}>
+        <fieldset className="search-form__group">
+          <legend>Collections</legend>
+          <FacetSelect
+            id={`${id}-level`}
+            label="Processing level"
+            value={draft.processingLevel}
+            values={facets?.processing_level}
+            onChange={(value) => change({ processingLevel: value }, true)}
+          />
+          <FacetSelect
+            id={`${id}-platform`}
+            label="Platform"
+            value={draft.platform}
+            values={facets?.platform}
+            onChange={(value) => change({ platform: value }, true)}
+          />
+          <FacetSelect
+            id={`${id}-instrument`}
+            label="Instrument"
+            value={draft.instrument}
+            values={facets?.instrument}
+            onChange={(value) => change({ instrument: value }, true)}
+          />
+          <CollectionChoices
+            query={collections}
+            chosen={draft.collections}
+            counts={counts}
+            onToggle={toggleCollection}
+          />
+        </fieldset>
+
+        <fieldset className="search-form__group">
+          <legend>Where</legend>
+          <p className="hint" id={`${id}-box-hint`}>
+            Degrees; west greater than east crosses the antimeridian. Or draw a box on the map.
+          </p>
+          <div className="search-form__edges">
+            {EDGES.map(({ key, label, min, max }) => (
+              <div className="field" key={key}>
+                <label htmlFor={`${id}-${key}`}>{label}</label>
+                <input
+                  id={`${id}-${key}`}
+                  name={key}
+                  type="number"
+                  inputMode="decimal"
+                  step="any"
+                  min={min}
+                  max={max}
+                  value={edges[key]}
+                  aria-describedby={`${id}-box-hint`}
+                  aria-invalid={boxError ? true : undefined}
+                  onChange={(event) => setEdges({ ...edges, [key]: event.target.value })}
+                />
+              </div>
+            ))}
+          </div>
+          {boxError && (
+            <p className="field-error" role="alert">
+              {boxError}
+            </p>
+          )}
+          {draft.bbox && (
+            <button
+              type="button"
+              className="button button--small button--quiet"
+              onClick={() => {
+                setEdges(edgesOf(null));
+                onApply({ ...draft, bbox: null });
+              }}
+            >
+              Clear the box
+            </button>
+          )}
+        </fieldset>
+
+        <fieldset className="search-form__group">
+          <legend>When (UTC)</legend>
+          <div className="search-form__dates">
+            <div className="field">
+              <label htmlFor={`${id}-start`}>From</label>
               <input
-                id={`${id}-${key}`}
-                name={key}
-                type="number"
-                inputMode="decimal"
-                step="any"
-                min={min}
-                max={max}
-                value={edges[key]}
-                aria-describedby={`${id}-box-hint`}
-                aria-invalid={boxError ? true : undefined}
-                onChange={(event) => setEdges({ ...edges, [key]: event.target.value })}
+                id={`${id}-start`}
+                name="start"
+                type="date"
+                value={draft.start}
+                max={draft.end || undefined}
+                onChange={(event) => change({ start: event.target.value })}
               />
             </div>
-          ))}
-        </div>
-        {boxError && (
-          <p className="field-error" role="alert">
-            {boxError}
-          </p>
-        )}
-        {draft.bbox && (
-          <button
-            type="button"
-            className="button button--small button--quiet"
-            onClick={() => {
-              setEdges(edgesOf(null));
-              onApply({ ...draft, bbox: null });
-            }}
-          >
-            Clear the box
-          </button>
-        )}
-      </fieldset>
+            <div className="field">
+              <label htmlFor={`${id}-end`}>To</label>
+              <input
+                id={`${id}-end`}
+                name="end"
+                type="date"
+                value={draft.end}
+                min={draft.start || undefined}
+                onChange={(event) => change({ end: event.target.value })}
+              />
+            </div>
+          </div>
+        </fieldset>
 
-      <fieldset className="search-form__group">
-        <legend>When (UTC)</legend>
-        <div className="search-form__dates">
-          <div className="field">
-            <label htmlFor={`${id}-start`}>From</label>
-            <input
-              id={`${id}-start`}
-              name="start"
-              type="date"
-              value={draft.start}
-              max={draft.end || undefined}
-              onChange={(event) => change({ start: event.target.value })}
-            />
+        <fieldset className="search-form__group">
+          <legend>Granule attributes</legend>
+          <div className="search-form__pair">
+            <div className="field">
+              <label htmlFor={`${id}-daynight`}>Day or night</label>
+              <select
+                id={`${id}-daynight`}
+                value={draft.dayNight}
+                onChange={(event) => change({ dayNight: event.target.value as DayNight }, true)}
+              >
+                <option value="">Either</option>
+                <option value="Day">Day</option>
+                <option value="Night">Night</option>
+              </select>
+            </div>
+            <div className="field">
+              <label htmlFor={`${id}-cloud`}>Cloud cover below (%)</label>
+              <input
+                id={`${id}-cloud`}
+                name="cloud_below"
+                type="number"
+                inputMode="numeric"
+                min={0}
+                max={100}
+                value={draft.cloudBelow}
+                onChange={(event) => change({ cloudBelow: event.target.value })}
+              />
+            </div>
           </div>
-          <div className="field">
-            <label htmlFor={`${id}-end`}>To</label>
-            <input
-              id={`${id}-end`}
-              name="end"
-              type="date"
-              value={draft.end}
-              min={draft.start || undefined}
-              onChange={(event) => change({ end: event.target.value })}
-            />
-          </div>
-        </div>
-      </fieldset>
-
-      <fieldset className="search-form__group">
-        <legend>Granule attributes</legend>
-        <div className="search-form__pair">
-          <div className="field">
-            <label htmlFor={`${id}-daynight`}>Day or night</label>
-            <select
-              id={`${id}-daynight`}
-              value={draft.dayNight}
-              onChange={(event) => change({ dayNight: event.target.value as DayNight }, true)}
-            >
-              <option value="">Either</option>
-              <option value="Day">Day</option>
-              <option value="Night">Night</option>
-            </select>
-          </div>
-          <div className="field">
-            <label htmlFor={`${id}-cloud`}>Cloud cover below (%)</label>
-            <input
-              id={`${id}-cloud`}
-              name="cloud_below"
-              type="number"
-              inputMode="numeric"
-              min={0}
-              max={100}
-              value={draft.cloudBelow}
-              onChange={(event) => change({ cloudBelow: event.target.value })}
-            />
-          </div>
-        </div>
-        <p className="hint">Granules without the attribute are left out when it is set.</p>
-      </fieldset>
+          <p className="hint">Granules without the attribute are left out when it is set.</p>
+        </fieldset>
+      </div>
 
       <div className="search-form__actions">
         <button type="submit" className="button">

@@ -3,7 +3,8 @@ import userEvent from '@testing-library/user-event';
 import { http, HttpResponse } from 'msw';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 
-import type { GranuleFacets } from '../../lib/api/types';
+import { Chart } from '../../lib/chart';
+import type { GranuleFacets, Timeline } from '../../lib/api/types';
 import type { BoxMapProps } from '../../components/map/types';
 import { granule } from '../../test/granules';
 import { renderApp } from '../../test/renderApp';
@@ -44,12 +45,28 @@ const facets: GranuleFacets = {
   instrument: [{ value: 'MODIS', count: 15 }],
 };
 
-/** Every granule request's query string, in order. */
+/** Every granule request's query string, in order; the same for the timeline. */
 let asked: URLSearchParams[];
+let timelineAsked: URLSearchParams[];
+
+const timeline: Timeline = {
+  bucket: 'day',
+  total: 15,
+  buckets: [
+    { start: '2026-11-01T00:00:00Z', count: 12 },
+    { start: '2026-11-02T00:00:00Z', count: 0 },
+    { start: '2026-11-03T00:00:00Z', count: 3 },
+  ],
+};
 
 beforeEach(() => {
   asked = [];
+  timelineAsked = [];
   server.use(
+    http.get('/api/v1/granules/timeline/', ({ request }) => {
+      timelineAsked.push(new URL(request.url).searchParams);
+      return HttpResponse.json(timeline);
+    }),
     http.get('/api/v1/collections/', ({ request }) => {
       const q = new URL(request.url).searchParams.get('q');
       return HttpResponse.json(page(q === 'snow' ? [snow] : q === 'landsat' ? [] : [modis, snow]));
@@ -97,6 +114,11 @@ describe('SearchPage', () => {
       'attr.day_night': 'Day',
       'attr.cloud_cover.lt': '30',
       limit: '20',
+    });
+    expect(Object.fromEntries(timelineAsked.at(-1) ?? [])).toMatchObject({
+      collection: 'MOD021KM.061',
+      start: '2026-11-01',
+      bucket: 'auto',
     });
     const form = screen.getByRole('search', { name: 'Granule search' });
     expect(within(form).getByLabelText('From')).toHaveValue('2026-11-01');
@@ -169,18 +191,100 @@ describe('SearchPage', () => {
     expect(router.state.location.search).toBe('');
   });
 
-  it('free text narrows the granules to the collections it matches', async () => {
-    renderApp('/search?q=snow');
+  it('sends the free text to the granule search, so a granule id pattern finds granules', async () => {
+    const { router } = renderApp('/search');
     await screen.findByText('MOD021KM.A2026305.0001.061');
-    expect(lastAsked().collection).toBe('MOD10C1.061');
-    expect(asked.every((params) => params.get('collection') === 'MOD10C1.061')).toBe(true);
-    expect(screen.getByText('3 granules match; showing 2')).toBeInTheDocument();
+    const form = screen.getByRole('search', { name: 'Granule search' });
+    await userEvent.type(
+      within(form).getByLabelText('Granule id or words'),
+      'MOD021KM.A2026*.0001',
+    );
+    await userEvent.click(within(form).getByRole('button', { name: 'Search' }));
+
+    await waitFor(() => expect(router.state.location.search).toBe('?q=MOD021KM.A2026*.0001'));
+    await waitFor(() => expect(lastAsked().q).toBe('MOD021KM.A2026*.0001'));
+    expect(lastAsked().collection).toBeUndefined();
+    expect(Object.fromEntries(timelineAsked.at(-1) ?? [])).toEqual({
+      q: 'MOD021KM.A2026*.0001',
+      bucket: 'auto',
+    });
   });
 
-  it('says so when the free text matches no collection, without searching every granule', async () => {
-    renderApp('/search?q=landsat');
-    expect(await screen.findByText('No collection matches this search')).toBeInTheDocument();
-    expect(asked).toEqual([]);
+  it('keeps the order and the page size in the address and asks the API for them', async () => {
+    const { router } = renderApp('/search?start=2026-11-01');
+    await screen.findByText('MOD021KM.A2026305.0001.061');
+    expect(lastAsked().ordering).toBeUndefined();
+
+    await userEvent.selectOptions(screen.getByLabelText('Sort'), 'Name, Z to A');
+    await waitFor(() =>
+      expect(router.state.location.search).toBe('?start=2026-11-01&sort=-granule_id'),
+    );
+    await waitFor(() => expect(lastAsked().ordering).toBe('-granule_id'));
+
+    await userEvent.selectOptions(screen.getByLabelText('Per page'), '100');
+    await waitFor(() => expect(router.state.location.search).toContain('per_page=100'));
+    await waitFor(() =>
+      expect(lastAsked()).toMatchObject({ limit: '100', ordering: '-granule_id' }),
+    );
+    expect(screen.getByLabelText('Sort')).toHaveValue('-granule_id');
+  });
+
+  it('shows browse images lazily in a fixed box, with alt text', async () => {
+    server.use(
+      http.get('/api/v1/granules/', () =>
+        HttpResponse.json(
+          page([granule({ id: 7, browse_url: '/api/v1/granules/7/browse/' }), granule({ id: 8 })]),
+        ),
+      ),
+    );
+    renderApp('/search');
+    const image = await screen.findByRole('img', {
+      name: 'Browse image of MOD021KM.A2026305.0007.061',
+    });
+    expect(image).toHaveAttribute('src', '/api/v1/granules/7/browse/');
+    expect(image).toHaveAttribute('loading', 'lazy');
+    expect(image).toHaveAttribute('width', '64');
+    expect(image).toHaveAttribute('height', '64');
+    expect(screen.queryByRole('img', { name: /0008/ })).not.toBeInTheDocument();
+  });
+
+  it('draws the timeline of the search with its numbers', async () => {
+    renderApp('/search?q=snow');
+    const figure = await screen.findByRole('figure', { name: 'When the granules start' });
+    const canvas = within(figure).getByRole('img');
+    const chart = Chart.getChart(canvas as HTMLCanvasElement);
+    expect(chart?.data.labels).toEqual(['2026-11-01', '2026-11-02', '2026-11-03']);
+    expect(chart?.data.datasets[0]?.data).toEqual([12, 0, 3]);
+    expect(figure).toHaveTextContent('15 granules from 2026-11-01 to 2026-11-03, counted per day');
+  });
+
+  it('adds every granule the search matches to the cart, or shows why not', async () => {
+    asUser();
+    const bodies: unknown[] = [];
+    let refuse = false;
+    server.use(
+      http.post('/api/v1/cart/matching/', async ({ request }) => {
+        bodies.push(await request.json());
+        if (refuse) {
+          return HttpResponse.json(
+            { detail: 'The search matches 15 granules; a cart holds at most 10.' },
+            { status: 400 },
+          );
+        }
+        return HttpResponse.json({ matched: 15, added: 15, cart: { ...emptyCart, count: 15 } });
+      }),
+    );
+    renderApp('/search?q=MOD021KM*&start=2026-11-01&sort=granule_id');
+    const button = await screen.findByRole('button', { name: 'Add all 15 matching to cart' });
+    await userEvent.click(button);
+    expect(await screen.findByRole('status')).toHaveTextContent('Added 15 of 15.');
+    expect(bodies).toEqual([{ filters: { q: 'MOD021KM*', start: '2026-11-01' } }]);
+
+    refuse = true;
+    await userEvent.click(button);
+    expect(await screen.findByRole('alert')).toHaveTextContent(
+      'The search matches 15 granules; a cart holds at most 10.',
+    );
   });
 
   it('facets offer their values with counts and apply at once', async () => {
@@ -192,12 +296,13 @@ describe('SearchPage', () => {
     await userEvent.selectOptions(level, '1B');
     await waitFor(() => expect(router.state.location.search).toBe('?level=1B'));
     await waitFor(() => expect(lastAsked().processing_level).toBe('1B'));
-    expect(lastAsked().collection).toBe('MOD021KM.061,MOD10C1.061');
+    expect(lastAsked().collection).toBeUndefined();
   });
 
   it('shows sizes, in-cache and on-tape badges and pages with the cursor', async () => {
     const { router } = renderApp('/search');
-    const table = await screen.findByRole('table');
+    const results = await screen.findByRole('region', { name: 'Results' });
+    const table = await within(results).findByRole('table');
     const [first, second] = within(table).getAllByRole('row').slice(1) as [
       HTMLElement,
       HTMLElement,

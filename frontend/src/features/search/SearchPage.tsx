@@ -5,21 +5,24 @@ import { useNavigate, useSearchParams } from 'react-router';
 import { collectionsQuery } from '../../lib/api/collections/collections';
 import { granuleFacetsQuery } from '../../lib/api/granules/facets';
 import { granulesQuery } from '../../lib/api/granules/granules';
+import { granuleTimelineQuery } from '../../lib/api/granules/timeline';
 import { LazyBoxMap } from '../../components/map/LazyBoxMap';
 import type { Footprint } from '../../components/map/types';
 import { SearchForm } from './SearchForm';
 import { SearchResults } from './SearchResults';
+import { SearchTimeline } from './SearchTimeline';
 import {
   facetParams,
   granuleParams,
-  narrowsCollections,
+  matchingFilters,
   readSearch,
+  timelineParams,
   writeSearch,
   type SearchState,
 } from './searchState';
 import './search.css';
 
-/** Most collections the free text can narrow a granule search to. */
+/** Most collections the facets list in the form. */
 const COLLECTION_LIMIT = 100;
 
 export function SearchPage() {
@@ -44,7 +47,6 @@ export function SearchPage() {
 
   const collections = useQuery(
     collectionsQuery({
-      q: search.q,
       processing_level: search.processingLevel,
       platform: search.platform,
       instrument: search.instrument,
@@ -52,25 +54,10 @@ export function SearchPage() {
     }),
   );
   const facets = useQuery(granuleFacetsQuery(facetParams(search)));
-
-  // Free text and facets narrow the search to the collections they match, unless some are chosen.
-  const byList = narrowsCollections(search) && search.collections.length === 0;
-  const listed = collections.isPlaceholderData ? undefined : collections.data?.results;
-  const matchingKeys = byList ? (listed?.map((c) => c.key) ?? null) : null;
-  const noCollection = byList && listed !== undefined && listed.length === 0;
-  const granules = useQuery(
-    granulesQuery(
-      granuleParams(search, matchingKeys),
-      !(byList && matchingKeys === null) && !noCollection,
-    ),
-  );
-
-  const searchedKeys = search.collections.length ? search.collections : matchingKeys;
-  const total = facets.data
-    ? facets.data.collection
-        .filter((facet) => searchedKeys === null || searchedKeys.includes(facet.value))
-        .reduce((sum, facet) => sum + facet.count, 0)
-    : null;
+  const granules = useQuery(granulesQuery(granuleParams(search)));
+  // The timeline counts every granule of the search, so it also says how many match.
+  const timeline = useQuery(granuleTimelineQuery(timelineParams(search)));
+  const total = timeline.data && !timeline.isPlaceholderData ? timeline.data.total : null;
 
   const footprints: Footprint[] = useMemo(
     () =>
@@ -99,22 +86,29 @@ export function SearchPage() {
           facets={facets.data}
         />
         <div className="search-main">
-          <LazyBoxMap
-            label="Map of the search box and the footprints of the granules found"
-            box={search.bbox}
-            onBoxChange={(bbox) => apply({ ...draft, bbox })}
-            footprints={footprints}
-            highlight={highlight}
-            onFootprintSelect={(id) =>
-              void navigate(`/granules/${id}`, { state: { search: address } })
-            }
+          <div className="search-map">
+            <LazyBoxMap
+              label="Map of the search box and the footprints of the granules found"
+              box={search.bbox}
+              onBoxChange={(bbox) => apply({ ...draft, bbox })}
+              footprints={footprints}
+              highlight={highlight}
+              onFootprintSelect={(id) =>
+                void navigate(`/granules/${id}`, { state: { search: address } })
+              }
+            />
+          </div>
+          <SearchTimeline
+            query={timeline}
+            onNarrow={(start, end) => apply({ ...search, start, end })}
           />
           <SearchResults
             query={granules}
             search={search}
             address={address}
             total={total}
-            noCollection={noCollection}
+            filters={matchingFilters(search)}
+            onApply={apply}
             onHighlight={setHighlight}
           />
         </div>

@@ -8,35 +8,35 @@ import { ResidencyBadge } from '../../components/ResidencyBadge';
 import { EmptyState, ErrorMessage, Loading } from '../../components/StatusMessage';
 import { AddToCartButton } from '../../components/cart/AddToCartButton';
 import { useCart } from '../../components/cart/useCart';
+import { useId } from 'react';
+
 import { formatBytes, formatCount, formatUtcRange } from '../../lib/format';
-import { writeSearch, type SearchState } from './searchState';
+import { AddMatchingButton } from './AddMatchingButton';
+import { PAGE_SIZES, SORTS, writeSearch, type SearchState, type Sort } from './searchState';
 
 export function SearchResults({
   query,
   search,
   address,
   total,
-  noCollection,
+  filters,
+  onApply,
   onHighlight,
 }: {
   query: UseQueryResult<Page<Granule>>;
   search: SearchState;
   /** The search's query string, handed to granule pages for their way back. */
   address: string;
-  /** Granules matching in all, from the facet counts; null while unknown. */
+  /** Granules matching in all, from the timeline; null while unknown. */
   total: number | null;
-  noCollection: boolean;
+  /** The search as the API's filters, for adding all it matches to the cart. */
+  filters: Record<string, string>;
+  onApply: (next: SearchState) => void;
   onHighlight: (id: number | null) => void;
 }) {
   const { loggedIn } = useCart();
+  const id = useId();
 
-  if (noCollection) {
-    return (
-      <EmptyState title="No collection matches this search">
-        <p>Try other words or fewer facets.</p>
-      </EmptyState>
-    );
-  }
   if (query.isPending) return <Loading>Searching granules…</Loading>;
   if (query.isError) {
     return (
@@ -69,16 +69,19 @@ export function SearchResults({
       rowHeader: true,
       cell: (granule) => (
         <span className="granule-cell">
-          <Link
-            to={`/granules/${granule.id}`}
-            state={{ search: address }}
-            className="mono wrap"
-            onFocus={() => onHighlight(granule.id)}
-            onBlur={() => onHighlight(null)}
-          >
-            {granule.granule_id}
-          </Link>
-          <span className="muted small">{granule.collection}</span>
+          <Thumbnail url={granule.browse_url} name={granule.granule_id} />
+          <span className="granule-cell__text">
+            <Link
+              to={`/granules/${granule.id}`}
+              state={{ search: address }}
+              className="mono wrap"
+              onFocus={() => onHighlight(granule.id)}
+              onBlur={() => onHighlight(null)}
+            >
+              {granule.granule_id}
+            </Link>
+            <span className="muted small">{granule.collection}</span>
+          </span>
         </span>
       ),
     },
@@ -104,6 +107,37 @@ export function SearchResults({
           {summary}
         </p>
       </div>
+      <div className="search-results__controls">
+        <div className="field field--inline">
+          <label htmlFor={`${id}-sort`}>Sort</label>
+          <select
+            id={`${id}-sort`}
+            value={search.sort}
+            onChange={(event) => onApply({ ...search, sort: event.target.value as Sort })}
+          >
+            {SORTS.map((sort) => (
+              <option key={sort.value} value={sort.value}>
+                {sort.label}
+              </option>
+            ))}
+          </select>
+        </div>
+        <div className="field field--inline">
+          <label htmlFor={`${id}-size`}>Per page</label>
+          <select
+            id={`${id}-size`}
+            value={search.pageSize}
+            onChange={(event) => onApply({ ...search, pageSize: Number(event.target.value) })}
+          >
+            {PAGE_SIZES.map((size) => (
+              <option key={size} value={size}>
+                {size}
+              </option>
+            ))}
+          </select>
+        </div>
+        {loggedIn && <AddMatchingButton filters={filters} total={total} />}
+      </div>
       {!loggedIn && (
         <p className="hint">
           <Link
@@ -122,7 +156,7 @@ export function SearchResults({
           onMouseEnter: () => onHighlight(granule.id),
           onMouseLeave: () => onHighlight(null),
         })}
-        caption="Granules found, newest first"
+        caption={`Granules found, ${sortLabel(search.sort).toLowerCase()}`}
         captionHidden
         busy={busy}
       />
@@ -136,5 +170,25 @@ export function SearchResults({
         })}
       />
     </section>
+  );
+}
+
+function sortLabel(sort: Sort): string {
+  return SORTS.find((s) => s.value === sort)?.label ?? '';
+}
+
+/** The granule's browse image in a fixed box, loaded only when scrolled to. */
+function Thumbnail({ url, name }: { url: string | null; name: string }) {
+  if (!url) return <span className="granule-thumb granule-thumb--none" aria-hidden="true" />;
+  return (
+    <img
+      className="granule-thumb"
+      src={url}
+      alt={`Browse image of ${name}`}
+      loading="lazy"
+      decoding="async"
+      width={64}
+      height={64}
+    />
   );
 }

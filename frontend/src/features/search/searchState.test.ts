@@ -1,6 +1,14 @@
 import { describe, expect, it } from 'vitest';
 
-import { emptySearch, facetParams, granuleParams, readSearch, writeSearch } from './searchState';
+import {
+  emptySearch,
+  facetParams,
+  granuleParams,
+  matchingFilters,
+  readSearch,
+  timelineParams,
+  writeSearch,
+} from './searchState';
 
 describe('search state in the address', () => {
   it('round-trips every filter through the query string', () => {
@@ -16,49 +24,64 @@ describe('search state in the address', () => {
       bbox: [170, -10, -170, 10] as [number, number, number, number],
       dayNight: 'Night' as const,
       cloudBelow: '25',
+      sort: 'granule_id' as const,
+      pageSize: 100,
       cursor: 'abc',
     };
     const address = writeSearch(search).toString();
     expect(address).toBe(
       'q=snow&level=3&platform=Terra&instrument=MODIS&collection=MOD10C1.061%2CMOD021KM.061' +
-        '&start=2026-11-01&end=2026-11-03&bbox=170%2C-10%2C-170%2C10&day_night=Night&cloud_below=25&cursor=abc',
+        '&start=2026-11-01&end=2026-11-03&bbox=170%2C-10%2C-170%2C10&day_night=Night&cloud_below=25' +
+        '&sort=granule_id&per_page=100&cursor=abc',
     );
     expect(readSearch(new URLSearchParams(address))).toEqual(search);
   });
 
   it('leaves out what is empty and ignores what it cannot read', () => {
     expect(writeSearch(emptySearch).toString()).toBe('');
-    const read = readSearch(new URLSearchParams('bbox=1,2,3&day_night=dusk&collection=,A.1,'));
+    const read = readSearch(
+      new URLSearchParams('bbox=1,2,3&day_night=dusk&collection=,A.1,&sort=size&per_page=7'),
+    );
     expect(read.bbox).toBeNull();
+    expect(read.sort).toBe('-temporal_start');
+    expect(read.pageSize).toBe(20);
     expect(read.dayNight).toBe('');
     expect(read.collections).toEqual(['A.1']);
   });
 
-  it('maps to the granule API parameters, chosen collections before matching ones', () => {
+  it('maps to the granule API parameters, free text and facets included', () => {
     const search = {
       ...emptySearch,
+      q: 'MOD021KM.A2026*',
       start: '2026-11-01',
       bbox: [-10, 20, 30, 40] as [number, number, number, number],
       cloudBelow: '30',
       dayNight: 'Day' as const,
+      collections: ['A.1', 'B.1'],
+      sort: 'temporal_start' as const,
+      pageSize: 50,
     };
-    expect(granuleParams(search, ['A.1', 'B.1'])).toEqual({
+    const filters = {
+      q: 'MOD021KM.A2026*',
       start: '2026-11-01',
-      end: '',
       bbox: '-10,20,30,40',
       'attr.day_night': 'Day',
       'attr.cloud_cover.lt': '30',
       collection: 'A.1,B.1',
-      processing_level: '',
-      platform: '',
-      instrument: '',
+    };
+    expect(matchingFilters(search)).toEqual(filters);
+    expect(granuleParams(search)).toEqual({
+      ...filters,
+      ordering: 'temporal_start',
       cursor: null,
-      limit: 20,
+      limit: 50,
     });
-    expect(granuleParams({ ...search, collections: ['C.2'] }, ['A.1']).collection).toBe('C.2');
-    // Facet counts keep every collection and level on offer: only time, space and attributes.
+    // The API's own default order is not spelled out.
+    expect(granuleParams(emptySearch)).toEqual({ ordering: '', cursor: null, limit: 20 });
+    expect(timelineParams(search)).toEqual({ ...filters, bucket: 'auto' });
+    // Facet counts keep every collection and level on offer: only text, time, space, attributes.
     expect(
       Object.keys(facetParams({ ...search, processingLevel: '1B', collections: ['C.2'] })),
-    ).toEqual(['start', 'end', 'bbox', 'attr.day_night', 'attr.cloud_cover.lt']);
+    ).toEqual(['q', 'start', 'end', 'bbox', 'attr.day_night', 'attr.cloud_cover.lt']);
   });
 });

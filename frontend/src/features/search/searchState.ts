@@ -10,7 +10,7 @@ import { formatBBox } from '../../lib/format';
 export type DayNight = '' | 'Day' | 'Night';
 
 export interface SearchState {
-  /** Free text over the collections. */
+  /** Free text: granule ids (with * and ? wildcards) or words of a collection's description. */
   q: string;
   processingLevel: string;
   platform: string;
@@ -24,10 +24,25 @@ export interface SearchState {
   dayNight: DayNight;
   /** Cloud cover below this percentage, as typed. */
   cloudBelow: string;
+  /** The API's `ordering`, one of SORTS. */
+  sort: Sort;
+  /** Granules per results page, one of PAGE_SIZES. */
+  pageSize: number;
   /** Opaque cursor of the results page. */
   cursor: string | null;
 }
 
+/** Orders offered, by the API's `ordering` value; newest first by default, as the API does. */
+export const SORTS = [
+  { value: '-temporal_start', label: 'Time, newest first' },
+  { value: 'temporal_start', label: 'Time, oldest first' },
+  { value: 'granule_id', label: 'Name, A to Z' },
+  { value: '-granule_id', label: 'Name, Z to A' },
+] as const;
+export type Sort = (typeof SORTS)[number]['value'];
+export const DEFAULT_SORT: Sort = '-temporal_start';
+
+export const PAGE_SIZES = [20, 50, 100, 200] as const;
 export const PAGE_SIZE = 20;
 
 export const emptySearch: SearchState = {
@@ -41,6 +56,8 @@ export const emptySearch: SearchState = {
   bbox: null,
   dayNight: '',
   cloudBelow: '',
+  sort: DEFAULT_SORT,
+  pageSize: PAGE_SIZE,
   cursor: null,
 };
 
@@ -56,6 +73,8 @@ const KEYS = {
   bbox: 'bbox',
   dayNight: 'day_night',
   cloudBelow: 'cloud_below',
+  sort: 'sort',
+  pageSize: 'per_page',
   cursor: 'cursor',
 } as const;
 
@@ -65,6 +84,14 @@ export function parseBBox(text: string | null): BBox | null {
   const parts = text.split(',').map((part) => Number(part.trim()));
   if (parts.length !== 4 || parts.some((n) => !Number.isFinite(n))) return null;
   return parts as BBox;
+}
+
+function sortOf(text: string): Sort {
+  return SORTS.find((sort) => sort.value === text)?.value ?? DEFAULT_SORT;
+}
+
+function pageSizeOf(text: string): number {
+  return PAGE_SIZES.find((size) => String(size) === text) ?? PAGE_SIZE;
 }
 
 export function readSearch(params: URLSearchParams): SearchState {
@@ -84,6 +111,8 @@ export function readSearch(params: URLSearchParams): SearchState {
     bbox: parseBBox(params.get(KEYS.bbox)),
     dayNight: dayNight === 'Day' || dayNight === 'Night' ? dayNight : '',
     cloudBelow: text(KEYS.cloudBelow),
+    sort: sortOf(text(KEYS.sort)),
+    pageSize: pageSizeOf(text(KEYS.pageSize)),
     cursor: params.get(KEYS.cursor) || null,
   };
 }
@@ -104,12 +133,14 @@ export function writeSearch(state: SearchState): URLSearchParams {
   if (state.bbox) put(KEYS.bbox, formatBBox(state.bbox));
   put(KEYS.dayNight, state.dayNight);
   put(KEYS.cloudBelow, state.cloudBelow);
+  if (state.sort !== DEFAULT_SORT) put(KEYS.sort, state.sort);
+  if (state.pageSize !== PAGE_SIZE) put(KEYS.pageSize, String(state.pageSize));
   if (state.cursor) params.set(KEYS.cursor, state.cursor);
   return params;
 }
 
 /** The filters every granule query shares (list and facets), in the API's names. */
-function filterParams(state: SearchState): QueryParams {
+function filterParams(state: SearchState): Record<string, string> {
   return {
     start: state.start,
     end: state.end,
@@ -120,32 +151,41 @@ function filterParams(state: SearchState): QueryParams {
 }
 
 /**
- * GET /api/v1/granules/ parameters. `matchingKeys` are the collections the free text and the
- * facets leave (null while unknown or when nothing narrows the collections); chosen collections
- * win over them.
+ * Which granules the search selects, in the list's parameter names: what the timeline and
+ * "add all matching to the cart" are asked about. Empty values are left out.
  */
-export function granuleParams(state: SearchState, matchingKeys: string[] | null): QueryParams {
-  const keys = state.collections.length ? state.collections : (matchingKeys ?? []);
-  return {
+export function matchingFilters(state: SearchState): Record<string, string> {
+  const filters: Record<string, string> = {
+    q: state.q,
     ...filterParams(state),
-    collection: keys.join(','),
+    collection: state.collections.join(','),
     processing_level: state.processingLevel,
     platform: state.platform,
     instrument: state.instrument,
+  };
+  return Object.fromEntries(Object.entries(filters).filter(([, value]) => value.trim() !== ''));
+}
+
+/** GET /api/v1/granules/ parameters: the matching filters, one page of them in order. */
+export function granuleParams(state: SearchState): QueryParams {
+  return {
+    ...matchingFilters(state),
+    ordering: state.sort === DEFAULT_SORT ? '' : state.sort,
     cursor: state.cursor,
-    limit: PAGE_SIZE,
+    limit: state.pageSize,
   };
 }
 
-/**
- * GET /api/v1/granules/facets/ parameters: time, space and attributes only, so every level,
- * platform, instrument and collection stays offered with the number of granules it would give.
- */
-export function facetParams(state: SearchState): QueryParams {
-  return filterParams(state);
+/** GET /api/v1/granules/timeline/ parameters: the same granules, counted per time bucket. */
+export function timelineParams(state: SearchState): QueryParams {
+  return { ...matchingFilters(state), bucket: 'auto' };
 }
 
-/** True when the free text or a facet narrows which collections are searched. */
-export function narrowsCollections(state: SearchState): boolean {
-  return Boolean(state.q || state.processingLevel || state.platform || state.instrument);
+/**
+ * GET /api/v1/granules/facets/ parameters: the free text, time, space and attributes only, so
+ * every level, platform, instrument and collection stays offered with the number of granules
+ * it would give.
+ */
+export function facetParams(state: SearchState): QueryParams {
+  return { q: state.q, ...filterParams(state) };
 }

@@ -28,10 +28,14 @@ export type StoredFile = Schemas['FileStorage'];
 export type TapeCopy = Schemas['TapeCopy'];
 export type GranuleFacets = Schemas['GranuleFacets'];
 export type FacetValue = Schemas['FacetValue'];
+export type Timeline = Schemas['Timeline'];
+export type TimelineBucket = Schemas['TimelineBucket'];
+export type TimelineBucketSize = Schemas['BucketEnum'];
 
 // Distribution: cart and orders
 export type Cart = Schemas['Cart'];
 export type CartGranule = Schemas['CartItem'];
+export type AddedMatching = Schemas['AddedMatching'];
 export type OrderLimits = Schemas['OrderLimits'];
 export type Order = Schemas['Order'];
 export type OrderState = Schemas['OrderStateEnum'];
