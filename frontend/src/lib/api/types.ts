@@ -30,7 +30,7 @@ export type GranuleFacets = Schemas['GranuleFacets'];
 export type FacetValue = Schemas['FacetValue'];
 export type Timeline = Schemas['Timeline'];
 export type TimelineBucket = Schemas['TimelineBucket'];
-export type TimelineBucketSize = Schemas['BucketEnum'];
+export type TimelineBucketSize = Schemas['TimelineBucketEnum'];
 
 // Distribution: cart and orders
 export type Cart = Schemas['Cart'];
