@@ -42,6 +42,7 @@ function CartView() {
         <ErrorMessage
           title="Could not load the cart"
           detail={cart.error.message}
+          error={cart.error}
           onRetry={() => void cart.refetch()}
         />
       ) : cart.data.count === 0 ? (

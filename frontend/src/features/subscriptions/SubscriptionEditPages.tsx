@@ -55,6 +55,7 @@ function EditForm() {
         <ErrorMessage
           title="Could not load the subscription"
           detail={subscription.error.message}
+          error={subscription.error}
           onRetry={() => void subscription.refetch()}
         />
       )}
