@@ -83,7 +83,7 @@ function CollectionView({ collection, back }: { collection: CollectionDetail; ba
       <section className="page-section" aria-labelledby="cite-heading">
         <h2 id="cite-heading">DOI and citation</h2>
         <Facts
-          className="collection-page__cite"
+          className="figures collection-page__cite"
           facts={[
             [
               'DOI',
