@@ -1,12 +1,10 @@
 import { QueryClient } from '@tanstack/react-query';
 
-import { ApiError } from '../lib/api/client';
+import { canRetry } from '../lib/api/client';
 
-/** Retry only what may pass on a second try: unreachable server or a gateway hiccup. */
+/** Retry only what may pass on a second try (the same rule as the "Try again" button). */
 function shouldRetry(failureCount: number, error: unknown): boolean {
-  if (failureCount >= 2) return false;
-  if (!(error instanceof ApiError)) return false;
-  return error.status === 0 || error.status === 502 || error.status === 503 || error.status === 504;
+  return failureCount < 2 && canRetry(error);
 }
 
 export function createQueryClient(): QueryClient {

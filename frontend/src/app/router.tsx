@@ -16,6 +16,12 @@ export const routes: RouteObject[] = [
       { path: 'login', element: <LoginPage /> },
       // The scientist's pages; the map inside them loads Leaflet on its own, later still.
       {
+        path: 'collections/:key',
+        lazy: async () => ({
+          Component: (await import('../features/collections/CollectionPage')).CollectionPage,
+        }),
+      },
+      {
         path: 'search',
         lazy: async () => ({
           Component: (await import('../features/search/SearchPage')).SearchPage,

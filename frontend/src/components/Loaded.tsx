@@ -23,6 +23,7 @@ export function Loaded<T>({
       <ErrorMessage
         title={`Could not load ${what}`}
         detail={query.error.message}
+        error={query.error}
         onRetry={() => void query.refetch()}
       />
     );

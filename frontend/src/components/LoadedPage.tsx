@@ -40,6 +40,7 @@ export function LoadedPage<T>({
         <ErrorMessage
           title={`Could not load ${what}`}
           detail={query.error?.message ?? 'No answer from the server.'}
+          error={query.error}
           onRetry={() => void query.refetch()}
         />
       </section>

@@ -36,6 +36,7 @@ export function RequireLogin({
       <ErrorMessage
         title="Could not tell who you are"
         detail={me.error.message}
+        error={me.error}
         onRetry={() => void me.refetch()}
       />
     );

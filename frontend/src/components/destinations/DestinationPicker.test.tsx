@@ -1,11 +1,16 @@
 import { screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { http, HttpResponse } from 'msw';
-import { beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
 
 import type { Destination, DestinationBody } from '../../lib/api/types';
 import { renderApp } from '../../test/renderApp';
 import { asUser, collection, page, server } from '../../test/server';
+
+// The subscription form around the picker shows a map; Leaflet is not under test here.
+vi.mock('../map/LazyBoxMap', () => ({
+  LazyBoxMap: ({ label }: { label: string }) => <div role="region" aria-label={label} />,
+}));
 
 const GRANARY_KEY =
   'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBwkSZ5ECMKsOzmVXfg+3Z3oWfYdLfMNCDFjxWZhF0vf granary@archive.example.org';

@@ -60,6 +60,7 @@ function rectangles(box: [number, number, number, number], options: L.PolylineOp
 export default function BoxMap({
   label,
   box,
+  boxStyle = 'filled',
   onBoxChange,
   footprints = [],
   highlight = null,
@@ -149,10 +150,12 @@ export default function BoxMap({
   useEffect(() => {
     const layer = boxLayer.current;
     layer.clearLayers();
+    const className =
+      boxStyle === 'outline' ? 'box-map__box box-map__box--outline' : 'box-map__box';
     if (box)
-      for (const rectangle of rectangles(box, { className: 'box-map__box', interactive: false }))
+      for (const rectangle of rectangles(box, { className, interactive: false }))
         layer.addLayer(rectangle);
-  }, [box]);
+  }, [box, boxStyle]);
 
   useEffect(() => {
     const layer = footprintLayer.current;

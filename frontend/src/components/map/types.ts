@@ -13,6 +13,11 @@ export interface BoxMapProps {
   label: string;
   /** The search box, drawn dashed; null for none. */
   box: BBox | null;
+  /**
+   * `outline` draws the box as a line only: an extent that covers the world must not paint the
+   * whole map one colour. Default `filled` (a search box, lightly shaded).
+   */
+  boxStyle?: 'filled' | 'outline';
   /** Offer "Draw a box" and report each drawn box. */
   onBoxChange?: (box: BBox) => void;
   footprints?: Footprint[];

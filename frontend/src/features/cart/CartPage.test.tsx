@@ -51,6 +51,47 @@ beforeEach(() => {
 });
 
 describe('CartPage', () => {
+  it('says which granules are in the disk cache and how long the tape recalls would take', async () => {
+    renderApp('/cart');
+    const table = await screen.findByRole('table');
+    const rows = within(table).getAllByRole('row');
+    expect(rows[1]).toHaveTextContent('In cache');
+    expect(rows[2]).toHaveTextContent('On tape');
+    // 240 s is 4 minutes.
+    expect(rows[2]).toHaveTextContent('recall about 4 min');
+    const limits = screen.getByRole('region', { name: 'Before you order' });
+    expect(limits).toHaveTextContent('1 of 2 on tape; recall about 4 min or more');
+  });
+
+  it('says when a recall cannot be estimated', async () => {
+    server.use(
+      http.get('/api/v1/cart/', () =>
+        HttpResponse.json({
+          ...cart,
+          granules: [cart.granules[0], { ...cart.granules[1], eta_s: null }],
+        }),
+      ),
+    );
+    renderApp('/cart');
+    const table = await screen.findByRole('table');
+    expect(within(table).getAllByRole('row')[2]).toHaveTextContent('recall time unknown');
+    expect(screen.getByRole('region', { name: 'Before you order' })).toHaveTextContent(
+      'the recall time cannot be estimated now',
+    );
+  });
+
+  it('says a cart all in the disk cache is ready at once', async () => {
+    server.use(
+      http.get('/api/v1/cart/', () =>
+        HttpResponse.json({ ...cart, count: 1, granules: [cart.granules[0]] }),
+      ),
+    );
+    renderApp('/cart');
+    expect(await screen.findByRole('region', { name: 'Before you order' })).toHaveTextContent(
+      'Ready at once',
+    );
+  });
+
   it('shows the total size and the limits before ordering', async () => {
     renderApp('/cart');
     const table = await screen.findByRole('table');

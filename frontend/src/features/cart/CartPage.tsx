@@ -9,11 +9,12 @@ import { orderCart } from '../../lib/api/orders/orders';
 import type { Cart, CartGranule, Delivery, OrderLimits } from '../../lib/api/types';
 import { DataTable, type Column } from '../../components/DataTable';
 import { Facts } from '../../components/Facts';
+import { ResidencyBadge } from '../../components/ResidencyBadge';
 import { RequireLogin } from '../../components/RequireLogin';
 import { EmptyState, ErrorMessage, Loading } from '../../components/StatusMessage';
 import { cartChanges, useCartChange } from '../../components/cart/useCart';
 import { DestinationPicker } from '../../components/destinations/DestinationPicker';
-import { formatBytes, formatCount, formatDateTime } from '../../lib/format';
+import { formatBytes, formatCount, formatDateTime, formatEta } from '../../lib/format';
 import '../../components/portal.css';
 import './cart.css';
 
@@ -42,6 +43,7 @@ function CartView() {
         <ErrorMessage
           title="Could not load the cart"
           detail={cart.error.message}
+          error={cart.error}
           onRetry={() => void cart.refetch()}
         />
       ) : cart.data.count === 0 ? (
@@ -81,6 +83,7 @@ function CartTable({ cart }: { cart: Cart }) {
       ),
     },
     { label: 'Size', numeric: true, cell: (item) => formatBytes(item.size) },
+    { label: 'Where', cell: (item) => <Whereabouts item={item} /> },
     { label: 'Added', cell: (item) => formatDateTime(item.added_at) },
     {
       label: 'Remove',
@@ -113,7 +116,7 @@ function CartTable({ cart }: { cart: Cart }) {
               {formatCount(cart.count)} {cart.count === 1 ? 'granule' : 'granules'}
             </th>
             <td className="numeric">{formatBytes(cart.bytes)}</td>
-            <td colSpan={2}>
+            <td colSpan={3}>
               <button
                 type="button"
                 className="button button--small button--quiet"
@@ -128,6 +131,35 @@ function CartTable({ cart }: { cart: Cart }) {
       />
     </>
   );
+}
+
+/** In the disk cache (ready at once) or on tape, with the recall estimate when there is one. */
+function Whereabouts({ item }: { item: CartGranule }) {
+  if (item.in_cache) return <ResidencyBadge residency="cache" />;
+  return (
+    <span className="granule-cell">
+      <ResidencyBadge residency="tape" />
+      <span className="muted small">
+        {item.eta_s === null ? 'recall time unknown' : `recall ${formatEta(item.eta_s)}`}
+      </span>
+    </span>
+  );
+}
+
+/**
+ * How long before the whole cart would be ready if ordered now. Each estimate is for a recall
+ * on its own; recalls share the drives, so the longest one is a floor, not a promise.
+ */
+function readiness(cart: Cart): string {
+  const onTape = cart.granules.filter((item) => !item.in_cache);
+  if (onTape.length === 0) return 'Ready at once: every granule is in the disk cache';
+  const known = onTape.flatMap((item) => (item.eta_s === null ? [] : [item.eta_s]));
+  const count = `${formatCount(onTape.length)} of ${formatCount(cart.count)} on tape`;
+  if (known.length === 0) return `${count}; the recall time cannot be estimated now`;
+  const unknown = onTape.length - known.length;
+  return `${count}; recall ${formatEta(Math.max(...known))} or more${
+    unknown ? ` (${formatCount(unknown)} cannot be estimated now)` : ''
+  }`;
 }
 
 /** What is over a limit, said before ordering; the API has the last word when ordering. */
@@ -160,6 +192,7 @@ function LimitsBox({ cart }: { cart: Cart }) {
       <Facts
         facts={[
           ['Total size', formatBytes(cart.bytes)],
+          ['Ready', readiness(cart)],
           [
             'Granules',
             <>

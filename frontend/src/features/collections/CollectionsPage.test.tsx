@@ -54,19 +54,32 @@ describe('CollectionsPage', () => {
     expect(screen.queryByRole('table')).not.toBeInTheDocument();
   });
 
-  it('shows the API error detail on a 400 and can retry', async () => {
+  it('shows the API error detail on a 400 and offers no retry, since it would fail the same', async () => {
+    server.use(
+      http.get('/api/v1/collections/', () =>
+        HttpResponse.json(
+          {
+            detail: 'bbox: bbox south (10) is north of its north (5)',
+            errors: { bbox: ['bbox south (10) is north of its north (5)'] },
+          },
+          { status: 400 },
+        ),
+      ),
+    );
+    renderApp('/');
+
+    const alert = await screen.findByRole('alert');
+    expect(alert).toHaveTextContent('bbox: bbox south (10) is north of its north (5)');
+    expect(within(alert).queryByRole('button', { name: 'Try again' })).not.toBeInTheDocument();
+  });
+
+  it('offers a retry when the archive is busy (429) and the retry can succeed', async () => {
     let calls = 0;
     server.use(
       http.get('/api/v1/collections/', () => {
         calls += 1;
         if (calls === 1) {
-          return HttpResponse.json(
-            {
-              detail: 'bbox: bbox south (10) is north of its north (5)',
-              errors: { bbox: ['bbox south (10) is north of its north (5)'] },
-            },
-            { status: 400 },
-          );
+          return HttpResponse.json({ detail: 'Too many requests.' }, { status: 429 });
         }
         return HttpResponse.json(page([modis]));
       }),
@@ -74,10 +87,9 @@ describe('CollectionsPage', () => {
     renderApp('/');
 
     const alert = await screen.findByRole('alert');
-    expect(alert).toHaveTextContent('bbox: bbox south (10) is north of its north (5)');
-
+    expect(alert).toHaveTextContent('wait a minute');
     await userEvent.click(within(alert).getByRole('button', { name: 'Try again' }));
-    expect(await screen.findByText('MOD021KM.061')).toBeInTheDocument();
+    expect(await screen.findByRole('link', { name: 'MOD021KM.061' })).toBeInTheDocument();
   });
 
   it('explains a server error that is not JSON', async () => {

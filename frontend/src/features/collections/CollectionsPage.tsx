@@ -84,6 +84,7 @@ function CollectionsResult({ query, q }: { query: UseQueryResult<Page<Collection
       <ErrorMessage
         title="Could not load collections"
         detail={query.error.message}
+        error={query.error}
         onRetry={() => void query.refetch()}
       />
     );
@@ -144,10 +145,7 @@ const COLUMNS: Column<Collection>[] = [
     label: 'Collection',
     rowHeader: true,
     cell: (collection) => (
-      <Link
-        className="collection-key"
-        to={`/search?collection=${encodeURIComponent(collection.key)}`}
-      >
+      <Link className="collection-key" to={`/collections/${encodeURIComponent(collection.key)}`}>
         {collection.key}
       </Link>
     ),

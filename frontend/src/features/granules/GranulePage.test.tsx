@@ -59,6 +59,10 @@ describe('GranulePage', () => {
       await screen.findByRole('heading', { name: 'MOD10C1.A2026305.061' }),
     ).toBeInTheDocument();
     expect(screen.getByText('On tape')).toBeInTheDocument();
+    expect(screen.getByRole('link', { name: 'MOD10C1.061' })).toHaveAttribute(
+      'href',
+      '/collections/MOD10C1.061',
+    );
     expect(screen.getByText('2026-11-01 00:05 UTC')).toBeInTheDocument();
     expect(screen.getByText('-10, 20, 15, 40')).toBeInTheDocument();
     expect(screen.getByText('cloud_cover').closest('div')).toHaveTextContent('cloud_cover12');

@@ -71,7 +71,7 @@ function GranuleView({ granule, back }: { granule: GranuleDetail; back: ReactNod
       <div className="page__header page__header--actions">
         <div>
           <p className="granule-page__collection">
-            <Link to={`/search?collection=${encodeURIComponent(granule.collection)}`}>
+            <Link to={`/collections/${encodeURIComponent(granule.collection)}`}>
               {granule.collection}
             </Link>
           </p>

@@ -38,6 +38,7 @@ function OrdersList() {
         <ErrorMessage
           title="Could not load your orders"
           detail={orders.error.message}
+          error={orders.error}
           onRetry={() => void orders.refetch()}
         />
       ) : orders.data.results.length === 0 ? (

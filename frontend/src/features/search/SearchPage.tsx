@@ -1,11 +1,12 @@
 import { useQuery } from '@tanstack/react-query';
 import { useMemo, useState } from 'react';
-import { useNavigate, useSearchParams } from 'react-router';
+import { Link, useNavigate, useSearchParams } from 'react-router';
 
 import { collectionsQuery } from '../../lib/api/collections/collections';
 import { granuleFacetsQuery } from '../../lib/api/granules/facets';
 import { granulesQuery } from '../../lib/api/granules/granules';
 import { granuleTimelineQuery } from '../../lib/api/granules/timeline';
+import { subscribeToSearchPath } from '../../lib/searchSubscription';
 import { LazyBoxMap } from '../../components/map/LazyBoxMap';
 import type { Footprint } from '../../components/map/types';
 import { SearchForm } from './SearchForm';
@@ -74,6 +75,11 @@ export function SearchPage() {
         <p className="page__lead">
           Pick collections, draw or type an area, choose a time range and filter by attributes. The
           address of this page keeps the whole search, so it can be bookmarked and shared.
+        </p>
+        <p>
+          <Link className="button button--quiet" to={subscribeToSearchPath(searchParams)}>
+            Subscribe to this search
+          </Link>
         </p>
       </div>
 

@@ -43,6 +43,7 @@ export function SearchResults({
       <ErrorMessage
         title="The search could not be run"
         detail={query.error.message}
+        error={query.error}
         onRetry={() => void query.refetch()}
       />
     );

@@ -1,9 +1,16 @@
 import { useQuery } from '@tanstack/react-query';
-import { Link, useParams } from 'react-router';
+import { Link, useParams, useSearchParams } from 'react-router';
 
+import { collectionsQuery } from '../../lib/api/collections/collections';
 import { subscriptionQuery } from '../../lib/api/subscriptions/subscription';
+import {
+  needsCollectionLookup,
+  readSearchDraft,
+  type SearchDraft,
+} from '../../lib/searchSubscription';
 import { RequireLogin } from '../../components/RequireLogin';
 import { ErrorMessage, Loading } from '../../components/StatusMessage';
+import { formFromSearch } from './filterForm';
 import { SubscriptionForm } from './SubscriptionForm';
 import './subscriptions.css';
 
@@ -22,10 +29,54 @@ export function NewSubscriptionPage() {
               when it is archived.
             </p>
           </div>
-          <SubscriptionForm />
+          <NewForm />
         </section>
       )}
     </RequireLogin>
+  );
+}
+
+/** Most collections a search's free text may resolve to (the search page's own limit). */
+const COLLECTION_LIMIT = 100;
+
+/** The form, filled in from the search the user came from ("Subscribe to this search"). */
+function NewForm() {
+  const [params] = useSearchParams();
+  const draft = readSearchDraft(params);
+  if (!draft) return <SubscriptionForm />;
+  return <FromSearch draft={draft} />;
+}
+
+function FromSearch({ draft }: { draft: SearchDraft }) {
+  const lookup = needsCollectionLookup(draft);
+  const matching = useQuery({
+    ...collectionsQuery({ ...draft.collectionFilter, limit: COLLECTION_LIMIT }),
+    enabled: lookup,
+  });
+  if (lookup && matching.isPending) return <Loading>Finding the search’s collections…</Loading>;
+  const keys = lookup ? (matching.data?.results.map((c) => c.key) ?? []) : draft.collections;
+  const { q, processing_level: level, platform, instrument } = draft.collectionFilter;
+  const narrowed = [
+    q && `“${q}”`,
+    level && `level ${level}`,
+    platform && `platform ${platform}`,
+    instrument && `instrument ${instrument}`,
+  ].filter(Boolean);
+  return (
+    <>
+      <p className="notice" role="status">
+        Filled in from your search
+        {lookup && narrowed.length > 0 && `: the collections matching ${narrowed.join(', ')}`}.
+        Check it, name it and save.
+      </p>
+      {lookup && matching.isError && (
+        <ErrorMessage
+          title="Could not find the search’s collections; pick them below"
+          detail={matching.error.message}
+        />
+      )}
+      <SubscriptionForm initial={formFromSearch(draft, keys)} />
+    </>
   );
 }
 
@@ -55,6 +106,7 @@ function EditForm() {
         <ErrorMessage
           title="Could not load the subscription"
           detail={subscription.error.message}
+          error={subscription.error}
           onRetry={() => void subscription.refetch()}
         />
       )}

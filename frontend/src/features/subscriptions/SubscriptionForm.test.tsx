@@ -1,12 +1,16 @@
 import { screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { http, HttpResponse } from 'msw';
-import { beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
 
 import type { SubscriptionBody, SubscriptionFilter } from '../../lib/api/types';
 import { renderApp } from '../../test/renderApp';
 import { asUser, collection, page, server } from '../../test/server';
 import { subscription } from './fixtures';
+
+vi.mock('../../components/map/LazyBoxMap', () => ({
+  LazyBoxMap: ({ label }: { label: string }) => <div role="region" aria-label={label} />,
+}));
 
 const modis = collection();
 const snow = collection({

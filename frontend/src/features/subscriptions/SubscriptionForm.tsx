@@ -19,9 +19,11 @@ import type {
 import { AccessBadge } from '../../components/AccessBadge';
 import { Field, invalid } from '../../components/Field';
 import { DestinationPicker } from '../../components/destinations/DestinationPicker';
-import { formatCount, formatDateTime } from '../../lib/format';
+import { formatBBox, formatCount, formatDateTime } from '../../lib/format';
+import { LazyBoxMap } from '../../components/map/LazyBoxMap';
 import {
   bodyOf,
+  boxOf,
   emptyForm,
   filterOf,
   formFromSubscription,
@@ -39,11 +41,18 @@ const PREVIEW_DELAY_MS = 400;
 type Setter = <K extends keyof FormState>(key: K, value: FormState[K]) => void;
 
 /** Create (no `original`) or edit a subscription, with a live count of what it would match. */
-export function SubscriptionForm({ original }: { original?: Subscription }) {
+export function SubscriptionForm({
+  original,
+  initial,
+}: {
+  original?: Subscription;
+  /** A new subscription's starting point, e.g. carried over from a search. */
+  initial?: FormState;
+}) {
   const navigate = useNavigate();
   const queryClient = useQueryClient();
   const [form, setForm] = useState<FormState>(() =>
-    original ? formFromSubscription(original) : emptyForm(),
+    original ? formFromSubscription(original) : (initial ?? emptyForm()),
   );
   const set: Setter = (key, value) => setForm((old) => ({ ...old, [key]: value }));
   const errorRef = useRef<HTMLDivElement>(null);
@@ -370,6 +379,19 @@ function AreaFields({ form, set, error }: { form: FormState; set: Setter; error?
           {error}
         </p>
       )}
+      <div className="sub-form__map">
+        <LazyBoxMap
+          label="Area of the subscription"
+          box={boxOf(form)}
+          onBoxChange={(box) => {
+            const [west, south, east, north] = formatBBox(box).split(',');
+            set('west', west ?? '');
+            set('south', south ?? '');
+            set('east', east ?? '');
+            set('north', north ?? '');
+          }}
+        />
+      </div>
     </fieldset>
   );
 }

@@ -39,6 +39,7 @@ function SubscriptionDetail() {
         <ErrorMessage
           title="Could not load the subscription"
           detail={subscription.error.message}
+          error={subscription.error}
           onRetry={() => void subscription.refetch()}
         />
         <p>

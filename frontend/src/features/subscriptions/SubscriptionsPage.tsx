@@ -50,6 +50,7 @@ function SubscriptionList() {
         <ErrorMessage
           title="Could not load your subscriptions"
           detail={subscriptions.error.message}
+          error={subscriptions.error}
           onRetry={() => void subscriptions.refetch()}
         />
       )}

@@ -3,7 +3,9 @@
  * the mapping can be read (and tested) on its own. Dates are UTC calendar days: the API takes a
  * bare date as the start (or, for `end`, the end) of that day.
  */
+import type { SearchDraft } from '../../lib/searchSubscription';
 import type {
+  BBox,
   Condition,
   ConditionOp,
   ConditionValue,
@@ -128,6 +130,35 @@ export function formFromSubscription(subscription: Subscription, today = new Dat
     mode: subscription.mode,
     destination: subscription.destination === null ? '' : String(subscription.destination),
   };
+}
+
+/** A new subscription filled in from a search; `collections` are the ones it resolved to. */
+export function formFromSearch(
+  draft: SearchDraft,
+  collections: string[],
+  today = new Date(),
+): FormState {
+  const side = (index: number) => (draft.bbox ? String(draft.bbox[index]) : '');
+  return {
+    ...emptyForm(today),
+    collections,
+    west: side(0),
+    south: side(1),
+    east: side(2),
+    north: side(3),
+    start: draft.start,
+    end: draft.end,
+    dayNight: draft.dayNight,
+    cloudBelow: draft.cloudBelow,
+  };
+}
+
+/** The form's box when all four sides are numbers (to draw it), else null. */
+export function boxOf(form: FormState): BBox | null {
+  const sides = [form.west, form.south, form.east, form.north];
+  if (sides.some((side) => side.trim() === '')) return null;
+  const numbers = sides.map(Number);
+  return numbers.every(Number.isFinite) ? (numbers as BBox) : null;
 }
 
 /** A number when the text is one, else the text as typed (the API then says what is wrong). */

@@ -107,6 +107,18 @@ export async function apiFetch<T>(path: string, request: ApiRequest = {}): Promi
   return (await response.json()) as T;
 }
 
+/** Statuses where the same request may well succeed a little later: overload and gateways. */
+const TRANSIENT_STATUSES = new Set([408, 429, 500, 502, 503, 504]);
+
+/**
+ * Whether asking again can help: the server was unreachable, busy or failed on its side. A 404
+ * or a refused (400/403) request gets the same answer every time, so no "Try again" for those.
+ */
+export function canRetry(error: unknown): boolean {
+  if (!(error instanceof ApiError)) return false;
+  return error.status === 0 || TRANSIENT_STATUSES.has(error.status);
+}
+
 /** The `cursor` value inside a `next`/`previous` link, to keep it in the page's own URL. */
 export function cursorOf(link: string | null): string | null {
   if (!link) return null;

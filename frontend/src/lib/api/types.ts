@@ -16,6 +16,11 @@ export type Role = Schemas['UserRoleEnum'];
 // Catalog
 export type Collection = Schemas['Collection'];
 export type CollectionAccess = Schemas['AccessEnum'];
+/** A collection's page: citation, variables and the extents (declared or from its granules). */
+export type CollectionDetail = Schemas['CollectionDetail'];
+export type CollectionVariable = Schemas['Variable'];
+/** Where an extent comes from: the provider's declaration, the archived granules, or nothing. */
+export type ExtentSource = Schemas['SourceEnum'];
 export type Granule = Schemas['Granule'];
 export type GranuleFile = Schemas['File'];
 export type FileRole = Schemas['FileRoleEnum'];

@@ -14,4 +14,5 @@ export interface CollectionListParams {
 export const collectionKeys = {
   all: ['collections'] as const,
   list: (params: CollectionListParams) => [...collectionKeys.all, 'list', params] as const,
+  detail: (key: string) => [...collectionKeys.all, 'detail', key] as const,
 };
