@@ -136,6 +136,13 @@ test('subscribing from a search carries its collections, dates, box and conditio
     assert.equal(await page.getByLabel('Name').getAttribute('aria-invalid'), 'true');
     await shoot(page, 'subscribe-name-taken.png');
     assert.deepEqual(unexpected(consoleErrors), [], 'the browser console logged errors');
+
+    // Leave the scientist's subscriptions as found: the subscription journey starts from none.
+    const csrf = (await context.cookies()).find((c) => c.name === 'csrftoken')?.value ?? '';
+    const gone = await context.request.delete(`${BASE_URL}/api/v1/subscriptions/${id}/`, {
+      headers: { 'X-CSRFToken': csrf, Referer: `${BASE_URL}/` },
+    });
+    assert.equal(gone.status(), 204, await gone.text());
   } finally {
     await context.close();
   }
