@@ -17,11 +17,27 @@ npm run --silent api-types:check
 echo "== vitest"
 npm test --silent
 echo "== pytest on ${DATABASE_URL:-SQLite} with ${CELERY_BROKER_URL:-the file-system broker}"
-.venv/bin/pytest "$@"
 if [[ -n "${DATABASE_URL:-}${CELERY_BROKER_URL:-}" ]]; then
-  echo "== pytest on the embedded default (SQLite, file-system broker)"
-  # the chaos run brings its own PostgreSQL and RabbitMQ: it ran in the pass above
-  env -u DATABASE_URL -u CELERY_BROKER_URL .venv/bin/pytest -q -m "not slow and not chaos" "$@"
+  # The pass on the embedded default (SQLite, file-system broker) runs beside this one: they
+  # share no database, broker or temporary folder, and each waits on workers and databases as
+  # much as it computes. Its output follows this pass's. The chaos run brings its own
+  # PostgreSQL and RabbitMQ, so it runs once, in this pass.
+  embedded_log=$(mktemp) embedded_tmp=$(mktemp -d)
+  env -u DATABASE_URL -u CELERY_BROKER_URL .venv/bin/pytest -q -m "not slow and not chaos" \
+    --basetemp="$embedded_tmp" "$@" > "$embedded_log" 2>&1 &
+  embedded=$!
+  trap 'kill "$embedded" 2>/dev/null || true' EXIT
 fi
+status=0
+.venv/bin/pytest "$@" || status=$?
+if [[ -n "${embedded:-}" ]]; then
+  echo "== pytest on the embedded default (SQLite, file-system broker), run beside the pass above"
+  embedded_status=0
+  wait "$embedded" || embedded_status=$?
+  cat "$embedded_log"
+  rm -rf "$embedded_log" "$embedded_tmp"
+  [[ $embedded_status -eq 0 ]] || status=$embedded_status
+fi
+[[ $status -eq 0 ]] || exit "$status"
 echo "== browser journeys (Chromium)"
 scripts/e2e.sh
