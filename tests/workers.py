@@ -56,12 +56,17 @@ def celery_worker(queues, extra_env=None):
     try:
         yield proc
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop_process(proc, 20)
+
+
+def stop_process(proc, timeout):
+    """Stop a test's server or worker: politely, then for sure."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
 
 
 def wait_for(predicate, proc, timeout=90, what="the worker"):

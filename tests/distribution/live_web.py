@@ -10,7 +10,7 @@ from pathlib import Path
 
 from django.conf import settings
 
-from tests.workers import ROOT, database_url
+from tests.workers import ROOT, database_url, stop_process
 
 CLIENT = ROOT / "scripts" / "granary-get"
 
@@ -60,12 +60,7 @@ def gunicorn(data_root, **env):
             raise AssertionError(f"gunicorn never answered:\n{web.access_log()[-4000:]}")
         yield web
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop_process(proc, 30)
 
 
 def run_client(args, **kwargs):

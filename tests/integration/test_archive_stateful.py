@@ -108,6 +108,7 @@ class Archive(RuleBasedStateMachine):
         self.subscriber = create_user("subscriber", roles.USER)[0]
         # what the subscriptions promise: {subscription id: granules matched while it existed}
         self.owed, self.matched, self.made = {}, set(), 0
+        self.late = {}   # {subscription id: granule being matched when it was created}
 
     def teardown(self):
         self.overrides.disable()
@@ -355,7 +356,6 @@ class Archive(RuleBasedStateMachine):
             [self.collection])
         self.owed[sub.pk] = set()
         if during is not None:   # created while the worker matches: later granules are owed
-            self.late = getattr(self, "late", {})
             self.late[sub.pk] = during
 
     def _unsubscribe(self, pk):
@@ -371,7 +371,7 @@ class Archive(RuleBasedStateMachine):
                          .values_list("pk", flat=True)) - self.matched)
         for pk in new:
             for sub, owed in self.owed.items():
-                created_during = getattr(self, "late", {}).get(sub)
+                created_during = self.late.get(sub)
                 if created_during is None or pk > created_during:
                     owed.add(pk)
             deliveries.match_granules([pk])
