@@ -6,6 +6,7 @@ import os
 from dataclasses import dataclass
 
 from django.conf import settings
+from django.db import transaction
 from django.utils import timezone
 from django.utils.crypto import constant_time_compare
 
@@ -159,11 +160,15 @@ def open_download(download, range_header, sock=None, if_range=None):
 def back_to_waiting(item):
     """An order item whose file left the cache (or whose cached copy was damaged) waits for
     its recall again; the order's refresh asks for it afresh, within the order's share of
-    the cache."""
-    OrderItem.objects.filter(pk=item.pk).update(state=OrderItem.State.WAITING, in_cache=False,
-                                                recall_request_id=None)
-    Order.objects.filter(pk=item.order_id).update(state=Order.State.STAGING)
-    queue_refresh(item.order_id)
+    the cache. One transaction: nobody (the beat's sweep included, which refreshes staging
+    orders only) sees the item waiting in an order still marked ready. Only a ready item goes
+    back: one the refresh failed meanwhile keeps its reason."""
+    with transaction.atomic():
+        moved = OrderItem.objects.filter(pk=item.pk, state=OrderItem.State.READY).update(
+            state=OrderItem.State.WAITING, in_cache=False, recall_request_id=None)
+        if moved:
+            Order.objects.filter(pk=item.order_id).update(state=Order.State.STAGING)
+            queue_refresh(item.order_id)
 
 
 class DownloadBody:

@@ -177,3 +177,37 @@ def test_a_recalled_file_is_held_for_its_order_only_until_the_refresh_keeps_it(
     assert CacheEntry.objects.get(file=f).keep_until == item.expires_at
     orders.delivered(item)
     assert CacheEntry.objects.get(file=f).keep_until is None   # free for the purge
+
+
+def test_a_file_gone_at_download_moves_item_and_order_back_together(ready_order, alice):
+    """Found by CI with two test passes side by side: the item went back to waiting and, in a
+    second statement, its order to staging; the beat's sweep, which refreshes staging orders
+    only, ran between them and the item waited for nothing. Both now change in one step."""
+    from backend.archive import services as archive
+
+    order, link = ready_order
+    item = OrderItem.objects.get(order=order)
+    CacheEntry.objects.filter(file_id=item.file_id).delete()
+    archive.cache_path(item.file).unlink()
+    path, _ = _path(link["url"])
+    assert APIClient().get(path).status_code == 503
+    item.refresh_from_db()
+    order.refresh_from_db()
+    assert (item.state, order.state) == ("waiting", "staging")
+
+
+def test_a_download_that_finds_the_file_gone_leaves_a_failed_item_failed(ready_order):
+    """The refresh may fail an item (no readable copy left) while a download of it is under
+    way; the download finding the file gone must not put it back to waiting."""
+    from distribution.services.downloads import back_to_waiting
+
+    order, _ = ready_order
+    item = OrderItem.objects.get(order=order)
+    stale = OrderItem.objects.get(pk=item.pk)                  # read before the refresh failed it
+    OrderItem.objects.filter(pk=item.pk).update(state=OrderItem.State.FAILED,
+                                                error="no readable copy")
+    Order.objects.filter(pk=order.pk).update(state=Order.State.FAILED)
+    back_to_waiting(stale)
+    item.refresh_from_db()
+    order.refresh_from_db()
+    assert (item.state, item.error, order.state) == ("failed", "no readable copy", "failed")

@@ -13,7 +13,7 @@ from backend.metrics.services import record_transfer
 from .. import hardware, tape
 from ..models import CacheEntry, Drive, FileCopy
 from ..signals import file_recalled
-from .cache import reserve_cache, touch_if_cached
+from .cache import reserve_cache
 from .completeness import readable_copies
 from .damage import mark_bad, volume_unreadable
 from .drives import drive_error, drive_ok, set_drive
@@ -96,9 +96,8 @@ def await_file(request, state):
     """Bring a migration's file back: the request (in `state`) goes back to the queue, waiting
     unscheduled for a recall when one is needed, or fails when no copy can be read."""
     f = request.file
-    answer = (make_available([f], priority=Req.Priority.BACKGROUND)[0]
-              if touch_if_cached(f) or recall_candidates(f) else None)
-    if answer is not None and not answer.error:
+    answer = make_available([f], priority=Req.Priority.BACKGROUND)[0]
+    if not answer.error:
         Req.objects.filter(pk=request.pk, state=state).update(
             state=Req.State.QUEUED, drive=None,
             error="" if answer.ready else WAITING_FOR_CACHE)
