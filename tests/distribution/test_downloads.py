@@ -180,9 +180,10 @@ def test_a_recalled_file_is_held_for_its_order_only_until_the_refresh_keeps_it(
 
 
 def test_a_file_gone_at_download_moves_item_and_order_back_together(ready_order, alice):
-    """Found by CI with two test passes side by side: the item went back to waiting and, in a
-    second statement, its order to staging; the beat's sweep, which refreshes staging orders
-    only, ran between them and the item waited for nothing. Both now change in one step."""
+    """The item waits again and its order is staging again, so the beat's sweep (which
+    refreshes staging orders only) asks for the recall. The two once changed in separate
+    statements and CI's sweep ran between them; they now change in one transaction, which this
+    single-threaded test cannot race, but it keeps the pair's end state pinned."""
     from backend.archive import services as archive
 
     order, link = ready_order
