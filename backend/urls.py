@@ -1,8 +1,10 @@
-"""URL map: the API under /api/v1/, its schema, the admin, and the React app everywhere else."""
+"""URL map: the API under /api/v1/, its schema, the admin, Prometheus at /metrics, and the React
+app everywhere else."""
 from django.contrib import admin
 from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+from backend.metrics.api import PrometheusView
 from backend.views import health, spa
 
 urlpatterns = [
@@ -17,7 +19,8 @@ urlpatterns = [
     path("api/v1/", include("distribution.urls")),
     path("api/v1/", include("backend.metrics.urls")),
     path("stac/", include("backend.catalog.stac_urls")),
-    re_path(r"^(?!api/|admin/|static/|stac/).*$", spa, name="spa"),
+    path("metrics", PrometheusView.as_view(), name="prometheus"),
+    re_path(r"^(?!api/|admin/|static/|stac/|metrics$).*$", spa, name="spa"),
 ]
 
 handler400 = "backend.views.bad_request"

@@ -7,9 +7,12 @@ class DistributionConfig(AppConfig):
 
     def ready(self):
         from backend.archive.signals import file_recalled, granules_archived
+        from backend.metrics.exposition import register
 
+        from .exposition import collect
         from .services.receivers import on_file_recalled, on_granules_archived
 
         granules_archived.connect(on_granules_archived,
                                   dispatch_uid="distribution.granules_archived")
         file_recalled.connect(on_file_recalled, dispatch_uid="distribution.file_recalled")
+        register("distribution", collect)

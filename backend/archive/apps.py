@@ -7,7 +7,10 @@ class ArchiveConfig(AppConfig):
 
     def ready(self):
         from backend.catalog import storage
+        from backend.metrics.exposition import register
 
         from . import residency
+        from .exposition import collect
 
         storage.register(residency.STORAGE)
+        register("archive", collect)

@@ -1,5 +1,7 @@
 """Dashboard figures for operators: thin views over metrics.services."""
+from django.http import HttpResponse
 from drf_spectacular.utils import extend_schema
+from prometheus_client import CONTENT_TYPE_LATEST
 from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -7,6 +9,7 @@ from rest_framework.views import APIView
 from backend.accounts.permissions import IsOperator
 
 from . import services
+from .exposition import scrape
 
 
 class _Window(serializers.Serializer):
@@ -119,3 +122,14 @@ class TargetsView(APIView):
         for direction, terabytes in form.validated_data.items():
             services.set_target(direction, terabytes)
         return Response({d: t.terabytes for d, t in services.targets().items()})
+
+
+class PrometheusView(APIView):
+    """Prometheus text format, for operators and their scraper (with an operator's token:
+    `authorization: {type: Token, credentials: ...}` in the scrape config)."""
+
+    permission_classes = [IsOperator]
+
+    @extend_schema(exclude=True)
+    def get(self, request):
+        return HttpResponse(scrape(), content_type=CONTENT_TYPE_LATEST)

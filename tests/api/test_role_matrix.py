@@ -103,6 +103,7 @@ EXPECTED = {
     ('order-list', 'GET'):                      (401, 200, 200, 200, 200, 200),
     ('order-list', 'POST'):                     (401, 201, 201, 201, 201, 201),
     ('order-script', 'GET'):                    (401, 200, 404, 404, 404, 200),
+    ('prometheus', 'GET'):                      (401, 403, 403, 403, 403, 200),
     ('reconciliation-detail', 'GET'):           (401, 403, 403, 403, 403, 200),
     ('reconciliation-list', 'GET'):             (401, 403, 403, 403, 403, 200),
     ('reconciliation-list', 'POST'):            (401, 403, 403, 403, 403, 202),

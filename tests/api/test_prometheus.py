@@ -1,0 +1,116 @@
+"""/metrics in Prometheus' text format, read with prometheus-client's own parser: every figure
+equals a count made here in Python over the rows (or the bytes) the test made, not by the
+collectors' SQL."""
+import os
+from collections import Counter
+
+import pytest
+from django.utils import timezone
+from prometheus_client.parser import text_string_to_metric_families
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
+
+from backend.archive import operations, services
+from backend.archive.models import ArchiveRequest, CacheEntry, Drive, FileCopy
+from backend.archive.services.paths import volume_path
+from backend.archive.services.reconcile import reconcile
+from backend.metrics.models import TransferRecord
+from ingest.models import IngestRequest
+from tests.archive_fixtures import (
+    archive_granules,
+    archived_collection,
+    movers_without_waits,
+    small_layout,
+)
+
+pytestmark = pytest.mark.django_db
+
+
+def _scrape(client):
+    response = client.get("/metrics")
+    assert response.status_code == 200, response.content
+    assert response["Content-Type"].startswith("text/plain; version=")
+    families = {f.name: f for f in text_string_to_metric_families(response.content.decode())}
+    return {name: {tuple(sorted(s.labels.items())): s.value for s in f.samples
+                   if s.name in (name, name + "_total")}
+            for name, f in families.items()}
+
+
+@pytest.fixture
+def busy_archive(data_root, settings):
+    """Four granules archived (two copies each), one recall left queued, one drive varied off
+    and a volume cut short for the reconciliation to find; returns how many copies the cut
+    reaches."""
+    movers_without_waits(settings)
+    primary, backup, _ = small_layout()
+    collection = archived_collection([primary, backup])
+    archive_granules(collection, data_root / "staging", (150000, 90000, 210000, 64000))
+    evicted = CacheEntry.objects.order_by("pk").first().file
+    CacheEntry.objects.filter(file=evicted).delete()
+    services.cache_path(evicted).unlink()
+    services.make_available([evicted])                # queued, not run
+    operations.vary_drive(Drive.objects.order_by("pk").first(), online=False, reason="cleaning")
+    copy = evicted.copies.order_by("copy_number").first()
+    cut = copy.data_offset + 10
+    os.truncate(volume_path(copy.volume), cut)
+    reconcile(full=True)
+    return sum(1 for c in FileCopy.objects.filter(volume=copy.volume)
+               if c.data_offset + c.length > cut)       # every copy the cut reaches
+
+
+def test_figures_equal_counts_of_the_rows(operator_api, busy_archive, settings):
+    got = _scrape(operator_api)
+
+    expected = Counter((r.kind, r.state) for r in ArchiveRequest.objects.all())
+    assert {k: v for k, v in got["granary_archive_requests"].items() if v} == {
+        (("kind", kind), ("state", state)): n for (kind, state), n in expected.items()}
+    assert ArchiveRequest.objects.filter(kind="recall", state="queued").count() == 1
+
+    drives = Counter((d.silo.name, d.state) for d in Drive.objects.select_related("silo"))
+    assert {k: v for k, v in got["granary_drives"].items() if v} == {
+        (("silo", silo), ("state", state)): n for (silo, state), n in drives.items()}
+    assert drives[(Drive.objects.order_by("pk").first().silo.name, "offline")] == 1
+
+    queued = [r for r in ArchiveRequest.objects.select_related("volume_group")
+              if r.state == "queued"]
+    depth = Counter((r.kind, r.volume_group.name if r.volume_group else "") for r in queued)
+    assert {k: v for k, v in got["granary_archive_queue_depth"].items()} == {
+        (("kind", k), ("volume_group", g)): n for (k, g), n in depth.items()}
+    oldest = min(r.created_at for r in queued)
+    age = got["granary_archive_queue_oldest_age_seconds"][
+        (("kind", "recall"), ("volume_group", queued[0].volume_group.name
+                              if queued[0].volume_group else ""))]
+    assert 0 <= age <= (timezone.now() - oldest).total_seconds() + 0.05   # rounded to 0.1 s
+
+    sizes = Counter()
+    for entry in CacheEntry.objects.all():
+        sizes[entry.state] += entry.size
+    assert got["granary_cache_capacity_bytes"] == {(): settings.GRANARY_CACHE_BYTES}
+    assert {k[0][1]: v for k, v in got["granary_cache_bytes"].items() if v} == dict(sizes)
+
+    moved = Counter()
+    for record in TransferRecord.objects.all():
+        moved[record.direction] += record.bytes
+    assert {k[0][1]: v for k, v in got["granary_transferred_bytes"].items() if v} == dict(moved)
+    assert moved["migrate"] == 2 * (150000 + 90000 + 210000 + 64000)  # two copies of each
+
+    assert got["granary_reconciliation_discrepancies"] == {
+        (("kind", "copy_past_end"),): busy_archive, (("kind", "volume_truncated"),): 1}
+
+
+def test_every_state_is_present_even_at_zero(operator_api, db):
+    got = _scrape(operator_api)
+    assert set(got["granary_ingest_requests"]) == {(("state", s),)
+                                                   for s in IngestRequest.State.values}
+    assert set(got["granary_orders"]) == {
+        (("state", s),) for s in ("submitted", "staging", "ready", "partially_ready",
+                                  "completed", "failed", "cancelled", "expired")}
+    assert sum(got["granary_orders"].values()) == 0
+
+
+def test_operators_only_and_a_scraper_may_use_an_operators_token(operator_api, user_api, api):
+    assert api.get("/metrics").status_code in (401, 403)
+    assert user_api.get("/metrics").status_code == 403
+    scraper = APIClient()
+    scraper.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=operator_api.user)}")
+    assert scraper.get("/metrics").status_code == 200
