@@ -19,7 +19,7 @@ class _Window(serializers.Serializer):
 
 class TodayDirectionSerializer(serializers.Serializer):
     bytes = serializers.IntegerField(help_text="So far today")
-    rate_b_s = serializers.FloatField(help_text="Over the last hour")
+    rate_b_s = serializers.FloatField(help_text="Over the last five minutes")
     projected_bytes = serializers.IntegerField(help_text="At the end of the day at that rate")
     target_bytes = serializers.IntegerField()
     surplus_bytes = serializers.IntegerField(help_text="Projected minus target (negative: short)")

@@ -115,22 +115,25 @@ def _sum(period, direction, since, until=None):
     return qs.aggregate(total=Sum("bytes"))["total"] or 0
 
 
-def today(now=None, rate_window_s=3600):
+def today(now=None, rate_window_s=300):
     """Per charted direction: bytes so far today, the current rate, the projected end-of-day
-    total and the surplus (positive) or shortfall (negative) against the target."""
+    total and the surplus (positive) or shortfall (negative) against the target.
+
+    The rate is over the last five minutes (from the start of the minute they begin in), so it
+    falls to zero minutes after traffic stops rather than an hour later."""
     now = now or timezone.now()
     day = rollup.floor(now, rollup.DAY)
     elapsed = (now - day).total_seconds()
     remaining = rollup.DAY - elapsed
-    window_start = now - timedelta(seconds=rate_window_s)
+    window_start = rollup.floor(now - timedelta(seconds=rate_window_s), rollup.MINUTE)
+    span = (now - window_start).total_seconds()
     out = {"date": day.date().isoformat(), "now": now, "seconds_left": int(remaining),
            "directions": {}}
     goals = targets()
     for direction in CHARTED:
         so_far = _sum("minute", direction, day, now + timedelta(minutes=1))
-        recent = _sum("minute", direction, rollup.floor(window_start, rollup.MINUTE),
-                      now + timedelta(minutes=1))
-        rate = recent / rate_window_s
+        recent = _sum("minute", direction, window_start, now + timedelta(minutes=1))
+        rate = recent / span
         projected = so_far + rate * remaining
         target = goals[direction].bytes
         out["directions"][direction] = {

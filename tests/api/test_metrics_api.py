@@ -40,16 +40,26 @@ def test_daily_has_every_day_with_zeros_and_the_targets():
     assert body["targets"] == {"ingest": 10**12, "distribution": 2 * 10**12}
 
 
-def test_today_projects_the_end_of_day_from_the_last_hour():
+def test_today_projects_the_end_of_day_from_the_last_five_minutes():
     now = at(5, 12)
     services.record_transfer("ingest", 100 * GB, at(5, 1), at(5, 2))        # early, not recent
-    services.record_transfer("ingest", 36 * GB, at(5, 11), at(5, 11, 59))    # the last hour
+    services.record_transfer("ingest", 3 * GB, at(5, 11, 56), at(5, 11, 59))  # the last 5 min
     figures = services.today(now=now)["directions"]["ingest"]
-    assert figures["bytes"] == 136 * GB
-    assert figures["rate_b_s"] == pytest.approx(36 * GB / 3600, rel=1e-6)
-    assert figures["projected_bytes"] == pytest.approx(136 * GB + 36 * GB * 12, rel=1e-6)
+    assert figures["bytes"] == 103 * GB
+    assert figures["rate_b_s"] == pytest.approx(3 * GB / 300, rel=1e-6)
+    assert figures["projected_bytes"] == pytest.approx(103 * GB + 3 * GB / 300 * 12 * 3600,
+                                                       rel=1e-6)
     assert figures["surplus_bytes"] == pytest.approx(figures["projected_bytes"] - 10**12, abs=1)
     assert services.today(now=now)["seconds_left"] == 12 * 3600
+
+
+def test_the_current_rate_falls_to_zero_minutes_after_traffic_stops():
+    services.record_transfer("ingest", 30 * GB, at(5, 11, 30), at(5, 11, 50))
+    figures = services.today(now=at(5, 11, 51))["directions"]["ingest"]
+    assert figures["rate_b_s"] > 0                           # its last minute is in the window
+    figures = services.today(now=at(5, 12))["directions"]["ingest"]
+    assert figures["rate_b_s"] == 0                          # ten minutes on
+    assert figures["projected_bytes"] == 30 * GB
 
 
 def test_today_keeps_a_small_share_of_the_target_visible():

@@ -62,7 +62,7 @@ describe('throughput dashboard', () => {
     const ingest = await screen.findByRole('article', { name: 'Ingest' });
     expect(ingest).toHaveTextContent('400 GB of 1.00 TB');
     expect(ingest).toHaveTextContent('Of target40 %');
-    expect(ingest).toHaveTextContent('Current rate12.5 MB/s');
+    expect(ingest).toHaveTextContent('Rate, last 5 min12.5 MB/s');
     expect(ingest).toHaveTextContent('Projected by midnight940 GB');
     expect(ingest).toHaveTextContent('Shortfall60.0 GB');
     expect(within(ingest).getByRole('meter')).toHaveAttribute('aria-valuenow', '40');

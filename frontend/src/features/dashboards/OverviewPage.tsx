@@ -117,7 +117,7 @@ function TodayCard({ name, figures }: { name: string; figures: TodayDirection })
           <dd>{formatPercent(figures.percent_of_target)}</dd>
         </div>
         <div>
-          <dt>Current rate</dt>
+          <dt>Rate, last 5 min</dt>
           <dd>{formatRate(figures.rate_b_s)}</dd>
         </div>
         <div>

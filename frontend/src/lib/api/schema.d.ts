@@ -2913,7 +2913,7 @@ export interface components {
             bytes: number;
             /**
              * Format: double
-             * @description Over the last hour
+             * @description Over the last five minutes
              */
             rate_b_s: number;
             /** @description At the end of the day at that rate */
