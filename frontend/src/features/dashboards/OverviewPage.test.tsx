@@ -76,7 +76,8 @@ describe('throughput dashboard', () => {
   it('charts the last 30 days and the last 48 hours', async () => {
     renderApp('/dashboards');
 
-    expect(await screen.findByRole('heading', { name: 'Last 1 days' })).toBeInTheDocument();
+    expect(await screen.findByRole('heading', { name: 'Ingest per day' })).toBeInTheDocument();
+    expect(screen.getByRole('heading', { name: 'Distribution per day' })).toBeInTheDocument();
     expect(
       await screen.findByRole('img', {
         name: /Peak hourly rate .* by direction: ingest 2 MB\/s, migrate 3 MB\/s\./,
@@ -86,7 +87,10 @@ describe('throughput dashboard', () => {
       screen.getByRole('img', { name: /by collection: MOD021KM.061 2 MB\/s/ }),
     ).toBeInTheDocument();
     expect(
-      screen.getByRole('img', { name: /400 GB ingested and 1.20 TB distributed/ }),
+      screen.getByRole('img', { name: /^Ingest: 400 GB ingested over 1 days/ }),
+    ).toBeInTheDocument();
+    expect(
+      screen.getByRole('img', { name: /^Distribution: 1.20 TB distributed over 1 days/ }),
     ).toBeInTheDocument();
   });
 

@@ -38,11 +38,14 @@ export function OverviewPage() {
       </section>
 
       <section className="dash-section" aria-labelledby="daily-heading">
-        <h2 id="daily-heading" className="visually-hidden">
-          Last 30 days
-        </h2>
+        <h2 id="daily-heading">Last 30 days</h2>
         <Loaded query={daily} what="the daily totals">
-          {(data) => <DailyChart daily={data} />}
+          {(data) => (
+            <div className="chart-grid">
+              <DailyChart daily={data} direction="ingest" />
+              <DailyChart daily={data} direction="distribution" />
+            </div>
+          )}
         </Loaded>
       </section>
 

@@ -1,51 +1,49 @@
 import type { ChartData, ChartDataset, ChartOptions } from 'chart.js';
 import { Chart } from 'react-chartjs-2';
 
-import type { Daily } from '../../../lib/api/types';
+import type { ChartedDirection, Daily } from '../../../lib/api/types';
 import { ChartFigure } from '../../../components/ChartFigure';
 import { seriesColour } from '../../../lib/chart';
 import { byteUnit, formatBytes, formatPercent } from '../../../lib/format';
 
-const TB = 1e12;
-/** Below this share of the smaller target, bars drawn on the targets' scale would not show. */
+/** Below this share of the target, bars drawn on the target's scale would not show. */
 const OFF_SCALE = 0.05;
-const DIRECTIONS = [
-  { key: 'ingest', name: 'Ingest', dash: [6, 4] },
-  { key: 'distribution', name: 'Distribution', dash: [2, 3] },
-] as const;
+const DIRECTIONS: Record<ChartedDirection, { name: string; verb: string; colour: number }> = {
+  ingest: { name: 'Ingest', verb: 'ingested', colour: 0 },
+  distribution: { name: 'Distribution', verb: 'distributed', colour: 1 },
+};
 
 /**
- * Daily bars for ingest and distribution with each direction's target as a line, in TB. When
- * the busiest day is a sliver next to the targets (a new or demo archive), the bars get the unit
- * that suits them and the summary says the targets are off the scale, rather than drawing bars
- * no one can see.
+ * One direction's daily bars against its own target line, on a scale of its own: with one
+ * axis for both, a small ingest target beside a large distribution target hid the ingest bars.
+ * When the busiest day is a sliver next to the target (a new archive), the bars get the unit
+ * that suits them and the summary says the target is off the scale.
  */
-export function DailyChart({ daily }: { daily: Daily }) {
-  const labels = daily.days.map((day) => day.date.slice(5));
-  const busiest = Math.max(0, ...daily.days.flatMap((day) => [day.ingest, day.distribution]));
-  const goals = [daily.targets.ingest, daily.targets.distribution].filter((t) => t > 0);
-  const targetsShown =
-    busiest === 0 || goals.length === 0 || busiest >= OFF_SCALE * Math.min(...goals);
-  const unit = targetsShown ? { name: 'TB', size: TB } : byteUnit(busiest);
+export function DailyChart({ daily, direction }: { daily: Daily; direction: ChartedDirection }) {
+  const { name, verb, colour } = DIRECTIONS[direction];
+  const target = daily.targets[direction];
+  const values = daily.days.map((day) => day[direction]);
+  const busiest = Math.max(0, ...values);
+  const targetShown = target > 0 && (busiest === 0 || busiest >= OFF_SCALE * target);
+  const unit = byteUnit(targetShown ? Math.max(busiest, target) : busiest);
   const scaled = (bytes: number) => bytes / unit.size;
-  const bars: ChartDataset<'bar' | 'line', number[]>[] = DIRECTIONS.map((d, index) => ({
-    type: 'bar',
-    label: d.name,
-    data: daily.days.map((day) => scaled(day[d.key])),
-    backgroundColor: seriesColour(index),
-  }));
-  const targetLines: ChartDataset<'bar' | 'line', number[]>[] = DIRECTIONS.map((d, index) => ({
-    type: 'line',
-    label: `${d.name} target`,
-    data: daily.days.map(() => scaled(daily.targets[d.key])),
-    borderColor: seriesColour(index),
-    borderDash: [...d.dash],
-    borderWidth: 2,
-    pointRadius: 0,
-  }));
+  const datasets: ChartDataset<'bar' | 'line', number[]>[] = [
+    { type: 'bar', label: name, data: values.map(scaled), backgroundColor: seriesColour(colour) },
+  ];
+  if (targetShown) {
+    datasets.push({
+      type: 'line',
+      label: 'Target',
+      data: values.map(() => scaled(target)),
+      borderColor: '#222',
+      borderDash: [6, 4],
+      borderWidth: 2,
+      pointRadius: 0,
+    });
+  }
   const data: ChartData<'bar' | 'line', number[], string> = {
-    labels,
-    datasets: targetsShown ? [...bars, ...targetLines] : bars,
+    labels: daily.days.map((day) => day.date.slice(5)),
+    datasets,
   };
   const options: ChartOptions<'bar' | 'line'> = {
     responsive: true,
@@ -64,36 +62,26 @@ export function DailyChart({ daily }: { daily: Daily }) {
     },
   };
 
-  const totalIngest = daily.days.reduce((sum, day) => sum + day.ingest, 0);
-  const totalOut = daily.days.reduce((sum, day) => sum + day.distribution, 0);
-  const daysMet = daily.days.filter((day) => day.ingest >= daily.targets.ingest).length;
-  const shareOf = (direction: (typeof DIRECTIONS)[number]['key']) => {
-    const best = Math.max(0, ...daily.days.map((day) => day[direction]));
-    const target = daily.targets[direction];
-    return target > 0 ? formatPercent((100 * best) / target) : 'none';
-  };
+  const total = values.reduce((sum, bytes) => sum + bytes, 0);
+  const met = target > 0 ? values.filter((bytes) => bytes >= target).length : 0;
+  const share = (bytes: number) => (target > 0 ? formatPercent((100 * bytes) / target) : '–');
   const summary =
-    `Over ${daily.days.length} days ${formatBytes(totalIngest)} ingested and ${formatBytes(totalOut)} ` +
-    `distributed, against daily targets of ${formatBytes(daily.targets.ingest)} in and ` +
-    `${formatBytes(daily.targets.distribution)} out; the ingest target was met on ${daysMet} ` +
-    `${daysMet === 1 ? 'day' : 'days'}.` +
-    (targetsShown
-      ? ''
-      : ` The targets are far above these bars and left off the scale: the best day reached ` +
-        `${shareOf('ingest')} of the ingest target and ${shareOf('distribution')} of the ` +
-        `distribution target.`);
+    `${name}: ${formatBytes(total)} ${verb} over ${daily.days.length} days against a daily ` +
+    `target of ${formatBytes(target)}; the target was met on ${met} ${met === 1 ? 'day' : 'days'}` +
+    (target > 0 ? `, the best day reached ${share(busiest)} of it.` : '.') +
+    (targetShown || target === 0 ? '' : ' The target is far above these bars and off the scale.');
 
   return (
     <ChartFigure
-      title={`Last ${daily.days.length} days`}
+      title={`${name} per day`}
       summary={summary}
       table={{
-        caption: 'Bytes per day',
-        columns: ['Day (UTC)', 'Ingest', 'Distribution'],
+        caption: `${name} per day`,
+        columns: ['Day (UTC)', name, 'Of target'],
         rows: daily.days.map((day) => [
           day.date,
-          formatBytes(day.ingest),
-          formatBytes(day.distribution),
+          formatBytes(day[direction]),
+          share(day[direction]),
         ]),
       }}
     >

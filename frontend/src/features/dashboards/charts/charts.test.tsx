@@ -22,22 +22,39 @@ describe('DailyChart', () => {
     ],
   };
 
-  it('draws bars per day and the target lines in TB', () => {
-    render(<DailyChart daily={daily} />);
+  it("draws one direction's bars per day and its own target as a line", () => {
+    render(<DailyChart daily={daily} direction="distribution" />);
 
     const canvas = screen.getByRole('img');
     expect(canvas.tagName).toBe('CANVAS');
     const chart = chartOf(canvas);
     expect(chart.data.labels).toEqual(['11-21', '11-22']);
-    const [ingest, out, ingestTarget, outTarget] = chart.data.datasets;
-    expect(ingest?.label).toBe('Ingest');
-    expect(ingest?.data).toEqual([0.5, 1.5]);
-    expect(out?.data).toEqual([0, 2.5]);
-    expect(ingestTarget?.data).toEqual([1, 1]);
-    expect(outTarget?.data).toEqual([2, 2]);
+    const [bars, target] = chart.data.datasets;
+    expect(bars?.label).toBe('Distribution');
+    expect(bars?.data).toEqual([0, 2.5]);
+    expect(target?.label).toBe('Target');
+    expect(target?.data).toEqual([2, 2]);
+    expect(chart.options.scales?.y).toMatchObject({ title: { text: 'TB per day' } });
   });
 
-  it('gives bars far below the targets their own unit and says the targets are off the scale', () => {
+  it('keeps a small target readable beside a large one: each direction has its scale', () => {
+    const lopsided = {
+      targets: { ingest: 0.05e12, distribution: 50e12 },
+      days: [
+        { date: '2026-11-21', ingest: 40e9, distribution: 48e12 },
+        { date: '2026-11-22', ingest: 60e9, distribution: 52e12 },
+      ],
+    };
+    render(<DailyChart daily={lopsided} direction="ingest" />);
+
+    const chart = chartOf(screen.getByRole('img'));
+    // 40 and 60 GB against a 50 GB target, in GB: not slivers under a 50 TB axis
+    expect(chart.data.datasets[0]?.data).toEqual([40, 60]);
+    expect(chart.data.datasets[1]?.data).toEqual([50, 50]);
+    expect(chart.options.scales?.y).toMatchObject({ title: { text: 'GB per day' } });
+  });
+
+  it('gives bars far below the target their own unit and says the target is off the scale', () => {
     render(
       <DailyChart
         daily={{
@@ -47,27 +64,27 @@ describe('DailyChart', () => {
             { date: '2026-11-22', ingest: 40.6e6, distribution: 13.1e6 },
           ],
         }}
+        direction="ingest"
       />,
     );
 
     const chart = chartOf(screen.getByRole('img'));
-    expect(chart.data.datasets.map((d) => d.label)).toEqual(['Ingest', 'Distribution']);
+    expect(chart.data.datasets.map((d) => d.label)).toEqual(['Ingest']);
     expect(chart.data.datasets[0]?.data).toEqual([0, 40.6]);
-    expect(chart.data.datasets[1]?.data).toEqual([0, 13.1]);
     expect(chart.options.scales?.y).toMatchObject({ title: { text: 'MB per day' } });
     expect(screen.getByRole('img')).toHaveAccessibleName(
-      'Over 2 days 40.6 MB ingested and 13.1 MB distributed, against daily targets of 1.00 TB in and ' +
-        '2.00 TB out; the ingest target was met on 0 days. The targets are far above these bars and ' +
-        'left off the scale: the best day reached 0.0041 % of the ingest target and 0.00066 % of the ' +
-        'distribution target.',
+      'Ingest: 40.6 MB ingested over 2 days against a daily target of 1.00 TB; the target was ' +
+        'met on 0 days, the best day reached 0.0041 % of it. The target is far above these bars ' +
+        'and off the scale.',
     );
   });
 
   it('says the same in words and in a table', async () => {
-    render(<DailyChart daily={daily} />);
+    render(<DailyChart daily={daily} direction="ingest" />);
 
     const summary =
-      'Over 2 days 2.00 TB ingested and 2.50 TB distributed, against daily targets of 1.00 TB in and 2.00 TB out; the ingest target was met on 1 day.';
+      'Ingest: 2.00 TB ingested over 2 days against a daily target of 1.00 TB; the target was met ' +
+      'on 1 day, the best day reached 150 % of it.';
     expect(screen.getByRole('img')).toHaveAccessibleName(summary);
     expect(screen.getByText(summary)).toBeInTheDocument();
 
@@ -77,7 +94,7 @@ describe('DailyChart', () => {
       within(row)
         .getAllByRole('cell')
         .map((cell) => cell.textContent),
-    ).toEqual(['1.50 TB', '2.50 TB']);
+    ).toEqual(['1.50 TB', '150 %']);
   });
 });
 
