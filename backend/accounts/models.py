@@ -24,3 +24,31 @@ class Provider(models.Model):
 
     def may_deliver(self, collection):
         return self.collections.filter(pk=collection.pk).exists()
+
+
+class AuditEvent(models.Model):
+    """Who did what to which object, when and why: the one record of operators' changes
+    (configuration, granule withdrawal and deletion, bulk jobs). Kept when the object goes, so a
+    deleted granule or collection still has its history."""
+
+    at = models.DateTimeField(auto_now_add=True)
+    actor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
+                              on_delete=models.SET_NULL, related_name="audit_events")
+    actor_name = models.CharField(max_length=150, blank=True,
+                                  help_text="Kept as it was: the user may be renamed or removed")
+    action = models.CharField(max_length=40, help_text="e.g. withdraw, delete, update")
+    target_type = models.CharField(max_length=40, help_text="e.g. granule, collection, provider")
+    target_id = models.CharField(max_length=64)
+    target_label = models.CharField(max_length=300, blank=True)
+    reason = models.TextField(blank=True)
+    detail = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["-at", "-id"]
+        indexes = [
+            models.Index(fields=["target_type", "target_id", "at"], name="audit_target"),
+            models.Index(fields=["at"], name="audit_at"),
+        ]
+
+    def __str__(self):
+        return f"{self.at:%Y-%m-%d %H:%M} {self.actor_name} {self.action} {self.target_label}"

@@ -89,6 +89,7 @@ INSTALLED_APPS = [
     "backend.metrics",
     "ingest",
     "distribution",
+    "console",
     "bench",
     "demo",
 ]

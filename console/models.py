@@ -1,0 +1,1 @@
+"""The console's own records (bulk jobs); everything else it reads from the apps below it."""

@@ -1,0 +1,1 @@
+"""The console's services, one module per section."""

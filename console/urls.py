@@ -1,0 +1,2 @@
+"""The console's API under /api/v1/console/."""
+urlpatterns = []
