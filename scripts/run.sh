@@ -9,7 +9,7 @@ DATA_ROOT=$($PY -c 'import django,os;os.environ.setdefault("DJANGO_SETTINGS_MODU
 LOGS="$DATA_ROOT/log"
 mkdir -p "$LOGS"
 
-logins=$($PY manage.py seed_demo)
+logins=$($PY manage.py seed_demo --history)
 trap 'trap - EXIT INT TERM; kill 0 2>/dev/null; wait' EXIT INT TERM
 
 $PY -m celery -A backend worker -Q ingest,archive,distribution,default --concurrency 2 \

@@ -1,4 +1,7 @@
 """Create the demo collections, providers and users (idempotent) and print the logins."""
+import time
+
+from django.contrib.auth import get_user_model
 from django.db import transaction
 
 from backend.accounts.models import Provider
@@ -6,6 +9,7 @@ from backend.accounts.services import create_user
 from backend.archive import operations
 from backend.catalog.models import Collection
 from backend.cli import Command as DomainCommand
+from demo import activity, history
 from demo.definitions import DEMO_COLLECTIONS, DEMO_PROVIDERS, DEMO_USERS
 from demo.granules import deliver_demo_granules
 
@@ -17,6 +21,10 @@ class Command(DomainCommand):
     def add_arguments(self, parser):
         parser.add_argument("--granules", type=int, default=12,
                             help="demo granules per collection (0: none)")
+        parser.add_argument("--history", action="store_true",
+                            help="also archive the granules here, run the operations that fill "
+                            "the dashboards (failures, a repack, a drive fault, deliveries, a "
+                            "reconciliation) and record 30 days of synthetic transfers")
 
     def handle(self, *args, **opts):
         with transaction.atomic():
@@ -26,10 +34,22 @@ class Command(DomainCommand):
             for collection in provider.collections.all():
                 request = deliver_demo_granules(provider, collection, opts["granules"])
                 made += request.granule_count if request else 0
-        if made:
+        if made and not opts["history"]:
             self.stdout.write(f"{made} demo granules submitted for ingest; the worker archives "
                               "them within a minute.")
+        if opts["history"]:
+            self._history(made)
         self.stdout.write(self._logins)
+
+    def _history(self, made):
+        began = time.monotonic()
+        operator = get_user_model().objects.get(username="operator")
+        for line in activity.run_all(operator):
+            self.stdout.write(line)
+        transfers = history.seed_history()
+        self.stdout.write(
+            f"{made} demo granules archived; {transfers} synthetic transfers recorded over the "
+            f"last {history.DAYS} days ({time.monotonic() - began:.1f} s).")
 
     def _catalog_and_users(self):
         for spec in DEMO_COLLECTIONS:
