@@ -19,6 +19,7 @@ urlpatterns = [
     path("api/v1/", include("distribution.urls")),
     path("api/v1/", include("backend.metrics.urls")),
     path("api/v1/console/", include("console.urls")),
+    path("api/v1/", include("demo.urls")),
     path("stac/", include("backend.catalog.stac_urls")),
     path("metrics", PrometheusView.as_view(), name="prometheus"),
     re_path(r"^(?!api/|admin/|static/|stac/|metrics$).*$", spa, name="spa"),

@@ -6,10 +6,12 @@ recording service (metrics.services.record_transfers, which builds the minute, h
 roll-ups the dashboards read) with backdated times and sizes of the order a DAAC moves (tens of
 GB per transfer): the volumes are made up, the path they take is the production one.
 
-Each UTC day gets a volume per direction around its target (a factor drawn from DAY_BAND; one
-quiet weekend day, one busy day), spread over the day with an afternoon peak. Generation is a
-pure function of the day, so a day seeded in two goes (the seed ran mid-day, then again later)
-gets the same transfers as one seeded whole: HistoryDay records how far each day is done.
+Each UTC day gets a volume per direction around its target (a factor in DAY_BAND: quieter
+weekends, busy catch-up days), spread over its hours with an afternoon peak: each hour one
+transfer per direction and collection, lasting under a minute so that each touches few roll-up
+rows. Generation is a pure function of the day, so a day seeded in two goes (the seed ran
+mid-day, then again later) gets the same transfers as one seeded whole: HistoryDay records how
+far each day is done; the sizes are tens of GB, the transfers' count is what is small.
 """
 import math
 import random
@@ -27,8 +29,7 @@ from .models import HistoryDay
 DAYS = 30
 # A full day's bytes over its target stay inside this band (tests check it on the rows).
 DAY_BAND = (0.6, 1.35)
-# Transfers per day and direction; each lasts under a minute (few roll-up rows per transfer).
-SLOTS = {"ingest": 48, "distribution": 48, "migrate": 24, "recall": 12}
+DIRECTIONS = ("ingest", "distribution", "migrate", "recall")
 # Bytes moved per day by the tape directions, as a share of a charted target: two tape copies
 # of everything ingested, and recalls serving a quarter of what is distributed.
 TAPE_SHARE = {"migrate": ("ingest", 2.0), "recall": ("distribution", 0.25)}
@@ -52,25 +53,25 @@ def day_factor(day, direction):
 
 
 def day_transfers(day, targets, collections):
-    """[(direction, collection, bytes, started_at, ended_at)] for one whole UTC day."""
+    """[(direction, collection, bytes, started_at, ended_at)] for one whole UTC day: every hour,
+    one transfer per direction and collection (its share of the hour's bytes)."""
     midnight = datetime(day.year, day.month, day.day, tzinfo=UTC)
-    keys = list(collections)
-    weights = [COLLECTION_SHARES[k] for k in keys]
+    shares = sum(COLLECTION_SHARES.values())
     out = []
-    for direction, slots in SLOTS.items():
+    for direction in DIRECTIONS:
         base, share = TAPE_SHARE.get(direction, (direction, 1.0))
         total = targets[base] * share * day_factor(day, base)
         rng = random.Random(f"{day.isoformat()}-{direction}")
-        swing = [1 + 0.45 * math.sin(2 * math.pi * ((i + 0.5) * 24 / slots - 9) / 24)
-                 * rng.uniform(0.7, 1.0) for i in range(slots)]
+        swing = [1 + 0.45 * math.sin(2 * math.pi * (hour + 0.5 - 9) / 24) * rng.uniform(0.7, 1)
+                 for hour in range(24)]
         scale = total / sum(swing)
-        for i, weight in enumerate(swing):
-            nbytes = int(weight * scale)
-            started = midnight + timedelta(seconds=(i + rng.uniform(0.05, 0.6)) * 86400 / slots)
-            seconds = min(58.0, nbytes / rng.uniform(*RATE_B_S))
-            collection = collections[rng.choices(keys, weights)[0]]
-            out.append((direction, collection, nbytes, started,
-                        started + timedelta(seconds=seconds)))
+        for hour, weight in enumerate(swing):
+            for key, collection in collections.items():
+                nbytes = int(weight * scale * COLLECTION_SHARES[key] / shares)
+                started = midnight + timedelta(hours=hour, seconds=rng.uniform(60, 3300))
+                seconds = min(58.0, nbytes / rng.uniform(*RATE_B_S))
+                out.append((direction, collection, nbytes, started,
+                            started + timedelta(seconds=seconds)))
     return out
 
 
