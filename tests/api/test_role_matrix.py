@@ -60,6 +60,7 @@ EXPECTED = {
     ('cart-matching', 'POST'):                  (401, 200, 200, 200, 200, 200),
     ('collection-detail', 'GET'):               (200, 200, 200, 200, 200, 200),
     ('collection-list', 'GET'):                 (200, 200, 200, 200, 200, 200),
+    ('demo-synthetic-history', 'GET'):          (401, 403, 403, 403, 403, 200),
     ('destination-detail', 'DELETE'):           (401, 204, 404, 404, 404, 404),
     ('destination-detail', 'GET'):              (401, 200, 404, 404, 404, 404),
     ('destination-detail', 'PATCH'):            (401, 200, 404, 404, 404, 404),

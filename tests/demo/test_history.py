@@ -117,3 +117,16 @@ def test_seeding_again_doubles_nothing(seeded):
     recorded = TransferRecord.objects.aggregate(total=Sum("bytes"))["total"]
     assert TransferRollup.objects.filter(period="day").aggregate(
         total=Sum("bytes"))["total"] == recorded
+
+
+def test_the_dashboards_are_told_which_history_is_synthetic(seeded, operator_api, user_api):
+    answer = operator_api.get("/api/v1/demo/synthetic-history/").json()
+    assert answer["synthetic"] is True and "synthetic" in answer["note"]
+    first = min(TransferRecord.objects.values_list("started_at", flat=True))
+    assert answer["first_day"] == first.astimezone(UTC).date().isoformat()
+    assert user_api.get("/api/v1/demo/synthetic-history/").status_code == 403
+
+
+def test_without_a_demo_history_nothing_is_called_synthetic(operator_api):
+    assert operator_api.get("/api/v1/demo/synthetic-history/").json() == {
+        "synthetic": False, "first_day": None, "until": None, "note": ""}

@@ -92,6 +92,34 @@ beforeEach(() => {
         },
       ]),
     ),
+    http.get('/api/v1/archive/requests/', ({ request }) => {
+      const query = new URL(request.url).searchParams;
+      expect([query.get('state'), query.get('kind')]).toEqual(['done', 'repack']);
+      return HttpResponse.json(
+        page([
+          {
+            id: 175,
+            kind: 'repack',
+            state: 'done',
+            priority: 'background',
+            file: null,
+            file_name: null,
+            copy_number: null,
+            volume_group: 'primary',
+            volume: 'A00007',
+            drive: null,
+            bytes_total: 4.94e6,
+            bytes_done: 4.94e6,
+            percent_done: 100,
+            attempts: 0,
+            error: '',
+            created_at: '2026-11-27T00:31:00Z',
+            started_at: '2026-11-27T00:32:00Z',
+            finished_at: '2026-11-27T00:33:00Z',
+          },
+        ]),
+      );
+    }),
     http.get('/api/v1/archive/volumes/', ({ request }) => {
       const cursor = new URL(request.url).searchParams.get('cursor');
       return cursor === 'p2'
@@ -187,6 +215,24 @@ describe('archive board', () => {
       screen.getByRole('img', { name: '2 volumes: 1 at 10–20 %, 1 at 90–100 %.' }),
     ).toBeInTheDocument();
     expect(screen.getByRole('table', { name: 'Volume groups' })).toHaveTextContent('50 %');
+  });
+
+  it('shows the finished repacks and the drive faults in its history', async () => {
+    renderApp('/dashboards/archive');
+
+    const repacks = await screen.findByRole('table', { name: 'Finished repacks' });
+    const row = within(repacks).getByRole('row', { name: /#175/ });
+    expect(
+      within(row)
+        .getAllByRole('cell')
+        .map((cell) => cell.textContent),
+    ).toEqual(['A00007', '4.94 MB', '2026-11-27 00:32 UTC', '2026-11-27 00:33 UTC']);
+    const faults = screen.getByRole('list', { name: 'Drive faults' });
+    expect(
+      within(faults)
+        .getAllByRole('listitem')
+        .map((item) => item.textContent),
+    ).toEqual(['silo2-d1 offline cleaning']);
   });
 
   it('keeps the board up when one panel fails', async () => {

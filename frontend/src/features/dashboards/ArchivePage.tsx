@@ -4,13 +4,14 @@ import { useId, useState } from 'react';
 import { cacheQuery } from '../../lib/api/archive/cache';
 import { drivesQuery, varyDrive } from '../../lib/api/archive/drives';
 import { archiveKeys } from '../../lib/api/archive/keys';
+import { archiveRequestsQuery } from '../../lib/api/archive/requests';
 import { volumeGroupsQuery } from '../../lib/api/archive/volumeGroups';
 import { volumesQuery, type VolumeList } from '../../lib/api/archive/volumes';
-import type { CacheUsage, Drive, VolumeGroup } from '../../lib/api/types';
+import type { ArchiveRequest, CacheUsage, Drive, VolumeGroup } from '../../lib/api/types';
 import { type Column, DataTable } from '../../components/DataTable';
 import { Loaded } from '../../components/Loaded';
 import { OutcomeNotice, type Outcome } from '../../components/OutcomeNotice';
-import { formatBytes, formatCount, formatNumber, formatPercent } from '../../lib/format';
+import { formatBytes, formatCount, formatNumber, formatPercent, formatUtc } from '../../lib/format';
 import { HistogramChart } from './charts/HistogramChart';
 
 export function ArchivePage() {
@@ -18,6 +19,7 @@ export function ArchivePage() {
   const cache = useQuery(cacheQuery());
   const volumes = useQuery(volumesQuery());
   const groups = useQuery(volumeGroupsQuery());
+  const repacks = useQuery(archiveRequestsQuery('done', 'repack'));
 
   return (
     <section className="page" aria-labelledby="archive-heading">
@@ -47,6 +49,16 @@ export function ArchivePage() {
         </Loaded>
         <Loaded query={volumes} what="the volumes">
           {(data) => <VolumeSummary list={data} />}
+        </Loaded>
+      </section>
+
+      <section className="dash-section" aria-labelledby="history-heading">
+        <h2 id="history-heading">History: repacks and drive faults</h2>
+        <Loaded query={repacks} what="the finished repacks">
+          {(page) => <RepackTable repacks={page.results} />}
+        </Loaded>
+        <Loaded query={drives} what="the drives">
+          {(data) => <DriveFaults drives={data} />}
         </Loaded>
       </section>
     </section>
@@ -296,5 +308,46 @@ function VolumeSummary({ list }: { list: VolumeList }) {
         values={used.map((volume) => volume.percent_full)}
       />
     </div>
+  );
+}
+
+const REPACK_COLUMNS: Column<ArchiveRequest>[] = [
+  { label: 'Repack', rowHeader: true, cell: (request) => `#${request.id}` },
+  { label: 'Volume', className: 'mono', cell: (request) => request.volume ?? '—' },
+  { label: 'Live bytes moved', numeric: true, cell: (request) => formatBytes(request.bytes_total) },
+  { label: 'Started', cell: (request) => formatUtc(request.started_at ?? request.created_at) },
+  { label: 'Finished', cell: (request) => formatUtc(request.finished_at) },
+];
+
+/** Finished repacks: each emptied a volume onto others of its group and recycled it. */
+function RepackTable({ repacks }: { repacks: ArchiveRequest[] }) {
+  return (
+    <DataTable
+      columns={REPACK_COLUMNS}
+      rows={repacks}
+      rowKey={(request) => String(request.id)}
+      caption="Finished repacks"
+      empty={<p>No volume has been repacked yet.</p>}
+    />
+  );
+}
+
+/** Drives out of service or failing, with what the operator or the mover recorded. */
+function DriveFaults({ drives }: { drives: Drive[] }) {
+  const faults = drives.filter((drive) => drive.state === 'offline' || drive.last_error);
+  if (faults.length === 0) return <p className="dash-note">No drive is offline or failing.</p>;
+  return (
+    <>
+      <h3 className="drive-faults__title">Drives offline or failing</h3>
+      <ul className="drive-faults" aria-label="Drive faults">
+        {faults.map((drive) => (
+          <li key={drive.name}>
+            <span className="mono">{drive.name}</span>{' '}
+            <span className={`badge badge--state badge--${drive.state}`}>{drive.state}</span>{' '}
+            {drive.offline_reason || drive.last_error}
+          </li>
+        ))}
+      </ul>
+    </>
   );
 }

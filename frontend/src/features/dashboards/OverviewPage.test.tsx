@@ -3,6 +3,7 @@ import userEvent from '@testing-library/user-event';
 import { http, HttpResponse } from 'msw';
 import { beforeEach, describe, expect, it } from 'vitest';
 
+import { Chart } from '../../lib/chart';
 import { renderApp } from '../../test/renderApp';
 import { asOperator, server } from '../../test/server';
 
@@ -52,6 +53,9 @@ beforeEach(() => {
       });
     }),
     http.get('/api/v1/metrics/targets/', () => HttpResponse.json({ ingest: 1, distribution: 2 })),
+    http.get('/api/v1/demo/synthetic-history/', () =>
+      HttpResponse.json({ synthetic: false, first_day: null, until: null, note: '' }),
+    ),
   );
 });
 
@@ -78,10 +82,22 @@ describe('throughput dashboard', () => {
 
     expect(await screen.findByRole('heading', { name: 'Ingest per day' })).toBeInTheDocument();
     expect(screen.getByRole('heading', { name: 'Distribution per day' })).toBeInTheDocument();
+    // each direction against its own target (1 TB a day is 11.57 MB/s on average) …
     expect(
       await screen.findByRole('img', {
-        name: /Peak hourly rate .* by direction: ingest 2 MB\/s, migrate 3 MB\/s\./,
+        name:
+          'Peak hourly rate in the last 2 hours by direction: ingest 2 MB/s. The daily ' +
+          'target needs 11.57 MB/s on average.',
       }),
+    ).toBeInTheDocument();
+    expect(
+      screen.getByRole('img', {
+        name: 'No bytes moved in the last 2 hours. The daily target needs 23.15 MB/s on average.',
+      }),
+    ).toBeInTheDocument();
+    // … and the tape traffic on its own
+    expect(
+      screen.getByRole('img', { name: /Peak hourly rate .* by direction: migrate 3 MB\/s\.$/ }),
     ).toBeInTheDocument();
     expect(
       screen.getByRole('img', { name: /by collection: MOD021KM.061 2 MB\/s/ }),
@@ -92,6 +108,35 @@ describe('throughput dashboard', () => {
     expect(
       screen.getByRole('img', { name: /^Distribution: 1.20 TB distributed over 1 days/ }),
     ).toBeInTheDocument();
+  });
+
+  it('draws each direction’s target as a line on its own scale', async () => {
+    renderApp('/dashboards');
+
+    const ingest = await screen.findByRole('img', { name: /by direction: ingest 2 MB\/s/ });
+    const chart = Chart.getChart(ingest as HTMLCanvasElement);
+    expect(chart?.data.datasets.map((d) => d.label)).toEqual(['ingest', 'Target']);
+    // 1e12 bytes a day over 86,400 s, in MB/s
+    expect(chart?.data.datasets[1]?.data).toEqual([1e12 / 86_400 / 1e6, 1e12 / 86_400 / 1e6]);
+  });
+
+  it('says which part of a demo’s history is synthetic', async () => {
+    server.use(
+      http.get('/api/v1/demo/synthetic-history/', () =>
+        HttpResponse.json({
+          synthetic: true,
+          first_day: '2026-10-29',
+          until: '2026-11-27T00:37:00Z',
+          note: 'The transfers before the demo was first seeded are synthetic.',
+        }),
+      ),
+    );
+    renderApp('/dashboards');
+
+    expect(await screen.findByRole('note')).toHaveTextContent(
+      'Demo data: The transfers before the demo was first seeded are synthetic. Synthetic ' +
+        'from 2026-10-29 to 2026-11-27 00:37 UTC.',
+    );
   });
 
   it('shows the API’s error words, never a blank page', async () => {

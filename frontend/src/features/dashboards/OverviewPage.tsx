@@ -1,14 +1,22 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useId, useState, type FormEvent } from 'react';
 
+import { syntheticHistoryQuery } from '../../lib/api/demo/syntheticHistory';
 import { dailyQuery } from '../../lib/api/metrics/daily';
 import { metricKeys } from '../../lib/api/metrics/keys';
 import { saveTargets, targetsQuery } from '../../lib/api/metrics/targets';
 import { throughputQuery } from '../../lib/api/metrics/throughput';
 import { todayQuery } from '../../lib/api/metrics/today';
-import type { ChartedDirection, Targets, Today, TodayDirection } from '../../lib/api/types';
+import type {
+  ChartedDirection,
+  Daily,
+  Targets,
+  Throughput,
+  Today,
+  TodayDirection,
+} from '../../lib/api/types';
 import { Loaded } from '../../components/Loaded';
-import { formatAge, formatBytes, formatPercent, formatRate } from '../../lib/format';
+import { formatAge, formatBytes, formatPercent, formatRate, formatUtc } from '../../lib/format';
 import { DailyChart } from './charts/DailyChart';
 import { ThroughputChart } from './charts/ThroughputChart';
 
@@ -27,6 +35,7 @@ export function OverviewPage() {
       <div className="page__header">
         <h1 id="overview-heading">Throughput</h1>
         <p className="page__lead">Bytes in and out against the daily targets.</p>
+        <SyntheticNote />
       </div>
 
       <section className="dash-section" aria-labelledby="today-heading">
@@ -52,25 +61,72 @@ export function OverviewPage() {
       <section className="dash-section" aria-labelledby="throughput-heading">
         <h2 id="throughput-heading">Last 48 hours</h2>
         <Loaded query={throughput} what="the hourly throughput">
-          {(data) => (
-            <div className="chart-grid">
-              <ThroughputChart
-                title="MB/s by direction"
-                hours={data.hours}
-                series={data.by_direction}
-                what="direction"
-              />
-              <ThroughputChart
-                title="MB/s by collection"
-                hours={data.hours}
-                series={data.by_collection}
-                what="collection"
-              />
-            </div>
-          )}
+          {(data) => <HourlyCharts throughput={data} targets={daily.data?.targets} />}
         </Loaded>
       </section>
     </section>
+  );
+}
+
+/** MB/s the daily target needs on average. */
+function meanRate(bytesPerDay: number | undefined): number | undefined {
+  return bytesPerDay === undefined ? undefined : bytesPerDay / 86_400 / 1e6;
+}
+
+/**
+ * Ingest and distribution each against its own target on its own scale (one axis for both hid
+ * the smaller), the tape traffic beside them, and every collection's share.
+ */
+function HourlyCharts({
+  throughput,
+  targets,
+}: {
+  throughput: Throughput;
+  targets: Daily['targets'] | undefined;
+}) {
+  const { hours, by_direction: direction } = throughput;
+  const tape = Object.fromEntries(
+    Object.entries(direction).filter(([name]) => !(name in DIRECTION_NAMES)),
+  );
+  return (
+    <div className="chart-grid">
+      {(Object.keys(DIRECTION_NAMES) as ChartedDirection[]).map((name, index) => (
+        <ThroughputChart
+          key={name}
+          title={`${DIRECTION_NAMES[name]} MB/s`}
+          hours={hours}
+          series={{ [name]: direction[name] ?? [] }}
+          what="direction"
+          target={meanRate(targets?.[name])}
+          colourOffset={index}
+        />
+      ))}
+      <ThroughputChart
+        title="Tape MB/s (migrate and recall)"
+        hours={hours}
+        series={tape}
+        what="direction"
+        colourOffset={2}
+      />
+      <ThroughputChart
+        title="MB/s by collection"
+        hours={hours}
+        series={throughput.by_collection}
+        what="collection"
+      />
+    </div>
+  );
+}
+
+/** A demo's made-up history, said where its charts are. */
+function SyntheticNote() {
+  const history = useQuery(syntheticHistoryQuery());
+  if (!history.data?.synthetic) return null;
+  return (
+    <p className="dash-note synthetic-note" role="note">
+      Demo data: {history.data.note} Synthetic from {history.data.first_day} to{' '}
+      {formatUtc(history.data.until)}.
+    </p>
   );
 }
 

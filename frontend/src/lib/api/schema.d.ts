@@ -546,6 +546,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/demo/synthetic-history/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The span of the demo's synthetic transfers (none outside a demo). */
+        get: operations["api_v1_demo_synthetic_history_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/destinations/": {
         parameters: {
             query?: never;
@@ -2782,6 +2799,18 @@ export interface components {
             /** @description Also deliver new versions of granules that were reprocessed */
             new_versions?: boolean;
             active?: boolean;
+        };
+        SyntheticHistory: {
+            /** @description Whether the demo recorded made-up transfers */
+            synthetic: boolean;
+            /** Format: date */
+            first_day: string | null;
+            /**
+             * Format: date-time
+             * @description Transfers starting before this are synthetic
+             */
+            until: string | null;
+            note: string;
         };
         TapeCopy: {
             copy_number: number;
@@ -5473,6 +5502,61 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["CollectionDetail"];
+                };
+            };
+            /** @description The request is malformed or invalid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such thing (or not the caller's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    api_v1_demo_synthetic_history_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SyntheticHistory"];
                 };
             };
             /** @description The request is malformed or invalid */

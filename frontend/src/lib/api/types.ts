@@ -104,6 +104,7 @@ export type TodayDirection = Schemas['TodayDirection'];
 export type ChartedDirection = keyof Today['directions'];
 export type Daily = Schemas['Daily'];
 export type DailyRow = Schemas['DailyRow'];
+export type SyntheticHistory = Schemas['SyntheticHistory'];
 export type Throughput = Schemas['Throughput'];
 export type Targets = Schemas['DailyTargets'];
 export type TargetsChange = Schemas['TargetsRequest'];

@@ -123,6 +123,25 @@ describe('ThroughputChart', () => {
     expect(screen.getByRole('heading', { name: 'MB/s by direction' })).toBeInTheDocument();
   });
 
+  it('leaves a target far above the lines off the scale and says so', () => {
+    render(
+      <ThroughputChart
+        title="Ingest MB/s"
+        hours={hours}
+        series={{ ingest: [0.1, 0.2] }}
+        what="direction"
+        target={578.7}
+      />,
+    );
+
+    const chart = chartOf(screen.getByRole('img'));
+    expect(chart.data.datasets.map((d) => d.label)).toEqual(['ingest']);
+    expect(screen.getByRole('img')).toHaveAccessibleName(
+      'Peak hourly rate in the last 2 hours by direction: ingest 0.2 MB/s. The daily target ' +
+        'needs 578.7 MB/s on average, far above these lines and off the scale.',
+    );
+  });
+
   it('shows a message instead of an empty canvas when there are no series', () => {
     render(
       <ThroughputChart title="MB/s by collection" hours={hours} series={{}} what="collection" />,

@@ -1,0 +1,5 @@
+/** Cache keys of what the demo says about itself (operators). */
+export const demoKeys = {
+  all: ['demo'] as const,
+  syntheticHistory: () => [...demoKeys.all, 'synthetic-history'] as const,
+};
