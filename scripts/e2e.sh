@@ -32,7 +32,7 @@ $PY manage.py migrate --noinput -v0
 if [[ "${CELERY_BROKER_URL:-}" == amqp* ]]; then
   $PY -m celery -A backend purge -f -Q ingest,archive,distribution,default >/dev/null || true
 fi
-$PY manage.py seed_demo >/dev/null
+$PY manage.py seed_demo --history >/dev/null
 $PY -m celery -A backend worker -Q ingest,archive,distribution,default --concurrency 2 \
   -n "e2e@%h" -l WARNING --logfile "$GRANARY_DATA_ROOT/worker.log" &
 # Beat, as in production: it wakes recalls that waited to gather a batch and settles orders.
