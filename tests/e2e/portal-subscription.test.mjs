@@ -128,6 +128,8 @@ async function upload(context, path, bytes) {
   return { path, size: bytes.length, checksum_type: 'MD5', checksum: md5, role: 'data' };
 }
 
+const DEMO_FAILURES = ['demo failures', 'demo damaged in cache'];
+
 test('the demo granules are archived before the journey starts', async () => {
   provider = await openPage(browser, DESKTOP);
   await logIn(provider.page, PROVIDER, '/provider');
@@ -136,9 +138,11 @@ test('the demo granules are archived before the journey starts', async () => {
     'archiving the demo granules',
     async () => {
       const { body } = await call(context, 'GET', '/api/v1/ingest/requests/');
-      /** @type {{ id: number, state: string }[]} */
+      /** @type {{ id: number, state: string, label: string }[]} */
       const requests = body.results;
-      return requests.length > 0 && requests.every((r) => r.state === 'completed') ? true : undefined;
+      // seed_demo --history makes these two fail on purpose, for the operator's dashboards
+      const meant = requests.filter((r) => !DEMO_FAILURES.includes(r.label));
+      return meant.length > 0 && meant.every((r) => r.state === 'completed') ? true : undefined;
     },
     async () => JSON.stringify((await call(context, 'GET', '/api/v1/ingest/requests/')).body.results),
   );
