@@ -36,9 +36,9 @@ TAPE_SHARE = {"migrate": ("ingest", 2.0), "recall": ("distribution", 0.25)}
 # Which collections the bytes belong to, with their shares.
 COLLECTION_SHARES = {"MOD021KM.061": 5, "MOD10C1.061": 1, "GHRSST_OISST_L4.2.1": 2}
 RATE_B_S = (0.6e9, 1.6e9)
-NOTE = ("The transfers before the demo was first seeded are synthetic: recorded through the "
-        "transfer service with backdated times and made-up sizes of tens of GB; the demo's own "
-        "granules are a few MB.")
+NOTE = ("The throughput history is synthetic: transfers recorded through the transfer service "
+        "with backdated times and made-up sizes of tens of GB (the demo's own granules are a few "
+        "MB).")
 
 
 def day_factor(day, direction):

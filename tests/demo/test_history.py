@@ -130,3 +130,23 @@ def test_the_dashboards_are_told_which_history_is_synthetic(seeded, operator_api
 def test_without_a_demo_history_nothing_is_called_synthetic(operator_api):
     assert operator_api.get("/api/v1/demo/synthetic-history/").json() == {
         "synthetic": False, "first_day": None, "until": None, "note": ""}
+
+
+def test_the_current_rate_is_over_the_last_five_minutes_of_the_seeded_history(seeded):
+    """today()'s rate on the seeded demo: the bytes that moved in the five minutes (from the
+    start of the minute they begin in) over that span, summed here from the raw records."""
+    last = TransferRecord.objects.filter(direction="ingest").latest("ended_at")
+    now = last.ended_at + timedelta(seconds=30)
+    window = (now - timedelta(minutes=5)).replace(second=0, microsecond=0)
+    edge = now.replace(second=0, microsecond=0) + timedelta(minutes=1)
+    moved = 0.0
+    for record in TransferRecord.objects.filter(direction="ingest", ended_at__gte=window):
+        span = (record.ended_at - record.started_at).total_seconds()
+        inside = (min(record.ended_at, edge) - max(record.started_at, window)).total_seconds()
+        moved += record.bytes * (inside / span if span else 1.0)
+    rate = metrics.today(now=now)["directions"]["ingest"]["rate_b_s"]
+    assert moved > 0
+    assert rate == pytest.approx(moved / (now - window).total_seconds(), rel=1e-6, abs=1)
+    # ten minutes after the last transfer the rate has fallen to nothing
+    later = metrics.today(now=seeded + timedelta(minutes=10))["directions"]["ingest"]
+    assert later["rate_b_s"] == 0
