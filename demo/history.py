@@ -36,6 +36,9 @@ TAPE_SHARE = {"migrate": ("ingest", 2.0), "recall": ("distribution", 0.25)}
 # Which collections the bytes belong to, with their shares.
 COLLECTION_SHARES = {"MOD021KM.061": 5, "MOD10C1.061": 1, "GHRSST_OISST_L4.2.1": 2}
 RATE_B_S = (0.6e9, 1.6e9)
+# The history stops this long before the seed: the dashboards' current rate (last five minutes)
+# is then the demo's real traffic only, and no synthetic transfer ends in the future.
+QUIET = timedelta(minutes=10)
 NOTE = ("The throughput history is synthetic: transfers recorded through the transfer service "
         "with backdated times and made-up sizes of tens of GB (the demo's own granules are a few "
         "MB).")
@@ -90,7 +93,7 @@ def seed_history(now=None, days=DAYS):
         day = today - timedelta(days=back)
         start = done.get(day, datetime.min.replace(tzinfo=UTC))
         end_of_day = datetime(day.year, day.month, day.day, tzinfo=UTC) + timedelta(days=1)
-        until = min(now - timedelta(minutes=1), end_of_day)  # no transfer ends after now
+        until = min(now - QUIET, end_of_day)
         if start >= until:
             continue
         records = [TransferRecord(direction=d, collection=c, bytes=b, started_at=s, ended_at=e)
