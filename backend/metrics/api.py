@@ -57,7 +57,8 @@ class DailySerializer(serializers.Serializer):
 
 
 class ThroughputSerializer(serializers.Serializer):
-    """Documentation of services.throughput(): MB/s per hour (UTC hour starts)."""
+    """Documentation of services.throughput(): MB/s per hour (UTC hour starts); the current
+    hour's over the part of it gone by."""
 
     hours = serializers.ListField(child=serializers.DateTimeField())
     by_direction = serializers.DictField(child=serializers.ListField(

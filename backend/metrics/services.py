@@ -170,17 +170,21 @@ def daily(days=30, now=None):
 
 
 def throughput(hours=48, now=None):
-    """MB/s per hour for the last `hours` hours, by direction and by collection."""
+    """MB/s per hour for the last `hours` hours, by direction and by collection; the current
+    hour's is over its elapsed part, so a chart does not fall at its right edge."""
     now = now or timezone.now()
     first = rollup.floor(now, rollup.HOUR) - timedelta(hours=hours - 1)
-    rows = (TransferRollup.objects.filter(period="hour", start__gte=first)
-            .values("start", "direction", "collection").annotate(total=Sum("bytes")))
     slots = [first + timedelta(hours=i) for i in range(hours)]
+    end = slots[-1] + timedelta(hours=1)  # nothing after the window (a `now` in the past)
+    rows = (TransferRollup.objects.filter(period="hour", start__gte=first, start__lt=end)
+            .values("start", "direction", "collection").annotate(total=Sum("bytes")))
+    # the hour under way is a rate over its elapsed part (a minute at least), not a drop
+    elapsed = min(rollup.HOUR, max(60.0, (now - slots[-1]).total_seconds()))
     by_direction = {d: [0.0] * hours for d in DIRECTIONS}
     by_collection = {}
     for r in rows:
         i = int((r["start"] - first).total_seconds() // rollup.HOUR)
-        mb_s = r["total"] / rollup.HOUR / 1e6
+        mb_s = r["total"] / (elapsed if i == hours - 1 else rollup.HOUR) / 1e6
         by_direction[r["direction"]][i] += mb_s
         series = by_collection.setdefault(r["collection"] or "(none)", [0.0] * hours)
         series[i] += mb_s

@@ -81,6 +81,23 @@ def test_throughput_per_hour_by_direction_and_collection():
     assert body["by_collection"]["MOD10C1.061"][1] == pytest.approx(1.0, rel=0.02)
 
 
+def test_the_hour_under_way_is_a_rate_over_its_elapsed_part():
+    """Half an hour into an hour, 1.8 GB moved in it is 1 MB/s, not the 0.5 MB/s a whole
+    hour's mean would make (a chart falling at its right edge while traffic is steady)."""
+    hour = timezone.now().replace(minute=0, second=0, microsecond=0) - timedelta(hours=2)
+    services.record_transfer("ingest", 18 * 10**8, hour + timedelta(minutes=10),
+                             hour + timedelta(minutes=11))
+    services.record_transfer("ingest", 36 * 10**8, hour - timedelta(minutes=50),
+                             hour - timedelta(minutes=49))
+    body = services.throughput(hours=2, now=hour + timedelta(minutes=30))
+    assert body["by_direction"]["ingest"] == [pytest.approx(1.0), pytest.approx(1.0)]
+    # seconds into an hour the rate is over a minute, not a burst over two seconds
+    other = hour - timedelta(hours=5)
+    services.record_transfer("recall", 6 * 10**7, other, other + timedelta(seconds=1))
+    early = services.throughput(hours=1, now=other + timedelta(seconds=2))
+    assert early["by_direction"]["recall"] == [pytest.approx(1.0)]
+
+
 def test_metrics_api_for_operators_with_editable_targets(api, user_api, operator_api):
     assert user_api.get("/api/v1/metrics/today/").status_code == 403
     assert api.get("/api/v1/metrics/daily/").status_code in (401, 403)

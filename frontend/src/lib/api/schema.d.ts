@@ -2846,7 +2846,10 @@ export interface components {
             /** Format: date-time */
             end: string;
         };
-        /** @description Documentation of services.throughput(): MB/s per hour (UTC hour starts). */
+        /**
+         * @description Documentation of services.throughput(): MB/s per hour (UTC hour starts); the current
+         *     hour's over the part of it gone by.
+         */
         Throughput: {
             hours: string[];
             by_direction: {
