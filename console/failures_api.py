@@ -12,7 +12,7 @@ from backend.ids import IdField
 from .services import dead_letter, failures
 from .services.sources import KINDS, WHERE
 
-DEAD_KINDS = tuple(dead_letter.KINDS)
+DEAD_KINDS = dead_letter.KIND_NAMES
 MAX_IDS = 10000
 
 
@@ -24,7 +24,7 @@ class _Filters(serializers.Serializer):
 
 class GroupFiltersSerializer(_Filters):
     where = serializers.ChoiceField(choices=WHERE, required=False)
-    kind = serializers.ChoiceField(choices=sorted(set(KINDS)), required=False)
+    kind = serializers.ChoiceField(choices=KINDS, required=False)
 
 
 class CollectionCountSerializer(serializers.Serializer):
@@ -35,7 +35,7 @@ class CollectionCountSerializer(serializers.Serializer):
 class FailureGroupSerializer(serializers.Serializer):
     key = serializers.CharField(help_text="Names the group to retry it")
     where = serializers.ChoiceField(choices=WHERE)
-    kind = serializers.ChoiceField(choices=sorted(set(KINDS)))
+    kind = serializers.ChoiceField(choices=KINDS)
     pattern = serializers.CharField(help_text="The reason with ids, names and numbers taken out")
     example = serializers.CharField(help_text="The latest full reason of the group")
     count = serializers.IntegerField()
@@ -157,10 +157,16 @@ class ReplaySerializer(DeadFiltersSerializer):
         return data
 
 
+class NotReplayedSerializer(serializers.Serializer):
+    kind = serializers.ChoiceField(choices=DEAD_KINDS)
+    id = serializers.IntegerField()
+    reason = serializers.CharField()
+
+
 class ReplayResultSerializer(serializers.Serializer):
     replayed = serializers.IntegerField()
     by_kind = serializers.DictField(child=serializers.IntegerField())
-    not_replayed = serializers.ListField(child=serializers.DictField())
+    not_replayed = NotReplayedSerializer(many=True)
 
 
 class DeadLetterView(APIView):

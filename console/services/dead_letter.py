@@ -91,6 +91,7 @@ KINDS = {k.name: k for k in (
          key_lookup("granule__collection"), distribution_services.retry_items),
 )}
 
+KIND_NAMES = tuple(KINDS)
 _VALUES = ("pk", "_label", "_reason", "_attempts", "_collection", "_at")
 
 

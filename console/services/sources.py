@@ -116,7 +116,7 @@ def _delivery_source():
 
 SOURCES = (_ingest_source(), *(_archive_source(k) for k in ArchiveRequest.Kind.values),
            _order_item_source(), _delivery_source())
-KINDS = tuple(s.kind for s in SOURCES)
+KINDS = tuple(sorted({s.kind for s in SOURCES}))
 
 
 def chosen(where=None, kind=None):

@@ -41,11 +41,6 @@ def provider_client(provider):
 
 
 @pytest.fixture
-def operator(db):
-    return client_for(roles.OPERATOR)
-
-
-@pytest.fixture
 def drain(inline):
     """Every waiting ingest chunk, then the storage manager, run here to the end."""
     def run():

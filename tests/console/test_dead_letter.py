@@ -77,8 +77,8 @@ def dead(collections, dead_recalls, dead_ingest, dead_push, damaged_migrations, 
     return {"recalls": recalls, "order": order_id, "blocker": blocker}
 
 
-def test_the_list_holds_what_used_up_its_retries_and_nothing_else(operator, dead):
-    page = operator.get(URL, {"limit": 500}).json()
+def test_the_list_holds_what_used_up_its_retries_and_nothing_else(operator_api, dead):
+    page = operator_api.get(URL, {"limit": 500}).json()
     found = {(row["kind"], row["id"]) for row in page["results"]}
     archive_dead = {("archive", pk) for pk in ArchiveRequest.objects.filter(
         state="failed", attempts__gte=queueing.MAX_ATTEMPTS).values_list("pk", flat=True)}
@@ -101,28 +101,28 @@ def test_the_list_holds_what_used_up_its_retries_and_nothing_else(operator, dead
         r for r in page["results"] if r["kind"] == "ingest")["reason"]
 
 
-def test_pages_cover_the_list_once(operator, dead):
-    everything = operator.get(URL, {"limit": 500}).json()
+def test_pages_cover_the_list_once(operator_api, dead):
+    everything = operator_api.get(URL, {"limit": 500}).json()
     seen, url = [], URL + "?limit=2"
     while url:
-        page = operator.get(url).json()
+        page = operator_api.get(url).json()
         assert len(page["results"]) <= 2
         seen += [(r["kind"], r["id"]) for r in page["results"]]
         url = page["next"]
     assert seen == [(r["kind"], r["id"]) for r in everything["results"]]
     assert len(seen) == len(set(seen)) == everything["count"]
-    only = operator.get(URL, {"kind": "ingest"}).json()
+    only = operator_api.get(URL, {"kind": "ingest"}).json()
     assert {r["kind"] for r in only["results"]} == {"ingest"} and only["count"] == 2
-    assert operator.get(URL, {"collection": "MOD09GA.061"}).json()["count"] == 0
+    assert operator_api.get(URL, {"collection": "MOD09GA.061"}).json()["count"] == 0
 
 
-def test_replay_by_ids_requeues_from_a_fresh_count_once(operator, dead,
+def test_replay_by_ids_requeues_from_a_fresh_count_once(operator_api, dead,
                                                          django_capture_on_commit_callbacks):
     recalls = dead["recalls"]
     other = IngestGranule.objects.filter(granule_id__startswith="D")
     before = dict(other.values_list("pk", "state"))
     with django_capture_on_commit_callbacks() as sent:
-        answer = operator.post(REPLAY, {"ids": {"archive": recalls}, "reason": "drive fixed"},
+        answer = operator_api.post(REPLAY, {"ids": {"archive": recalls}, "reason": "drive fixed"},
                                format="json")
     assert answer.status_code == 202, answer.content
     assert answer.json()["replayed"] == 2 and answer.json()["by_kind"] == {"archive": 2}
@@ -131,26 +131,26 @@ def test_replay_by_ids_requeues_from_a_fresh_count_once(operator, dead,
         assert request.state == "queued" and request.attempts == 0 and request.error == ""
     assert dict(other.values_list("pk", "state")) == before
     event = AuditEvent.objects.get(action="dead_letter.replay")
-    assert event.actor == operator.user and event.detail["by_kind"] == {"archive": 2}
+    assert event.actor == operator_api.user and event.detail["by_kind"] == {"archive": 2}
 
-    again = operator.post(REPLAY, {"ids": {"archive": recalls}}, format="json").json()
+    again = operator_api.post(REPLAY, {"ids": {"archive": recalls}}, format="json").json()
     assert again["replayed"] == 0
     assert {r["id"] for r in again["not_replayed"]} == set(recalls)
     assert ArchiveRequest.objects.filter(pk__in=recalls, state="queued").count() == 2
 
 
-def test_replay_by_filter(operator, dead):
-    answer = operator.post(REPLAY, {"kind": "ingest"}, format="json").json()
+def test_replay_by_filter(operator_api, dead):
+    answer = operator_api.post(REPLAY, {"kind": "ingest"}, format="json").json()
     assert answer["replayed"] == 2
     rows = IngestGranule.objects.filter(granule_id__startswith="D")
     assert set(rows.values_list("state", "attempts")) == {("received", 0)}
     assert ArchiveRequest.objects.filter(pk__in=dead["recalls"], state="failed").count() == 2
-    assert operator.get(URL, {"kind": "ingest"}).json()["count"] == 0
+    assert operator_api.get(URL, {"kind": "ingest"}).json()["count"] == 0
 
 
-def test_a_replayed_push_lands_once_its_cause_is_gone(operator, dead, inline):
+def test_a_replayed_push_lands_once_its_cause_is_gone(operator_api, dead, inline):
     dead["blocker"].unlink()
-    answer = inline(operator.post, REPLAY, {"ids": {"order_item": list(
+    answer = inline(operator_api.post, REPLAY, {"ids": {"order_item": list(
         OrderItem.objects.filter(order_id=dead["order"]).values_list("pk", flat=True))}},
         format="json")
     assert answer.status_code == 202 and answer.json()["replayed"] >= 1
@@ -170,10 +170,10 @@ BAD_REPLAYS = [
 ]
 
 
-def test_bad_replays_are_a_400_and_replay_nothing(operator, dead):
+def test_bad_replays_are_a_400_and_replay_nothing(operator_api, dead):
     states = dict(ArchiveRequest.objects.values_list("pk", "state"))
     for body in BAD_REPLAYS:
-        answer = operator.post(REPLAY, body, format="json")
+        answer = operator_api.post(REPLAY, body, format="json")
         assert answer.status_code == 400, (body, answer.content)
         assert answer.json()["detail"]
     assert dict(ArchiveRequest.objects.values_list("pk", "state")) == states
@@ -183,8 +183,8 @@ def test_bad_replays_are_a_400_and_replay_nothing(operator, dead):
 @pytest.mark.parametrize("query", [{"limit": 0}, {"limit": "abc"}, {"limit": 501},
                                    {"offset": -1}, {"offset": "1e9"}, {"kind": "tape"},
                                    {"since": "2024-13-45"}])
-def test_bad_pages_are_a_400(operator, query):
-    answer = operator.get(URL, query)
+def test_bad_pages_are_a_400(operator_api, query):
+    answer = operator_api.get(URL, query)
     assert answer.status_code == 400 and answer.json()["detail"]
 
 

@@ -88,8 +88,8 @@ def as_found(groups):
         for g in groups}
 
 
-def test_groups_equal_a_brute_force_grouping_of_every_failed_row(operator, world):
-    answer = operator.get(URL)
+def test_groups_equal_a_brute_force_grouping_of_every_failed_row(operator_api, world):
+    answer = operator_api.get(URL)
     assert answer.status_code == 200, answer.content
     groups = answer.json()
     assert as_found(groups) == brute_force(failed_rows())
@@ -112,14 +112,14 @@ def test_groups_equal_a_brute_force_grouping_of_every_failed_row(operator, world
     assert len(damaged) == 1 and damaged[0]["count"] == 4   # two granules, two copies each
 
 
-def test_filters_keep_what_they_say(operator, world):
-    only_ingest = operator.get(URL, {"where": "ingest"}).json()
+def test_filters_keep_what_they_say(operator_api, world):
+    only_ingest = operator_api.get(URL, {"where": "ingest"}).json()
     assert {g["where"] for g in only_ingest} == {"ingest"}
-    ga = operator.get(URL, {"collection": "MOD09GA.061"}).json()
+    ga = operator_api.get(URL, {"collection": "MOD09GA.061"}).json()
     expected = brute_force([r for r in failed_rows() if r[4] == "MOD09GA.061"])
     assert as_found(ga) == expected
-    assert operator.get(URL, {"since": "2999-01-01T00:00:00Z"}).json() == []
-    migrate = operator.get(URL, {"kind": "migrate"}).json()
+    assert operator_api.get(URL, {"since": "2999-01-01T00:00:00Z"}).json() == []
+    migrate = operator_api.get(URL, {"kind": "migrate"}).json()
     assert [g["kind"] for g in migrate] == ["migrate"]
 
 
@@ -133,20 +133,20 @@ def _snapshot():
     }
 
 
-def _group(operator, where, words):
-    [group] = [g for g in operator.get(URL).json()
+def _group(operator_api, where, words):
+    [group] = [g for g in operator_api.get(URL).json()
                if g["where"] == where and words in g["pattern"]]
     return group
 
 
-def test_retrying_a_group_sends_exactly_its_items_again(operator, world,
+def test_retrying_a_group_sends_exactly_its_items_again(operator_api, world,
                                                         django_capture_on_commit_callbacks):
-    group = _group(operator, "ingest", "checksum is")
+    group = _group(operator_api, "ingest", "checksum is")
     members = set(IngestGranule.objects.filter(
         granule_id__in=["G1", "G2", "G3", "G6", "G8"]).values_list("pk", flat=True))
     before = _snapshot()
     with django_capture_on_commit_callbacks() as sent:
-        answer = operator.post(RETRY, {"key": group["key"], "reason": "provider fixed it"},
+        answer = operator_api.post(RETRY, {"key": group["key"], "reason": "provider fixed it"},
                                format="json")
     assert answer.status_code == 202, answer.content
     result = answer.json()
@@ -162,17 +162,17 @@ def test_retrying_a_group_sends_exactly_its_items_again(operator, world,
         assert before[other] == after[other]
 
     event = AuditEvent.objects.get(action="failures.retry_group")
-    assert event.actor == operator.user and event.target_id == group["key"]
+    assert event.actor == operator_api.user and event.target_id == group["key"]
     assert event.reason == "provider fixed it" and event.detail["retried"] == 5
 
     # the group is gone until its items fail again; asking again is a 404, not a second retry
-    assert operator.post(RETRY, {"key": group["key"]}, format="json").status_code == 404
+    assert operator_api.post(RETRY, {"key": group["key"]}, format="json").status_code == 404
 
 
-def test_retrying_archive_and_order_item_groups(operator, world, inline):
-    migrate = _group(operator, "archive", "catalog checksum")
+def test_retrying_archive_and_order_item_groups(operator_api, world, inline):
+    migrate = _group(operator_api, "archive", "catalog checksum")
     before = _snapshot()
-    answer = operator.post(RETRY, {"key": migrate["key"]}, format="json")
+    answer = operator_api.post(RETRY, {"key": migrate["key"]}, format="json")
     assert answer.status_code == 202 and answer.json()["retried"] == 4
     after = _snapshot()
     failed_before = {pk for pk, s in before["archive"].items() if s == "failed"}
@@ -181,18 +181,18 @@ def test_retrying_archive_and_order_item_groups(operator, world, inline):
     assert {after["archive"][pk] for pk in failed_before} == {"queued"}
     assert before["ingest"] == after["ingest"] and before["items"] == after["items"]
 
-    items = _group(operator, "distribution", "readable copy")
+    items = _group(operator_api, "distribution", "readable copy")
     failed_items = {pk for pk, s in before["items"].items() if s == "failed"}
-    answer = operator.post(RETRY, {"key": items["key"]}, format="json")
+    answer = operator_api.post(RETRY, {"key": items["key"]}, format="json")
     assert answer.status_code == 202 and answer.json()["retried"] == len(failed_items)
     assert set(OrderItem.objects.filter(pk__in=failed_items).values_list("state", flat=True)) \
         == {"waiting"}
 
 
-def test_a_group_of_a_closed_order_says_why_it_was_not_retried(operator, world):
-    items = _group(operator, "distribution", "readable copy")
+def test_a_group_of_a_closed_order_says_why_it_was_not_retried(operator_api, world):
+    items = _group(operator_api, "distribution", "readable copy")
     Order.objects.update(state=Order.State.CANCELLED)
-    result = operator.post(RETRY, {"key": items["key"]}, format="json").json()
+    result = operator_api.post(RETRY, {"key": items["key"]}, format="json").json()
     assert result["retried"] == 0
     assert result["not_retried"] and all("is cancelled" in r["reason"]
                                          for r in result["not_retried"])
@@ -203,32 +203,32 @@ NO_KEYS = [{}, {"key": 5}, {"key": ["a"]}, {"key": None}, {"key": "zz" * 10}, {"
            {"key": "0" * 20, "reason": ["why"]}]
 
 
-def test_a_retry_of_what_is_no_key_is_a_400_and_touches_nothing(operator, world):
+def test_a_retry_of_what_is_no_key_is_a_400_and_touches_nothing(operator_api, world):
     before = _snapshot()
     for body in NO_KEYS:
-        answer = operator.post(RETRY, body, format="json")
+        answer = operator_api.post(RETRY, body, format="json")
         assert answer.status_code == 400, (body, answer.content)
         assert answer.json()["detail"]
-    answer = operator.post(RETRY, "{" * 50, content_type="application/json")
+    answer = operator_api.post(RETRY, "{" * 50, content_type="application/json")
     assert answer.status_code == 400
     assert _snapshot() == before and not AuditEvent.objects.exists()
 
 
-def test_an_unknown_group_is_a_404(operator, world):
-    answer = operator.post(RETRY, {"key": "0123456789abcdef0123"}, format="json")
+def test_an_unknown_group_is_a_404(operator_api, world):
+    answer = operator_api.post(RETRY, {"key": "0123456789abcdef0123"}, format="json")
     assert answer.status_code == 404 and "group key" in answer.json()["detail"]
 
 
 @pytest.mark.parametrize("query", [{"since": "yesterday"}, {"where": "tape"},
                                    {"kind": "x" * 5000}, {"collection": "x" * 121}])
-def test_bad_filters_are_a_400(operator, query):
-    answer = operator.get(URL, query)
+def test_bad_filters_are_a_400(operator_api, query):
+    answer = operator_api.get(URL, query)
     assert answer.status_code == 400 and answer.json()["detail"]
 
 
 @pytest.mark.parametrize("role", ["user", "provider"])
-def test_only_operators_see_or_retry_failures(world, role, operator):
-    key = operator.get(URL).json()[0]["key"]
+def test_only_operators_see_or_retry_failures(world, role, operator_api):
+    key = operator_api.get(URL).json()[0]["key"]
     client = client_for(role)
     before = _snapshot()
     assert client.get(URL).status_code == 403
