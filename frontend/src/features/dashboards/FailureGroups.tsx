@@ -72,11 +72,18 @@ export function FailureGroups() {
     { label: 'Count', numeric: true, cell: (group) => group.count },
     {
       label: 'Collections',
-      className: 'wrap',
       cell: (group) =>
-        group.collections.length
-          ? group.collections.map((c) => `${c.key} (${c.count})`).join(', ')
-          : '—',
+        group.collections.length ? (
+          <ul className="failure-group__collections">
+            {group.collections.map((c) => (
+              <li key={c.key}>
+                {c.key} ({c.count})
+              </li>
+            ))}
+          </ul>
+        ) : (
+          '—'
+        ),
     },
     {
       label: 'Last seen',
