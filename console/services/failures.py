@@ -2,6 +2,7 @@
 one retry for a whole group: an operator sees "checksum mismatch: 50 granules" once, fixes the
 cause, and sends those fifty round again, nothing else."""
 from django.db import transaction
+from django.db.models import Count, Max, Min
 
 from backend.accounts.audit import record
 from backend.errors import DomainError, NotFound
@@ -13,26 +14,44 @@ ACTION = "failures.retry_group"
 
 
 def _grouped(source, since=None, collection=None):
-    """{pattern: group} for one source's failed rows, each group with its row ids."""
+    """{pattern: group} for one source's failed rows. The database counts the rows of each
+    distinct (reason, collection) first: a cause that failed thousands of rows alike is
+    normalised once, not once per row."""
     groups = {}
-    for pk, reason, key, at in source.rows(since, collection).iterator(chunk_size=2000):
+    rows = (source.rows(since, collection).values("_reason", "_collection")
+            .annotate(n=Count("pk"), first=Min("_at"), last=Max("_at")).order_by())
+    for row in rows.iterator(chunk_size=2000):
+        reason, key = row["_reason"] or "", row["_collection"]
         pattern = normalise(reason)
         group = groups.get(pattern)
         if group is None:
             group = groups[pattern] = {
                 "key": group_key(source.where, source.kind, pattern), "where": source.where,
-                "kind": source.kind, "pattern": pattern, "example": reason or "",
-                "count": 0, "collections": {}, "first_seen": at, "last_seen": at, "ids": []}
-        group["count"] += 1
-        group["ids"].append(pk)
+                "kind": source.kind, "pattern": pattern, "example": reason, "count": 0,
+                "collections": {}, "first_seen": row["first"], "last_seen": row["last"]}
+        group["count"] += row["n"]
         if key:
-            group["collections"][key] = group["collections"].get(key, 0) + 1
-        if at is not None and (group["first_seen"] is None or at < group["first_seen"]):
-            group["first_seen"] = at
-        if at is not None and (group["last_seen"] is None or at > group["last_seen"]):
-            group["last_seen"] = at
-            group["example"] = reason or ""
+            group["collections"][key] = group["collections"].get(key, 0) + row["n"]
+        if _before(row["first"], group["first_seen"]):
+            group["first_seen"] = row["first"]
+        if _before(group["last_seen"], row["last"]):
+            group["last_seen"], group["example"] = row["last"], reason
     return groups
+
+
+def _before(a, b):
+    return a is not None and (b is None or a < b)
+
+
+def _members(source, key):
+    """(pattern, ids) of the group `key` of one source, or None."""
+    pattern, ids = None, []
+    for pk, reason in source.rows().values_list("pk", "_reason").iterator(chunk_size=2000):
+        candidate = normalise(reason)
+        if group_key(source.where, source.kind, candidate) == key:
+            pattern = candidate
+            ids.append(pk)
+    return (pattern, ids) if ids else None
 
 
 def failure_groups(since=None, where=None, kind=None, collection=None):
@@ -41,7 +60,6 @@ def failure_groups(since=None, where=None, kind=None, collection=None):
     out = []
     for source in chosen(where, kind):
         for group in _grouped(source, since, collection).values():
-            del group["ids"]
             group["collections"] = [
                 {"key": k, "count": n}
                 for k, n in sorted(group["collections"].items(), key=lambda kv: (-kv[1], kv[0]))]
@@ -56,9 +74,10 @@ def find_group(key):
     if not isinstance(key, str) or not KEY_PATTERN.fullmatch(key):
         raise DomainError("key must be a group key as the groups list gives it", field="key")
     for source in SOURCES:
-        for pattern, group in _grouped(source).items():
-            if group["key"] == key:
-                return source, pattern, group["ids"]
+        if any(g["key"] == key for g in _grouped(source).values()):
+            found = _members(source, key)
+            if found:
+                return source, *found
     raise NotFound("No failed work has this group key now (it may have been retried already).")
 
 

@@ -34,17 +34,15 @@ class Source:
     def name(self):
         return f"{self.where}/{self.kind}"
 
-    def rows(self, since=None, collection=None, extra=None):
-        """values_list of (id, reason, collection key, when), filtered."""
+    def rows(self, since=None, collection=None):
+        """The failed rows, filtered, annotated with _reason, _collection (key) and _at."""
         rows = self.queryset().annotate(
             _reason=self.fields[0], _collection=self.fields[1], _at=self.fields[2])
-        if extra is not None:
-            rows = rows.filter(extra)
         if since is not None:
             rows = rows.filter(_at__gte=since)
         if collection:
             rows = rows.filter(self.collection_lookup(collection))
-        return rows.order_by().values_list("pk", "_reason", "_collection", "_at")
+        return rows.order_by()
 
 
 def key_of(prefix):
