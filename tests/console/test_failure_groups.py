@@ -234,3 +234,19 @@ def test_only_operators_see_or_retry_failures(world, role, operator_api):
     assert client.get(URL).status_code == 403
     assert client.post(RETRY, {"key": key}, format="json").status_code == 403
     assert _snapshot() == before
+
+
+def test_a_delivery_group_retried_once_its_cause_is_gone_is_delivered(operator_api, world,
+                                                                     inline):
+    group = _group(operator_api, "distribution", "may no longer see")
+    failed = SubscriptionDelivery.objects.get(state="failed")
+    assert group["count"] == 1
+    Collection.objects.filter(short_name="MOD09GA").update(access=Collection.Access.PUBLIC)
+    before = _snapshot()
+    answer = inline(operator_api.post, RETRY, {"key": group["key"]}, format="json")
+    assert answer.status_code == 202 and answer.json()["retried"] == 1
+    failed.refresh_from_db()
+    assert failed.state == "delivered" and failed.attempts == 1
+    after = _snapshot()
+    assert {k: v for k, v in before.items() if k != "deliveries"} == \
+        {k: v for k, v in after.items() if k != "deliveries"}

@@ -115,7 +115,7 @@ export function FailureGroups() {
         ) : (
           <button
             type="button"
-            className="button button--small"
+            className="button button--small failure-group__retry"
             disabled={retry.isPending}
             onClick={() => {
               setOutcome(null);
