@@ -70,7 +70,8 @@ def failure_groups(since=None, where=None, kind=None, collection=None):
 
 
 def find_group(key):
-    """(source, ids) of the group named `key` as it stands now; NotFound when none has it."""
+    """(source, pattern, ids) of the group named `key` as it stands now; NotFound when none
+    has it."""
     if not isinstance(key, str) or not KEY_PATTERN.fullmatch(key):
         raise DomainError("key must be a group key as the groups list gives it", field="key")
     for source in SOURCES:
