@@ -1,2 +1,6 @@
 """The console's API under /api/v1/console/."""
-urlpatterns = []
+from django.urls import include, path
+
+urlpatterns = [
+    path("", include("console.failures_urls")),
+]

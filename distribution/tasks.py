@@ -45,3 +45,9 @@ def sweep():
 def expire():
     """Beat: expire orders and links past their time; warn users a day ahead."""
     return upkeep.expire()
+
+
+@shared_task(name="distribution.deliver_subscription")
+def deliver_subscription(delivery_id):
+    """One pending subscription delivery (an operator's retry); the sweep covers a lost one."""
+    return deliveries.deliver(delivery_id)

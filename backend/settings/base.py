@@ -326,6 +326,11 @@ SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"].update({
     "KindEnum": "backend.archive.models.ArchiveRequest.Kind",
     "ReconciliationScopeEnum": "backend.archive.models.Reconciliation.Scope",
 })
+SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"].update({
+    "FailureWhereEnum": "console.services.sources.WHERE",
+    "FailureKindEnum": "console.services.sources.KINDS",
+    "DeadLetterKindEnum": "console.services.dead_letter.KIND_NAMES",
+})
 CELERY_BEAT_SCHEDULE.update({
     "distribution-sweep": {"task": "distribution.sweep", "schedule": 30.0},
     "distribution-expire": {"task": "distribution.expire", "schedule": 300.0},

@@ -18,6 +18,7 @@ archive; PDRDs and PANs out.
 Only what other apps use is exported here; the ingest app imports from the modules.
 """
 from .accept import submit
+from .outcome import retry
 from .staging import staging_area
 
-__all__ = ["staging_area", "submit"]
+__all__ = ["retry", "staging_area", "submit"]

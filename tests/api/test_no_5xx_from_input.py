@@ -70,6 +70,7 @@ def test_body_over_the_limit_is_a_json_413(user_api, settings):
     ("/api/v1/orders/", {"granules": [1], "destination": 2**64}),
     ("/api/v1/archive/cache/pin/", {"files": [2**63]}),
     ("/api/v1/archive/requests/bulk/", {"action": "cancel", "ids": [2**63]}),
+    ("/api/v1/console/dead-letter/replay/", {"ids": {"archive": [2**63]}}),
 ])
 def test_an_id_in_a_body_beyond_64_bits_is_a_400(operator_api, path, body):
     answer = operator_api.post(path, body, format="json")
@@ -88,3 +89,12 @@ def test_form_and_text_bodies_over_the_limit_are_a_json_413(operator_api, settin
     answer = operator_api.generic("POST", path, body, content_type=content_type)
     assert answer.status_code == 413, answer.content
     assert "larger than 1000 bytes" in answer.json()["detail"]
+
+
+@pytest.mark.parametrize(("path", "body"), [
+    ("/api/v1/console/failures/groups/retry/", '{"key": ' + "[" * 5000 + "]" * 5000 + "}"),
+    ("/api/v1/console/dead-letter/replay/", '{"ids": ' + "{\"a\": " * 40 + "1" + "}" * 41),
+])
+def test_console_bodies_nested_too_deep_are_a_json_400(operator_api, path, body):
+    answer = operator_api.post(path, body, content_type="application/json")
+    assert answer.status_code == 400 and "nested deeper than" in answer.json()["detail"]

@@ -60,6 +60,10 @@ EXPECTED = {
     ('cart-matching', 'POST'):                  (401, 200, 200, 200, 200, 200),
     ('collection-detail', 'GET'):               (200, 200, 200, 200, 200, 200),
     ('collection-list', 'GET'):                 (200, 200, 200, 200, 200, 200),
+    ('console-dead-letter', 'GET'):             (401, 403, 403, 403, 403, 200),
+    ('console-dead-letter-replay', 'POST'):     (401, 403, 403, 403, 403, 202),
+    ('console-failure-group-retry', 'POST'):    (401, 403, 403, 403, 403, 404),
+    ('console-failure-groups', 'GET'):          (401, 403, 403, 403, 403, 200),
     ('demo-synthetic-history', 'GET'):          (401, 403, 403, 403, 403, 200),
     ('destination-detail', 'DELETE'):           (401, 204, 404, 404, 404, 404),
     ('destination-detail', 'GET'):              (401, 200, 404, 404, 404, 404),
@@ -272,6 +276,8 @@ def _world(data_root, settings):
         ("metrics-targets", "PUT"): {"ingest": 2.0},
         ("reconciliation-list", "POST"): {"scope": "sample", "sample": 1},
         ("reconciliation-repair", "POST"): {},
+        ("console-failure-group-retry", "POST"): {"key": "0" * 20},
+        ("console-dead-letter-replay", "POST"): {"all": True},
     }
     return World(clients, kwargs, bodies)
 

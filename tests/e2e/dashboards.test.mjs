@@ -205,7 +205,7 @@ test('queues and failures dashboards answer', async () => {
     await page.getByRole('navigation', { name: 'Dashboards' }).getByRole('link', { name: 'Failures' }).click();
     await page.getByRole('heading', { name: 'Archive requests' }).waitFor();
     await page.getByRole('button', { name: 'Retry all failed requests' }).waitFor();
-    await page.locator('.dash-section').nth(1).locator('.ingest-failures, .status--empty').first().waitFor();
+    await page.locator('section[aria-labelledby="ingest-failures-heading"]').locator('.ingest-failures, .status--empty').first().waitFor();
     await shoot(page, 'dashboard-failures.png');
 
     // a reconciliation runs in the worker and the board shows what it read and found
@@ -213,7 +213,10 @@ test('queues and failures dashboards answer', async () => {
     await page.getByText(/Reconciliation #\d+ started \(sample\)/).waitFor();
     await page.getByText(/Run #\d+ \(sample of \d+\) · done/).waitFor({ timeout: 60_000 });
     // the demo damaged one cached file on purpose: a sample run reports what it found
-    assert.match(await page.locator('.dash-section').nth(2).innerText(), /· \d+ discrepanc/);
+    assert.match(
+      await page.locator('section[aria-labelledby="reconciliation-heading"]').innerText(),
+      /· \d+ discrepanc/,
+    );
     await shoot(page, 'dashboard-reconciliation.png');
     assert.deepEqual(consoleErrors, [], 'the browser console logged errors');
   } finally {

@@ -24,6 +24,7 @@ drives, writing, reading, background, manager):
     (re-hashed only when the file changed since it was last checked); ArchiveError when not
     cached, CacheDamaged (an ArchiveError) when its bytes fail the catalog checksum.
 - policy_copies(collection): the copies a collection's policy requires (ArchiveError if none).
+- MAX_ATTEMPTS: how many times a request is tried before it stays failed.
 - run_until_idle(): every drive worked in this process until none has work (tests, bench).
 
 State lives in the database; every step is idempotent on ids, so a message lost or delivered
@@ -34,10 +35,12 @@ from .cache import touch_if_cached
 from .manager import run_until_idle
 from .paths import cache_path
 from .policy import ArchiveError, policy_copies
+from .queueing import MAX_ATTEMPTS
 from .recall import estimate_availability, make_available
 from .serving import CacheDamaged, open_for_serving
 
 __all__ = [
+    "MAX_ATTEMPTS",
     "ArchiveError",
     "CacheDamaged",
     "archive_granule",

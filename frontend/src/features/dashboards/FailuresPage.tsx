@@ -19,6 +19,8 @@ import { type Column, DataTable } from '../../components/DataTable';
 import { Loaded } from '../../components/Loaded';
 import { OutcomeNotice, type Outcome } from '../../components/OutcomeNotice';
 import { formatBytes, formatDateTime } from '../../lib/format';
+import { DeadLetters } from './DeadLetters';
+import { FailureGroups } from './FailureGroups';
 import { ReconciliationSection } from './ReconciliationSection';
 
 const KINDS: ArchiveRequestKind[] = ['migrate', 'recall', 'repack', 'audit'];
@@ -29,11 +31,14 @@ export function FailuresPage() {
       <div className="page__header">
         <h1 id="failures-heading">Failures</h1>
         <p className="page__lead">
-          What failed, why, and sending it round again; what reconciliation found, and repairing it.
+          What failed, grouped by why, and sending it round again; what used up its retries; what
+          reconciliation found, and repairing it.
         </p>
       </div>
+      <FailureGroups />
       <ArchiveFailures />
       <IngestFailures />
+      <DeadLetters />
       <ReconciliationSection />
     </section>
   );

@@ -3,7 +3,7 @@ import userEvent from '@testing-library/user-event';
 import { http, HttpResponse } from 'msw';
 import { beforeEach, describe, expect, it } from 'vitest';
 
-import type { ArchiveRequest } from '../../lib/api/types';
+import type { ArchiveRequest, DeadLetter, FailureGroup } from '../../lib/api/types';
 import { renderApp } from '../../test/renderApp';
 import { asOperator, page, server } from '../../test/server';
 
@@ -90,6 +90,10 @@ describe('failures dashboard', () => {
   beforeEach(() => {
     bulk = [];
     server.use(
+      http.get('/api/v1/console/failures/groups/', () => HttpResponse.json([])),
+      http.get('/api/v1/console/dead-letter/', () =>
+        HttpResponse.json({ count: 0, next: null, previous: null, results: [] }),
+      ),
       http.get('/api/v1/archive/reconciliation/', () => HttpResponse.json(page([]))),
       http.get('/api/v1/archive/requests/', ({ request }) => {
         const params = new URL(request.url).searchParams;
@@ -251,5 +255,240 @@ describe('failures dashboard', () => {
     expect(await screen.findByText('Sent 2 granules round again.')).toBeInTheDocument();
     expect(retried).toEqual([{ positions: [4] }, {}]);
     retried = [];
+  });
+});
+
+const CHECKSUMS: FailureGroup = {
+  key: '0123456789abcdef0123',
+  where: 'ingest',
+  kind: 'granule',
+  pattern: '<name>: MD5 checksum is <hex>, the provider declared <hex>',
+  example: 'G8.dat: MD5 checksum is 0cc1, the provider declared d41d',
+  count: 5,
+  collections: [
+    { key: 'MOD021KM.061', count: 4 },
+    { key: 'MOD09GA.061', count: 1 },
+  ],
+  first_seen: '2026-11-22T00:00:00Z',
+  last_seen: '2026-11-22T01:00:00Z',
+};
+
+const DAMAGED: FailureGroup = {
+  ...CHECKSUMS,
+  key: 'fedcba9876543210fedc',
+  where: 'archive',
+  kind: 'migrate',
+  pattern: 'the cached copy of <name> does not match its catalog checksum',
+  example: 'the cached copy of a.dat does not match its catalog checksum',
+  count: 2,
+  collections: [],
+};
+
+describe('failures grouped by reason', () => {
+  let retried: unknown[];
+
+  beforeEach(() => {
+    retried = [];
+    server.use(
+      http.get('/api/v1/console/failures/groups/', ({ request }) => {
+        const where = new URL(request.url).searchParams.get('where');
+        const groups = [CHECKSUMS, DAMAGED];
+        return HttpResponse.json(where ? groups.filter((g) => g.where === where) : groups);
+      }),
+      http.post('/api/v1/console/failures/groups/retry/', async ({ request }) => {
+        const body = (await request.json()) as { key: string };
+        retried.push(body);
+        const group = body.key === CHECKSUMS.key ? CHECKSUMS : DAMAGED;
+        return HttpResponse.json(
+          {
+            key: group.key,
+            where: group.where,
+            kind: group.kind,
+            pattern: group.pattern,
+            matched: group.count,
+            retried: group === CHECKSUMS ? 5 : 1,
+            not_retried:
+              group === CHECKSUMS
+                ? []
+                : [{ id: 12, reason: 'superseded: the same work is queued already' }],
+          },
+          { status: 202 },
+        );
+      }),
+      http.get('/api/v1/console/dead-letter/', () =>
+        HttpResponse.json({ count: 0, next: null, previous: null, results: [] }),
+      ),
+      http.get('/api/v1/archive/reconciliation/', () => HttpResponse.json(page([]))),
+      http.get('/api/v1/archive/requests/', () => HttpResponse.json(page([]))),
+      http.get('/api/v1/ingest/requests/', () => HttpResponse.json(page([]))),
+    );
+  });
+
+  it('shows each group once with its count, place, collections and an example', async () => {
+    renderApp('/dashboards/failures');
+
+    const row = await screen.findByRole('row', { name: /MD5 checksum is <hex>/ });
+    const cells = within(row)
+      .getAllByRole('cell')
+      .map((c) => c.textContent);
+    expect(cells.slice(0, 2)).toEqual(['ingest · granule', '5']);
+    expect(
+      within(row)
+        .getAllByRole('listitem')
+        .map((item) => item.textContent),
+    ).toEqual(['MOD021KM.061 (4)', 'MOD09GA.061 (1)']);
+    expect(row).toHaveTextContent('e.g. G8.dat: MD5 checksum is 0cc1, the provider declared d41d');
+    expect(screen.getByRole('row', { name: /catalog checksum/ })).toHaveTextContent(
+      'archive · migrate',
+    );
+
+    await userEvent.selectOptions(screen.getByLabelText('Where'), 'archive');
+    await waitFor(() =>
+      expect(screen.queryByRole('row', { name: /MD5 checksum/ })).not.toBeInTheDocument(),
+    );
+  });
+
+  it('retries a group only once the operator confirms, and says what happened', async () => {
+    renderApp('/dashboards/failures');
+
+    const row = await screen.findByRole('row', { name: /MD5 checksum is <hex>/ });
+    await userEvent.click(within(row).getByRole('button', { name: /^Retry 5/ }));
+    const confirm = within(row).getByRole('group', { name: 'Confirm retrying' });
+    expect(confirm).toHaveTextContent('Send 5 granules round again?');
+    await userEvent.click(within(confirm).getByRole('button', { name: 'Keep' }));
+    expect(retried).toEqual([]);
+
+    await userEvent.click(within(row).getByRole('button', { name: /^Retry 5/ }));
+    await userEvent.click(screen.getByRole('button', { name: 'Yes, retry' }));
+    expect(await screen.findByText('Sent 5 granules round again.')).toBeInTheDocument();
+    expect(retried).toEqual([{ key: CHECKSUMS.key }]);
+
+    const damaged = screen.getByRole('row', { name: /catalog checksum/ });
+    await userEvent.click(within(damaged).getByRole('button', { name: /^Retry 2/ }));
+    await userEvent.click(screen.getByRole('button', { name: 'Yes, retry' }));
+    expect(
+      await screen.findByText(
+        'Sent 1 migrate request round again; not retried: #12: superseded: the same work is queued already.',
+      ),
+    ).toBeInTheDocument();
+  });
+
+  it('shows the API’s words when a retry is refused', async () => {
+    server.use(
+      http.post('/api/v1/console/failures/groups/retry/', () =>
+        HttpResponse.json(
+          { detail: 'No failed work has this group key now (it may have been retried already).' },
+          { status: 404 },
+        ),
+      ),
+    );
+    renderApp('/dashboards/failures');
+
+    const row = await screen.findByRole('row', { name: /MD5 checksum is <hex>/ });
+    await userEvent.click(within(row).getByRole('button', { name: /^Retry 5/ }));
+    await userEvent.click(screen.getByRole('button', { name: 'Yes, retry' }));
+    expect(await screen.findByRole('alert')).toHaveTextContent('it may have been retried already');
+  });
+});
+
+function dead(
+  kind: DeadLetter['kind'],
+  id: number,
+  overrides: Partial<DeadLetter> = {},
+): DeadLetter {
+  return {
+    kind,
+    id,
+    label: `${kind} #${id}`,
+    reason: 'the mover stopped before finishing; requeued',
+    attempts: 5,
+    max_attempts: 5,
+    collection: 'MOD021KM.061',
+    at: '2026-11-22T00:00:00Z',
+    ...overrides,
+  };
+}
+
+describe('dead letters', () => {
+  let replays: unknown[];
+  let offsets: (string | null)[];
+
+  beforeEach(() => {
+    replays = [];
+    offsets = [];
+    server.use(
+      http.get('/api/v1/console/failures/groups/', () => HttpResponse.json([])),
+      http.get('/api/v1/console/dead-letter/', ({ request }) => {
+        const params = new URL(request.url).searchParams;
+        offsets.push(params.get('offset'));
+        const rows = [
+          dead('archive', 31),
+          dead('ingest', 7, { attempts: 3, max_attempts: 2, reason: 'gave up after 2 attempts' }),
+          dead('order_item', 4, { reason: 'push failed 5 times: not a directory' }),
+        ];
+        const kind = params.get('kind');
+        const results = kind ? rows.filter((r) => r.kind === kind) : rows;
+        return HttpResponse.json({
+          count: 120,
+          next: params.get('offset') === '50' ? null : 'http://x/?offset=50',
+          previous: params.get('offset') === '50' ? 'http://x/?offset=0' : null,
+          results,
+        });
+      }),
+      http.post('/api/v1/console/dead-letter/replay/', async ({ request }) => {
+        const body = await request.json();
+        replays.push(body);
+        return HttpResponse.json(
+          {
+            replayed: 2,
+            by_kind: { archive: 1, ingest: 1 },
+            not_replayed: [{ kind: 'archive', id: 9, reason: 'not a dead letter now' }],
+          },
+          { status: 202 },
+        );
+      }),
+      http.get('/api/v1/archive/reconciliation/', () => HttpResponse.json(page([]))),
+      http.get('/api/v1/archive/requests/', () => HttpResponse.json(page([]))),
+      http.get('/api/v1/ingest/requests/', () => HttpResponse.json(page([]))),
+    );
+  });
+
+  it('lists work that used up its retries and replays a selection', async () => {
+    renderApp('/dashboards/failures');
+
+    const ingest = await screen.findByRole('row', { name: /ingest #7/ });
+    expect(ingest).toHaveTextContent('3 (limit 2)');
+    expect(ingest).toHaveTextContent('gave up after 2 attempts');
+    await userEvent.click(screen.getByRole('checkbox', { name: 'Select archive request 31' }));
+    await userEvent.click(screen.getByRole('checkbox', { name: 'Select ingest granule 7' }));
+    await userEvent.click(screen.getByRole('button', { name: 'Replay selected (2)' }));
+
+    expect(
+      await screen.findByText(
+        'Replayed 2 dead letters; not replayed: archive request #9: not a dead letter now.',
+      ),
+    ).toBeInTheDocument();
+    expect(replays).toEqual([{ ids: { archive: [31], ingest: [7] } }]);
+  });
+
+  it('replays everything of a kind after a confirmation, and pages', async () => {
+    renderApp('/dashboards/failures');
+
+    await screen.findByRole('row', { name: /archive #31/ });
+    await userEvent.click(screen.getByRole('button', { name: 'Next' }));
+    await waitFor(() => expect(offsets).toContain('50'));
+
+    await userEvent.selectOptions(screen.getByLabelText('Dead kind'), 'ingest');
+    await waitFor(() =>
+      expect(screen.queryByRole('row', { name: /archive #31/ })).not.toBeInTheDocument(),
+    );
+    await userEvent.click(
+      screen.getByRole('button', { name: 'Replay all ingest granule dead letters' }),
+    );
+    const confirm = screen.getByRole('group', { name: 'Confirm replaying' });
+    expect(confirm).toHaveTextContent('Replay all 120 ingest granule dead letters?');
+    await userEvent.click(within(confirm).getByRole('button', { name: 'Yes, replay' }));
+    await screen.findByText(/Replayed 2 dead letters/);
+    expect(replays).toEqual([{ kind: 'ingest' }]);
   });
 });

@@ -81,6 +81,11 @@ describe('reconciliation on the failures dashboard', () => {
     started = [];
     repaired = [];
     server.use(
+      // the failures page's other sections: nothing failed
+      http.get('/api/v1/console/failures/groups/', () => HttpResponse.json([])),
+      http.get('/api/v1/console/dead-letter/', () =>
+        HttpResponse.json({ count: 0, next: null, previous: null, results: [] }),
+      ),
       http.get('/api/v1/archive/reconciliation/', () => HttpResponse.json(page([run()]))),
       http.post('/api/v1/archive/reconciliation/', async ({ request }) => {
         started.push(await request.json());

@@ -546,6 +546,80 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/console/dead-letter/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description Work that used up its retries, each kind newest first; `kind`, `since` and `collection`
+         *     filter, `limit` and `offset` page.
+         */
+        get: operations["api_v1_console_dead_letter_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/console/dead-letter/replay/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Replay dead letters from a fresh count of attempts: ids per kind, or a filter. */
+        post: operations["api_v1_console_dead_letter_replay_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/console/failures/groups/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description Failed work across ingest, the archive and distribution, grouped by the pattern of its
+         *     reason, the largest group first.
+         */
+        get: operations["api_v1_console_failures_groups_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/console/failures/groups/retry/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Send every item of one group round again through its own app's retry. */
+        post: operations["api_v1_console_failures_groups_retry_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/demo/synthetic-history/": {
         parameters: {
             query?: never;
@@ -1475,6 +1549,10 @@ export interface components {
             /** Format: date-time */
             readonly updated_at: string;
         };
+        CollectionCount: {
+            key: string;
+            count: number;
+        };
         /**
          * @description A collection's page: what it is, how to cite it, what it holds and covers.
          *     `description` is its abstract.
@@ -1547,6 +1625,36 @@ export interface components {
              * @description TB per day
              */
             distribution: number;
+        };
+        /** @description Ids per kind; a kind not named is left alone. */
+        DeadIdsRequest: {
+            archive?: number[];
+            ingest?: number[];
+            order_item?: number[];
+        };
+        DeadLetter: {
+            kind: components["schemas"]["DeadLetterKindEnum"];
+            id: number;
+            label: string;
+            reason: string;
+            attempts: number;
+            max_attempts: number;
+            collection: string | null;
+            /** Format: date-time */
+            at: string | null;
+        };
+        /**
+         * @description * `archive` - archive
+         *     * `ingest` - ingest
+         *     * `order_item` - order_item
+         * @enum {string}
+         */
+        DeadLetterKindEnum: "archive" | "ingest" | "order_item";
+        DeadLetterPage: {
+            count: number;
+            next: string | null;
+            previous: string | null;
+            results: components["schemas"]["DeadLetter"][];
         };
         /**
          * @description * `https` - HTTPS download links
@@ -1655,6 +1763,40 @@ export interface components {
             value: string;
             count: number;
         };
+        FailureGroup: {
+            /** @description Names the group to retry it */
+            key: string;
+            where: components["schemas"]["FailureWhereEnum"];
+            kind: components["schemas"]["FailureKindEnum"];
+            /** @description The reason with ids, names and numbers taken out */
+            pattern: string;
+            /** @description The latest full reason of the group */
+            example: string;
+            count: number;
+            collections: components["schemas"]["CollectionCount"][];
+            /** Format: date-time */
+            first_seen: string | null;
+            /** Format: date-time */
+            last_seen: string | null;
+        };
+        /**
+         * @description * `audit` - audit
+         *     * `granule` - granule
+         *     * `migrate` - migrate
+         *     * `order_item` - order_item
+         *     * `recall` - recall
+         *     * `repack` - repack
+         *     * `subscription_delivery` - subscription_delivery
+         * @enum {string}
+         */
+        FailureKindEnum: "audit" | "granule" | "migrate" | "order_item" | "recall" | "repack" | "subscription_delivery";
+        /**
+         * @description * `ingest` - ingest
+         *     * `archive` - archive
+         *     * `distribution` - distribution
+         * @enum {string}
+         */
+        FailureWhereEnum: "ingest" | "archive" | "distribution";
         File: {
             readonly id: number;
             name: string;
@@ -2067,6 +2209,15 @@ export interface components {
          * @enum {string}
          */
         ModeEnum: "notify" | "push" | "order";
+        NotReplayed: {
+            kind: components["schemas"]["DeadLetterKindEnum"];
+            id: number;
+            reason: string;
+        };
+        NotRetried: {
+            id: number | null;
+            reason: string;
+        };
         /**
          * @description * `eq` - eq
          *     * `ne` - ne
@@ -2521,6 +2672,30 @@ export interface components {
             repaired: number;
             discrepancies: components["schemas"]["Discrepancy"][];
         };
+        ReplayRequest: {
+            /**
+             * Format: date-time
+             * @description Failed at or after this time
+             */
+            since?: string;
+            /** @description A collection key, SHORT_NAME.VERSION */
+            collection?: string;
+            kind?: components["schemas"]["DeadLetterKindEnum"];
+            ids?: components["schemas"]["DeadIdsRequest"];
+            /**
+             * @description Every dead letter the filter keeps
+             * @default false
+             */
+            all?: boolean;
+            reason?: string;
+        };
+        ReplayResult: {
+            replayed: number;
+            by_kind: {
+                [key: string]: number;
+            };
+            not_replayed: components["schemas"]["NotReplayed"][];
+        };
         /** @description A request with its granules (documentation of the detail view). */
         RequestDetail: {
             readonly id: number;
@@ -2565,6 +2740,19 @@ export interface components {
          * @enum {string}
          */
         ResidencyEnum: "cache" | "tape";
+        RetryGroupRequest: {
+            key: string;
+            reason?: string;
+        };
+        RetryGroupResult: {
+            key: string;
+            where: string;
+            kind: string;
+            pattern: string;
+            matched: number;
+            retried: number;
+            not_retried: components["schemas"]["NotRetried"][];
+        };
         RetryRequest: {
             /** @description Default: every failed granule */
             positions?: number[];
@@ -5536,6 +5724,326 @@ export interface operations {
             };
             /** @description No such thing (or not the caller's) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    api_v1_console_dead_letter_retrieve: {
+        parameters: {
+            query?: {
+                /** @description A collection key, SHORT_NAME.VERSION */
+                collection?: string;
+                /**
+                 * @description * `archive` - archive
+                 *     * `ingest` - ingest
+                 *     * `order_item` - order_item
+                 */
+                kind?: "archive" | "ingest" | "order_item";
+                limit?: number;
+                offset?: number;
+                /** @description Failed at or after this time */
+                since?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeadLetterPage"];
+                };
+            };
+            /** @description The request is malformed or invalid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such thing (or not the caller's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    api_v1_console_dead_letter_replay_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ReplayRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["ReplayRequest"];
+                "multipart/form-data": components["schemas"]["ReplayRequest"];
+            };
+        };
+        responses: {
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReplayResult"];
+                };
+            };
+            /** @description The request is malformed or invalid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such thing (or not the caller's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The thing is in the wrong state for it */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body's media type is not accepted */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    api_v1_console_failures_groups_list: {
+        parameters: {
+            query?: {
+                /** @description A collection key, SHORT_NAME.VERSION */
+                collection?: string;
+                /**
+                 * @description * `audit` - audit
+                 *     * `granule` - granule
+                 *     * `migrate` - migrate
+                 *     * `order_item` - order_item
+                 *     * `recall` - recall
+                 *     * `repack` - repack
+                 *     * `subscription_delivery` - subscription_delivery
+                 */
+                kind?: "audit" | "granule" | "migrate" | "order_item" | "recall" | "repack" | "subscription_delivery";
+                /** @description Failed at or after this time */
+                since?: string;
+                /**
+                 * @description * `ingest` - ingest
+                 *     * `archive` - archive
+                 *     * `distribution` - distribution
+                 */
+                where?: "ingest" | "archive" | "distribution";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FailureGroup"][];
+                };
+            };
+            /** @description The request is malformed or invalid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such thing (or not the caller's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    api_v1_console_failures_groups_retry_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RetryGroupRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["RetryGroupRequest"];
+                "multipart/form-data": components["schemas"]["RetryGroupRequest"];
+            };
+        };
+        responses: {
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RetryGroupResult"];
+                };
+            };
+            /** @description The request is malformed or invalid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such thing (or not the caller's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The thing is in the wrong state for it */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body's media type is not accepted */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };

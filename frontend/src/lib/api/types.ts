@@ -108,3 +108,14 @@ export type SyntheticHistory = Schemas['SyntheticHistory'];
 export type Throughput = Schemas['Throughput'];
 export type Targets = Schemas['DailyTargets'];
 export type TargetsChange = Schemas['TargetsRequest'];
+
+// Console (operators): failures grouped by reason, dead letters
+export type FailureGroup = Schemas['FailureGroup'];
+export type FailureWhere = Schemas['FailureWhereEnum'];
+export type FailureKind = Schemas['FailureKindEnum'];
+export type RetryGroupResult = Schemas['RetryGroupResult'];
+export type DeadLetter = Schemas['DeadLetter'];
+export type DeadLetterKind = Schemas['DeadLetterKindEnum'];
+export type DeadLetterPage = Schemas['DeadLetterPage'];
+export type ReplayBody = Schemas['ReplayRequest'];
+export type ReplayResult = Schemas['ReplayResult'];

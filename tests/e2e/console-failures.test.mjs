@@ -1,0 +1,145 @@
+// The operator's failures console end to end: the provider delivers a granule declared with a
+// checksum its bytes do not have (as the demo traffic does); the Failures page shows it once in
+// the groups by reason, with its collection; the operator retries the group after confirming
+// and reads the outcome; the dead-letter section answers. Desktop and phone widths.
+//
+//   GRANARY_URL=http://127.0.0.1:8765 node --test tests/e2e/console-failures.test.mjs
+import assert from 'node:assert/strict';
+import { createHash, randomBytes } from 'node:crypto';
+import { after, before, test } from 'node:test';
+
+import { BASE_URL, launchChromium, logIn, openPage, pageText, shoot, sidewaysOverflow } from './browser.mjs';
+
+const OPERATOR = { user: process.env.E2E_OPERATOR || 'operator', password: process.env.E2E_OPERATOR_PASSWORD || 'granary-operator' };
+const PROVIDER = { user: process.env.E2E_PROVIDER || 'modaps', password: process.env.E2E_PROVIDER_PASSWORD || 'granary-provider' };
+const INGEST_WAIT_MS = Number(process.env.E2E_INGEST_WAIT_MS || 120_000);
+const GROUP = /MD5 checksum is <hex>, the provider declared <hex>/;
+
+/** @type {import('playwright-core').Browser | undefined} */
+let browser;
+
+before(async () => {
+  browser = await launchChromium();
+});
+
+after(async () => {
+  await browser?.close();
+});
+
+/**
+ * The API with a context's session (and its CSRF token on unsafe methods).
+ * @param {import('playwright-core').BrowserContext} context
+ * @param {string} method
+ * @param {string} path
+ * @param {{ json?: unknown, bytes?: Buffer, headers?: Record<string, string> }} [body]
+ */
+async function api(context, method, path, { json, bytes, headers = {} } = {}) {
+  const token = (await context.cookies(BASE_URL)).find((cookie) => cookie.name === 'csrftoken')?.value ?? '';
+  /** @type {Record<string, string>} */
+  const type = bytes ? { 'Content-Type': 'application/octet-stream' } : {};
+  const response = await context.request.fetch(`${BASE_URL}${path}`, {
+    method,
+    headers: { Accept: 'application/json', 'X-CSRFToken': token, ...type, ...headers },
+    data: bytes ?? json,
+  });
+  return { status: response.status(), body: await response.json().catch(() => null) };
+}
+
+/**
+ * The provider uploads one file and asks to ingest it declared with another checksum; returns
+ * once the request has failed, with the failed granule's id.
+ */
+async function deliverWithAWrongChecksum() {
+  const { context, page } = await openPage(browser, { width: 1280, height: 900 });
+  try {
+    await logIn(page, PROVIDER, '/provider');
+    const stamp = Date.now();
+    const name = `MOD021KM.A2026331.${stamp}.061.hdf`;
+    const bytes = randomBytes(40_000);
+    const md5 = createHash('md5').update(bytes).digest('hex');
+    const path = `console-failures/${name}`;
+    const uploaded = await api(context, 'PUT', `/api/v1/ingest/uploads/${path}`, {
+      bytes,
+      headers: { 'X-Checksum-Type': 'MD5', 'X-Checksum': md5 },
+    });
+    assert.equal(uploaded.status, 201, JSON.stringify(uploaded.body));
+    const declared = createHash('md5').update(`not ${name}`).digest('hex');
+    const granuleId = name.replace(/\.hdf$/, '');
+    const start = new Date(Date.UTC(2026, 10, 27, 0, 0, 0));
+    const submitted = await api(context, 'POST', '/api/v1/ingest/requests/', {
+      json: {
+        granules: [
+          {
+            collection: 'MOD021KM.061',
+            granule_id: granuleId,
+            temporal: { start: start.toISOString(), end: new Date(start.getTime() + 300_000).toISOString() },
+            bbox: [-20, 10, 5, 30],
+            files: [{ name, path, size: bytes.length, checksum_type: 'MD5', checksum: declared }],
+          },
+        ],
+      },
+    });
+    assert.equal(submitted.status, 202, JSON.stringify(submitted.body));
+    const deadline = Date.now() + INGEST_WAIT_MS;
+    for (;;) {
+      const { body } = await api(context, 'GET', `/api/v1/ingest/requests/${submitted.body.id}/?granules=0`);
+      if (body?.state === 'failed') return granuleId;
+      if (Date.now() > deadline) throw new Error(`the ingest request did not fail in time: ${JSON.stringify(body)}`);
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+    }
+  } finally {
+    await context.close();
+  }
+}
+
+test('a failed ingest shows as a group by reason, and retrying the group says what it did', async () => {
+  const granuleId = await deliverWithAWrongChecksum();
+  const { context, page, consoleErrors } = await openPage(browser, { width: 1280, height: 900 });
+  try {
+    await logIn(page, OPERATOR, '/dashboards/failures');
+    const groups = page.locator('section[aria-labelledby="failure-groups-heading"]');
+    await groups.getByRole('heading', { name: 'Failures by reason' }).waitFor();
+    const row = groups.getByRole('row', { name: GROUP });
+    await row.waitFor().catch(async () => assert.fail(`no checksum group: ${await pageText(page)}`));
+    assert.equal(await row.count(), 1, 'one cause is one group');
+    const text = await row.innerText();
+    assert.match(text, /ingest · granule/);
+    assert.match(text, /MOD021KM\.061 \(\d+\)/);
+    const count = Number(await row.locator('td').nth(1).innerText());
+    assert.ok(count >= 1, `the group counts the failed granule: ${text}`);
+    await shoot(page, 'console-failures.png');
+
+    await row.getByRole('button', { name: new RegExp(`^Retry ${count}`) }).click();
+    const confirm = row.getByRole('group', { name: 'Confirm retrying' });
+    assert.match(await confirm.innerText(), new RegExp(`Send ${count} granules? round again\\?`));
+    await shoot(page, 'console-failures-confirm.png');
+    await confirm.getByRole('button', { name: 'Yes, retry' }).click();
+    await groups.getByText(new RegExp(`Sent ${count} granules? round again`)).waitFor();
+    await shoot(page, 'console-failures-retried.png');
+
+    // the retried granule went round again through ingest's own retry
+    const failing = page.locator('section[aria-labelledby="ingest-failures-heading"]');
+    await failing.getByRole('heading', { name: /Ingest requests with failed granules/ }).waitFor();
+    const dead = page.locator('section[aria-labelledby="dead-letter-heading"]');
+    await dead.locator('table, .status--empty').first().waitFor();
+    assert.ok(granuleId);
+    assert.deepEqual(consoleErrors, [], 'the browser console logged errors');
+  } finally {
+    await context.close();
+  }
+});
+
+test('the failures page works at phone width', async () => {
+  const { context, page, consoleErrors } = await openPage(browser, { width: 390, height: 844 });
+  try {
+    await logIn(page, OPERATOR, '/dashboards/failures');
+    await page.getByRole('heading', { name: 'Failures by reason' }).waitFor();
+    await page.locator('section[aria-labelledby="failure-groups-heading"]').locator('table, .status--empty').first().waitFor();
+    await page.locator('section[aria-labelledby="dead-letter-heading"]').locator('table, .status--empty').first().waitFor();
+    assert.ok((await sidewaysOverflow(page)) <= 0, 'the failures page scrolls sideways on a phone');
+    await shoot(page, 'console-failures-phone.png');
+    assert.deepEqual(consoleErrors, [], 'the browser console logged errors');
+  } finally {
+    await context.close();
+  }
+});
