@@ -1,6 +1,15 @@
 import { describe, expect, it } from 'vitest';
 
-import { boxFromCorners, boxRectangles, isTooSmall } from './geometry';
+import {
+  boxFromCorners,
+  boxRectangles,
+  extentOf,
+  isTooSmall,
+  isWide,
+  onGlobe,
+  unwrapGeometry,
+  unwrapPath,
+} from './geometry';
 
 describe('map boxes', () => {
   it('a drag in any direction gives west, south, east, north on the globe', () => {
@@ -32,5 +41,74 @@ describe('map boxes', () => {
   it('a click is not a box', () => {
     expect(isTooSmall([10, 10, 10.2, 10.1])).toBe(true);
     expect(isTooSmall([10, 10, 12, 10.1])).toBe(false);
+  });
+});
+
+describe('shapes on the map', () => {
+  it('each edge takes the shorter way round, so 170 to -170 continues past 180', () => {
+    expect(
+      unwrapPath([
+        [170, -10],
+        [-170, -10],
+        [-170, 10],
+        [170, 10],
+        [170, -10],
+      ]),
+    ).toEqual([
+      [170, -10],
+      [190, -10],
+      [190, 10],
+      [170, 10],
+      [170, -10],
+    ]);
+    // Westwards across 180 too, and a path that never crosses is left alone.
+    expect(
+      unwrapPath([
+        [-175, 0],
+        [175, 0],
+      ]),
+    ).toEqual([
+      [-175, 0],
+      [-185, 0],
+    ]);
+    expect(
+      unwrapPath([
+        [-100, 0],
+        [60, 0],
+      ]),
+    ).toEqual([
+      [-100, 0],
+      [60, 0],
+    ]);
+  });
+
+  it('a polygon across 180 is drawn as one shape; its extent goes past 180', () => {
+    const drawn = unwrapGeometry({
+      type: 'Polygon',
+      coordinates: [
+        [
+          [170, -10],
+          [-170, -10],
+          [-170, 10],
+          [170, 10],
+          [170, -10],
+        ],
+      ],
+    });
+    expect(extentOf(drawn)).toEqual([170, -10, 190, 10]);
+  });
+
+  it('a click past the edge of the world is the same place on the globe', () => {
+    expect(onGlobe({ lat: 12.345, lng: 185 })).toEqual([-175, 12.35]);
+    expect(onGlobe({ lat: -95, lng: -190 })).toEqual([170, -90]);
+    expect(onGlobe({ lat: 0, lng: 180 })).toEqual([180, 0]);
+  });
+
+  it('a footprint covering half the map or more is wide (drawn as an outline)', () => {
+    expect(isWide([-180, -90, 180, 90])).toBe(true);
+    expect(isWide([-180, -60, 180, 60])).toBe(true);
+    expect(isWide([170, -90, 160, 90])).toBe(true);
+    expect(isWide([-20, -40, 50, 40])).toBe(false);
+    expect(isWide([170, -10, -170, 10])).toBe(false);
   });
 });

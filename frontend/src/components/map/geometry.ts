@@ -1,4 +1,6 @@
 /** Boxes on a plate carrée map: what a drag draws, and how footprints are drawn. No Leaflet. */
+import type { Geometry } from 'geojson';
+
 import type { BBox } from '../../lib/api/types';
 
 export interface LatLngLike {
@@ -43,4 +45,86 @@ export function boxRectangles([west, south, east, north]: BBox): [
 /** True when a drag was too small to mean a box (a click). */
 export function isTooSmall([west, south, east, north]: BBox): boolean {
   return Math.abs(east - west) < 0.5 && Math.abs(north - south) < 0.5;
+}
+
+/** A [longitude, latitude] position, as GeoJSON writes it. */
+export type Position = [number, number];
+
+/**
+ * Longitudes made continuous along a path, each step taking the shorter way round (as the API
+ * reads an edge), so a ring from 170 to -170 continues to 190 and is drawn across 180°.
+ */
+export function unwrapPath(points: Position[]): Position[] {
+  const out: Position[] = [];
+  let turns = 0;
+  points.forEach(([lng, lat], index) => {
+    if (index > 0) {
+      const step = lng - points[index - 1]![0];
+      if (Math.abs(step) > 180) turns -= Math.sign(step);
+    }
+    out.push([lng + 360 * turns, lat]);
+  });
+  return out;
+}
+
+/** A clicked position kept on the globe (longitude wrapped into -180..180), to 0.01 degree. */
+export function onGlobe({ lat, lng }: LatLngLike): Position {
+  const wrapped = ((((lng + 180) % 360) + 360) % 360) - 180;
+  return [round(wrapped === -180 && lng > 0 ? 180 : wrapped), round(clamp(lat, -90, 90))];
+}
+
+/**
+ * True when a box covers half the map or more: such a footprint is drawn as its outline, so a
+ * global granule does not paint the whole map one colour.
+ */
+export function isWide([west, south, east, north]: BBox): boolean {
+  const width = west <= east ? east - west : 360 - (west - east);
+  return width * (north - south) >= 0.5 * 360 * 180;
+}
+
+type Coordinates = Position | Coordinates[];
+
+function unwrapDeep(coordinates: Coordinates, depth: number): Coordinates {
+  if (depth === 1) return unwrapPath(coordinates as Position[]);
+  return (coordinates as Coordinates[]).map((inner) => unwrapDeep(inner, depth - 1));
+}
+
+const PATH_DEPTH: Partial<Record<Geometry['type'], number>> = {
+  LineString: 1,
+  MultiLineString: 2,
+  Polygon: 2,
+  MultiPolygon: 3,
+};
+
+/**
+ * A geometry with each line and ring made continuous in longitude (see unwrapPath), for
+ * drawing: a polygon drawn from 170° to -170° then shows as one shape across 180°.
+ */
+export function unwrapGeometry(geometry: Geometry): Geometry {
+  if (geometry.type === 'GeometryCollection')
+    return { ...geometry, geometries: geometry.geometries.map(unwrapGeometry) };
+  const depth = PATH_DEPTH[geometry.type];
+  if (!depth) return geometry;
+  return {
+    ...geometry,
+    coordinates: unwrapDeep(geometry.coordinates as Coordinates, depth),
+  } as Geometry;
+}
+
+/** [west, south, east, north] of a geometry's positions as given (no wrapping). */
+export function extentOf(geometry: Geometry): BBox {
+  const xs: number[] = [];
+  const ys: number[] = [];
+  const visit = (value: unknown) => {
+    if (Array.isArray(value) && typeof value[0] === 'number') {
+      xs.push(value[0]);
+      ys.push(value[1] as number);
+    } else if (Array.isArray(value)) value.forEach(visit);
+  };
+  const walk = (g: Geometry): void => {
+    if (g.type === 'GeometryCollection') g.geometries.forEach(walk);
+    else visit(g.coordinates);
+  };
+  walk(geometry);
+  return [Math.min(...xs), Math.min(...ys), Math.max(...xs), Math.max(...ys)];
 }
