@@ -4,7 +4,7 @@
  * Earth shipped with the app instead of a tile server, a 30° graticule, granule footprints as
  * their outlines, and the search box or shape with the tools that draw them.
  */
-import type { GeoJsonObject } from 'geojson';
+import type { Feature, FeatureCollection, Geometry } from 'geojson';
 import L from 'leaflet';
 import 'leaflet/dist/leaflet.css';
 import { useEffect, useLayoutEffect, useRef, useState } from 'react';
@@ -13,7 +13,7 @@ import type { Topology } from 'topojson-specification';
 import landUrl from 'world-atlas/land-110m.json?url';
 
 import { BoxDraw } from './boxDraw';
-import { drawFootprints, drawSearchArea } from './layers';
+import { drawFootprints, drawSearchArea, geometryLayer } from './layers';
 import { ShapeDraw } from './shapeDraw';
 import type { BoxMapProps } from './types';
 import './map.css';
@@ -29,17 +29,20 @@ const HINTS: Record<NonNullable<Tool>, string> = {
   point: 'Click a place on the map (Esc stops).',
 };
 
-let land: Promise<GeoJsonObject | null> | null = null;
+let land: Promise<Geometry[]> | null = null;
 
 /** The land polygons, fetched once per page load; a map without them still works. */
-function loadLand(): Promise<GeoJsonObject | null> {
+function loadLand(): Promise<Geometry[]> {
   land ??= fetch(landUrl)
     .then((response) => (response.ok ? (response.json() as Promise<Topology>) : null))
     .then((topology) => {
       const object = topology?.objects.land;
-      return topology && object ? (feature(topology, object) as GeoJsonObject) : null;
+      if (!topology || !object) return [];
+      const found = feature(topology, object) as Feature | FeatureCollection;
+      const features = found.type === 'FeatureCollection' ? found.features : [found];
+      return features.map((f) => f.geometry);
     })
-    .catch(() => null);
+    .catch(() => []);
   return land;
 }
 
@@ -109,11 +112,11 @@ function useLeaflet(
     footprints.addTo(map);
     area.addTo(map);
     let live = true;
-    void loadLand().then((shape) => {
-      if (!live || !shape) return;
-      L.geoJSON(shape, { style: { className: 'box-map__land' }, interactive: false })
-        .addTo(map)
-        .bringToBack();
+    void loadLand().then((shapes) => {
+      if (!live) return;
+      // Drawn like a search shape: land cut at 180° shows whole at both edges of the map.
+      for (const shape of shapes)
+        geometryLayer(shape, 'box-map__land', false, 'land').addTo(map).bringToBack();
     });
     toolsRef.current = {
       box: new BoxDraw(map, {

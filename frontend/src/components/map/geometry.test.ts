@@ -82,6 +82,17 @@ describe('shapes on the map', () => {
     ]);
   });
 
+  it('a world box stays the world (an edge from -180 to 180 spans the globe)', () => {
+    const world = [
+      [-180, -90],
+      [180, -90],
+      [180, 90],
+      [-180, 90],
+      [-180, -90],
+    ];
+    expect(unwrapPath(world as [number, number][])).toEqual(world);
+  });
+
   it('a polygon across 180 is drawn as one shape; its extent goes past 180', () => {
     const drawn = unwrapGeometry({
       type: 'Polygon',
@@ -110,5 +121,35 @@ describe('shapes on the map', () => {
     expect(isWide([170, -90, 160, 90])).toBe(true);
     expect(isWide([-20, -40, 50, 40])).toBe(false);
     expect(isWide([170, -10, -170, 10])).toBe(false);
+  });
+});
+
+describe('land and shapes cut at the antimeridian', () => {
+  it('a ring cut at 180 is drawn whole; a ring round a pole is kept as given', () => {
+    // Chukotka as Natural Earth cuts it: along 180, over to -180 and back.
+    const cut = [
+      [170, 65],
+      [180, 65],
+      [-180, 65],
+      [-175, 66],
+      [-180, 68],
+      [180, 68],
+      [170, 65],
+    ];
+    const whole = unwrapGeometry({ type: 'Polygon', coordinates: [cut] }, false);
+    expect(extentOf(whole)).toEqual([170, 65, 185, 68]);
+    // Antarctica: east along the coast, then back west along -90.
+    const pole = [
+      [-180, -70],
+      [0, -65],
+      [180, -70],
+      [180, -90],
+      [-180, -90],
+      [-180, -70],
+    ];
+    expect(unwrapGeometry({ type: 'Polygon', coordinates: [pole] }, false)).toEqual({
+      type: 'Polygon',
+      coordinates: [pole],
+    });
   });
 });

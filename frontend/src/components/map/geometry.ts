@@ -54,13 +54,17 @@ export type Position = [number, number];
  * Longitudes made continuous along a path, each step taking the shorter way round (as the API
  * reads an edge), so a ring from 170 to -170 continues to 190 and is drawn across 180°.
  */
-export function unwrapPath(points: Position[]): Position[] {
+export function unwrapPath(points: Position[], globeEdges = true): Position[] {
   const out: Position[] = [];
   let turns = 0;
   points.forEach(([lng, lat], index) => {
     if (index > 0) {
-      const step = lng - points[index - 1]![0];
-      if (Math.abs(step) > 180) turns -= Math.sign(step);
+      const previous = points[index - 1]![0];
+      const step = lng - previous;
+      // As the API reads it, an edge from -180 to 180 (both on the antimeridian) spans the
+      // globe, as a world box's does; land outlines cut at 180° jump there instead.
+      const span = globeEdges && Math.abs(lng) === 180 && Math.abs(previous) === 180;
+      if (Math.abs(step) > 180 && !span) turns -= Math.sign(step);
     }
     out.push([lng + 360 * turns, lat]);
   });
@@ -84,9 +88,30 @@ export function isWide([west, south, east, north]: BBox): boolean {
 
 type Coordinates = Position | Coordinates[];
 
-function unwrapDeep(coordinates: Coordinates, depth: number): Coordinates {
-  if (depth === 1) return unwrapPath(coordinates as Position[]);
-  return (coordinates as Coordinates[]).map((inner) => unwrapDeep(inner, depth - 1));
+/**
+ * A closed ring made continuous, unless it goes once round a pole (it then ends a turn away
+ * from where it began, as Antarctica's outline does along -90°): such a ring is kept as given.
+ */
+function unwrapRing(ring: Position[], globeEdges: boolean): Position[] {
+  const unwrapped = unwrapPath(ring, globeEdges);
+  const first = unwrapped[0];
+  const last = unwrapped.at(-1);
+  return first && last && first[0] !== last[0] ? ring : unwrapped;
+}
+
+function unwrapDeep(
+  coordinates: Coordinates,
+  depth: number,
+  rings: boolean,
+  globeEdges: boolean,
+): Coordinates {
+  if (depth === 1) {
+    const path = coordinates as Position[];
+    return rings ? unwrapRing(path, globeEdges) : unwrapPath(path, globeEdges);
+  }
+  return (coordinates as Coordinates[]).map((inner) =>
+    unwrapDeep(inner, depth - 1, rings, globeEdges),
+  );
 }
 
 const PATH_DEPTH: Partial<Record<Geometry['type'], number>> = {
@@ -98,16 +123,22 @@ const PATH_DEPTH: Partial<Record<Geometry['type'], number>> = {
 
 /**
  * A geometry with each line and ring made continuous in longitude (see unwrapPath), for
- * drawing: a polygon drawn from 170° to -170° then shows as one shape across 180°.
+ * drawing: a polygon drawn from 170° to -170°, or land cut at 180° (Chukotka, Fiji; with
+ * `globeEdges` false, as its rings jump from 180 to -180), then shows as one shape across 180°
+ * instead of a band across the whole map.
  */
-export function unwrapGeometry(geometry: Geometry): Geometry {
+export function unwrapGeometry(geometry: Geometry, globeEdges = true): Geometry {
   if (geometry.type === 'GeometryCollection')
-    return { ...geometry, geometries: geometry.geometries.map(unwrapGeometry) };
+    return {
+      ...geometry,
+      geometries: geometry.geometries.map((g) => unwrapGeometry(g, globeEdges)),
+    };
   const depth = PATH_DEPTH[geometry.type];
   if (!depth) return geometry;
+  const rings = geometry.type === 'Polygon' || geometry.type === 'MultiPolygon';
   return {
     ...geometry,
-    coordinates: unwrapDeep(geometry.coordinates as Coordinates, depth),
+    coordinates: unwrapDeep(geometry.coordinates as Coordinates, depth, rings, globeEdges),
   } as Geometry;
 }
 

@@ -15,17 +15,25 @@ export function rectangles(box: BBox, options: L.PolylineOptions): L.Rectangle[]
 }
 
 /**
- * A geometry as a Leaflet layer: lines and rings made continuous across 180° and drawn a turn
- * either side too, so a shape across the antimeridian shows at both edges of the map.
+ * How a geometry reaches the map: `shape` as a user drew it (each edge the shorter way round,
+ * as the API reads it), `land` cut at 180° (its rings jump there), `split` already split at
+ * the antimeridian into -180..180 (footprints and uploaded shapes as the API returns them).
+ */
+export type Drawing = 'shape' | 'land' | 'split';
+
+/**
+ * A geometry as a Leaflet layer. A shape or land is made continuous across 180° and drawn a
+ * turn either side too, so what crosses the antimeridian shows whole at both edges of the map.
  */
 export function geometryLayer(
   geometry: Geometry,
   className: string,
   interactive: boolean,
+  drawing: Drawing = 'shape',
 ): L.FeatureGroup {
-  const unwrapped = unwrapGeometry(geometry);
+  const unwrapped = drawing === 'split' ? geometry : unwrapGeometry(geometry, drawing === 'shape');
   const group = L.featureGroup();
-  for (const shift of [-360, 0, 360]) {
+  for (const shift of drawing === 'split' ? [0] : [-360, 0, 360]) {
     group.addLayer(
       L.geoJSON(unwrapped, {
         coordsToLatLng: ([lng, lat]) => L.latLng(lat!, lng! + shift),
@@ -73,7 +81,7 @@ export function drawFootprints(
     const base = areaClass('box-map__footprint', footprint.bbox);
     const className = highlighted ? `${base} box-map__footprint--highlight` : base;
     const drawn = footprint.footprint
-      ? geometryLayer(footprint.footprint, className, true)
+      ? geometryLayer(footprint.footprint, className, true, 'split')
       : L.featureGroup(rectangles(footprint.bbox, { className }));
     drawn.bindTooltip(footprint.label, { sticky: true });
     drawn.on('click', () => onSelect(footprint.id));
