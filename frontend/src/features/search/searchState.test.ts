@@ -84,7 +84,7 @@ describe('search state in the address', () => {
     // Facet counts keep every collection and level on offer: only text, time, space, attributes.
     expect(
       Object.keys(facetParams({ ...search, processingLevel: '1B', collections: ['C.2'] })),
-    ).toEqual(['q', 'start', 'end', 'bbox', 'attr.day_night', 'attr.cloud_cover.lt']);
+    ).toEqual(['q', 'start', 'end', 'bbox', 'intersects', 'attr.day_night', 'attr.cloud_cover.lt']);
   });
 
   it('keeps a drawn shape in the address and sends it as intersects instead of the box', () => {
