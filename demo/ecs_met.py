@@ -3,8 +3,9 @@ local granule id, day or night, time range and bounding rectangle, as ingest's .
 (ingest/metadata.py) and ECS tools read it."""
 
 
-def inventory_metadata(local_id, start, end, box, day_night):
-    """The ECS inventory metadata (ODL) MODAPS delivers beside each granule."""
+def inventory_metadata(local_id, start, end, box, day_night, gring=None):
+    """The ECS inventory metadata (ODL) MODAPS delivers beside each granule; `gring` the
+    swath's outline as [(lon, lat), ...] (a G-ring), None for the bounding rectangle only."""
     def obj(name, value, indent):
         pad = " " * indent
         return (f"{pad}OBJECT                 = {name}\n{pad}  NUM_VAL              = 1\n"
@@ -29,6 +30,28 @@ def inventory_metadata(local_id, start, end, box, day_night):
         + obj("EASTBOUNDINGCOORDINATE", f"{east:.4f}", 8)
         + obj("SOUTHBOUNDINGCOORDINATE", f"{south:.4f}", 8)
         + "      END_GROUP              = BOUNDINGRECTANGLE\n"
-        "    END_GROUP              = HORIZONTALSPATIALDOMAINCONTAINER\n"
+        + _gpolygon(gring)
+        + "    END_GROUP              = HORIZONTALSPATIALDOMAINCONTAINER\n"
         "  END_GROUP              = SPATIALDOMAINCONTAINER\n\n"
         "END_GROUP              = INVENTORYMETADATA\n\nEND\n")
+
+
+def _gpolygon(gring):
+    """The G-ring group ECS writes for a swath (its outline, points in order)."""
+    if not gring:
+        return ""
+    pad = " " * 6
+
+    def values(name, numbers):
+        listed = ", ".join(f"{n:.4f}" for n in numbers)
+        return (f"{pad}  OBJECT                 = {name}\n{pad}    NUM_VAL              = "
+                f"{len(numbers)}\n{pad}    VALUE                = ({listed})\n"
+                f"{pad}  END_OBJECT             = {name}\n")
+
+    return (f"{pad}GROUP                  = GPOLYGON\n"
+            + values("GRINGPOINTLONGITUDE", [lon for lon, _ in gring])
+            + values("GRINGPOINTLATITUDE", [lat for _, lat in gring])
+            + f"{pad}  OBJECT                 = EXCLUSIONGRINGFLAG\n{pad}    NUM_VAL"
+              f"              = 1\n{pad}    VALUE                = \"N\"\n"
+              f"{pad}  END_OBJECT             = EXCLUSIONGRINGFLAG\n"
+            + f"{pad}END_GROUP              = GPOLYGON\n")

@@ -377,6 +377,28 @@ def swath_box(lat, lon):
     return west, south, east, north
 
 
+def swath_gring(lat, lon, per_edge=10):
+    """The swath's outline as a G-ring (first row, last column, last row and first column
+    back, `per_edge` points each), or None where it is not a simple polygon on the lon/lat
+    plane (a swath over a pole): its bounding rectangle then stands for it."""
+    from backend.catalog import shapes
+
+    rows, columns = lat.shape
+    across = numpy.linspace(0, columns - 1, per_edge + 1).round().astype(int)
+    along = numpy.linspace(0, rows - 1, per_edge + 1).round().astype(int)
+    edge = ([(0, c) for c in across[:-1]] + [(r, columns - 1) for r in along[:-1]]
+            + [(rows - 1, c) for c in across[::-1][:-1]] + [(r, 0) for r in along[::-1][:-1]])
+    ring = [[round(float(lon[r, c]), 4), round(float(lat[r, c]), 4)] for r, c in edge]
+    north, south = max(y for _, y in ring), min(y for _, y in ring)
+    if north > 89 or south < -89:
+        return None
+    try:
+        shapes.parse_geojson({"type": "Polygon", "coordinates": [[*ring, ring[0]]]})
+    except shapes.ShapeError:
+        return None
+    return ring
+
+
 def _swath_start(index, rng):
     day, slot = divmod(index, 4)
     if slot < 3:        # three granules of the daytime pass over Europe and Africa
@@ -465,7 +487,8 @@ def _swath(product, index, folder, rng, waves):
                        "product_version": "061", "cdm_data_type": "swath"}))
     day_night = "Day" if float(zenith[ROWS // 2, COLUMNS // 2]) < 85 else "Night"
     met = folder / f"{gid}.hdf.met"
-    met.write_text(inventory_metadata(f"{gid}.hdf", start, end, box, day_night))
+    met.write_text(inventory_metadata(f"{gid}.hdf", start, end, box, day_night,
+                                      swath_gring(lat, lon)))
     north_up = temperature if lat[0].mean() >= lat[-1].mean() else temperature[::-1, ::-1]
     picture = browse.render(north_up, 200, 310, "infrared",
                             "Band31_Brightness_Temperature (K)", scale=2)

@@ -26,3 +26,24 @@ def test_a_demo_granule_is_the_same_bytes_each_time(tmp_path, short_name):
         digests(tmp_path / "a", first).values())
     assert all(10_000 < path.stat().st_size < 400_000 for _, _, path in first.files
                if not path.name.endswith(".met"))
+
+
+@pytest.mark.parametrize("index", [3, 23])
+def test_a_demo_swath_s_met_has_a_g_ring_round_its_pixels(tmp_path, index):
+    """The .met G-ring, as ingest reads it, outlines the swath: nearly every pixel centre of
+    the HDF5 file (read with h5py) lies inside it, across the antimeridian too (index 23)."""
+    import h5py
+    import shapely
+
+    from backend.catalog import shapes
+    from ingest import metadata
+
+    granule = products.make_granule("MOD021KM", index, tmp_path)
+    files = {role: path for _, role, path in granule.files}
+    footprint = metadata.extract([(files["metadata"].name, "metadata", files["metadata"])])
+    outline = shapes.parse_geojson(footprint.footprint).geometry.buffer(1e-6)
+    with h5py.File(files["data"]) as f:
+        lon, lat = f["Longitude"][:].ravel(), f["Latitude"][:].ravel()
+    inside = shapely.contains_xy(outline, lon, lat)
+    assert inside.mean() > 0.98
+    assert (lon.max() - lon.min() > 180) == (outline.geom_type == "MultiPolygon")

@@ -23,11 +23,29 @@ describe('subscribe to a search', () => {
       start: '2026-11-01',
       end: '2026-11-05',
       bbox: [-10, 20, 15, 40],
+      shape: null,
       dayNight: 'Day',
       cloudBelow: '30',
       collectionFilter: { q: '', processing_level: '', platform: '', instrument: '' },
     });
     expect(needsCollectionLookup(draft!)).toBe(false);
+  });
+
+  it("carries the search's drawn shape", () => {
+    const ring = [
+      [170, -10],
+      [-170, -10],
+      [-170, 10],
+      [170, 10],
+      [170, -10],
+    ];
+    const search = new URLSearchParams({
+      collection: 'MOD021KM.061',
+      shape: JSON.stringify({ type: 'Polygon', coordinates: [ring] }),
+    });
+    const draft = readSearchDraft(new URL(subscribeToSearchPath(search), 'http://x').searchParams);
+    expect(draft?.shape).toEqual({ type: 'Polygon', coordinates: [ring] });
+    expect(draft?.bbox).toBeNull();
   });
 
   it('keeps free text and facets to resolve to collections when none was picked', () => {

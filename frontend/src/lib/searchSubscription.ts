@@ -5,6 +5,7 @@
  * search's public, shared-link names, so they are stable.
  */
 import type { BBox } from './api/types';
+import { readShape, type Geometry } from './shapeParam';
 
 /** What a search carries over to a subscription. */
 export interface SearchDraft {
@@ -14,6 +15,8 @@ export interface SearchDraft {
   start: string;
   end: string;
   bbox: BBox | null;
+  /** The search's drawn or uploaded shape (it replaces the box), or null. */
+  shape: Geometry | null;
   dayNight: '' | 'Day' | 'Night';
   /** Cloud cover below this percentage, as typed, or ''. */
   cloudBelow: string;
@@ -34,6 +37,7 @@ const CARRIED = [
   'start',
   'end',
   'bbox',
+  'shape',
   'day_night',
   'cloud_below',
 ] as const;
@@ -71,6 +75,7 @@ export function readSearchDraft(params: URLSearchParams): SearchDraft | null {
     start: day('start'),
     end: day('end'),
     bbox: parseBBox(text('bbox')),
+    shape: readShape(text('shape')).shape,
     dayNight: dayNight === 'Day' || dayNight === 'Night' ? dayNight : '',
     cloudBelow: text('cloud_below'),
     collectionFilter: {

@@ -1,10 +1,10 @@
 /**
  * The Leaflet map of the portal, loaded only when a page shows it: the world in plate carrée
  * (the projection granule boxes are given in, poles included), land outlines from Natural
- * Earth shipped with the app instead of a tile server, a 30° graticule, granule footprints,
- * and the search box with its drawing tool.
+ * Earth shipped with the app instead of a tile server, a 30° graticule, granule footprints as
+ * their outlines, and the search box or shape with the tools that draw them.
  */
-import type { GeoJsonObject } from 'geojson';
+import type { Feature, FeatureCollection, Geometry } from 'geojson';
 import L from 'leaflet';
 import 'leaflet/dist/leaflet.css';
 import { useEffect, useLayoutEffect, useRef, useState } from 'react';
@@ -13,23 +13,36 @@ import type { Topology } from 'topojson-specification';
 import landUrl from 'world-atlas/land-110m.json?url';
 
 import { BoxDraw } from './boxDraw';
-import { boxRectangles } from './geometry';
+import { drawFootprints, drawSearchArea, geometryLayer } from './layers';
+import { ShapeDraw } from './shapeDraw';
 import type { BoxMapProps } from './types';
 import './map.css';
 
 const WORLD = L.latLngBounds([-90, -180], [90, 180]);
 
-let land: Promise<GeoJsonObject | null> | null = null;
+type Tool = 'box' | 'polygon' | 'point' | null;
+
+const HINTS: Record<NonNullable<Tool>, string> = {
+  box: 'Drag on the map to draw a box (Esc stops).',
+  polygon:
+    'Click each corner; double-click, click the first corner or press Enter to finish (Esc stops). Edges take the shorter way round, so one from 170° to -170° crosses the antimeridian.',
+  point: 'Click a place on the map (Esc stops).',
+};
+
+let land: Promise<Geometry[]> | null = null;
 
 /** The land polygons, fetched once per page load; a map without them still works. */
-function loadLand(): Promise<GeoJsonObject | null> {
+function loadLand(): Promise<Geometry[]> {
   land ??= fetch(landUrl)
     .then((response) => (response.ok ? (response.json() as Promise<Topology>) : null))
     .then((topology) => {
       const object = topology?.objects.land;
-      return topology && object ? (feature(topology, object) as GeoJsonObject) : null;
+      if (!topology || !object) return [];
+      const found = feature(topology, object) as Feature | FeatureCollection;
+      const features = found.type === 'FeatureCollection' ? found.features : [found];
+      return features.map((f) => f.geometry);
     })
-    .catch(() => null);
+    .catch(() => []);
   return land;
 }
 
@@ -53,33 +66,30 @@ function graticule(): L.LayerGroup {
   return L.layerGroup(lines);
 }
 
-function rectangles(box: [number, number, number, number], options: L.PolylineOptions) {
-  return boxRectangles(box).map((corners) => L.rectangle(corners, options));
+/** The view's edges on the container (data-view="west,south,east,north"), for scripts. */
+function markView(map: L.Map) {
+  const b = map.getBounds();
+  map.getContainer().dataset.view = [b.getWest(), b.getSouth(), b.getEast(), b.getNorth()]
+    .map((v) => v.toFixed(4))
+    .join(',');
 }
 
-export default function BoxMap({
-  label,
-  box,
-  boxStyle = 'filled',
-  onBoxChange,
-  footprints = [],
-  highlight = null,
-  onFootprintSelect,
-  focus = null,
-}: BoxMapProps) {
-  const containerRef = useRef<HTMLDivElement>(null);
-  const mapRef = useRef<L.Map | null>(null);
-  const boxLayer = useRef(L.layerGroup());
-  const footprintLayer = useRef(L.layerGroup());
-  const drawRef = useRef<BoxDraw | null>(null);
-  const [drawing, setDrawing] = useState(false);
-  // Handlers change on every render; the map keeps calling the latest ones.
-  const handlers = useRef({ onBoxChange, onFootprintSelect });
-  useLayoutEffect(() => {
-    handlers.current = { onBoxChange, onFootprintSelect };
-  });
-  const focusKey = focus ? focus.join(',') : '';
+interface Tools {
+  box: BoxDraw;
+  shape: ShapeDraw;
+}
 
+/** The Leaflet map in `containerRef`, its layers and drawing tools, for the map's lifetime. */
+function useLeaflet(
+  containerRef: React.RefObject<HTMLDivElement | null>,
+  handlers: React.RefObject<Pick<BoxMapProps, 'onBoxChange' | 'onShapeChange'>>,
+  setTool: (tool: Tool) => void,
+  setVertices: (count: number) => void,
+) {
+  const mapRef = useRef<L.Map | null>(null);
+  const areaLayer = useRef(L.layerGroup());
+  const footprintLayer = useRef(L.layerGroup());
+  const toolsRef = useRef<Tools | null>(null);
   useEffect(() => {
     const container = containerRef.current;
     if (!container) return;
@@ -94,44 +104,59 @@ export default function BoxMap({
       keyboard: true,
     });
     map.attributionControl.setPrefix(false).addAttribution('Land: Natural Earth');
+    map.on('moveend zoomend resize', () => markView(map));
     map.fitBounds(WORLD);
     graticule().addTo(map);
-    const boxes = boxLayer.current;
+    const area = areaLayer.current;
     const footprints = footprintLayer.current;
-    boxes.addTo(map);
     footprints.addTo(map);
+    area.addTo(map);
     let live = true;
-    void loadLand().then((shape) => {
-      if (!live || !shape) return;
-      L.geoJSON(shape, { style: { className: 'box-map__land' }, interactive: false })
-        .addTo(map)
-        .bringToBack();
+    void loadLand().then((shapes) => {
+      if (!live) return;
+      // Drawn like a search shape: land cut at 180° shows whole at both edges of the map.
+      for (const shape of shapes)
+        geometryLayer(shape, 'box-map__land', false, 'land').addTo(map).bringToBack();
     });
-    drawRef.current = new BoxDraw(map, {
-      style: { className: 'box-map__box' },
-      onDone: (drawn) => {
-        setDrawing(false);
-        handlers.current.onBoxChange?.(drawn);
-      },
-    });
+    toolsRef.current = {
+      box: new BoxDraw(map, {
+        style: { className: 'box-map__box' },
+        onDone: (drawn) => {
+          setTool(null);
+          handlers.current.onBoxChange?.(drawn);
+        },
+      }),
+      shape: new ShapeDraw(map, {
+        style: { className: 'box-map__box box-map__box--drawing' },
+        onDone: (drawn) => {
+          setTool(null);
+          handlers.current.onShapeChange?.(drawn);
+        },
+        onProgress: setVertices,
+      }),
+    };
     const resize = new ResizeObserver(() => map.invalidateSize());
     resize.observe(container);
     mapRef.current = map;
     return () => {
       live = false;
       resize.disconnect();
-      drawRef.current?.disable();
-      drawRef.current = null;
-      boxes.remove();
+      toolsRef.current?.box.disable();
+      toolsRef.current?.shape.disable();
+      toolsRef.current = null;
+      area.remove();
       footprints.remove();
       map.remove();
       mapRef.current = null;
     };
-  }, []);
+  }, [containerRef, handlers, setTool, setVertices]);
+  return { mapRef, areaLayer, footprintLayer, toolsRef };
+}
 
+function useFocus(map: React.RefObject<L.Map | null>, focusKey: string) {
   useEffect(() => {
-    const map = mapRef.current;
-    if (!map) return;
+    const current = map.current;
+    if (!current) return;
     const parts = focusKey.split(',').map(Number);
     // No animation: a view still moving when the land outlines arrive would draw them askew.
     if (parts.length === 4) {
@@ -141,70 +166,134 @@ export default function BoxMap({
         [Math.max(-90, bounds.getSouth()), Math.max(-180, bounds.getWest())],
         [Math.min(90, bounds.getNorth()), Math.min(180, bounds.getEast())],
       );
-      map.fitBounds(shown, { maxZoom: 4, animate: false });
+      current.fitBounds(shown, { maxZoom: 4, animate: false });
     } else {
-      map.fitBounds(WORLD, { animate: false });
+      current.fitBounds(WORLD, { animate: false });
     }
-  }, [focusKey]);
+  }, [map, focusKey]);
+}
+
+export default function BoxMap({
+  label,
+  box,
+  boxStyle = 'filled',
+  onBoxChange,
+  shape = null,
+  onShapeChange,
+  tools,
+  footprints = [],
+  highlight = null,
+  onFootprintSelect,
+  focus = null,
+}: BoxMapProps) {
+  const containerRef = useRef<HTMLDivElement>(null);
+  const [tool, setTool] = useState<Tool>(null);
+  const [vertices, setVertices] = useState(0);
+  // Handlers change on every render; the map keeps calling the latest ones.
+  const handlers = useRef({ onBoxChange, onShapeChange, onFootprintSelect });
+  useLayoutEffect(() => {
+    handlers.current = { onBoxChange, onShapeChange, onFootprintSelect };
+  });
+  const { mapRef, areaLayer, footprintLayer, toolsRef } = useLeaflet(
+    containerRef,
+    handlers,
+    setTool,
+    setVertices,
+  );
+  useFocus(mapRef, focus ? focus.join(',') : '');
 
   useEffect(() => {
-    const layer = boxLayer.current;
-    layer.clearLayers();
-    const className =
-      boxStyle === 'outline' ? 'box-map__box box-map__box--outline' : 'box-map__box';
-    if (box)
-      for (const rectangle of rectangles(box, { className, interactive: false }))
-        layer.addLayer(rectangle);
-  }, [box, boxStyle]);
+    drawSearchArea(areaLayer.current, box, shape, boxStyle === 'outline');
+  }, [areaLayer, box, shape, boxStyle]);
 
   useEffect(() => {
-    const layer = footprintLayer.current;
-    layer.clearLayers();
-    for (const footprint of footprints) {
-      const highlighted = footprint.id === highlight;
-      for (const rectangle of rectangles(footprint.bbox, {
-        className: highlighted
-          ? 'box-map__footprint box-map__footprint--highlight'
-          : 'box-map__footprint',
-      })) {
-        rectangle.bindTooltip(footprint.label, { sticky: true });
-        rectangle.on('click', () => handlers.current.onFootprintSelect?.(footprint.id));
-        layer.addLayer(rectangle);
-      }
-    }
-  }, [footprints, highlight]);
+    drawFootprints(footprintLayer.current, footprints, highlight, (id) =>
+      handlers.current.onFootprintSelect?.(id),
+    );
+  }, [footprintLayer, footprints, highlight]);
 
   useEffect(() => {
-    const draw = drawRef.current;
-    if (!draw) return;
-    if (drawing) draw.enable();
-    else draw.disable();
-  }, [drawing]);
+    const current = toolsRef.current;
+    if (!current) return;
+    setVertices(0);
+    if (tool === 'box') current.box.enable();
+    else current.box.disable();
+    if (tool === 'polygon' || tool === 'point') current.shape.enable(tool);
+    else current.shape.disable();
+  }, [toolsRef, tool]);
 
   useEffect(() => {
-    if (!drawing) return;
-    const stop = (event: KeyboardEvent) => {
-      if (event.key === 'Escape') setDrawing(false);
+    if (!tool) return;
+    const key = (event: KeyboardEvent) => {
+      if (event.key === 'Escape') setTool(null);
+      if (event.key === 'Enter' && tool === 'polygon') toolsRef.current?.shape.finish();
     };
-    document.addEventListener('keydown', stop);
-    return () => document.removeEventListener('keydown', stop);
-  }, [drawing]);
+    document.addEventListener('keydown', key);
+    return () => document.removeEventListener('keydown', key);
+  }, [toolsRef, tool]);
 
+  const toggle = (which: NonNullable<Tool>) => setTool((on) => (on === which ? null : which));
   return (
     <div className="box-map">
-      {onBoxChange && (
-        <div className="box-map__tools">
-          <button
-            type="button"
-            className="button button--small button--quiet"
-            aria-pressed={drawing}
-            onClick={() => setDrawing((on) => !on)}
-          >
-            {drawing ? 'Drawing: drag on the map (Esc stops)' : 'Draw a box'}
-          </button>
+      {(onBoxChange || onShapeChange || tools) && (
+        <div className="box-map__tools" role="toolbar" aria-label="Area tools">
+          {onBoxChange && (
+            <ToolButton tool="box" active={tool} onClick={toggle}>
+              Draw a box
+            </ToolButton>
+          )}
+          {onShapeChange && (
+            <>
+              <ToolButton tool="polygon" active={tool} onClick={toggle}>
+                Draw a polygon
+              </ToolButton>
+              <ToolButton tool="point" active={tool} onClick={toggle}>
+                Place a point
+              </ToolButton>
+            </>
+          )}
+          {tool === 'polygon' && (
+            <button
+              type="button"
+              className="button button--small"
+              disabled={vertices < 3}
+              onClick={() => toolsRef.current?.shape.finish()}
+            >
+              Finish polygon
+            </button>
+          )}
+          {tools}
         </div>
+      )}
+      {tool && (
+        <p className="hint box-map__hint" role="status">
+          {HINTS[tool]}
+        </p>
       )}
       <div ref={containerRef} className="box-map__map" role="region" aria-label={label} />
     </div>
+  );
+}
+
+function ToolButton({
+  tool,
+  active,
+  onClick,
+  children,
+}: {
+  tool: NonNullable<Tool>;
+  active: Tool;
+  onClick: (tool: NonNullable<Tool>) => void;
+  children: string;
+}) {
+  return (
+    <button
+      type="button"
+      className="button button--small button--quiet"
+      aria-pressed={active === tool}
+      onClick={() => onClick(tool)}
+    >
+      {children}
+    </button>
   );
 }

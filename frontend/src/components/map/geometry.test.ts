@@ -1,6 +1,15 @@
 import { describe, expect, it } from 'vitest';
 
-import { boxFromCorners, boxRectangles, isTooSmall } from './geometry';
+import {
+  boxFromCorners,
+  boxRectangles,
+  extentOf,
+  isTooSmall,
+  isWide,
+  onGlobe,
+  unwrapGeometry,
+  unwrapPath,
+} from './geometry';
 
 describe('map boxes', () => {
   it('a drag in any direction gives west, south, east, north on the globe', () => {
@@ -32,5 +41,115 @@ describe('map boxes', () => {
   it('a click is not a box', () => {
     expect(isTooSmall([10, 10, 10.2, 10.1])).toBe(true);
     expect(isTooSmall([10, 10, 12, 10.1])).toBe(false);
+  });
+});
+
+describe('shapes on the map', () => {
+  it('each edge takes the shorter way round, so 170 to -170 continues past 180', () => {
+    expect(
+      unwrapPath([
+        [170, -10],
+        [-170, -10],
+        [-170, 10],
+        [170, 10],
+        [170, -10],
+      ]),
+    ).toEqual([
+      [170, -10],
+      [190, -10],
+      [190, 10],
+      [170, 10],
+      [170, -10],
+    ]);
+    // Westwards across 180 too, and a path that never crosses is left alone.
+    expect(
+      unwrapPath([
+        [-175, 0],
+        [175, 0],
+      ]),
+    ).toEqual([
+      [-175, 0],
+      [-185, 0],
+    ]);
+    expect(
+      unwrapPath([
+        [-100, 0],
+        [60, 0],
+      ]),
+    ).toEqual([
+      [-100, 0],
+      [60, 0],
+    ]);
+  });
+
+  it('a world box stays the world (an edge from -180 to 180 spans the globe)', () => {
+    const world = [
+      [-180, -90],
+      [180, -90],
+      [180, 90],
+      [-180, 90],
+      [-180, -90],
+    ];
+    expect(unwrapPath(world as [number, number][])).toEqual(world);
+  });
+
+  it('a polygon across 180 is drawn as one shape; its extent goes past 180', () => {
+    const drawn = unwrapGeometry({
+      type: 'Polygon',
+      coordinates: [
+        [
+          [170, -10],
+          [-170, -10],
+          [-170, 10],
+          [170, 10],
+          [170, -10],
+        ],
+      ],
+    });
+    expect(extentOf(drawn)).toEqual([170, -10, 190, 10]);
+  });
+
+  it('a click past the edge of the world is the same place on the globe', () => {
+    expect(onGlobe({ lat: 12.345, lng: 185 })).toEqual([-175, 12.35]);
+    expect(onGlobe({ lat: -95, lng: -190 })).toEqual([170, -90]);
+    expect(onGlobe({ lat: 0, lng: 180 })).toEqual([180, 0]);
+  });
+
+  it('a footprint covering half the map or more is wide (drawn as an outline)', () => {
+    expect(isWide([-180, -90, 180, 90])).toBe(true);
+    expect(isWide([-180, -60, 180, 60])).toBe(true);
+    expect(isWide([170, -90, 160, 90])).toBe(true);
+    expect(isWide([-20, -40, 50, 40])).toBe(false);
+    expect(isWide([170, -10, -170, 10])).toBe(false);
+  });
+});
+
+describe('land and shapes cut at the antimeridian', () => {
+  it('a ring cut at 180 is drawn whole; a ring round a pole is kept as given', () => {
+    // Chukotka as Natural Earth cuts it: along 180, over to -180 and back.
+    const cut = [
+      [170, 65],
+      [180, 65],
+      [-180, 65],
+      [-175, 66],
+      [-180, 68],
+      [180, 68],
+      [170, 65],
+    ];
+    const whole = unwrapGeometry({ type: 'Polygon', coordinates: [cut] }, false);
+    expect(extentOf(whole)).toEqual([170, 65, 185, 68]);
+    // Antarctica: east along the coast, then back west along -90.
+    const pole = [
+      [-180, -70],
+      [0, -65],
+      [180, -70],
+      [180, -90],
+      [-180, -90],
+      [-180, -70],
+    ];
+    expect(unwrapGeometry({ type: 'Polygon', coordinates: [pole] }, false)).toEqual({
+      type: 'Polygon',
+      coordinates: [pole],
+    });
   });
 });

@@ -1,4 +1,6 @@
 /** Boxes on a plate carrée map: what a drag draws, and how footprints are drawn. No Leaflet. */
+import type { Geometry } from 'geojson';
+
 import type { BBox } from '../../lib/api/types';
 
 export interface LatLngLike {
@@ -43,4 +45,117 @@ export function boxRectangles([west, south, east, north]: BBox): [
 /** True when a drag was too small to mean a box (a click). */
 export function isTooSmall([west, south, east, north]: BBox): boolean {
   return Math.abs(east - west) < 0.5 && Math.abs(north - south) < 0.5;
+}
+
+/** A [longitude, latitude] position, as GeoJSON writes it. */
+export type Position = [number, number];
+
+/**
+ * Longitudes made continuous along a path, each step taking the shorter way round (as the API
+ * reads an edge), so a ring from 170 to -170 continues to 190 and is drawn across 180°.
+ */
+export function unwrapPath(points: Position[], globeEdges = true): Position[] {
+  const out: Position[] = [];
+  let turns = 0;
+  points.forEach(([lng, lat], index) => {
+    if (index > 0) {
+      const previous = points[index - 1]![0];
+      const step = lng - previous;
+      // As the API reads it, an edge from -180 to 180 (both on the antimeridian) spans the
+      // globe, as a world box's does; land outlines cut at 180° jump there instead.
+      const span = globeEdges && Math.abs(lng) === 180 && Math.abs(previous) === 180;
+      if (Math.abs(step) > 180 && !span) turns -= Math.sign(step);
+    }
+    out.push([lng + 360 * turns, lat]);
+  });
+  return out;
+}
+
+/** A clicked position kept on the globe (longitude wrapped into -180..180), to 0.01 degree. */
+export function onGlobe({ lat, lng }: LatLngLike): Position {
+  const wrapped = ((((lng + 180) % 360) + 360) % 360) - 180;
+  return [round(wrapped === -180 && lng > 0 ? 180 : wrapped), round(clamp(lat, -90, 90))];
+}
+
+/**
+ * True when a box covers half the map or more: such a footprint is drawn as its outline, so a
+ * global granule does not paint the whole map one colour.
+ */
+export function isWide([west, south, east, north]: BBox): boolean {
+  const width = west <= east ? east - west : 360 - (west - east);
+  return width * (north - south) >= 0.5 * 360 * 180;
+}
+
+type Coordinates = Position | Coordinates[];
+
+/**
+ * A closed ring made continuous, unless it goes once round a pole (it then ends a turn away
+ * from where it began, as Antarctica's outline does along -90°): such a ring is kept as given.
+ */
+function unwrapRing(ring: Position[], globeEdges: boolean): Position[] {
+  const unwrapped = unwrapPath(ring, globeEdges);
+  const first = unwrapped[0];
+  const last = unwrapped.at(-1);
+  return first && last && first[0] !== last[0] ? ring : unwrapped;
+}
+
+function unwrapDeep(
+  coordinates: Coordinates,
+  depth: number,
+  rings: boolean,
+  globeEdges: boolean,
+): Coordinates {
+  if (depth === 1) {
+    const path = coordinates as Position[];
+    return rings ? unwrapRing(path, globeEdges) : unwrapPath(path, globeEdges);
+  }
+  return (coordinates as Coordinates[]).map((inner) =>
+    unwrapDeep(inner, depth - 1, rings, globeEdges),
+  );
+}
+
+const PATH_DEPTH: Partial<Record<Geometry['type'], number>> = {
+  LineString: 1,
+  MultiLineString: 2,
+  Polygon: 2,
+  MultiPolygon: 3,
+};
+
+/**
+ * A geometry with each line and ring made continuous in longitude (see unwrapPath), for
+ * drawing: a polygon drawn from 170° to -170°, or land cut at 180° (Chukotka, Fiji; with
+ * `globeEdges` false, as its rings jump from 180 to -180), then shows as one shape across 180°
+ * instead of a band across the whole map.
+ */
+export function unwrapGeometry(geometry: Geometry, globeEdges = true): Geometry {
+  if (geometry.type === 'GeometryCollection')
+    return {
+      ...geometry,
+      geometries: geometry.geometries.map((g) => unwrapGeometry(g, globeEdges)),
+    };
+  const depth = PATH_DEPTH[geometry.type];
+  if (!depth) return geometry;
+  const rings = geometry.type === 'Polygon' || geometry.type === 'MultiPolygon';
+  return {
+    ...geometry,
+    coordinates: unwrapDeep(geometry.coordinates as Coordinates, depth, rings, globeEdges),
+  } as Geometry;
+}
+
+/** [west, south, east, north] of a geometry's positions as given (no wrapping). */
+export function extentOf(geometry: Geometry): BBox {
+  const xs: number[] = [];
+  const ys: number[] = [];
+  const visit = (value: unknown) => {
+    if (Array.isArray(value) && typeof value[0] === 'number') {
+      xs.push(value[0]);
+      ys.push(value[1] as number);
+    } else if (Array.isArray(value)) value.forEach(visit);
+  };
+  const walk = (g: Geometry): void => {
+    if (g.type === 'GeometryCollection') g.geometries.forEach(walk);
+    else visit(g.coordinates);
+  };
+  walk(geometry);
+  return [Math.min(...xs), Math.min(...ys), Math.max(...xs), Math.max(...ys)];
 }

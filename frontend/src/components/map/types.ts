@@ -1,9 +1,14 @@
+import type { Geometry } from 'geojson';
+import type { ReactNode } from 'react';
+
 import type { BBox } from '../../lib/api/types';
 
 /** A granule's footprint on the map. */
 export interface Footprint {
   id: number;
   bbox: BBox;
+  /** Its outline as GeoJSON (split at the antimeridian); the box is drawn when it has none. */
+  footprint?: Geometry | null;
   /** Shown as the footprint's tooltip, e.g. the granule id. */
   label: string;
 }
@@ -20,6 +25,12 @@ export interface BoxMapProps {
   boxStyle?: 'filled' | 'outline';
   /** Offer "Draw a box" and report each drawn box. */
   onBoxChange?: (box: BBox) => void;
+  /** The search shape (a drawn polygon or point, or an uploaded outline); null for none. */
+  shape?: Geometry | null;
+  /** Offer "Draw a polygon" and "Place a point" and report each finished shape. */
+  onShapeChange?: (shape: Geometry) => void;
+  /** More controls for the tool row (e.g. uploading a shape). */
+  tools?: ReactNode;
   footprints?: Footprint[];
   /** A footprint to stand out (the result row under the pointer). */
   highlight?: number | null;

@@ -4,6 +4,7 @@ import { Link } from 'react-router';
 
 import type { BBox, Collection, FacetValue, GranuleFacets, Page } from '../../lib/api/types';
 import { formatCount } from '../../lib/format';
+import { describeShape } from '../../lib/shapeParam';
 import { emptySearch, type DayNight, type SearchState } from './searchState';
 
 type Edges = Record<'west' | 'south' | 'east' | 'north', string>;
@@ -73,7 +74,8 @@ export function SearchForm({
       return;
     }
     setBoxError('');
-    onApply({ ...next, bbox: box });
+    // A typed box replaces a drawn or uploaded shape.
+    onApply({ ...next, bbox: box, shape: box ? null : next.shape });
   }
 
   function onSubmit(event: FormEvent<HTMLFormElement>) {
@@ -161,8 +163,21 @@ export function SearchForm({
         <fieldset className="search-form__group">
           <legend>Where</legend>
           <p className="hint" id={`${id}-box-hint`}>
-            Degrees; west greater than east crosses the antimeridian. Or draw a box on the map.
+            Degrees; west greater than east crosses the antimeridian. Or draw a box, a polygon or a
+            point on the map, or upload a shape.
           </p>
+          {draft.shape && (
+            <p className="search-form__shape">
+              Searching within {describeShape(draft.shape)}.{' '}
+              <button
+                type="button"
+                className="button button--small button--quiet"
+                onClick={() => onApply({ ...draft, shape: null })}
+              >
+                Clear the shape
+              </button>
+            </p>
+          )}
           <div className="search-form__edges">
             {EDGES.map(({ key, label, min, max }) => (
               <div className="field" key={key}>

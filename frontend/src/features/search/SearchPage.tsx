@@ -8,6 +8,8 @@ import { granulesQuery } from '../../lib/api/granules/granules';
 import { granuleTimelineQuery } from '../../lib/api/granules/timeline';
 import { subscribeToSearchPath } from '../../lib/searchSubscription';
 import { LazyBoxMap } from '../../components/map/LazyBoxMap';
+import { ShapeUpload } from '../../components/map/ShapeUpload';
+import { readShape, type Geometry } from '../../lib/shapeParam';
 import type { Footprint } from '../../components/map/types';
 import { SearchForm } from './SearchForm';
 import { SearchResults } from './SearchResults';
@@ -59,11 +61,23 @@ export function SearchPage() {
   // The timeline counts every granule of the search, so it also says how many match.
   const timeline = useQuery(granuleTimelineQuery(timelineParams(search)));
   const total = timeline.data && !timeline.isPlaceholderData ? timeline.data.total : null;
+  const shapeLost = readShape(searchParams.get('shape')).missing;
+  // A drawn box and a drawn or uploaded shape replace each other.
+  const applyShape = (shape: Geometry) => apply({ ...draft, shape, bbox: null });
 
   const footprints: Footprint[] = useMemo(
     () =>
       (granules.data?.results ?? []).flatMap((granule) =>
-        granule.bbox ? [{ id: granule.id, bbox: granule.bbox, label: granule.granule_id }] : [],
+        granule.bbox
+          ? [
+              {
+                id: granule.id,
+                bbox: granule.bbox,
+                footprint: granule.footprint as Geometry | null,
+                label: granule.granule_id,
+              },
+            ]
+          : [],
       ),
     [granules.data],
   );
@@ -92,11 +106,20 @@ export function SearchPage() {
           facets={facets.data}
         />
         <div className="search-main">
+          {shapeLost && (
+            <p className="notice notice--error" role="alert">
+              This link&apos;s shape was kept in another browser, so it is not searched here. Draw
+              or upload it again.
+            </p>
+          )}
           <div className="search-map">
             <LazyBoxMap
               label="Map of the search box and the footprints of the granules found"
               box={search.bbox}
-              onBoxChange={(bbox) => apply({ ...draft, bbox })}
+              onBoxChange={(bbox) => apply({ ...draft, bbox, shape: null })}
+              shape={search.shape}
+              onShapeChange={applyShape}
+              tools={<ShapeUpload onShape={applyShape} />}
               footprints={footprints}
               highlight={highlight}
               onFootprintSelect={(id) =>

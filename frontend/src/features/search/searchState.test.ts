@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 
+import type { BBox } from '../../lib/api/types';
+
 import {
   emptySearch,
   facetParams,
@@ -82,6 +84,17 @@ describe('search state in the address', () => {
     // Facet counts keep every collection and level on offer: only text, time, space, attributes.
     expect(
       Object.keys(facetParams({ ...search, processingLevel: '1B', collections: ['C.2'] })),
-    ).toEqual(['q', 'start', 'end', 'bbox', 'attr.day_night', 'attr.cloud_cover.lt']);
+    ).toEqual(['q', 'start', 'end', 'bbox', 'intersects', 'attr.day_night', 'attr.cloud_cover.lt']);
+  });
+
+  it('keeps a drawn shape in the address and sends it as intersects instead of the box', () => {
+    const point = { type: 'Point' as const, coordinates: [12.5, 41.9] };
+    const state = { ...emptySearch, bbox: [-10, 20, 30, 40] as BBox, shape: point };
+    const params = writeSearch(state);
+    expect(params.get('bbox')).toBeNull();
+    expect(readSearch(params).shape).toEqual(point);
+    expect(matchingFilters(state)).toEqual({
+      intersects: '{"type":"Point","coordinates":[12.5,41.9]}',
+    });
   });
 });

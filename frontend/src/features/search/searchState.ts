@@ -6,6 +6,7 @@
 import type { QueryParams } from '../../lib/api/client';
 import type { BBox } from '../../lib/api/types';
 import { formatBBox } from '../../lib/format';
+import { readShape, writeShape, type Geometry } from '../../lib/shapeParam';
 
 export type DayNight = '' | 'Day' | 'Night';
 
@@ -21,6 +22,8 @@ export interface SearchState {
   start: string;
   end: string;
   bbox: BBox | null;
+  /** A drawn polygon or point, or an uploaded outline; replaces the box when set. */
+  shape: Geometry | null;
   dayNight: DayNight;
   /** Cloud cover below this percentage, as typed. */
   cloudBelow: string;
@@ -54,6 +57,7 @@ export const emptySearch: SearchState = {
   start: '',
   end: '',
   bbox: null,
+  shape: null,
   dayNight: '',
   cloudBelow: '',
   sort: DEFAULT_SORT,
@@ -71,6 +75,7 @@ const KEYS = {
   start: 'start',
   end: 'end',
   bbox: 'bbox',
+  shape: 'shape',
   dayNight: 'day_night',
   cloudBelow: 'cloud_below',
   sort: 'sort',
@@ -109,6 +114,7 @@ export function readSearch(params: URLSearchParams): SearchState {
     start: text(KEYS.start),
     end: text(KEYS.end),
     bbox: parseBBox(params.get(KEYS.bbox)),
+    shape: readShape(params.get(KEYS.shape)).shape,
     dayNight: dayNight === 'Day' || dayNight === 'Night' ? dayNight : '',
     cloudBelow: text(KEYS.cloudBelow),
     sort: sortOf(text(KEYS.sort)),
@@ -130,7 +136,8 @@ export function writeSearch(state: SearchState): URLSearchParams {
   put(KEYS.collections, state.collections.join(','));
   put(KEYS.start, state.start);
   put(KEYS.end, state.end);
-  if (state.bbox) put(KEYS.bbox, formatBBox(state.bbox));
+  if (state.shape) put(KEYS.shape, writeShape(state.shape));
+  else if (state.bbox) put(KEYS.bbox, formatBBox(state.bbox));
   put(KEYS.dayNight, state.dayNight);
   put(KEYS.cloudBelow, state.cloudBelow);
   if (state.sort !== DEFAULT_SORT) put(KEYS.sort, state.sort);
@@ -144,7 +151,9 @@ function filterParams(state: SearchState): Record<string, string> {
   return {
     start: state.start,
     end: state.end,
-    bbox: state.bbox ? formatBBox(state.bbox) : '',
+    // The API takes one of the two; a shape replaces the box.
+    bbox: state.bbox && !state.shape ? formatBBox(state.bbox) : '',
+    intersects: state.shape ? JSON.stringify(state.shape) : '',
     'attr.day_night': state.dayNight,
     'attr.cloud_cover.lt': state.cloudBelow,
   };

@@ -9,12 +9,35 @@ import { renderApp } from '../../test/renderApp';
 import { asUser, collection, page, server } from '../../test/server';
 import { subscription } from './fixtures';
 
+const POINT = { type: 'Point' as const, coordinates: [-150.5, 61.2] };
+const POLYGON = {
+  type: 'Polygon' as const,
+  coordinates: [
+    [
+      [170, -10],
+      [-170, -10],
+      [-170, 10],
+      [170, -10],
+    ],
+  ],
+};
+
 vi.mock('../../components/map/LazyBoxMap', () => ({
-  LazyBoxMap: ({ label, box, onBoxChange }: BoxMapProps) => (
-    <div role="region" aria-label={label} data-box={box?.join(',') ?? ''}>
+  LazyBoxMap: ({ label, box, onBoxChange, shape, onShapeChange }: BoxMapProps) => (
+    <div
+      role="region"
+      aria-label={label}
+      data-box={box?.join(',') ?? ''}
+      data-shape={shape ? JSON.stringify(shape) : ''}
+    >
       {onBoxChange && (
         <button type="button" onClick={() => onBoxChange([100.12345, -5, 120, 10])}>
           Draw a box
+        </button>
+      )}
+      {onShapeChange && (
+        <button type="button" onClick={() => onShapeChange(POINT)}>
+          Place a point
         </button>
       )}
     </div>
@@ -121,6 +144,33 @@ describe('subscribe to a search', () => {
       'MOD10C1.061',
     );
     expect(collectionQueries.some((params) => params.get('q') === 'snow')).toBe(true);
+  });
+
+  it("carries the search's polygon and sends it as intersects, without a box", async () => {
+    renderApp(
+      `/subscriptions/new?collection=MOD10C1.061&shape=${encodeURIComponent(JSON.stringify(POLYGON))}`,
+    );
+    expect(await screen.findByText(/Within a polygon of 3 vertices/)).toBeInTheDocument();
+    const map = screen.getByRole('region', { name: 'Area of the subscription' });
+    expect(JSON.parse(map.getAttribute('data-shape')!)).toEqual(POLYGON);
+    expect(screen.getByLabelText('West')).toHaveValue(null);
+    await userEvent.type(screen.getByLabelText('Name'), 'Across 180');
+    await userEvent.click(screen.getByRole('button', { name: 'Create subscription' }));
+    await screen.findByRole('heading', { level: 1 });
+    expect(created[0]?.intersects).toEqual(POLYGON);
+    expect(created[0]?.bbox).toBeNull();
+  });
+
+  it('a point placed on the map replaces the box; typing a side replaces the point', async () => {
+    renderApp('/subscriptions/new?bbox=-10,20,15,40&collection=MOD10C1.061');
+    const map = await screen.findByRole('region', { name: 'Area of the subscription' });
+    await userEvent.click(within(map).getByRole('button', { name: 'Place a point' }));
+    expect(screen.getByText('Within the point 61.2, -150.5.')).toBeInTheDocument();
+    expect(screen.getByLabelText('West')).toHaveValue(null);
+    expect(map).toHaveAttribute('data-box', '');
+    await userEvent.type(screen.getByLabelText('West'), '5');
+    expect(map).toHaveAttribute('data-shape', '');
+    expect(screen.queryByText(/Within the point/)).not.toBeInTheDocument();
   });
 
   it('draws the box on the map into the four sides', async () => {

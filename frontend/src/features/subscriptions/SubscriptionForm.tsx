@@ -21,6 +21,8 @@ import { Field, invalid } from '../../components/Field';
 import { DestinationPicker } from '../../components/destinations/DestinationPicker';
 import { formatBBox, formatCount, formatDateTime } from '../../lib/format';
 import { LazyBoxMap } from '../../components/map/LazyBoxMap';
+import { ShapeUpload } from '../../components/map/ShapeUpload';
+import { describeShape, type Geometry } from '../../lib/shapeParam';
 import {
   bodyOf,
   boxOf,
@@ -351,13 +353,29 @@ const SIDES = [
 
 function AreaFields({ form, set, error }: { form: FormState; set: Setter; error?: string }) {
   const base = useId();
+  const setShape = (shape: Geometry) => {
+    for (const side of ['west', 'south', 'east', 'north'] as const) set(side, '');
+    set('shape', shape);
+  };
   return (
     <fieldset className="subfields" aria-describedby={error ? `${base}-error` : `${base}-hint`}>
       <legend>Area (optional)</legend>
       <p className="hint" id={`${base}-hint`}>
         A box in degrees; leave all four empty for anywhere. A west edge east of the east edge
-        crosses the antimeridian.
+        crosses the antimeridian. Or draw a box, a polygon or a point on the map, or upload a shape.
       </p>
+      {form.shape && (
+        <p>
+          Within {describeShape(form.shape)}.{' '}
+          <button
+            type="button"
+            className="button button--small button--quiet"
+            onClick={() => set('shape', null)}
+          >
+            Clear the shape
+          </button>
+        </p>
+      )}
       <div className="field-row field-row--four">
         {SIDES.map(([side, label]) => (
           <div className="field" key={side}>
@@ -368,7 +386,11 @@ function AreaFields({ form, set, error }: { form: FormState; set: Setter; error?
               inputMode="decimal"
               step="any"
               value={form[side]}
-              onChange={(event) => set(side, event.target.value)}
+              onChange={(event) => {
+                // A typed box replaces a drawn or uploaded shape.
+                set('shape', null);
+                set(side, event.target.value);
+              }}
               aria-invalid={error ? true : undefined}
             />
           </div>
@@ -385,11 +407,15 @@ function AreaFields({ form, set, error }: { form: FormState; set: Setter; error?
           box={boxOf(form)}
           onBoxChange={(box) => {
             const [west, south, east, north] = formatBBox(box).split(',');
+            set('shape', null);
             set('west', west ?? '');
             set('south', south ?? '');
             set('east', east ?? '');
             set('north', north ?? '');
           }}
+          shape={form.shape}
+          onShapeChange={setShape}
+          tools={<ShapeUpload onShape={setShape} />}
         />
       </div>
     </fieldset>

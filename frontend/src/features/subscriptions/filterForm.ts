@@ -4,6 +4,7 @@
  * bare date as the start (or, for `end`, the end) of that day.
  */
 import type { SearchDraft } from '../../lib/searchSubscription';
+import { describeShape, type Geometry } from '../../lib/shapeParam';
 import type {
   BBox,
   Condition,
@@ -31,6 +32,8 @@ export interface FormState {
   south: string;
   east: string;
   north: string;
+  /** A drawn or uploaded shape; it replaces the box (whose sides are then empty). */
+  shape: Geometry | null;
   start: string;
   end: string;
   dayNight: DayNight;
@@ -75,6 +78,7 @@ export function emptyForm(today = new Date()): FormState {
     south: '',
     east: '',
     north: '',
+    shape: null,
     start: '',
     end: '',
     dayNight: '',
@@ -114,7 +118,9 @@ export function formFromSubscription(subscription: Subscription, today = new Dat
       });
     }
   }
-  const [west, south, east, north] = subscription.bbox ?? [];
+  const shape = (subscription.intersects as Geometry | null | undefined) ?? null;
+  // With a shape the box is only the shape's extent: the shape is what is edited.
+  const [west, south, east, north] = shape ? [] : (subscription.bbox ?? []);
   return {
     ...form,
     name: subscription.name,
@@ -123,6 +129,7 @@ export function formFromSubscription(subscription: Subscription, today = new Dat
     south: south === undefined ? '' : String(south),
     east: east === undefined ? '' : String(east),
     north: north === undefined ? '' : String(north),
+    shape,
     start: subscription.start ? subscription.start.slice(0, 10) : '',
     end: subscription.end ? subscription.end.slice(0, 10) : '',
     others,
@@ -138,7 +145,7 @@ export function formFromSearch(
   collections: string[],
   today = new Date(),
 ): FormState {
-  const side = (index: number) => (draft.bbox ? String(draft.bbox[index]) : '');
+  const side = (index: number) => (draft.bbox && !draft.shape ? String(draft.bbox[index]) : '');
   return {
     ...emptyForm(today),
     collections,
@@ -146,6 +153,7 @@ export function formFromSearch(
     south: side(1),
     east: side(2),
     north: side(3),
+    shape: draft.shape,
     start: draft.start,
     end: draft.end,
     dayNight: draft.dayNight,
@@ -198,14 +206,17 @@ export function filterOf(form: FormState, original?: Subscription | null): Subsc
   const box = [form.west, form.south, form.east, form.north];
   return {
     collections: form.collections,
-    bbox: box.every((v) => v.trim() === '')
-      ? null
-      : [
-          numberOrText(form.west),
-          numberOrText(form.south),
-          numberOrText(form.east),
-          numberOrText(form.north),
-        ],
+    // Sent only with a shape: a box (or none) sent alone replaces a stored shape.
+    ...(form.shape ? { intersects: form.shape as SubscriptionFilter['intersects'] } : {}),
+    bbox:
+      form.shape || box.every((v) => v.trim() === '')
+        ? null
+        : [
+            numberOrText(form.west),
+            numberOrText(form.south),
+            numberOrText(form.east),
+            numberOrText(form.north),
+          ],
     start: instantOf(form.start, original?.start),
     end: instantOf(form.end, original?.end),
     conditions: conditionsOf(form),
@@ -240,11 +251,16 @@ function degrees(value: number, positive: string, negative: string): string {
 
 /** Plain-language lines for a subscription's filter. */
 export function describe(
-  subscription: Pick<Subscription, 'bbox' | 'start' | 'end' | 'conditions'>,
+  subscription: Pick<Subscription, 'bbox' | 'start' | 'end' | 'conditions'> & {
+    intersects?: Subscription['intersects'];
+  },
 ) {
   const box = subscription.bbox;
+  const within = subscription.intersects
+    ? `Within ${describeShape(subscription.intersects as Geometry)}, inside `
+    : '';
   const area = box
-    ? `${degrees(box[0], 'E', 'W')} to ${degrees(box[2], 'E', 'W')}, ${degrees(box[1], 'N', 'S')} to ${degrees(box[3], 'N', 'S')}${
+    ? `${within}${degrees(box[0], 'E', 'W')} to ${degrees(box[2], 'E', 'W')}, ${degrees(box[1], 'N', 'S')} to ${degrees(box[3], 'N', 'S')}${
         box[0] > box[2] ? ' (across the antimeridian)' : ''
       }`
     : 'Anywhere';

@@ -36,6 +36,8 @@ export type FacetValue = Schemas['FacetValue'];
 export type Timeline = Schemas['Timeline'];
 export type TimelineBucket = Schemas['TimelineBucket'];
 export type TimelineBucketSize = Schemas['TimelineBucketEnum'];
+/** The search shape an uploaded GeoJSON, KML/KMZ or zipped shapefile gives. */
+export type ShapeReading = Schemas['ShapeReading'];
 
 // Distribution: cart and orders
 export type Cart = Schemas['Cart'];

@@ -1,14 +1,19 @@
 import { keepPreviousData, queryOptions } from '@tanstack/react-query';
 
-import { apiFetch, type QueryParams } from '../client';
+import type { QueryParams } from '../client';
 import type { Granule, Page } from '../types';
 import { granuleKeys } from './keys';
+import { searchFetch } from './searchRequest';
 
-/** GET /api/v1/granules/ with the search's query parameters (see searchState.ts). */
+/**
+ * GET /api/v1/granules/ with the search's query parameters (see searchState.ts), or POST
+ * /api/v1/granules/search/ when the search has a shape.
+ */
 export function granulesQuery(params: QueryParams, enabled = true) {
   return queryOptions({
     queryKey: granuleKeys.list(params),
-    queryFn: ({ signal }) => apiFetch<Page<Granule>>('/api/v1/granules/', { params, signal }),
+    queryFn: ({ signal }) =>
+      searchFetch<Page<Granule>>('/api/v1/granules/', '/api/v1/granules/search/', params, signal),
     placeholderData: keepPreviousData,
     enabled,
   });

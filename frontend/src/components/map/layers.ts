@@ -1,0 +1,90 @@
+/**
+ * What the portal map draws over the land: the search box or shape, and granule footprints as
+ * their GeoJSON outlines. A footprint or shape that covers half the map or more is drawn as its
+ * outline only, so a global granule does not paint the whole map one colour.
+ */
+import type { Geometry } from 'geojson';
+import L from 'leaflet';
+
+import type { BBox } from '../../lib/api/types';
+import { boxRectangles, extentOf, isWide, unwrapGeometry } from './geometry';
+import type { Footprint } from './types';
+
+export function rectangles(box: BBox, options: L.PolylineOptions): L.Rectangle[] {
+  return boxRectangles(box).map((corners) => L.rectangle(corners, options));
+}
+
+/**
+ * How a geometry reaches the map: `shape` as a user drew it (each edge the shorter way round,
+ * as the API reads it), `land` cut at 180° (its rings jump there), `split` already split at
+ * the antimeridian into -180..180 (footprints and uploaded shapes as the API returns them).
+ */
+export type Drawing = 'shape' | 'land' | 'split';
+
+/**
+ * A geometry as a Leaflet layer. A shape or land is made continuous across 180° and drawn a
+ * turn either side too, so what crosses the antimeridian shows whole at both edges of the map.
+ */
+export function geometryLayer(
+  geometry: Geometry,
+  className: string,
+  interactive: boolean,
+  drawing: Drawing = 'shape',
+): L.FeatureGroup {
+  const unwrapped = drawing === 'split' ? geometry : unwrapGeometry(geometry, drawing === 'shape');
+  const group = L.featureGroup();
+  for (const shift of drawing === 'split' ? [0] : [-360, 0, 360]) {
+    group.addLayer(
+      L.geoJSON(unwrapped, {
+        coordsToLatLng: ([lng, lat]) => L.latLng(lat!, lng! + shift),
+        style: { className },
+        pointToLayer: (_, latLng) =>
+          L.circleMarker(latLng, { radius: 6, className: `${className} box-map__point` }),
+        interactive,
+      }),
+    );
+  }
+  return group;
+}
+
+/** The class of a drawn area: filled, or its outline only when it is wide. */
+export function areaClass(base: string, extent: BBox | null, outline = false): string {
+  return outline || (extent && isWide(extent)) ? `${base} ${base}--outline` : base;
+}
+
+export function drawSearchArea(
+  layer: L.LayerGroup,
+  box: BBox | null,
+  shape: Geometry | null,
+  outline: boolean,
+): void {
+  layer.clearLayers();
+  if (shape) {
+    const extent = shape.type === 'Point' ? null : extentOf(unwrapGeometry(shape));
+    layer.addLayer(geometryLayer(shape, areaClass('box-map__box', extent, outline), false));
+  } else if (box) {
+    const className = areaClass('box-map__box', null, outline);
+    for (const rectangle of rectangles(box, { className, interactive: false }))
+      layer.addLayer(rectangle);
+  }
+}
+
+export function drawFootprints(
+  layer: L.LayerGroup,
+  footprints: Footprint[],
+  highlight: number | null,
+  onSelect: (id: number) => void,
+): void {
+  layer.clearLayers();
+  for (const footprint of footprints) {
+    const highlighted = footprint.id === highlight;
+    const base = areaClass('box-map__footprint', footprint.bbox);
+    const className = highlighted ? `${base} box-map__footprint--highlight` : base;
+    const drawn = footprint.footprint
+      ? geometryLayer(footprint.footprint, className, true, 'split')
+      : L.featureGroup(rectangles(footprint.bbox, { className }));
+    drawn.bindTooltip(footprint.label, { sticky: true });
+    drawn.on('click', () => onSelect(footprint.id));
+    layer.addLayer(drawn);
+  }
+}
