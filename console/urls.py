@@ -1,2 +1,6 @@
 """The console's API under /api/v1/console/."""
-urlpatterns = []
+import backend.ids  # noqa: F401 - registers the <id:...> path converter
+
+from .granules_urls import urlpatterns as granules
+
+urlpatterns = [*granules]
