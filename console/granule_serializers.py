@@ -56,7 +56,7 @@ class ConsoleFileSerializer(serializers.ModelSerializer):
         fields = ["id", "name", "role", "size", "checksum_type", "checksum", "cache", "copies"]
 
 
-class EventSerializer(serializers.Serializer):
+class GranuleEventSerializer(serializers.Serializer):
     at = serializers.DateTimeField()
     kind = serializers.ChoiceField(choices=["ingest", "catalog", "cache", "copy", "recall",
                                             "order", "subscription", "audit"])
@@ -65,11 +65,11 @@ class EventSerializer(serializers.Serializer):
     reason = serializers.CharField()
 
 
-class GranulePageSerializer(serializers.Serializer):
+class ConsoleGranulePageSerializer(serializers.Serializer):
     granule = ConsoleGranuleSerializer()
     retired_reason = serializers.CharField(allow_null=True)
     files = ConsoleFileSerializer(many=True)
-    timeline = EventSerializer(many=True)
+    timeline = GranuleEventSerializer(many=True)
 
 
 class ReasonSerializer(serializers.Serializer):

@@ -16,14 +16,15 @@ from ingest.models import IngestGranule
 
 from .granule_query import FILTER_FIELDS, granules_matching, state_counts
 from .granule_serializers import (
+    ConsoleGranulePageSerializer,
     ConsoleGranuleSerializer,
     DeleteSerializer,
-    GranulePageSerializer,
     ReasonSerializer,
     StateCountsSerializer,
 )
 from .services.granule_page import granule_page
 
+PageOut = ConsoleGranulePageSerializer
 FILTERS = [OpenApiParameter(name, OpenApiTypes.STR, description=text)
            for name, text in FILTER_FIELDS.items()]
 
@@ -42,7 +43,8 @@ class ConsoleGranulesView(GenericAPIView):
     serializer_class = ConsoleGranuleSerializer
     pagination_class = GranuleKeysetPagination
 
-    @extend_schema(parameters=FILTERS, filters=False, operation_id="console_granules_list")
+    @extend_schema(parameters=FILTERS, filters=False, operation_id="console_granules_list",
+                   responses=ConsoleGranuleSerializer(many=True))
     def get(self, request):
         granules = _with_provider(granules_matching(request.query_params))
         page = self.paginate_queryset(granules)
@@ -61,7 +63,7 @@ class ConsoleGranuleCountsView(APIView):
 
 
 def _page(pk):
-    return GranulePageSerializer(granule_page(pk)).data
+    return ConsoleGranulePageSerializer(granule_page(pk)).data
 
 
 class ConsoleGranuleView(APIView):
@@ -69,7 +71,7 @@ class ConsoleGranuleView(APIView):
 
     permission_classes = [IsOperator]
 
-    @extend_schema(responses=GranulePageSerializer)
+    @extend_schema(responses=PageOut)
     def get(self, request, pk):
         return Response(_page(pk))
 
@@ -93,7 +95,7 @@ class _Action(APIView):
         return Response(_page(pk))
 
 
-@extend_schema_view(post=extend_schema(request=ReasonSerializer, responses=GranulePageSerializer))
+@extend_schema_view(post=extend_schema(request=ReasonSerializer, responses=PageOut))
 class WithdrawView(_Action):
     """Hide the granule from search, STAC, subscriptions and orders; kept on tape."""
 
@@ -101,7 +103,7 @@ class WithdrawView(_Action):
         retirement.withdraw(granule, by=user, reason=data["reason"])
 
 
-@extend_schema_view(post=extend_schema(request=ReasonSerializer, responses=GranulePageSerializer))
+@extend_schema_view(post=extend_schema(request=ReasonSerializer, responses=PageOut))
 class RestoreView(_Action):
     """Publish a withdrawn granule again."""
 
@@ -109,7 +111,7 @@ class RestoreView(_Action):
         retirement.restore(granule, by=user, reason=data["reason"])
 
 
-@extend_schema_view(post=extend_schema(request=DeleteSerializer, responses=GranulePageSerializer))
+@extend_schema_view(post=extend_schema(request=DeleteSerializer, responses=PageOut))
 class DeleteView(_Action):
     """Delete the granule: a tombstone stays; its tape room is reclaimed by a repack. The
     granule id must be typed again."""

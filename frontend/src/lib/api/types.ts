@@ -107,3 +107,12 @@ export type DailyRow = Schemas['DailyRow'];
 export type Throughput = Schemas['Throughput'];
 export type Targets = Schemas['DailyTargets'];
 export type TargetsChange = Schemas['TargetsRequest'];
+
+// Operator's console: granules across providers
+export type ConsoleGranule = Schemas['ConsoleGranule'];
+export type GranuleState = ConsoleGranule['state'];
+export type GranuleStateCounts = Schemas['StateCounts'];
+export type ConsoleGranulePage = Schemas['ConsoleGranulePage'];
+export type ConsoleFile = Schemas['ConsoleFile'];
+export type ConsoleCopy = Schemas['Copy'];
+export type GranuleEvent = Schemas['GranuleEvent'];
