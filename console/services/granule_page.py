@@ -29,7 +29,7 @@ class Event:
 @dataclass
 class GranulePage:
     granule: Granule
-    provider: str
+    provider: str | None
     files: list
     timeline: list = field(default_factory=list)
     retired_reason: str | None = None
@@ -52,7 +52,8 @@ def granule_page(granule_id):
         collection_key=granule.collection.key, granule_id=granule.granule_id)
         .select_related("request__provider").order_by("created_at", "pk")[:MAX_ROWS])
     mine = [i for i in ingests if i.catalog_granule_id == granule.pk]
-    provider = mine[-1].request.provider.name if mine else ""
+    provider = mine[-1].request.provider.name if mine else None
+    granule.provider = provider
     timeline = (_catalog_events(granule) + _ingest_events(granule, ingests)
                 + _archive_events(files, copies, cache) + _distribution_events(granule)
                 + _audit_events(granule))
@@ -93,6 +94,10 @@ def _archive_events(files, copies, cache):
         where = f"{names[c.file_id]} copy {c.copy_number}"
         where += f" segment {c.segment}" if c.segment else ""
         where += f" on {c.volume.label}"
+        if c.verified_at and c.verified_at <= c.created_at:
+            # a mover records a copy once it has read it back: one moment, the verification's
+            events.append(Event(c.verified_at, "copy", f"{where} written and verified"))
+            continue
         events.append(Event(c.created_at, "copy", f"{where} written"))
         if c.verified_at:
             events.append(Event(c.verified_at, "copy", f"{where} verified"))

@@ -76,9 +76,10 @@ def test_granule_page_shows_files_copies_and_timeline(operator, alice, collectio
         assert f["cache"]["state"] in ("clean", "dirty")
     texts = [e["text"] for e in page["timeline"]]
     assert texts[0].startswith("registered")
+    assert page["granule"]["provider"] is None  # archived here without an ingest request
     copies = [e["text"] for e in page["timeline"] if e["kind"] == "copy"]
-    assert sum(t.endswith(" written") for t in copies) == 4
-    assert sum(t.endswith(" verified") for t in copies) == 4
+    assert len(copies) == 4 and all(t.endswith(" written and verified") for t in copies)
+    assert {t.split(" copy ")[1][0] for t in copies} == {"1", "2"}
     assert any(t.startswith("archived") for t in texts)
     order = Order.objects.get()
     assert f"ordered in order {order.pk}" in texts

@@ -50,6 +50,10 @@ export function FilterForm({
   const [draft, setDraft] = useState<GranuleFilters>(filters);
   const id = useId();
   const set = (name: GranuleFilterName, value: string) => setDraft({ ...draft, [name]: value });
+  // On a narrow screen the date ranges fold away unless one is in use.
+  const compact =
+    typeof window !== 'undefined' && window.matchMedia?.('(max-width: 40rem)')?.matches === true;
+  const datesSet = DATE_PAIRS.some(([, from, to]) => filters[from.name] || filters[to.name]);
 
   function onSubmit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
@@ -102,14 +106,19 @@ export function FilterForm({
             ))}
           </select>
         </div>
-        {DATE_PAIRS.map(([group, from, to]) => (
-          <fieldset className="cg-filter__pair" key={group}>
-            <legend>{group}</legend>
-            {input(from)}
-            {input(to)}
-          </fieldset>
-        ))}
       </div>
+      <details className="cg-filter__more" open={datesSet || !compact}>
+        <summary>Date ranges</summary>
+        <div className="cg-filter__dates">
+          {DATE_PAIRS.map(([group, from, to]) => (
+            <fieldset className="cg-filter__pair" key={group}>
+              <legend>{group}</legend>
+              {input(from)}
+              {input(to)}
+            </fieldset>
+          ))}
+        </div>
+      </details>
       <div className="cg-filter__actions">
         <button type="submit" className="button">
           Find granules

@@ -40,7 +40,7 @@ function GranuleView({ page }: { page: ConsoleGranulePage }) {
         <p className="notice notice--error cg-retired">{page.retired_reason}</p>
       )}
       <Facts
-        className="facts"
+        className="cg-facts"
         facts={[
           ['Collection', g.collection],
           ['Version', g.version],
