@@ -163,3 +163,25 @@ def test_refusals(operator, collection, archived):
             action(granule, by=operator.user, reason="again")
     assert list(AuditEvent.objects.values_list("action", flat=True)) == ["delete"]
     assert Granule.objects.get(pk=granule.pk).state == "deleted"
+
+
+def test_delete_waits_for_moving_files_and_cancels_queued_work(operator, collection, archived):
+    from backend.archive.models import ArchiveRequest
+
+    [granule] = archived(collection, 1)
+    f = granule.files.first()
+    audit = ArchiveRequest.objects.create(kind="audit", priority=3, file=f, copy_number=1,
+                                          bytes_total=f.size)
+    moving = ArchiveRequest.objects.create(kind="recall", priority=1, file=f,
+                                           bytes_total=f.size, state="running")
+    live = FileCopy.objects.filter(file__granule=granule, state="verified").count()
+    with pytest.raises(Conflict, match="being moved"):
+        retirement.delete(granule, by=operator.user, reason="now")
+    assert Granule.objects.get(pk=granule.pk).state == "archived"
+    assert FileCopy.objects.filter(file__granule=granule, state="verified").count() == live
+    assert not AuditEvent.objects.exists()
+
+    ArchiveRequest.objects.filter(pk=moving.pk).update(state="done")
+    retirement.delete(granule, by=operator.user, reason="now")
+    audit.refresh_from_db()
+    assert audit.state == "cancelled" and "granule deleted: now" in audit.error
