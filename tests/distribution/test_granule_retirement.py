@@ -45,6 +45,9 @@ def test_withdraw_hides_and_restore_brings_back(alice, operator, collection, arc
     assert granule.state == "withdrawn"
     assert not _searched(alice, granule) and not _in_stac(alice, granule)
     assert not _in_stac(operator, granule)
+    item = f"/stac/collections/{granule.collection.key}/items/{granule.granule_id}"
+    assert alice.get(item).status_code == 404
+    assert alice.get(f"/api/v1/granules/{granule.pk}/").status_code == 404
     assert _searched(alice, other)
     response = alice.post("/api/v1/cart/", {"granules": [granule.pk]}, format="json")
     assert response.status_code == 400 and "withdrawn" in response.json()["detail"]
