@@ -188,3 +188,14 @@ def test_delete_waits_for_moving_files_and_cancels_queued_work(operator, collect
     retirement.delete(granule, by=operator.user, reason="now")
     audit.refresh_from_db()
     assert audit.state == "cancelled" and "granule deleted: now" in audit.error
+
+
+def test_a_repaired_copy_never_republishes_a_withdrawn_granule(operator, collection, archived):
+    """Regression: a mover that verifies a copy marks complete granules ARCHIVED; a withdrawn
+    granule whose damaged copy was written again came back into search that way."""
+    from backend.archive.services.completeness import complete_granules_if_archived
+
+    [granule] = archived(collection, 1)
+    retirement.withdraw(granule, by=operator.user, reason="under review")
+    assert complete_granules_if_archived([granule.pk]) == []
+    assert Granule.objects.get(pk=granule.pk).state == "withdrawn"
