@@ -58,6 +58,12 @@ EXPECTED = {
     ('cart', 'POST'):                           (401, 200, 200, 200, 200, 200),
     ('cart-granule', 'DELETE'):                 (401, 200, 200, 200, 200, 200),
     ('cart-matching', 'POST'):                  (401, 200, 200, 200, 200, 200),
+    ('console-granule-counts', 'GET'):          (401, 403, 403, 403, 403, 200),
+    ('console-granule-delete', 'POST'):         (401, 403, 403, 403, 403, 200),
+    ('console-granule-detail', 'GET'):          (401, 403, 403, 403, 403, 200),
+    ('console-granule-list', 'GET'):            (401, 403, 403, 403, 403, 200),
+    ('console-granule-restore', 'POST'):        (401, 403, 403, 403, 403, 409),
+    ('console-granule-withdraw', 'POST'):       (401, 403, 403, 403, 403, 200),
     ('collection-detail', 'GET'):               (200, 200, 200, 200, 200, 200),
     ('collection-list', 'GET'):                 (200, 200, 200, 200, 200, 200),
     ('console-dead-letter', 'GET'):             (401, 403, 403, 403, 403, 200),
@@ -278,6 +284,10 @@ def _world(data_root, settings):
         ("reconciliation-repair", "POST"): {},
         ("console-failure-group-retry", "POST"): {"key": "0" * 20},
         ("console-dead-letter-replay", "POST"): {"all": True},
+        ("console-granule-withdraw", "POST"): {"reason": "matrix"},
+        ("console-granule-restore", "POST"): {"reason": "matrix"},
+        ("console-granule-delete", "POST"): {"reason": "matrix",
+                                             "confirm_granule_id": granule.granule_id},
     }
     return World(clients, kwargs, bodies)
 
@@ -290,7 +300,8 @@ def _archived(collection, data_root):
 
 PK_OF = {"order": "order", "destination": "destination", "subscription": "subscription",
          "ingest-request": "ingest", "ingest-pdr": "pdr", "archive-request": "archive-request",
-         "reconciliation": "reconciliation", "granule": "granule-detail"}
+         "reconciliation": "reconciliation", "granule": "granule-detail",
+         "console-granule": "granule-detail"}
 
 
 def _url(world, name, pattern):

@@ -78,6 +78,14 @@ export const routes: RouteObject[] = [
               Component: (await import('../features/dashboards/FailuresPage')).FailuresPage,
             }),
           },
+          {
+            path: 'granules',
+            lazy: () => import('../features/console-granules/routes').then((m) => m.list),
+          },
+          {
+            path: 'granules/:id',
+            lazy: () => import('../features/console-granules/routes').then((m) => m.page),
+          },
         ],
       },
       {

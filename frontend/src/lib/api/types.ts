@@ -121,3 +121,12 @@ export type DeadLetterKind = Schemas['DeadLetterKindEnum'];
 export type DeadLetterPage = Schemas['DeadLetterPage'];
 export type ReplayBody = Schemas['ReplayRequest'];
 export type ReplayResult = Schemas['ReplayResult'];
+
+// Operator's console: granules across providers
+export type ConsoleGranule = Schemas['ConsoleGranule'];
+export type GranuleState = ConsoleGranule['state'];
+export type GranuleStateCounts = Schemas['StateCounts'];
+export type ConsoleGranulePage = Schemas['ConsoleGranulePage'];
+export type ConsoleFile = Schemas['ConsoleFile'];
+export type ConsoleCopy = Schemas['Copy'];
+export type GranuleEvent = Schemas['GranuleEvent'];
