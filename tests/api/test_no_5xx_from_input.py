@@ -18,6 +18,9 @@ pytestmark = pytest.mark.django_db
     ("get", "/api/v1/granules/abc/"),
     ("get", "/api/v1/archive/requests/abc/"),
     ("get", "/api/v1/cart/abc/"),
+    ("get", "/api/v1/config/users/abc/"),
+    ("patch", "/api/v1/config/users/1.5/"),
+    ("get", f"/api/v1/config/users/{2**70}/"),
     ("get", "/api/v1/ingest/requests/abc/"),
     # numbers no 64-bit key column holds (SQLite raised OverflowError, PostgreSQL a DataError)
     ("delete", f"/api/v1/cart/{2**70}/"),
