@@ -8,6 +8,7 @@ import { throughputQuery } from '../../lib/api/metrics/throughput';
 import { todayQuery } from '../../lib/api/metrics/today';
 import type { ChartedDirection, Targets, Today, TodayDirection } from '../../lib/api/types';
 import { Loaded } from '../../components/Loaded';
+import { WorstCollectionsPanel } from '../../components/WorstCollectionsPanel';
 import { formatAge, formatBytes, formatPercent, formatRate } from '../../lib/format';
 import { DailyChart } from './charts/DailyChart';
 import { ThroughputChart } from './charts/ThroughputChart';
@@ -35,6 +36,7 @@ export function OverviewPage() {
           {(data) => <TodayPanel today={data} />}
         </Loaded>
         <TargetsForm />
+        <WorstCollectionsPanel />
       </section>
 
       <section className="dash-section" aria-labelledby="daily-heading">

@@ -107,3 +107,22 @@ export type DailyRow = Schemas['DailyRow'];
 export type Throughput = Schemas['Throughput'];
 export type Targets = Schemas['DailyTargets'];
 export type TargetsChange = Schemas['TargetsRequest'];
+
+// Configuration (operators)
+export type CollectionConfig = Schemas['CollectionConfig'];
+export type CollectionConfigChange = Schemas['CollectionConfigRequest'];
+export type ArchivePolicy = Schemas['Policy'];
+export type ProviderConfig = Schemas['ProviderConfig'];
+export type ProviderConfigChange = Schemas['ProviderConfigRequest'];
+export type UserConfig = Schemas['UserConfig'];
+export type UserConfigChange = Schemas['UserConfigRequest'];
+export type NewUser = Schemas['NewUser'];
+export type GroupRole = Schemas['GroupRoleEnum'];
+export type AuditEvent = Schemas['AuditEvent'];
+
+// Completeness (operators)
+export type CompletenessDay = Schemas['DayReport'];
+export type CompletenessGap = Schemas['Gap'];
+export type LateGranule = Schemas['Late'];
+export type CompletenessWorst = Schemas['Worst'];
+export type WorstCollection = Schemas['WorstRow'];
