@@ -3,7 +3,7 @@ from rest_framework.routers import DefaultRouter
 
 import backend.ids  # noqa: F401 - registers the <id:...> path converter
 
-from . import api
+from . import api, config_api
 
 router = DefaultRouter()
 router.register("archive/silos", api.SiloViewSet, basename="silo")
@@ -19,5 +19,9 @@ urlpatterns = [
     path("archive/queues/", api.QueueSummaryView.as_view(), name="archive-queues"),
     path("archive/cache/pin/", api.PinView.as_view(), name="cache-pin"),
     path("archive/cache/release/", api.ReleaseView.as_view(), name="cache-release"),
+    path("config/collections/", config_api.CollectionConfigListView.as_view(),
+         name="config-collection-list"),
+    path("config/collections/<str:key>/", config_api.CollectionConfigDetailView.as_view(),
+         name="config-collection-detail"),
     *router.urls,
 ]

@@ -66,6 +66,13 @@ class Collection(models.Model):
     duplicate_policy = models.CharField(
         max_length=10, choices=DuplicatePolicy.choices, default=DuplicatePolicy.ERROR,
     )
+    # What completeness is judged against (catalog.cadence): one granule per cadence, archived
+    # within the latency target after its temporal end. Blank: not judged.
+    cadence_seconds = models.PositiveIntegerField(
+        null=True, blank=True, help_text="One granule expected every this many seconds")
+    latency_target_seconds = models.PositiveIntegerField(
+        null=True, blank=True,
+        help_text="A granule should be archived within this many seconds of its temporal end")
     approved_users = models.ManyToManyField(
         settings.AUTH_USER_MODEL, related_name="approved_collections", blank=True,
         help_text="Users allowed to see and order a restricted collection",

@@ -218,6 +218,7 @@ SPECTACULAR_SETTINGS = {
         "FileRoleEnum": "backend.catalog.models.File.Role",
         "FileChecksumTypeEnum": "backend.catalog.models.File.ChecksumType",
         "UserRoleEnum": "backend.accounts.roles.ALL_ROLES",
+        "GroupRoleEnum": "backend.accounts.roles.GROUP_ROLES",
     },
 }
 

@@ -35,7 +35,8 @@ FUNCTION_VIEW_METHODS = {"health": ("GET",), "spa": ("GET",)}
 # Catch-all routes, asked at a path of their own.
 FIXED_PATHS = {"spa": "/orders", "stac:unknown": "/stac/nowhere"}
 # Where a call names the provider it acts for: the first provider's.
-QUERIES = {"ingest-upload": "?provider=MODAPS"}
+QUERIES = {"ingest-upload": "?provider=MODAPS",
+           "completeness": "?collection=MOD021KM.061"}
 
 # Anonymous callers get 401 wherever a login is needed; another's order, subscription or
 # destination answers 404, as a missing one does; operators reach every order and subscription
@@ -71,6 +72,21 @@ EXPECTED = {
     ('console-failure-group-retry', 'POST'):    (401, 403, 403, 403, 403, 404),
     ('console-failure-groups', 'GET'):          (401, 403, 403, 403, 403, 200),
     ('demo-synthetic-history', 'GET'):          (401, 403, 403, 403, 403, 200),
+    ('completeness', 'GET'):                    (401, 403, 403, 403, 403, 200),
+    ('completeness-worst', 'GET'):              (401, 403, 403, 403, 403, 200),
+    ('config-audit', 'GET'):                    (401, 403, 403, 403, 403, 200),
+    ('config-collection-detail', 'GET'):        (401, 403, 403, 403, 403, 200),
+    ('config-collection-detail', 'PATCH'):      (401, 403, 403, 403, 403, 200),
+    ('config-collection-list', 'GET'):          (401, 403, 403, 403, 403, 200),
+    ('config-collection-list', 'POST'):         (401, 403, 403, 403, 403, 201),
+    ('config-provider-detail', 'GET'):          (401, 403, 403, 403, 403, 200),
+    ('config-provider-detail', 'PATCH'):        (401, 403, 403, 403, 403, 200),
+    ('config-provider-list', 'GET'):            (401, 403, 403, 403, 403, 200),
+    ('config-provider-list', 'POST'):           (401, 403, 403, 403, 403, 201),
+    ('config-user-detail', 'GET'):              (401, 403, 403, 403, 403, 200),
+    ('config-user-detail', 'PATCH'):            (401, 403, 403, 403, 403, 200),
+    ('config-user-list', 'GET'):                (401, 403, 403, 403, 403, 200),
+    ('config-user-list', 'POST'):               (401, 403, 403, 403, 403, 201),
     ('destination-detail', 'DELETE'):           (401, 204, 404, 404, 404, 404),
     ('destination-detail', 'GET'):              (401, 200, 404, 404, 404, 404),
     ('destination-detail', 'PATCH'):            (401, 200, 404, 404, 404, 404),
@@ -211,7 +227,8 @@ def _world(data_root, settings):
     settings.GRANARY_CACHE_BYTES = 1 << 30
     settings.GRANARY_WRITE_MAX_WAIT_S = settings.GRANARY_READ_MAX_WAIT_S = 0
     primary, backup, _ = small_layout()
-    collection = archived_collection([primary, backup], short_name="MOD021KM", version="061")
+    collection = archived_collection([primary, backup], short_name="MOD021KM", version="061",
+                                     cadence_seconds=300)
     granule, spare = (_archived(collection, data_root) for _ in range(2))
     archive.run_until_idle()
     granule.refresh_from_db()
@@ -253,6 +270,7 @@ def _world(data_root, settings):
         "order": order.pk, "destination": destination.pk, "subscription": subscription.pk,
         "ingest": ingest.pk, "pdr": pdr.pk, "archive-request": request.pk,
         "reconciliation": reconciliation.pk, "granule-detail": granule.pk,
+        "provider": modaps.name, "config-user": alice.pk,
     }
     bodies = {
         ("login", "POST"): {"username": alice.username, "password": "pw-for-tests"},
@@ -288,6 +306,13 @@ def _world(data_root, settings):
         ("console-granule-restore", "POST"): {"reason": "matrix"},
         ("console-granule-delete", "POST"): {"reason": "matrix",
                                              "confirm_granule_id": granule.granule_id},
+        ("config-collection-list", "POST"): {"short_name": "MATRIX", "version": "1",
+                                             "title": "t", "policy": {"copies": ["primary"]}},
+        ("config-collection-detail", "PATCH"): {"title": "renamed"},
+        ("config-provider-list", "POST"): {"name": "NEWPROV"},
+        ("config-provider-detail", "PATCH"): {"title": "renamed"},
+        ("config-user-list", "POST"): {"username": "matrixnew", "role": "user"},
+        ("config-user-detail", "PATCH"): {"email": "alice@example.net"},
     }
     return World(clients, kwargs, bodies)
 
@@ -301,7 +326,7 @@ def _archived(collection, data_root):
 PK_OF = {"order": "order", "destination": "destination", "subscription": "subscription",
          "ingest-request": "ingest", "ingest-pdr": "pdr", "archive-request": "archive-request",
          "reconciliation": "reconciliation", "granule": "granule-detail",
-         "console-granule": "granule-detail"}
+         "console-granule": "granule-detail", "config-user": "config-user"}
 
 
 def _url(world, name, pattern):

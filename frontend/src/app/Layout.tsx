@@ -34,6 +34,7 @@ export function Layout() {
             {loggedIn && <NavLink to="/subscriptions">Subscriptions</NavLink>}
             {provider && <NavLink to="/provider">My ingest</NavLink>}
             {operator && <NavLink to="/dashboards">Dashboards</NavLink>}
+            {operator && <NavLink to="/config">Configuration</NavLink>}
             <a href="/api/docs/">API</a>
           </nav>
           <UserMenu />

@@ -89,6 +89,65 @@ export const routes: RouteObject[] = [
         ],
       },
       {
+        // The operators' configuration: collections, providers, users, completeness, audit.
+        path: 'config',
+        lazy: async () => ({
+          Component: (await import('../features/config/ConfigLayout')).ConfigLayout,
+        }),
+        children: [
+          {
+            index: true,
+            lazy: async () => ({
+              Component: (await import('../features/config/CollectionsConfigPage'))
+                .CollectionsConfigPage,
+            }),
+          },
+          {
+            path: 'collections/new',
+            lazy: async () => ({
+              Component: (await import('../features/config/CollectionFormPage')).CollectionFormPage,
+            }),
+          },
+          {
+            path: 'collections/:key',
+            lazy: async () => ({
+              Component: (await import('../features/config/CollectionFormPage')).CollectionFormPage,
+            }),
+          },
+          {
+            path: 'providers',
+            lazy: async () => ({
+              Component: (await import('../features/config/ProvidersConfigPage'))
+                .ProvidersConfigPage,
+            }),
+          },
+          {
+            path: 'providers/:name',
+            lazy: async () => ({
+              Component: (await import('../features/config/ProviderFormPage')).ProviderFormPage,
+            }),
+          },
+          {
+            path: 'users',
+            lazy: async () => ({
+              Component: (await import('../features/config/UsersConfigPage')).UsersConfigPage,
+            }),
+          },
+          {
+            path: 'completeness',
+            lazy: async () => ({
+              Component: (await import('../features/config/CompletenessPage')).CompletenessPage,
+            }),
+          },
+          {
+            path: 'audit',
+            lazy: async () => ({
+              Component: (await import('../features/config/AuditLogPage')).AuditLogPage,
+            }),
+          },
+        ],
+      },
+      {
         path: 'subscriptions',
         lazy: async () => ({
           Component: (await import('../features/subscriptions/SubscriptionsPage'))

@@ -52,6 +52,10 @@ export const server = setupServer(
   http.get('/api/v1/collections/', () => HttpResponse.json(page([]))),
   // The navigation shows logged-in users how full their cart is.
   http.get('/api/v1/cart/', () => HttpResponse.json(emptyCart)),
+  // The operators' overview ranks collections by completeness.
+  http.get('/api/v1/completeness/worst/', () =>
+    HttpResponse.json({ days: 7, since: '2026-01-01T00:00:00Z', collections: [] }),
+  ),
 );
 
 export const operator: Me = {

@@ -16,6 +16,7 @@ import type {
   TodayDirection,
 } from '../../lib/api/types';
 import { Loaded } from '../../components/Loaded';
+import { WorstCollectionsPanel } from '../../components/WorstCollectionsPanel';
 import { formatAge, formatBytes, formatPercent, formatRate, formatUtc } from '../../lib/format';
 import { DailyChart } from './charts/DailyChart';
 import { ThroughputChart } from './charts/ThroughputChart';
@@ -44,6 +45,7 @@ export function OverviewPage() {
           {(data) => <TodayPanel today={data} />}
         </Loaded>
         <TargetsForm />
+        <WorstCollectionsPanel />
       </section>
 
       <section className="dash-section" aria-labelledby="daily-heading">

@@ -546,6 +546,156 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/completeness/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description Expected, received and missing granules of a collection's UTC day, its gaps and its
+         *     late granules (archived later than temporal end + latency target, or not yet).
+         */
+        get: operations["api_v1_completeness_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/completeness/worst/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Collections with a cadence, the most missing granules over the last days first. */
+        get: operations["api_v1_completeness_worst_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/config/audit/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Operators' changes, newest first, by target, actor, action and time. */
+        get: operations["api_v1_config_audit_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/config/collections/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["api_v1_config_collections_list"];
+        put?: never;
+        post: operations["api_v1_config_collections_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/config/collections/{key}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["api_v1_config_collections_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch: operations["api_v1_config_collections_partial_update"];
+        trace?: never;
+    };
+    "/api/v1/config/providers/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["api_v1_config_providers_list"];
+        put?: never;
+        post: operations["api_v1_config_providers_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/config/providers/{provider}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["api_v1_config_providers_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch: operations["api_v1_config_providers_partial_update"];
+        trace?: never;
+    };
+    "/api/v1/config/users/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["api_v1_config_users_list"];
+        put?: never;
+        post: operations["api_v1_config_users_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/config/users/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["api_v1_config_users_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch: operations["api_v1_config_users_partial_update"];
+        trace?: never;
+    };
     "/api/v1/console/dead-letter/": {
         parameters: {
             query?: never;
@@ -1569,6 +1719,20 @@ export interface components {
          * @enum {string}
          */
         ArchiveStateEnum: "queued" | "running" | "done" | "failed" | "cancelled";
+        AuditEvent: {
+            readonly id: number;
+            /** Format: date-time */
+            readonly at: string;
+            actor: string;
+            /** @description e.g. withdraw, delete, update */
+            action: string;
+            /** @description e.g. granule, collection, provider */
+            target_type: string;
+            target_id: string;
+            target_label: string;
+            reason: string;
+            detail: unknown;
+        };
         AuditRequest: {
             sample?: number;
         };
@@ -1670,6 +1834,79 @@ export interface components {
             readonly created_at: string;
             /** Format: date-time */
             readonly updated_at: string;
+        };
+        CollectionConfig: {
+            readonly id: number;
+            readonly key: string;
+            short_name: string;
+            version: string;
+            title: string;
+            description?: string;
+            processing_level?: string;
+            platform?: string;
+            instrument?: string;
+            doi?: string;
+            citation?: string;
+            variables?: components["schemas"]["Variable"][];
+            /** Format: double */
+            extent_west?: number | null;
+            /** Format: double */
+            extent_south?: number | null;
+            /** Format: double */
+            extent_east?: number | null;
+            /** Format: double */
+            extent_north?: number | null;
+            /** Format: date-time */
+            extent_start?: string | null;
+            /** Format: date-time */
+            extent_end?: string | null;
+            access?: components["schemas"]["AccessEnum"];
+            /** @description Regular expressions (or {regex, role, required}); group 'granule' is the id */
+            file_patterns?: unknown[];
+            duplicate_policy?: components["schemas"]["DuplicatePolicyEnum"];
+            /** @description One granule expected every this many seconds */
+            cadence_seconds?: number | null;
+            /** @description Archived within this many seconds of its temporal end */
+            latency_target_seconds?: number | null;
+            approved_users?: string[];
+            policy?: components["schemas"]["Policy"];
+            /** @description Providers that may deliver it */
+            readonly providers: string[];
+        };
+        CollectionConfigRequest: {
+            short_name: string;
+            version: string;
+            title: string;
+            description?: string;
+            processing_level?: string;
+            platform?: string;
+            instrument?: string;
+            doi?: string;
+            citation?: string;
+            variables?: components["schemas"]["VariableRequest"][];
+            /** Format: double */
+            extent_west?: number | null;
+            /** Format: double */
+            extent_south?: number | null;
+            /** Format: double */
+            extent_east?: number | null;
+            /** Format: double */
+            extent_north?: number | null;
+            /** Format: date-time */
+            extent_start?: string | null;
+            /** Format: date-time */
+            extent_end?: string | null;
+            access?: components["schemas"]["AccessEnum"];
+            /** @description Regular expressions (or {regex, role, required}); group 'granule' is the id */
+            file_patterns?: unknown[];
+            duplicate_policy?: components["schemas"]["DuplicatePolicyEnum"];
+            /** @description One granule expected every this many seconds */
+            cadence_seconds?: number | null;
+            /** @description Archived within this many seconds of its temporal end */
+            latency_target_seconds?: number | null;
+            approved_users?: string[];
+            policy?: components["schemas"]["PolicyRequest"];
+            reason?: string;
         };
         CollectionCount: {
             key: string;
@@ -1808,6 +2045,23 @@ export interface components {
              * @description TB per day
              */
             distribution: number;
+        };
+        DayReport: {
+            collection: string;
+            /** Format: date */
+            day: string;
+            cadence_seconds: number;
+            latency_target_seconds: number | null;
+            /** @description Slots of one cadence that should be filled */
+            expected: number;
+            received: number;
+            missing: number;
+            /** @description Granules starting in the day */
+            granules: number;
+            gaps: components["schemas"]["Gap"][];
+            /** @description null: the collection has no latency target */
+            late_count: number | null;
+            late: components["schemas"]["Late"][];
         };
         /** @description Ids per kind; a kind not named is left alone. */
         DeadIdsRequest: {
@@ -2094,6 +2348,14 @@ export interface components {
          * @enum {string}
          */
         FormatEnum: "geojson" | "kml" | "shapefile";
+        Gap: {
+            /** Format: date-time */
+            start: string;
+            /** Format: date-time */
+            end: string;
+            /** @description Expected granules missing in the span */
+            missing: number;
+        };
         Granule: {
             readonly id: number;
             readonly collection: string;
@@ -2284,6 +2546,13 @@ export interface components {
          * @enum {string}
          */
         GranuleStateEnum: "registered" | "archiving" | "archived" | "failed" | "superseded" | "withdrawn" | "deleted";
+        /**
+         * @description * `user` - user
+         *     * `provider` - provider
+         *     * `operator` - operator
+         * @enum {string}
+         */
+        GroupRoleEnum: "user" | "provider" | "operator";
         /** @description One granule of a request (documentation of granule_rows()). */
         IngestGranuleRow: {
             position: number;
@@ -2373,6 +2642,18 @@ export interface components {
             /** @description 1-4 capitals/digits, e.g. C */
             prefix: string;
         };
+        Late: {
+            granule_id: string;
+            /** Format: date-time */
+            temporal_end: string;
+            /**
+             * Format: date-time
+             * @description null: not archived yet
+             */
+            archived_at: string | null;
+            /** Format: double */
+            late_by_seconds: number;
+        };
         Link: {
             item: number;
             file_id: number;
@@ -2419,6 +2700,19 @@ export interface components {
          * @enum {string}
          */
         ModeEnum: "notify" | "push" | "order";
+        NewUser: {
+            readonly id: number;
+            username: string;
+            email?: string;
+            role: components["schemas"]["GroupRoleEnum"];
+            active?: boolean;
+            /** @description Providers it delivers for */
+            providers?: string[];
+            /** Format: date-time */
+            readonly last_login: string | null;
+            /** @description Shown once; the user changes it */
+            readonly initial_password: string;
+        };
         NotReplayed: {
             kind: components["schemas"]["DeadLetterKindEnum"];
             id: number;
@@ -2576,6 +2870,19 @@ export interface components {
             previous: string | null;
             results: components["schemas"]["ArchiveRequest"][];
         };
+        PaginatedAuditEventList: {
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?cursor=cD00ODY%3D"
+             */
+            next: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?cursor=cj0xJnA9NDg3
+             */
+            previous: string | null;
+            results: components["schemas"]["AuditEvent"][];
+        };
         PaginatedCollectionList: {
             /**
              * Format: uri
@@ -2719,6 +3026,41 @@ export interface components {
             previous: string | null;
             results: components["schemas"]["Volume"][];
         };
+        PatchedCollectionConfigRequest: {
+            short_name?: string;
+            version?: string;
+            title?: string;
+            description?: string;
+            processing_level?: string;
+            platform?: string;
+            instrument?: string;
+            doi?: string;
+            citation?: string;
+            variables?: components["schemas"]["VariableRequest"][];
+            /** Format: double */
+            extent_west?: number | null;
+            /** Format: double */
+            extent_south?: number | null;
+            /** Format: double */
+            extent_east?: number | null;
+            /** Format: double */
+            extent_north?: number | null;
+            /** Format: date-time */
+            extent_start?: string | null;
+            /** Format: date-time */
+            extent_end?: string | null;
+            access?: components["schemas"]["AccessEnum"];
+            /** @description Regular expressions (or {regex, role, required}); group 'granule' is the id */
+            file_patterns?: unknown[];
+            duplicate_policy?: components["schemas"]["DuplicatePolicyEnum"];
+            /** @description One granule expected every this many seconds */
+            cadence_seconds?: number | null;
+            /** @description Archived within this many seconds of its temporal end */
+            latency_target_seconds?: number | null;
+            approved_users?: string[];
+            policy?: components["schemas"]["PolicyRequest"];
+            reason?: string;
+        };
         PatchedDestinationRequest: {
             name?: string;
             kind?: components["schemas"]["DestinationKindEnum"];
@@ -2731,6 +3073,16 @@ export interface components {
             username?: string;
             /** @description sftp: the server's public host key, '<type> <base64>', as in known_hosts or ssh-keyscan output */
             host_key?: string;
+        };
+        PatchedProviderConfigRequest: {
+            name?: string;
+            title?: string;
+            contact_email?: string;
+            /** @description Usernames */
+            members?: string[];
+            /** @description Collection keys */
+            collections?: string[];
+            reason?: string;
         };
         PatchedSubscriptionRequest: {
             name?: string;
@@ -2761,6 +3113,15 @@ export interface components {
             /** @description Also deliver new versions of granules that were reprocessed */
             new_versions?: boolean;
             active?: boolean;
+        };
+        PatchedUserConfigRequest: {
+            username?: string;
+            email?: string;
+            role?: components["schemas"]["GroupRoleEnum"];
+            active?: boolean;
+            /** @description Providers it delivers for */
+            providers?: string[];
+            reason?: string;
         };
         Pdr: {
             readonly id: number;
@@ -2799,6 +3160,18 @@ export interface components {
             /** @default true */
             pinned?: boolean;
         };
+        Policy: {
+            /** @description Volume group of each copy, copy 1 first */
+            copies: string[];
+            /** @default 0 */
+            cache_residency_days?: number;
+        };
+        PolicyRequest: {
+            /** @description Volume group of each copy, copy 1 first */
+            copies: string[];
+            /** @default 0 */
+            cache_residency_days?: number;
+        };
         PreviewGranule: {
             id: number;
             collection: string;
@@ -2818,6 +3191,29 @@ export interface components {
          * @enum {integer}
          */
         PriorityEnum: 0 | 1 | 2 | 3;
+        ProviderConfig: {
+            name: string;
+            title?: string;
+            contact_email?: string;
+            /** @description Usernames */
+            members?: string[];
+            /** @description Collection keys */
+            collections?: string[];
+            /** @description Its drop directory */
+            readonly staging_area: string;
+            /** Format: date-time */
+            readonly created_at: string;
+        };
+        ProviderConfigRequest: {
+            name: string;
+            title?: string;
+            contact_email?: string;
+            /** @description Usernames */
+            members?: string[];
+            /** @description Collection keys */
+            collections?: string[];
+            reason?: string;
+        };
         /** @description Pending work of one kind for one volume group (documentation of queue_summary). */
         QueueRow: {
             kind: components["schemas"]["KindEnum"];
@@ -3382,6 +3778,26 @@ export interface components {
             ingest: components["schemas"]["TodayDirection"];
             distribution: components["schemas"]["TodayDirection"];
         };
+        UserConfig: {
+            readonly id: number;
+            username: string;
+            email?: string;
+            role: components["schemas"]["GroupRoleEnum"];
+            active?: boolean;
+            /** @description Providers it delivers for */
+            providers?: string[];
+            /** Format: date-time */
+            readonly last_login: string | null;
+        };
+        UserConfigRequest: {
+            username: string;
+            email?: string;
+            role: components["schemas"]["GroupRoleEnum"];
+            active?: boolean;
+            /** @description Providers it delivers for */
+            providers?: string[];
+            reason?: string;
+        };
         /**
          * @description * `anonymous` - anonymous
          *     * `user` - user
@@ -3391,6 +3807,11 @@ export interface components {
          */
         UserRoleEnum: "anonymous" | "user" | "provider" | "operator";
         Variable: {
+            name: string;
+            units: string;
+            long_name: string;
+        };
+        VariableRequest: {
             name: string;
             units: string;
             long_name: string;
@@ -3461,6 +3882,23 @@ export interface components {
          * @enum {string}
          */
         WayEnum: "bulk" | "pdr" | "drop" | "cli";
+        Worst: {
+            days: number;
+            /** Format: date-time */
+            since: string;
+            collections: components["schemas"]["WorstRow"][];
+        };
+        WorstRow: {
+            collection: string;
+            title: string;
+            expected: number;
+            received: number;
+            missing: number;
+            /** Format: double */
+            percent_received: number | null;
+            gaps: number;
+            late_count: number | null;
+        };
         Error: {
             detail: string;
             errors?: unknown;
@@ -5958,6 +6396,1061 @@ export interface operations {
             };
             /** @description No such thing (or not the caller's) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    api_v1_completeness_retrieve: {
+        parameters: {
+            query: {
+                collection: string;
+                /** @description UTC day; today when left out */
+                day?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DayReport"];
+                };
+            };
+            /** @description The request is malformed or invalid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such thing (or not the caller's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    api_v1_completeness_worst_retrieve: {
+        parameters: {
+            query?: {
+                days?: number;
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Worst"];
+                };
+            };
+            /** @description The request is malformed or invalid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such thing (or not the caller's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    api_v1_config_audit_list: {
+        parameters: {
+            query?: {
+                action?: string;
+                actor?: string;
+                /** @description The pagination cursor value. */
+                cursor?: string;
+                /** @description Number of results to return per page. */
+                limit?: number;
+                /** @description Which field to use when ordering the results. */
+                ordering?: string;
+                since?: string;
+                target_id?: string;
+                target_type?: string;
+                until?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedAuditEventList"];
+                };
+            };
+            /** @description The request is malformed or invalid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such thing (or not the caller's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    api_v1_config_collections_list: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CollectionConfig"][];
+                };
+            };
+            /** @description The request is malformed or invalid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such thing (or not the caller's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    api_v1_config_collections_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CollectionConfigRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["CollectionConfigRequest"];
+                "multipart/form-data": components["schemas"]["CollectionConfigRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CollectionConfig"];
+                };
+            };
+            /** @description The request is malformed or invalid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such thing (or not the caller's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The thing is in the wrong state for it */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body's media type is not accepted */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    api_v1_config_collections_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                key: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CollectionConfig"];
+                };
+            };
+            /** @description The request is malformed or invalid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such thing (or not the caller's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    api_v1_config_collections_partial_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                key: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchedCollectionConfigRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["PatchedCollectionConfigRequest"];
+                "multipart/form-data": components["schemas"]["PatchedCollectionConfigRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CollectionConfig"];
+                };
+            };
+            /** @description The request is malformed or invalid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such thing (or not the caller's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The thing is in the wrong state for it */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body's media type is not accepted */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    api_v1_config_providers_list: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProviderConfig"][];
+                };
+            };
+            /** @description The request is malformed or invalid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such thing (or not the caller's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    api_v1_config_providers_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ProviderConfigRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["ProviderConfigRequest"];
+                "multipart/form-data": components["schemas"]["ProviderConfigRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProviderConfig"];
+                };
+            };
+            /** @description The request is malformed or invalid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such thing (or not the caller's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The thing is in the wrong state for it */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body's media type is not accepted */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    api_v1_config_providers_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                provider: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProviderConfig"];
+                };
+            };
+            /** @description The request is malformed or invalid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such thing (or not the caller's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    api_v1_config_providers_partial_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                provider: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchedProviderConfigRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["PatchedProviderConfigRequest"];
+                "multipart/form-data": components["schemas"]["PatchedProviderConfigRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProviderConfig"];
+                };
+            };
+            /** @description The request is malformed or invalid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such thing (or not the caller's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The thing is in the wrong state for it */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body's media type is not accepted */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    api_v1_config_users_list: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserConfig"][];
+                };
+            };
+            /** @description The request is malformed or invalid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such thing (or not the caller's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    api_v1_config_users_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UserConfigRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["UserConfigRequest"];
+                "multipart/form-data": components["schemas"]["UserConfigRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NewUser"];
+                };
+            };
+            /** @description The request is malformed or invalid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such thing (or not the caller's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The thing is in the wrong state for it */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body's media type is not accepted */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    api_v1_config_users_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserConfig"];
+                };
+            };
+            /** @description The request is malformed or invalid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such thing (or not the caller's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    api_v1_config_users_partial_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchedUserConfigRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["PatchedUserConfigRequest"];
+                "multipart/form-data": components["schemas"]["PatchedUserConfigRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserConfig"];
+                };
+            };
+            /** @description The request is malformed or invalid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such thing (or not the caller's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The thing is in the wrong state for it */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body's media type is not accepted */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -130,3 +130,22 @@ export type ConsoleGranulePage = Schemas['ConsoleGranulePage'];
 export type ConsoleFile = Schemas['ConsoleFile'];
 export type ConsoleCopy = Schemas['Copy'];
 export type GranuleEvent = Schemas['GranuleEvent'];
+
+// Configuration (operators)
+export type CollectionConfig = Schemas['CollectionConfig'];
+export type CollectionConfigChange = Schemas['CollectionConfigRequest'];
+export type ArchivePolicy = Schemas['Policy'];
+export type ProviderConfig = Schemas['ProviderConfig'];
+export type ProviderConfigChange = Schemas['ProviderConfigRequest'];
+export type UserConfig = Schemas['UserConfig'];
+export type UserConfigChange = Schemas['UserConfigRequest'];
+export type NewUser = Schemas['NewUser'];
+export type GroupRole = Schemas['GroupRoleEnum'];
+export type AuditEvent = Schemas['AuditEvent'];
+
+// Completeness (operators)
+export type CompletenessDay = Schemas['DayReport'];
+export type CompletenessGap = Schemas['Gap'];
+export type LateGranule = Schemas['Late'];
+export type CompletenessWorst = Schemas['Worst'];
+export type WorstCollection = Schemas['WorstRow'];

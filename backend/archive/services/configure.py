@@ -1,0 +1,103 @@
+"""A collection and its archive policy, configured together by an operator: checked as a whole,
+saved in one transaction with its audit record, or not at all."""
+from django.db import transaction
+
+from backend.accounts import audit
+from backend.catalog import configure as catalog_config
+from backend.catalog.models import Collection
+from backend.errors import Conflict, DomainError
+
+from ..models import ArchivePolicy, Silo, VolumeGroup
+
+MAX_COPIES = 8
+MAX_RESIDENCY_DAYS = 3650
+
+
+def policy_of(collection):
+    """{copies: [group names, copy 1 first], cache_residency_days}, or None without one."""
+    policy = ArchivePolicy.objects.filter(collection=collection).first()  # not the cached one
+    if policy is None:
+        return None
+    return {
+        "copies": [c.volume_group.name for c in policy.copy_groups.select_related(
+            "volume_group").order_by("copy_number")],
+        "cache_residency_days": policy.cache_residency_days,
+    }
+
+
+def _groups(names):
+    """The named volume groups in order: known, distinct, in different silos where there are
+    several silos (a silo fire must not take every copy)."""
+    if not names:
+        raise DomainError("a policy needs at least one copy", "copies")
+    if len(names) > MAX_COPIES:
+        raise DomainError(f"at most {MAX_COPIES} copies", "copies")
+    if len(set(names)) != len(names):
+        raise DomainError("each copy goes to a different volume group", "copies")
+    found = {g.name: g for g in VolumeGroup.objects.filter(name__in=names).select_related("silo")}
+    unknown = [n for n in names if n not in found]
+    if unknown:
+        raise DomainError(f"no volume group {', '.join(unknown)}", "copies")
+    groups = [found[n] for n in names]
+    if Silo.objects.count() > 1:
+        seen = {}
+        for group in groups:
+            if group.silo_id is None:
+                continue
+            if group.silo_id in seen:
+                raise DomainError(f"{seen[group.silo_id]} and {group.name} are both in silo "
+                                  f"{group.silo.name}; with several silos each copy goes to "
+                                  "another silo", "copies")
+            seen[group.silo_id] = group.name
+    return groups
+
+
+def _set_policy(collection, policy):
+    before = policy_of(collection)
+    kept = before or {"copies": [], "cache_residency_days": 0}  # what a partial change keeps
+    residency = policy.get("cache_residency_days", kept["cache_residency_days"])
+    if not 0 <= residency <= MAX_RESIDENCY_DAYS:
+        raise DomainError(f"between 0 and {MAX_RESIDENCY_DAYS} days", "cache_residency_days")
+    groups = _groups(policy.get("copies", kept["copies"]) or [])
+    if (before is not None and before["copies"] != [g.name for g in groups]
+            and collection.granules.exists()):
+        raise Conflict(f"{collection.key} holds granules written to {', '.join(before['copies'])};"
+                       " its copies cannot move to other groups here (archived granules would "
+                       "no longer have the copies their policy asks for)", "copies")
+    policy_row, _ = ArchivePolicy.objects.update_or_create(
+        collection=collection, defaults={"cache_residency_days": residency})
+    if before is None or before["copies"] != [g.name for g in groups]:
+        policy_row.copy_groups.all().delete()
+        for number, group in enumerate(groups, start=1):
+            policy_row.copy_groups.create(copy_number=number, volume_group=group)
+
+
+def _diff(before, after):
+    return {k: [before.get(k), v] for k, v in after.items() if before.get(k) != v}
+
+
+def configure_collection(actor, collection, values, *, policy=None, approved_users=None,
+                         reason=""):
+    """Create (collection=None) or change a collection and its policy; a new one needs a
+    policy. Returns the collection; records who changed which fields from what to what."""
+    creating = collection is None
+    if creating and policy is None:
+        raise DomainError("a new collection needs an archive policy", "copies")
+    with transaction.atomic():
+        if creating:
+            collection = Collection()
+            before = {}
+        else:
+            collection = Collection.objects.select_for_update().get(pk=collection.pk)
+            before = {**catalog_config.snapshot(collection), **{
+                f"policy.{k}": v for k, v in (policy_of(collection) or {}).items()}}
+        catalog_config.save_collection(collection, values, approved_users)
+        if policy is not None:
+            _set_policy(collection, policy)
+        after = {**catalog_config.snapshot(collection), **{
+            f"policy.{k}": v for k, v in (policy_of(collection) or {}).items()}}
+        changes = _diff(before, after)
+        if changes:
+            audit.record(actor, "create" if creating else "update", "collection", collection.pk,
+                         label=collection.key, reason=reason, detail={"changes": changes})
+    return collection

@@ -1,0 +1,177 @@
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useState, type FormEvent } from 'react';
+
+import { configKeys } from '../../lib/api/config/keys';
+import { updateUser } from '../../lib/api/config/user';
+import { configUsersQuery, createUser } from '../../lib/api/config/users';
+import type { GroupRole, NewUser, UserConfig } from '../../lib/api/types';
+import { DataTable } from '../../components/DataTable';
+import { Field, invalid } from '../../components/Field';
+import { Loaded } from '../../components/Loaded';
+import { OutcomeNotice, type Outcome } from '../../components/OutcomeNotice';
+import { formatUtc } from '../../lib/format';
+import { errorsOf, listOf } from './errors';
+
+const ROLES: GroupRole[] = ['user', 'provider', 'operator'];
+
+/** Users: their role, whether they may log in, and the providers they deliver for. */
+export function UsersConfigPage() {
+  const users = useQuery(configUsersQuery());
+  const [outcome, setOutcome] = useState<Outcome | null>(null);
+  return (
+    <section className="page" aria-labelledby="config-users-heading">
+      <div className="page__header">
+        <h1 id="config-users-heading">Users</h1>
+        <p className="page__lead">Roles, logins and provider membership.</p>
+      </div>
+      <OutcomeNotice outcome={outcome} />
+      <Loaded query={users} what="the users">
+        {(rows) => (
+          <DataTable<UserConfig>
+            caption="Users"
+            captionHidden
+            rows={rows}
+            rowKey={(row) => row.id}
+            columns={[
+              { label: 'User', rowHeader: true, cell: (row) => row.username },
+              { label: 'Email', cell: (row) => row.email || '—', className: 'wrap' },
+              {
+                label: 'Role',
+                cell: (row) => <RoleChanger user={row} onDone={setOutcome} />,
+              },
+              { label: 'Providers', cell: (row) => (row.providers ?? []).join(', ') || '—' },
+              { label: 'Last login', cell: (row) => formatUtc(row.last_login) },
+              {
+                label: 'Login',
+                cell: (row) => <ActiveToggle user={row} onDone={setOutcome} />,
+              },
+            ]}
+          />
+        )}
+      </Loaded>
+      <NewUserForm />
+    </section>
+  );
+}
+
+function useUserChange(user: UserConfig, onDone: (outcome: Outcome) => void) {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: (change: Parameters<typeof updateUser>[1]) => updateUser(user.id, change),
+    onSuccess: async (saved) => {
+      onDone({
+        ok: true,
+        text: `${saved.username}: ${saved.role}, ${saved.active ? 'active' : 'deactivated'}.`,
+      });
+      await queryClient.invalidateQueries({ queryKey: configKeys.users() });
+    },
+    onError: (error) => onDone({ ok: false, text: `${user.username}: ${error.message}` }),
+  });
+}
+
+function RoleChanger({ user, onDone }: { user: UserConfig; onDone: (o: Outcome) => void }) {
+  const change = useUserChange(user, onDone);
+  return (
+    <select
+      aria-label={`Role of ${user.username}`}
+      value={user.role}
+      disabled={change.isPending}
+      onChange={(e) => change.mutate({ role: e.target.value as GroupRole })}
+    >
+      {ROLES.map((role) => (
+        <option key={role} value={role}>
+          {role}
+        </option>
+      ))}
+    </select>
+  );
+}
+
+function ActiveToggle({ user, onDone }: { user: UserConfig; onDone: (o: Outcome) => void }) {
+  const change = useUserChange(user, onDone);
+  return (
+    <button
+      type="button"
+      className="button button--small button--quiet"
+      disabled={change.isPending}
+      onClick={() => change.mutate({ active: !user.active })}
+    >
+      {user.active ? `Deactivate ${user.username}` : `Reactivate ${user.username}`}
+    </button>
+  );
+}
+
+function NewUserForm() {
+  const queryClient = useQueryClient();
+  const [username, setUsername] = useState('');
+  const [email, setEmail] = useState('');
+  const [role, setRole] = useState<GroupRole>('user');
+  const [providers, setProviders] = useState('');
+  const save = useMutation({
+    mutationFn: () =>
+      createUser({ username: username.trim(), email, role, providers: listOf(providers) }),
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: configKeys.users() }),
+  });
+  const errors = errorsOf(save.error);
+  function onSubmit(event: FormEvent<HTMLFormElement>) {
+    event.preventDefault();
+    save.mutate();
+  }
+  return (
+    <form className="form-card page-section" onSubmit={onSubmit} noValidate>
+      <h2>New user</h2>
+      {save.data && <Created user={save.data} />}
+      <div className="config-form__row">
+        <Field id="nu-username" label="User name" error={errors.username}>
+          <input
+            id="nu-username"
+            type="text"
+            value={username}
+            onChange={(e) => setUsername(e.target.value)}
+            {...invalid('nu-username', errors.username)}
+          />
+        </Field>
+        <Field id="nu-email" label="Email" error={errors.email}>
+          <input
+            id="nu-email"
+            type="email"
+            value={email}
+            onChange={(e) => setEmail(e.target.value)}
+          />
+        </Field>
+        <Field id="nu-role" label="Role" error={errors.role}>
+          <select id="nu-role" value={role} onChange={(e) => setRole(e.target.value as GroupRole)}>
+            {ROLES.map((r) => (
+              <option key={r} value={r}>
+                {r}
+              </option>
+            ))}
+          </select>
+        </Field>
+        <Field id="nu-providers" label="Providers (comma-separated)" error={errors.providers}>
+          <input
+            id="nu-providers"
+            type="text"
+            value={providers}
+            onChange={(e) => setProviders(e.target.value)}
+            {...invalid('nu-providers', errors.providers)}
+          />
+        </Field>
+      </div>
+      <div className="actions">
+        <button className="button" type="submit" disabled={save.isPending}>
+          Add user
+        </button>
+      </div>
+    </form>
+  );
+}
+
+function Created({ user }: { user: NewUser }) {
+  return (
+    <p className="notice notice--ok" role="status">
+      {user.username} created. First password (shown once):{' '}
+      <span className="mono">{user.initial_password}</span>
+    </p>
+  );
+}
