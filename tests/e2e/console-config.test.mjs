@@ -173,6 +173,7 @@ test('the completeness report names the gap the journey made', async () => {
     });
     await letModapsDeliver(ops.page, key);
     await logIn(prov.page, PROVIDER, '/provider');
+    /** @param {number} minutes */
     const at = (minutes) => `${DAY}T10:${String(minutes).padStart(2, '0')}:00Z`;
     const request = await ingest(prov.page, key, [0, 1, 3, 4].map((i) => ({
       id: `${shortName}.${i}`, start: at(5 * i), end: at(5 * i + 5),
@@ -187,6 +188,7 @@ test('the completeness report names the gap the journey made', async () => {
     const rows = await gaps.locator('tbody tr').allInnerTexts();
     assert.equal(rows.length, 1, rows.join('\n'));
     assert.match(rows[0], new RegExp(`${DAY} 10:10 UTC[\\s\\S]*${DAY} 10:15 UTC[\\s\\S]*1`));
+    /** @param {string} term */
     const figure = async (term) => ops.page.locator('dt', { hasText: term }).locator('xpath=following-sibling::dd').innerText();
     assert.deepEqual([await figure('Expected'), await figure('Received'), await figure('Missing')], ['5', '4', '1']);
     await shoot(ops.page, 'config-completeness-desktop.png');
