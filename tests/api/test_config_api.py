@@ -53,6 +53,7 @@ def test_an_operator_creates_a_collection_with_its_policy(operator_api, groups, 
                                                          "new mission")
     assert event.detail["changes"]["policy.copies"] == [None, ["primary", "backup"]]
     assert event.detail["changes"]["cadence_seconds"] == [None, 300]
+    assert "doi" not in event.detail["changes"]  # left blank: not a change worth reading
     # the public read of collections is as it was
     assert api.get("/api/v1/collections/NEW01.001/").json()["title"] == "A new product"
 

@@ -97,6 +97,8 @@ def configure_collection(actor, collection, values, *, policy=None, approved_use
         after = {**catalog_config.snapshot(collection), **{
             f"policy.{k}": v for k, v in (policy_of(collection) or {}).items()}}
         changes = _diff(before, after)
+        if creating:  # a new collection's record names what was set, not every blank field
+            changes = {k: v for k, v in changes.items() if v[1] not in ("", None, [])}
         if changes:
             audit.record(actor, "create" if creating else "update", "collection", collection.pk,
                          label=collection.key, reason=reason, detail={"changes": changes})
