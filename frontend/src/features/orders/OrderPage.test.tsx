@@ -241,6 +241,21 @@ describe('OrderPage', () => {
     expect(screen.getByRole('status')).toHaveTextContent('1 of 2 files ready; 1 failed.');
   });
 
+  it('a delivered order with a failed file says it was delivered in part, not wholly', async () => {
+    const failed = item({ id: 3, file_id: 103, name: 'bad.hdf', state: 'failed', error: 'gone' });
+    const done = order([item(), item({ id: 2, file_id: 102 }), failed], { state: 'completed' });
+    server.use(
+      http.get('/api/v1/orders/7/', () => HttpResponse.json(done)),
+      http.get('/api/v1/orders/7/links/', () => HttpResponse.json(links(done.items))),
+    );
+    renderApp('/orders/7');
+
+    expect(await screen.findByRole('heading', { name: /Order 7/ })).toBeInTheDocument();
+    expect(screen.getByRole('status')).toHaveTextContent(
+      'Delivered in part: 2 of 3 files delivered, 1 failed (each file says why below).',
+    );
+  });
+
   it('before the archive has answered, says it is looking rather than guessing tape', async () => {
     const fresh = { ...fromTape, eta_s: null };
     const submitted = order([{ ...item(), state: 'waiting', residency: 'tape' }, fresh], {

@@ -157,7 +157,11 @@ function progress(order: OrderDetail): string {
   if (order.state === 'cancelled') return `Cancelled. ${parts[0]} when it was cancelled.`;
   if (order.state === 'expired')
     return 'Expired: its links no longer work. Order the granules again to get them.';
-  if (order.state === 'completed') return `${order.state_label}: every ready file was delivered.`;
+  if (order.state === 'completed')
+    return failed
+      ? `${order.state_label} in part: ${total - failed} of ${total} files delivered, ` +
+          `${failed} failed (each file says why below).`
+      : `${order.state_label}: every file was delivered.`;
   return `${parts.join('; ')}.`;
 }
 
