@@ -19,6 +19,9 @@ pytestmark = pytest.mark.django_db
     ("get", "/api/v1/archive/requests/abc/"),
     ("get", "/api/v1/cart/abc/"),
     ("get", "/api/v1/ingest/requests/abc/"),
+    ("get", "/api/v1/console/bulk/abc/"),
+    ("get", "/api/v1/console/bulk/abc/items/"),
+    ("post", "/api/v1/console/bulk/abc/cancel/"),
     # numbers no 64-bit key column holds (SQLite raised OverflowError, PostgreSQL a DataError)
     ("delete", f"/api/v1/cart/{2**70}/"),
     ("get", f"/api/v1/orders/{2**70}/"),

@@ -18,6 +18,7 @@ from rest_framework.test import APIClient
 from backend.accounts import roles
 from backend.archive import services as archive
 from backend.archive.models import ArchiveRequest, Drive, Reconciliation, Volume
+from console.models import BulkJob
 from distribution.models import CartItem, Destination, Subscription
 from distribution.services import orders
 from ingest.models import IngestRequest, Pdr
@@ -50,6 +51,11 @@ EXPECTED = {
     ('archive-request-cancel', 'POST'):         (401, 403, 403, 403, 403, 409),
     ('archive-request-detail', 'GET'):          (401, 403, 403, 403, 403, 200),
     ('archive-request-list', 'GET'):            (401, 403, 403, 403, 403, 200),
+    ('bulk-job-cancel', 'POST'):                (401, 403, 403, 403, 403, 200),
+    ('bulk-job-detail', 'GET'):                 (401, 403, 403, 403, 403, 200),
+    ('bulk-job-items', 'GET'):                  (401, 403, 403, 403, 403, 200),
+    ('bulk-job-list', 'GET'):                   (401, 403, 403, 403, 403, 200),
+    ('bulk-job-list', 'POST'):                  (401, 403, 403, 403, 403, 200),
     ('cache', 'GET'):                           (401, 403, 403, 403, 403, 200),
     ('cache-pin', 'POST'):                      (401, 403, 403, 403, 403, 200),
     ('cache-release', 'POST'):                  (401, 403, 403, 403, 403, 200),
@@ -230,6 +236,7 @@ def _world(data_root, settings):
     drive = Drive.objects.order_by("name").first()
     request = ArchiveRequest.objects.order_by("pk").first()
     reconciliation = Reconciliation.objects.create(requested_by=people["operator"])
+    bulk_job = BulkJob.objects.create(kind="verify", reason="matrix", granules_total=0)
 
     clients = {"anonymous": APIClient()}
     for role, person in people.items():
@@ -242,6 +249,7 @@ def _world(data_root, settings):
         "order": order.pk, "destination": destination.pk, "subscription": subscription.pk,
         "ingest": ingest.pk, "pdr": pdr.pk, "archive-request": request.pk,
         "reconciliation": reconciliation.pk, "granule-detail": granule.pk,
+        "bulk-job": bulk_job.pk,
     }
     bodies = {
         ("login", "POST"): {"username": alice.username, "password": "pw-for-tests"},
@@ -271,6 +279,8 @@ def _world(data_root, settings):
         ("metrics-targets", "PUT"): {"ingest": 2.0},
         ("reconciliation-list", "POST"): {"scope": "sample", "sample": 1},
         ("reconciliation-repair", "POST"): {},
+        ("bulk-job-list", "POST"): {"kind": "recall", "ids": [granule.pk], "dry_run": True},
+        ("bulk-job-cancel", "POST"): {"reason": "matrix"},
     }
     return World(clients, kwargs, bodies)
 
@@ -283,7 +293,8 @@ def _archived(collection, data_root):
 
 PK_OF = {"order": "order", "destination": "destination", "subscription": "subscription",
          "ingest-request": "ingest", "ingest-pdr": "pdr", "archive-request": "archive-request",
-         "reconciliation": "reconciliation", "granule": "granule-detail"}
+         "reconciliation": "reconciliation", "granule": "granule-detail",
+         "bulk-job": "bulk-job"}
 
 
 def _url(world, name, pattern):

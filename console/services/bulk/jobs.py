@@ -51,7 +51,7 @@ def create(kind, selection, *, by, reason, query=None, group=None):
         raise DomainError(f"reason must be at most {MAX_REASON} characters", "reason")
     if selection.unknown_count:
         raise DomainError(f"{selection.unknown_count} lines name no granule; fix or remove "
-                          "them (the dry run lists them)", "ids",
+                          "them (the dry run lists them)",
                           errors=[{"field": f"line {u['line']}", "detail":
                                    f"{u['value']}: {u['detail']}"} for u in selection.unknown])
     if not selection.granule_ids:

@@ -35,8 +35,11 @@ class Selection:
 
     def note_unknown(self, line, value, detail):
         self.unknown_count += 1
-        if len(self.unknown) < MAX_REPORTED:
-            self.unknown.append({"line": line, "value": str(value)[:MAX_LINE], "detail": detail})
+        self.unknown.append({"line": line, "value": str(value)[:MAX_LINE], "detail": detail})
+
+    def report_first_unknown(self):
+        """Keep the first MAX_REPORTED unknown lines, in line order."""
+        self.unknown = sorted(self.unknown, key=lambda u: u["line"])[:MAX_REPORTED]
 
     def totals(self):
         """(granules, bytes) of what is selected, counted in the database."""
@@ -108,6 +111,7 @@ def by_ids(values):
     for line, value in sorted({**numbers, **keys}.items()):
         if line not in found:
             chosen.note_unknown(line, value, "no such granule")
+    chosen.report_first_unknown()
     return chosen
 
 
