@@ -6,13 +6,14 @@ class DistributionConfig(AppConfig):
     verbose_name = "Distribution"
 
     def ready(self):
-        from backend.archive.signals import file_recalled, granules_archived
+        from backend.archive.signals import file_recalled, granule_retired, granules_archived
         from backend.metrics.exposition import register
 
         from .exposition import collect
-        from .services.receivers import on_file_recalled, on_granules_archived
+        from .services.receivers import on_file_recalled, on_granule_retired, on_granules_archived
 
         granules_archived.connect(on_granules_archived,
                                   dispatch_uid="distribution.granules_archived")
         file_recalled.connect(on_file_recalled, dispatch_uid="distribution.file_recalled")
+        granule_retired.connect(on_granule_retired, dispatch_uid="distribution.granule_retired")
         register("distribution", collect)

@@ -13,3 +13,8 @@ granules_archived = Signal()
 # Sent (after commit) when a recall has put a file back in the cache, so whoever waits for it
 # (an order) can move on at once instead of at its next sweep. Arguments: file_id.
 file_recalled = Signal()
+
+# Sent (inside the transaction that makes the change) when an operator withdraws or deletes a
+# granule, so whoever holds work for it (orders, subscription deliveries, carts) drops it with
+# the same reason, all or nothing. Arguments: granule, action ("withdraw"/"delete"), reason.
+granule_retired = Signal()

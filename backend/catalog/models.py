@@ -103,6 +103,7 @@ class Granule(models.Model):
         ARCHIVED = "archived", "Archived"
         FAILED = "failed", "Failed"
         SUPERSEDED = "superseded", "Superseded by a newer version"
+        WITHDRAWN = "withdrawn", "Withdrawn (kept on tape, hidden; can be restored)"
         DELETED = "deleted", "Deleted"
 
     # indexed by granule_id_version_unique and granule_coll_time, which lead with it

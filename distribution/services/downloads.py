@@ -13,7 +13,8 @@ from django.utils.crypto import constant_time_compare
 from backend.archive import services as archive
 from backend.catalog import checksums
 from backend.catalog.models import File
-from backend.catalog.services import visible_granules
+from backend.catalog.retired import RETIRED, refuse_if_retired
+from backend.catalog.services import visible_collections, visible_granules
 from backend.errors import Conflict, DomainError, Forbidden, Gone, NotLoggedIn, Unavailable
 from backend.metrics.models import TransferRecord
 from backend.metrics.services import record_transfer
@@ -56,6 +57,10 @@ def authorize_download(user, file_id, params):
     file = File.objects.select_related("granule__collection").filter(pk=file_id).first()
     # Browse images are shown to every visitor who may see the granule, logged in or not.
     browse = file is not None and file.role == File.Role.BROWSE
+    if file is not None and file.granule.state in RETIRED and (
+            browse or user.is_authenticated) and visible_collections(user).filter(
+            pk=file.granule.collection_id).exists():
+        refuse_if_retired(file.granule)  # a 410 with the reason to whoever could see it
     visible = (browse or user.is_authenticated) and file is not None and \
         visible_granules(user).filter(pk=file.granule_id).exists()
     if not user.is_authenticated and not visible:
@@ -87,6 +92,7 @@ def _authorize_signed(file_id, params):
             .filter(order_id=order_id, file_id=file_id).first())
     if item is None:
         raise Forbidden("This download link's signature is not valid.")
+    refuse_if_retired(item.file.granule)
     if item.state in (OrderItem.State.EXPIRED, OrderItem.State.CANCELLED) or \
             item.order.state in (Order.State.CANCELLED, Order.State.EXPIRED) or \
             (item.state == OrderItem.State.READY and item.expires_at is not None

@@ -7,8 +7,8 @@ from django.utils import timezone
 
 from backend.nudges import send_on_commit
 
-from ..models import Order, OrderItem
-from .orders import NEEDS_CACHE, keep_in_cache, queue_refresh, retention
+from ..models import CartItem, Order, OrderItem, SubscriptionDelivery
+from .orders import NEEDS_CACHE, keep_in_cache, queue_refresh, release_cache, retention, settle
 
 log = logging.getLogger(__name__)
 
@@ -48,3 +48,25 @@ def on_granules_archived(sender, granules, **kwargs):
         send_on_commit(match_granules, [g.pk for g in granules])
     except Exception:
         log.exception("queueing subscription matching for %d granules", len(granules))
+
+
+def on_granule_retired(sender, granule, action, reason, **kwargs):
+    """Receiver of archive.signals.granule_retired, inside the operator's transaction (so it
+    raises: the withdrawal or deletion and what it drops land together): the granule's live
+    order items fail with the reason and their orders settle, its pending subscription
+    deliveries fail, and it leaves every cart."""
+    why = f"{granule} was {granule.state} by an operator: {reason}"
+    now = timezone.now()
+    items = list(OrderItem.objects.filter(
+        granule=granule, state__in=[OrderItem.State.WAITING, OrderItem.State.READY])
+        .exclude(order__state__in=Order.FINAL))
+    OrderItem.objects.filter(pk__in=[i.pk for i in items]).update(
+        state=OrderItem.State.FAILED, error=why, eta_s=None)
+    release_cache(items)
+    for order in Order.objects.select_for_update().filter(
+            pk__in={i.order_id for i in items}).order_by("pk"):
+        settle(order, now)
+    SubscriptionDelivery.objects.filter(
+        granule=granule, state=SubscriptionDelivery.State.PENDING).update(
+        state=SubscriptionDelivery.State.FAILED, detail=why)
+    CartItem.objects.filter(granule=granule).delete()

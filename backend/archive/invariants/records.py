@@ -84,11 +84,15 @@ def _chunks(queryset):
         yield rows[at:at + CHUNK]
 
 
+# granules whose copies the policy still asks for (a withdrawn one is kept on tape)
+KEPT = (Granule.State.ARCHIVED, Granule.State.WITHDRAWN)
+
+
 def archived_copies():
     """Every ARCHIVED granule's files have exactly the copies the policy asks for, each whole,
     VERIFIED and readable, in the copy's volume group, on volumes of their own."""
     found, policy = [], policies()
-    files = File.objects.filter(granule__state=Granule.State.ARCHIVED).order_by("pk").values_list(
+    files = File.objects.filter(granule__state__in=KEPT).order_by("pk").values_list(
         "pk", "size", "granule__collection_id", "name")
     for chunk in _chunks(files):
         ids = [f for f, *_ in chunk]

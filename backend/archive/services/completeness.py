@@ -52,6 +52,11 @@ def file_copies_complete(file):
     return file.pk in files_copies_complete([file])
 
 
+# A granule in these states is never made ARCHIVED by a copy being verified: it is already, or
+# an operator withdrew or deleted it (a repair of a withdrawn granule's copy must not publish it).
+SETTLED = (Granule.State.ARCHIVED, Granule.State.WITHDRAWN, Granule.State.DELETED)
+
+
 def complete_granules_if_archived(granule_ids, complete_files=frozenset()):
     """Mark ARCHIVED those granules whose every file has every required copy verified, and
     send granule_archived for each after commit. The granule rows are locked first, so two
@@ -61,7 +66,7 @@ def complete_granules_if_archived(granule_ids, complete_files=frozenset()):
         return []
     with transaction.atomic():
         granules = {g.pk: g for g in Granule.objects.select_for_update().filter(
-            pk__in=granule_ids).exclude(state=Granule.State.ARCHIVED).order_by("pk").only(
+            pk__in=granule_ids).exclude(state__in=SETTLED).order_by("pk").only(
             "pk", "state", "collection_id", "granule_id", "version", "replaces_id")}
         if not granules:
             return []
