@@ -6,6 +6,7 @@ import hashlib
 
 import pytest
 
+from backend.accounts.models import AuditEvent
 from backend.archive import operations, services
 from backend.archive.models import CacheEntry, Drive, FileCopy, Silo, VolumeGroup
 from backend.archive.services.paths import volume_path
@@ -167,3 +168,34 @@ def test_bytes_recalled_are_the_archived_bytes(operator_api, layout, data_root):
     drive_to_end(_job(operator_api, "recall", ids=[granule.pk]))
     assert hashlib.md5(services.cache_path(f).read_bytes()).hexdigest() == f.checksum
     assert BulkItem.objects.get(granule=granule).state == "done"
+
+
+def test_withdraw_by_query_hides_archived_granules_and_says_why_not_for_others(
+        operator_api, layout, data_root):
+    collection = layout[0]
+    granules = archive(collection, data_root, 3)
+    Granule.objects.filter(pk=granules[2].pk).update(state="deleted")
+    job = _job(operator_api, "withdraw", query={"collection": collection.key})
+    assert drive_to_end(job) == "done"
+    states = dict(Granule.objects.filter(pk__in=[g.pk for g in granules])
+                  .values_list("pk", "state"))
+    assert [states[g.pk] for g in granules] == ["withdrawn", "withdrawn", "deleted"]
+    items = _items(job)
+    assert items[granules[2].pk][0] == "failed" and items[granules[2].pk][1]
+    recorded = AuditEvent.objects.filter(action="withdraw", target_type="granule")
+    assert sorted(int(e.target_id) for e in recorded) == sorted(g.pk for g in granules[:2])
+    assert {e.reason for e in recorded} == {"test"}
+    assert {e.actor_id for e in recorded} == {operator_api.user.pk}
+
+
+def test_delete_by_ids_releases_the_tape_copies(operator_api, layout, data_root):
+    collection = layout[0]
+    gone, kept = archive(collection, data_root, 2)
+    job = _job(operator_api, "delete", ids=[gone.pk])
+    assert drive_to_end(job) == "done"
+    assert Granule.objects.get(pk=gone.pk).state == "deleted"
+    assert Granule.objects.get(pk=kept.pk).state == "archived"
+    assert not FileCopy.objects.filter(file__granule=gone, state="verified").exists()
+    assert FileCopy.objects.filter(file__granule=kept, state="verified").count() == 4
+    state, why = _items(job)[gone.pk]
+    assert state == "done" and f"{gone.total_size * 2:,} bytes released" in why

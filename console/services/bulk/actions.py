@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from backend.archive import operations
 from backend.archive.models import ArchiveRequest, FileCopy, Silo
-from backend.archive.services import ArchiveError, make_available, policy_copies
+from backend.archive.services import ArchiveError, make_available, policy_copies, retirement
 from backend.archive.services.background import queue_copy
 from backend.archive.services.completeness import complete_copies, readable_copies
 from backend.archive.services.queueing import Req
@@ -51,17 +51,14 @@ def reingest(job, granule):
 
 
 def withdraw(job, granule):
-    from backend.archive.services.retirement import withdraw as withdraw_granule
-
-    withdraw_granule(granule, by=job.requested_by, reason=job.reason)
-    return Result(DONE, "withdrawn")
+    """Hidden from users, kept on tape (the retirement service refuses what is not archived)."""
+    retirement.withdraw(granule, by=job.requested_by, reason=job.reason)
+    return Result(DONE, "withdrawn: hidden from search and new orders, kept on tape")
 
 
 def delete(job, granule):
-    from backend.archive.services.retirement import delete as delete_granule
-
-    delete_granule(granule, by=job.requested_by, reason=job.reason)
-    return Result(DONE, "deleted")
+    released = retirement.delete(granule, by=job.requested_by, reason=job.reason)
+    return Result(DONE, f"deleted; {released:,} bytes released on tape")
 
 
 def recall(job, granule):
