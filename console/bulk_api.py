@@ -11,10 +11,10 @@ from backend.ids import ID_REGEX
 
 from .bulk_serializers import (
     BulkItemSerializer,
-    BulkJobRequestSerializer,
     BulkJobSerializer,
     CancelSerializer,
     DryRunSerializer,
+    NewBulkJobSerializer,
 )
 from .models import BulkItem, BulkJob
 from .services.bulk import jobs, selection
@@ -36,13 +36,13 @@ class BulkJobViewSet(viewsets.GenericViewSet, viewsets.mixins.ListModelMixin,
     def get_queryset(self):
         return jobs.with_counts(BulkJob.objects.select_related("target_group"))
 
-    @extend_schema(request={"application/json": BulkJobRequestSerializer,
-                            "multipart/form-data": BulkJobRequestSerializer},
+    @extend_schema(request={"application/json": NewBulkJobSerializer,
+                            "multipart/form-data": NewBulkJobSerializer},
                    responses={200: DryRunSerializer, 201: BulkJobSerializer})
     def create(self, request):
         """A dry run (`dry_run: true`: how many granules and bytes, which lines are unknown;
         nothing is made) or a job, started at once."""
-        form = BulkJobRequestSerializer(data=request.data)
+        form = NewBulkJobSerializer(data=request.data)
         form.is_valid(raise_exception=True)
         data = form.validated_data
         kind = data["kind"]

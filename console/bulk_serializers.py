@@ -6,7 +6,7 @@ from .models import BulkItem, BulkJob
 MAX_ID_LINES_HARD = 1_000_000  # past this a body is refused before it is even read as ids
 
 
-class BulkJobRequestSerializer(serializers.Serializer):
+class NewBulkJobSerializer(serializers.Serializer):
     """A job over the operator filter's `query`, a JSON list `ids`, or an uploaded `file`
     (text or CSV, one id per line: a number or COLLECTION.VERSION:GRANULE_ID)."""
 
@@ -57,7 +57,7 @@ class ItemCountsSerializer(serializers.Serializer):
 
 
 class BulkJobSerializer(serializers.ModelSerializer):
-    target_group = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    target_group = serializers.SlugRelatedField(slug_field="name", read_only=True, allow_null=True)
     requested_by = serializers.CharField(source="requested_by_name", read_only=True)
     counts = serializers.SerializerMethodField()
     percent_done = serializers.SerializerMethodField()

@@ -339,3 +339,8 @@ GRANARY_BULK_CHUNK = int(env("GRANARY_BULK_CHUNK", "100"))
 CELERY_BEAT_SCHEDULE.update({
     "console-bulk-sweep": {"task": "console.bulk_sweep", "schedule": 15.0},
 })
+SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"].update({
+    "BulkJobKindEnum": "console.models.BulkJob.Kind",
+    "BulkJobStateEnum": "console.models.BulkJob.State",
+    "BulkItemStateEnum": "console.models.BulkItem.State",
+})

@@ -78,6 +78,18 @@ export const routes: RouteObject[] = [
               Component: (await import('../features/dashboards/FailuresPage')).FailuresPage,
             }),
           },
+          {
+            path: 'bulk',
+            lazy: async () => ({
+              Component: (await import('../features/bulk/BulkJobsPage')).BulkJobsPage,
+            }),
+          },
+          {
+            path: 'bulk/:id',
+            lazy: async () => ({
+              Component: (await import('../features/bulk/BulkJobPage')).BulkJobPage,
+            }),
+          },
         ],
       },
       {

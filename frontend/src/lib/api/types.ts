@@ -107,3 +107,11 @@ export type DailyRow = Schemas['DailyRow'];
 export type Throughput = Schemas['Throughput'];
 export type Targets = Schemas['DailyTargets'];
 export type TargetsChange = Schemas['TargetsRequest'];
+
+// Bulk jobs of the operator's console
+export type BulkJob = Schemas['BulkJob'];
+export type BulkJobKind = Schemas['BulkJobKindEnum'];
+export type BulkItem = Schemas['BulkItem'];
+export type BulkItemState = Schemas['BulkItemStateEnum'];
+export type BulkDryRun = Schemas['DryRun'];
+export type NewBulkJob = Schemas['NewBulkJobRequest'];
