@@ -1,5 +1,5 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useState } from 'react';
+import { useEffect, useState } from 'react';
 import { Link, useParams } from 'react-router';
 
 import { CursorPager } from '../../components/CursorPager';
@@ -126,6 +126,12 @@ function Items({ job }: { job: BulkJob }) {
   const [state, setState] = useState('');
   const [cursor, setCursor] = useState<string | null>(null);
   const items = useQuery(bulkItemsQuery(job.id, state, cursor));
+  const queryClient = useQueryClient();
+  const progress = `${job.state}:${job.percent_done}`;
+  useEffect(() => {
+    // the job moved on: its items' outcomes did too
+    void queryClient.invalidateQueries({ queryKey: bulkKeys.itemsOf(job.id) });
+  }, [queryClient, job.id, progress]);
   return (
     <section className="dash-section" aria-labelledby="bulk-items-heading">
       <h2 id="bulk-items-heading">Granules</h2>
