@@ -22,6 +22,9 @@ pytestmark = pytest.mark.django_db
     ("get", "/api/v1/console/bulk/abc/"),
     ("get", "/api/v1/console/bulk/abc/items/"),
     ("post", "/api/v1/console/bulk/abc/cancel/"),
+    ("get", "/api/v1/console/granules/abc/"),
+    ("post", "/api/v1/console/granules/abc/withdraw/"),
+    ("post", f"/api/v1/console/granules/{2**70}/delete/"),
     # numbers no 64-bit key column holds (SQLite raised OverflowError, PostgreSQL a DataError)
     ("delete", f"/api/v1/cart/{2**70}/"),
     ("get", f"/api/v1/orders/{2**70}/"),

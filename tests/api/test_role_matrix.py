@@ -64,6 +64,12 @@ EXPECTED = {
     ('cart', 'POST'):                           (401, 200, 200, 200, 200, 200),
     ('cart-granule', 'DELETE'):                 (401, 200, 200, 200, 200, 200),
     ('cart-matching', 'POST'):                  (401, 200, 200, 200, 200, 200),
+    ('console-granule-counts', 'GET'):          (401, 403, 403, 403, 403, 200),
+    ('console-granule-delete', 'POST'):         (401, 403, 403, 403, 403, 200),
+    ('console-granule-detail', 'GET'):          (401, 403, 403, 403, 403, 200),
+    ('console-granule-list', 'GET'):            (401, 403, 403, 403, 403, 200),
+    ('console-granule-restore', 'POST'):        (401, 403, 403, 403, 403, 409),
+    ('console-granule-withdraw', 'POST'):       (401, 403, 403, 403, 403, 200),
     ('collection-detail', 'GET'):               (200, 200, 200, 200, 200, 200),
     ('collection-list', 'GET'):                 (200, 200, 200, 200, 200, 200),
     ('destination-detail', 'DELETE'):           (401, 204, 404, 404, 404, 404),
@@ -281,6 +287,10 @@ def _world(data_root, settings):
         ("reconciliation-repair", "POST"): {},
         ("bulk-job-list", "POST"): {"kind": "recall", "ids": [granule.pk], "dry_run": True},
         ("bulk-job-cancel", "POST"): {"reason": "matrix"},
+        ("console-granule-withdraw", "POST"): {"reason": "matrix"},
+        ("console-granule-restore", "POST"): {"reason": "matrix"},
+        ("console-granule-delete", "POST"): {"reason": "matrix",
+                                             "confirm_granule_id": granule.granule_id},
     }
     return World(clients, kwargs, bodies)
 
@@ -294,7 +304,7 @@ def _archived(collection, data_root):
 PK_OF = {"order": "order", "destination": "destination", "subscription": "subscription",
          "ingest-request": "ingest", "ingest-pdr": "pdr", "archive-request": "archive-request",
          "reconciliation": "reconciliation", "granule": "granule-detail",
-         "bulk-job": "bulk-job"}
+         "bulk-job": "bulk-job", "console-granule": "granule-detail"}
 
 
 def _url(world, name, pattern):

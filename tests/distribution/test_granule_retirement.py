@@ -45,6 +45,9 @@ def test_withdraw_hides_and_restore_brings_back(alice, operator, collection, arc
     assert granule.state == "withdrawn"
     assert not _searched(alice, granule) and not _in_stac(alice, granule)
     assert not _in_stac(operator, granule)
+    item = f"/stac/collections/{granule.collection.key}/items/{granule.granule_id}"
+    assert alice.get(item).status_code == 404
+    assert alice.get(f"/api/v1/granules/{granule.pk}/").status_code == 404
     assert _searched(alice, other)
     response = alice.post("/api/v1/cart/", {"granules": [granule.pk]}, format="json")
     assert response.status_code == 400 and "withdrawn" in response.json()["detail"]
@@ -163,3 +166,36 @@ def test_refusals(operator, collection, archived):
             action(granule, by=operator.user, reason="again")
     assert list(AuditEvent.objects.values_list("action", flat=True)) == ["delete"]
     assert Granule.objects.get(pk=granule.pk).state == "deleted"
+
+
+def test_delete_waits_for_moving_files_and_cancels_queued_work(operator, collection, archived):
+    from backend.archive.models import ArchiveRequest
+
+    [granule] = archived(collection, 1)
+    f = granule.files.first()
+    audit = ArchiveRequest.objects.create(kind="audit", priority=3, file=f, copy_number=1,
+                                          bytes_total=f.size)
+    moving = ArchiveRequest.objects.create(kind="recall", priority=1, file=f,
+                                           bytes_total=f.size, state="running")
+    live = FileCopy.objects.filter(file__granule=granule, state="verified").count()
+    with pytest.raises(Conflict, match="being moved"):
+        retirement.delete(granule, by=operator.user, reason="now")
+    assert Granule.objects.get(pk=granule.pk).state == "archived"
+    assert FileCopy.objects.filter(file__granule=granule, state="verified").count() == live
+    assert not AuditEvent.objects.exists()
+
+    ArchiveRequest.objects.filter(pk=moving.pk).update(state="done")
+    retirement.delete(granule, by=operator.user, reason="now")
+    audit.refresh_from_db()
+    assert audit.state == "cancelled" and "granule deleted: now" in audit.error
+
+
+def test_a_repaired_copy_never_republishes_a_withdrawn_granule(operator, collection, archived):
+    """Regression: a mover that verifies a copy marks complete granules ARCHIVED; a withdrawn
+    granule whose damaged copy was written again came back into search that way."""
+    from backend.archive.services.completeness import complete_granules_if_archived
+
+    [granule] = archived(collection, 1)
+    retirement.withdraw(granule, by=operator.user, reason="under review")
+    assert complete_granules_if_archived([granule.pk]) == []
+    assert Granule.objects.get(pk=granule.pk).state == "withdrawn"

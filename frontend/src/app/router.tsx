@@ -90,6 +90,14 @@ export const routes: RouteObject[] = [
               Component: (await import('../features/bulk/BulkJobPage')).BulkJobPage,
             }),
           },
+          {
+            path: 'granules',
+            lazy: () => import('../features/console-granules/routes').then((m) => m.list),
+          },
+          {
+            path: 'granules/:id',
+            lazy: () => import('../features/console-granules/routes').then((m) => m.page),
+          },
         ],
       },
       {

@@ -39,6 +39,34 @@ describe('login page', () => {
     expect(screen.getByRole('button', { name: 'Log out' })).toBeInTheDocument();
   });
 
+  it('stays logged in when the visitor’s /me/ answers after the login (regression)', async () => {
+    // The e2e journeys saw it on a busy server: /me/ asked at page load came back anonymous
+    // after the login had set the user, and the app showed "Log in" again.
+    let answerMe: () => void = () => {};
+    const answered = new Promise<void>((resolve) => {
+      answerMe = resolve;
+    });
+    server.use(
+      http.get('/api/v1/me/', async () => {
+        await answered;
+        return HttpResponse.json(anonymous);
+      }),
+      http.post('/api/v1/auth/login/', () => HttpResponse.json(operator)),
+    );
+    const { router } = renderApp('/login?next=/orders');
+
+    await userEvent.type(screen.getByLabelText('User name'), 'ops');
+    await userEvent.type(screen.getByLabelText('Password'), 'secret');
+    await userEvent.click(screen.getByRole('button', { name: 'Log in' }));
+    await waitFor(() => expect(router.state.location.pathname).toBe('/orders'));
+    expect(await screen.findByRole('button', { name: 'Log out' })).toBeInTheDocument();
+
+    answerMe();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(screen.getByRole('button', { name: 'Log out' })).toBeInTheDocument();
+    expect(screen.queryByRole('link', { name: 'Log in' })).not.toBeInTheDocument();
+  });
+
   it('shows the API’s words when the login is refused', async () => {
     server.use(
       http.post('/api/v1/auth/login/', () =>

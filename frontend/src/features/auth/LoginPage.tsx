@@ -23,6 +23,8 @@ export function LoginPage() {
     onSuccess: async (me) => {
       // Data fetched as the anonymous visitor is stale for the new user.
       queryClient.removeQueries({ predicate: (query) => query.queryKey[0] !== authKeys.all[0] });
+      // A /me/ asked before the login (as the anonymous visitor) must not land after it.
+      await queryClient.cancelQueries({ queryKey: meQuery().queryKey });
       queryClient.setQueryData(meQuery().queryKey, me);
       await navigate(next, { replace: true });
     },

@@ -15,6 +15,8 @@ export function UserMenu() {
     onSuccess: async () => {
       // Nothing fetched for the old session may linger on screen.
       queryClient.removeQueries({ predicate: (query) => query.queryKey[0] !== authKeys.all[0] });
+      // A /me/ still on its way for the old session must not land after the logout.
+      await queryClient.cancelQueries({ queryKey: meQuery().queryKey });
       queryClient.setQueryData(meQuery().queryKey, anonymousMe);
       await navigate('/');
     },

@@ -9,6 +9,7 @@ export const DASHBOARD_PAGES = [
   { to: '/dashboards/queues', label: 'Queues', end: false },
   { to: '/dashboards/failures', label: 'Failures', end: false },
   { to: '/dashboards/bulk', label: 'Bulk jobs', end: false },
+  { to: '/dashboards/granules', label: 'Granules', end: false },
 ];
 
 /** Operator dashboards: only operators get past the door; the API checks again anyway. */

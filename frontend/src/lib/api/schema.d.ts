@@ -618,6 +618,111 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/console/granules/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Granules of every collection, provider and state, as the filter selects them. */
+        get: operations["console_granules_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/console/granules/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description One granule: its files, their cache state and copies, and its timeline. */
+        get: operations["api_v1_console_granules_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/console/granules/{id}/delete/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description Delete the granule: a tombstone stays; its tape room is reclaimed by a repack. The
+         *     granule id must be typed again.
+         */
+        post: operations["api_v1_console_granules_delete_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/console/granules/{id}/restore/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Publish a withdrawn granule again. */
+        post: operations["api_v1_console_granules_restore_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/console/granules/{id}/withdraw/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Hide the granule from search, STAC, subscriptions and orders; kept on tape. */
+        post: operations["api_v1_console_granules_withdraw_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/console/granules/counts/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description How many granules the filter selects, per state (the list's chips). */
+        get: operations["api_v1_console_granules_counts_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/destinations/": {
         parameters: {
             query?: never;
@@ -1537,6 +1642,23 @@ export interface components {
             /** @description Requests retried or cancelled */
             count: number;
         };
+        CacheState: {
+            /** @description staging, dirty, clean or pinned */
+            state: string;
+            /** @description Kept in the cache until unpinned */
+            pinned: boolean;
+            /** Format: int64 */
+            size: number;
+            /** Format: date-time */
+            readonly created_at: string;
+            /** Format: date-time */
+            last_access: string;
+            /**
+             * Format: date-time
+             * @description Data-pool residency
+             */
+            keep_until: string | null;
+        };
         /** @description The RAID cache in bytes and its watermarks as fractions (documentation of CacheView). */
         CacheUsage: {
             capacity_bytes: number;
@@ -1651,6 +1773,67 @@ export interface components {
             op: components["schemas"]["OpEnum"];
             value: string | number | boolean | (string | number)[];
         };
+        ConsoleFile: {
+            readonly id: number;
+            name: string;
+            role: components["schemas"]["FileRoleEnum"];
+            /** Format: int64 */
+            size: number;
+            checksum_type: components["schemas"]["FileChecksumTypeEnum"];
+            checksum: string;
+            cache: components["schemas"]["CacheState"] | null;
+            copies: components["schemas"]["Copy"][];
+        };
+        ConsoleGranule: {
+            readonly id: number;
+            granule_id: string;
+            /** Format: int64 */
+            version: number;
+            collection: string;
+            provider: string | null;
+            state: components["schemas"]["GranuleStateEnum"];
+            /** Format: date-time */
+            temporal_start: string;
+            /** Format: date-time */
+            temporal_end: string;
+            /** Format: int64 */
+            total_size: number;
+            /** Format: date-time */
+            readonly created_at: string;
+            /** Format: date-time */
+            archived_at: string | null;
+            /** Format: date-time */
+            readonly updated_at: string;
+        };
+        ConsoleGranulePage: {
+            granule: components["schemas"]["ConsoleGranule"];
+            retired_reason: string | null;
+            files: components["schemas"]["ConsoleFile"][];
+            timeline: components["schemas"]["GranuleEvent"][];
+        };
+        Copy: {
+            readonly id: number;
+            /** Format: int64 */
+            copy_number: number;
+            /** Format: int64 */
+            segment: number;
+            volume: string;
+            volume_group: string | null;
+            volume_state: string;
+            /**
+             * Format: int64
+             * @description Byte offset of the member header on the volume
+             */
+            position: number;
+            /** Format: int64 */
+            length: number;
+            /** @description written, verified, bad or released */
+            state: string;
+            /** Format: date-time */
+            written_at: string;
+            /** Format: date-time */
+            verified_at: string | null;
+        };
         /** @description Documentation of services.daily(): bytes per UTC day and the targets in bytes. */
         Daily: {
             targets: components["schemas"]["ChartedBytes"];
@@ -1674,6 +1857,12 @@ export interface components {
              * @description TB per day
              */
             distribution: number;
+        };
+        DeleteRequest: {
+            /** @description Why (kept in the audit trail, and told to users whose downloads it stops) */
+            reason: string;
+            /** @description The granule id typed again: a delete cannot be undone */
+            confirm_granule_id: string;
         };
         /**
          * @description * `https` - HTTPS download links
@@ -1993,6 +2182,26 @@ export interface components {
             /** @description Where its browse image (a thumbnail) downloads from, to anyone who may see the granule; null when it has none */
             readonly browse_url: string | null;
         };
+        GranuleEvent: {
+            /** Format: date-time */
+            at: string;
+            kind: components["schemas"]["GranuleEventKindEnum"];
+            text: string;
+            actor: string;
+            reason: string;
+        };
+        /**
+         * @description * `ingest` - ingest
+         *     * `catalog` - catalog
+         *     * `cache` - cache
+         *     * `copy` - copy
+         *     * `recall` - recall
+         *     * `order` - order
+         *     * `subscription` - subscription
+         *     * `audit` - audit
+         * @enum {string}
+         */
+        GranuleEventKindEnum: "ingest" | "catalog" | "cache" | "copy" | "recall" | "order" | "subscription" | "audit";
         GranuleFacets: {
             collection: components["schemas"]["FacetValue"][];
             processing_level: components["schemas"]["FacetValue"][];
@@ -2423,6 +2632,19 @@ export interface components {
             previous: string | null;
             results: components["schemas"]["Collection"][];
         };
+        PaginatedConsoleGranuleList: {
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?cursor=cD00ODY%3D"
+             */
+            next: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?cursor=cj0xJnA9NDg3
+             */
+            previous: string | null;
+            results: components["schemas"]["ConsoleGranule"][];
+        };
         PaginatedFileCopyList: {
             /**
              * Format: uri
@@ -2655,6 +2877,10 @@ export interface components {
             /** Format: double */
             running_percent_done: number | null;
         };
+        ReasonRequest: {
+            /** @description Why (kept in the audit trail, and told to users whose downloads it stops) */
+            reason: string;
+        };
         ReconcileRequest: {
             /**
              * @description Read every volume and cached file
@@ -2860,6 +3086,13 @@ export interface components {
                 number
             ] | null;
             source: components["schemas"]["SourceEnum"];
+        };
+        StateCounts: {
+            total: number;
+            /** @description granules per state for the filter, whatever state it asks for */
+            states: {
+                [key: string]: number;
+            };
         };
         Subscription: {
             readonly id: number;
@@ -6056,6 +6289,491 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PaginatedBulkItemList"];
+                };
+            };
+            /** @description The request is malformed or invalid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such thing (or not the caller's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    console_granules_list: {
+        parameters: {
+            query?: {
+                /** @description Archived at or after (ISO 8601) */
+                archived_from?: string;
+                /** @description Archived at or before (ISO 8601) */
+                archived_to?: string;
+                /** @description Collection key(s) SHORT.VERSION, comma-separated */
+                collection?: string;
+                /** @description Ingested (registered) at or after (ISO 8601; a date: its start) */
+                created_from?: string;
+                /** @description Ingested (registered) at or before (ISO 8601; a date: its end) */
+                created_to?: string;
+                /** @description The page's position, from a next or previous link */
+                cursor?: string;
+                /** @description Temporal range overlaps until (ISO 8601) */
+                end?: string;
+                /** @description Granule id, case-insensitive; * and ? are wildcards */
+                granule_id?: string;
+                /** @description Granules per page, 10 to 500 (default 50) */
+                limit?: number;
+                /** @description Sort fields, comma-separated, - for descending: temporal_start, temporal_end, granule_id, created_at, total_size (created_at: ingest time; default -temporal_start) */
+                ordering?: string;
+                /** @description Provider name(s) that ingested the granule, comma-separated */
+                provider?: string;
+                /** @description Temporal range overlaps from (ISO 8601) */
+                start?: string;
+                /** @description Granule state(s), comma-separated: registered, archiving, archived, failed, superseded, withdrawn, deleted */
+                state?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedConsoleGranuleList"];
+                };
+            };
+            /** @description The request is malformed or invalid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such thing (or not the caller's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    api_v1_console_granules_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConsoleGranulePage"];
+                };
+            };
+            /** @description The request is malformed or invalid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such thing (or not the caller's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    api_v1_console_granules_delete_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DeleteRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["DeleteRequest"];
+                "multipart/form-data": components["schemas"]["DeleteRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConsoleGranulePage"];
+                };
+            };
+            /** @description The request is malformed or invalid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such thing (or not the caller's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The thing is in the wrong state for it */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body's media type is not accepted */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    api_v1_console_granules_restore_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ReasonRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["ReasonRequest"];
+                "multipart/form-data": components["schemas"]["ReasonRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConsoleGranulePage"];
+                };
+            };
+            /** @description The request is malformed or invalid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such thing (or not the caller's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The thing is in the wrong state for it */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body's media type is not accepted */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    api_v1_console_granules_withdraw_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ReasonRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["ReasonRequest"];
+                "multipart/form-data": components["schemas"]["ReasonRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConsoleGranulePage"];
+                };
+            };
+            /** @description The request is malformed or invalid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such thing (or not the caller's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The thing is in the wrong state for it */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body's media type is not accepted */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    api_v1_console_granules_counts_retrieve: {
+        parameters: {
+            query?: {
+                /** @description Archived at or after (ISO 8601) */
+                archived_from?: string;
+                /** @description Archived at or before (ISO 8601) */
+                archived_to?: string;
+                /** @description Collection key(s) SHORT.VERSION, comma-separated */
+                collection?: string;
+                /** @description Ingested (registered) at or after (ISO 8601; a date: its start) */
+                created_from?: string;
+                /** @description Ingested (registered) at or before (ISO 8601; a date: its end) */
+                created_to?: string;
+                /** @description Temporal range overlaps until (ISO 8601) */
+                end?: string;
+                /** @description Granule id, case-insensitive; * and ? are wildcards */
+                granule_id?: string;
+                /** @description Provider name(s) that ingested the granule, comma-separated */
+                provider?: string;
+                /** @description Temporal range overlaps from (ISO 8601) */
+                start?: string;
+                /** @description Granule state(s), comma-separated: registered, archiving, archived, failed, superseded, withdrawn, deleted */
+                state?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StateCounts"];
                 };
             };
             /** @description The request is malformed or invalid */

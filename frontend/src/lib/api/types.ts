@@ -115,3 +115,12 @@ export type BulkItem = Schemas['BulkItem'];
 export type BulkItemState = Schemas['BulkItemStateEnum'];
 export type BulkDryRun = Schemas['DryRun'];
 export type NewBulkJob = Schemas['NewBulkJobRequest'];
+
+// Operator's console: granules across providers
+export type ConsoleGranule = Schemas['ConsoleGranule'];
+export type GranuleState = ConsoleGranule['state'];
+export type GranuleStateCounts = Schemas['StateCounts'];
+export type ConsoleGranulePage = Schemas['ConsoleGranulePage'];
+export type ConsoleFile = Schemas['ConsoleFile'];
+export type ConsoleCopy = Schemas['Copy'];
+export type GranuleEvent = Schemas['GranuleEvent'];

@@ -1,0 +1,82 @@
+"""Shapes of the console's granule API: read-only views of what the services return, and the
+bodies of the lifecycle actions."""
+from rest_framework import serializers
+
+from backend.archive.models import CacheEntry, FileCopy
+from backend.archive.services.retirement import MAX_REASON
+from backend.catalog.models import File, Granule
+
+
+class ConsoleGranuleSerializer(serializers.ModelSerializer):
+    collection = serializers.CharField(source="collection.key")
+    provider = serializers.CharField(allow_null=True)
+
+    class Meta:
+        model = Granule
+        fields = ["id", "granule_id", "version", "collection", "provider", "state",
+                  "temporal_start", "temporal_end", "total_size", "created_at", "archived_at",
+                  "updated_at"]
+
+
+class StateCountsSerializer(serializers.Serializer):
+    total = serializers.IntegerField()
+    states = serializers.DictField(child=serializers.IntegerField(),
+                                   help_text="granules per state for the filter, whatever "
+                                             "state it asks for")
+
+
+class CopySerializer(serializers.ModelSerializer):
+    volume = serializers.CharField(source="volume.label")
+    volume_group = serializers.CharField(source="volume.group.name", allow_null=True,
+                                         default=None)
+    volume_state = serializers.CharField(source="volume.state")
+    written_at = serializers.DateTimeField(source="created_at")
+    state = serializers.CharField(help_text="written, verified, bad or released")
+
+    class Meta:
+        model = FileCopy
+        fields = ["id", "copy_number", "segment", "volume", "volume_group", "volume_state",
+                  "position", "length", "state", "written_at", "verified_at"]
+
+
+class CacheStateSerializer(serializers.ModelSerializer):
+    state = serializers.CharField(help_text="staging, dirty, clean or pinned")
+
+    class Meta:
+        model = CacheEntry
+        fields = ["state", "pinned", "size", "created_at", "last_access", "keep_until"]
+
+
+class ConsoleFileSerializer(serializers.ModelSerializer):
+    cache = CacheStateSerializer(allow_null=True)
+    copies = CopySerializer(source="copy_rows", many=True)
+
+    class Meta:
+        model = File
+        fields = ["id", "name", "role", "size", "checksum_type", "checksum", "cache", "copies"]
+
+
+class GranuleEventSerializer(serializers.Serializer):
+    at = serializers.DateTimeField()
+    kind = serializers.ChoiceField(choices=["ingest", "catalog", "cache", "copy", "recall",
+                                            "order", "subscription", "audit"])
+    text = serializers.CharField()
+    actor = serializers.CharField()
+    reason = serializers.CharField()
+
+
+class ConsoleGranulePageSerializer(serializers.Serializer):
+    granule = ConsoleGranuleSerializer()
+    retired_reason = serializers.CharField(allow_null=True)
+    files = ConsoleFileSerializer(many=True)
+    timeline = GranuleEventSerializer(many=True)
+
+
+class ReasonSerializer(serializers.Serializer):
+    reason = serializers.CharField(max_length=MAX_REASON, help_text="Why (kept in the audit "
+                                   "trail, and told to users whose downloads it stops)")
+
+
+class DeleteSerializer(ReasonSerializer):
+    confirm_granule_id = serializers.CharField(
+        max_length=255, help_text="The granule id typed again: a delete cannot be undone")

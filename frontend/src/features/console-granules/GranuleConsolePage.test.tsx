@@ -1,0 +1,109 @@
+import { screen, waitFor, within } from '@testing-library/react';
+import userEvent from '@testing-library/user-event';
+import { http, HttpResponse } from 'msw';
+import { beforeEach, describe, expect, it } from 'vitest';
+
+import type { ConsoleGranulePage } from '../../lib/api/types';
+import { renderApp } from '../../test/renderApp';
+import { asOperator, server } from '../../test/server';
+import { granulePage } from './fixtures';
+
+let current: ConsoleGranulePage;
+let posted: { action: string; body: unknown }[];
+
+beforeEach(() => {
+  asOperator();
+  current = granulePage();
+  posted = [];
+  server.use(
+    http.get('/api/v1/console/granules/7/', () => HttpResponse.json(current)),
+    http.post('/api/v1/console/granules/7/:action/', async ({ request, params }) => {
+      const body = (await request.json()) as { reason: string; confirm_granule_id?: string };
+      posted.push({ action: String(params.action), body });
+      if (params.action === 'delete' && body.reason === 'race')
+        return HttpResponse.json(
+          { detail: 'MOD09.061:MOD09.A2026001.0000 has files being moved right now' },
+          { status: 409 },
+        );
+      const state = params.action === 'withdraw' ? 'withdrawn' : 'deleted';
+      current = {
+        ...granulePage({ state }),
+        retired_reason: `MOD09.061:MOD09.A2026001.0000 was ${state} by an operator: ${body.reason}`,
+      };
+      current.timeline = [
+        ...current.timeline,
+        {
+          at: '2026-11-21T09:00:00Z',
+          kind: 'audit',
+          text: params.action as string,
+          actor: 'ops',
+          reason: body.reason,
+        },
+      ];
+      return HttpResponse.json(current);
+    }),
+  );
+});
+
+describe('operator: one granule', () => {
+  it('shows files, every copy with its volume and group, the cache, and the timeline', async () => {
+    renderApp('/dashboards/granules/7');
+    expect(await screen.findByRole('heading', { name: 'MOD09.A2026001.0000' })).toBeInTheDocument();
+    const copies = screen.getByRole('table', { name: 'Copies of MOD09.A2026001.0000.hdf' });
+    const first = within(copies).getByRole('row', { name: /^1 / });
+    expect(first).toHaveTextContent('A00001');
+    expect(first).toHaveTextContent('primary');
+    expect(first).toHaveTextContent('verified');
+    expect(within(copies).getByRole('row', { name: /^2 / })).toHaveTextContent('backup');
+    expect(screen.getByText(/in the cache \(clean\)/)).toBeInTheDocument();
+    const timeline = screen.getByRole('list', { name: 'Timeline' });
+    expect(within(timeline).getAllByRole('listitem')).toHaveLength(2);
+    expect(timeline).toHaveTextContent('received in ingest request 3 (bulk, MODAPS)');
+  });
+
+  it('withdraws with a reason, after a confirming step', async () => {
+    const user = userEvent.setup();
+    renderApp('/dashboards/granules/7');
+    await user.click(await screen.findByRole('button', { name: 'Withdraw…' }));
+    const form = screen.getByRole('form', { name: 'Withdraw' });
+    const submit = within(form).getByRole('button', { name: 'Withdraw granule' });
+    expect(submit).toBeDisabled();
+    await user.type(within(form).getByLabelText(/Reason/), 'bad calibration');
+    await user.click(submit);
+    expect(await screen.findByText(/Withdrawn: hidden from search/)).toBeInTheDocument();
+    expect(posted).toEqual([{ action: 'withdraw', body: { reason: 'bad calibration' } }]);
+    expect(screen.getByText(/was withdrawn by an operator: bad calibration/)).toBeInTheDocument();
+    expect(screen.getByRole('button', { name: 'Restore…' })).toBeInTheDocument();
+    const timeline = screen.getByRole('list', { name: 'Timeline' });
+    expect(timeline).toHaveTextContent('withdraw · by ops');
+  });
+
+  it('deletes only once the id is typed again, and shows a refusal in the API’s words', async () => {
+    const user = userEvent.setup();
+    renderApp('/dashboards/granules/7');
+    await user.click(await screen.findByRole('button', { name: 'Delete…' }));
+    const form = screen.getByRole('form', { name: 'Delete' });
+    const submit = within(form).getByRole('button', { name: 'Delete granule' });
+    await user.type(within(form).getByLabelText(/Reason/), 'race');
+    await user.type(within(form).getByLabelText('Type the granule id to confirm'), 'MOD09');
+    expect(submit).toBeDisabled();
+    await user.type(
+      within(form).getByLabelText('Type the granule id to confirm'),
+      '.A2026001.0000',
+    );
+    await user.click(submit);
+    expect(await screen.findByRole('alert')).toHaveTextContent('has files being moved right now');
+    expect(posted[0]).toEqual({
+      action: 'delete',
+      body: { reason: 'race', confirm_granule_id: 'MOD09.A2026001.0000' },
+    });
+
+    await user.clear(within(form).getByLabelText(/Reason/));
+    await user.type(within(form).getByLabelText(/Reason/), 'corrupt');
+    await user.click(submit);
+    await waitFor(() =>
+      expect(screen.getByText(/Deleted: nothing more can be done/)).toBeInTheDocument(),
+    );
+    expect(screen.queryByRole('button', { name: 'Delete…' })).not.toBeInTheDocument();
+  });
+});
