@@ -15,10 +15,10 @@ from backend.errors import Conflict
 from . import tape
 from .models import ArchiveRequest, CacheEntry, Drive, FileCopy, Volume, VolumeGroup
 from .services import cache
-from .services.completeness import file_copies_complete
+from .services.completeness import file_copies_complete, readable_copies
 from .services.paths import volume_path
 from .services.policy import policy_copies
-from .services.queueing import nudge
+from .services.queueing import nudge, queue_once
 
 
 def label_volumes(silo, media, count, prefix, workers=8):
@@ -264,6 +264,25 @@ def start_audit(volume=None, sample=None, requested_by=None):
         ArchiveRequest.objects.bulk_create(created, ignore_conflicts=True)
         transaction.on_commit(nudge)
     return len(created)
+
+
+def audit_files(files, requested_by=None):
+    """Queue a fixity audit of every readable verified copy of `files` (one request per file,
+    copy and volume; one already queued or running is shared). Returns {file id: [request
+    ids]}, empty for a file with no readable copy to audit."""
+    out = {f.pk: [] for f in files}
+    segments = (readable_copies().filter(file_id__in=list(out)).order_by()
+                .values_list("file_id", "copy_number", "volume_id").annotate(n=Sum("length")))
+    with transaction.atomic():
+        for file_id, copy_number, volume_id, length in segments:
+            key = {"kind": ArchiveRequest.Kind.AUDIT, "file_id": file_id,
+                   "copy_number": copy_number, "volume_id": volume_id}
+            request = queue_once(priority=ArchiveRequest.Priority.BACKGROUND, bytes_total=length,
+                                 requested_by=requested_by, **key) or ArchiveRequest.objects.get(
+                state__in=[ArchiveRequest.State.QUEUED, ArchiveRequest.State.RUNNING], **key)
+            out[file_id].append(request.pk)
+        transaction.on_commit(nudge)
+    return out
 
 
 def rebuild_catalog(volumes=None, progress=None):

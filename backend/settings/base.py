@@ -336,3 +336,17 @@ CELERY_BEAT_SCHEDULE.update({
     "distribution-sweep": {"task": "distribution.sweep", "schedule": 30.0},
     "distribution-expire": {"task": "distribution.expire", "schedule": 300.0},
 })
+
+# The operator console's bulk jobs: the most granules one job takes (a query or an id list),
+# the largest id file accepted, and how many items a worker acts on between looks at cancel.
+GRANARY_BULK_MAX_GRANULES = int(env("GRANARY_BULK_MAX_GRANULES", "100000"))
+GRANARY_BULK_MAX_UPLOAD_BYTES = int(float(env("GRANARY_BULK_MAX_UPLOAD_MB", "8")) * 2**20)
+GRANARY_BULK_CHUNK = int(env("GRANARY_BULK_CHUNK", "100"))
+CELERY_BEAT_SCHEDULE.update({
+    "console-bulk-sweep": {"task": "console.bulk_sweep", "schedule": 15.0},
+})
+SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"].update({
+    "BulkJobKindEnum": "console.models.BulkJob.Kind",
+    "BulkJobStateEnum": "console.models.BulkJob.State",
+    "BulkItemStateEnum": "console.models.BulkItem.State",
+})

@@ -18,6 +18,7 @@ from rest_framework.test import APIClient
 from backend.accounts import roles
 from backend.archive import services as archive
 from backend.archive.models import ArchiveRequest, Drive, Reconciliation, Volume
+from console.models import BulkJob
 from distribution.models import CartItem, Destination, Subscription
 from distribution.services import orders
 from ingest.models import IngestRequest, Pdr
@@ -51,6 +52,11 @@ EXPECTED = {
     ('archive-request-cancel', 'POST'):         (401, 403, 403, 403, 403, 409),
     ('archive-request-detail', 'GET'):          (401, 403, 403, 403, 403, 200),
     ('archive-request-list', 'GET'):            (401, 403, 403, 403, 403, 200),
+    ('bulk-job-cancel', 'POST'):                (401, 403, 403, 403, 403, 200),
+    ('bulk-job-detail', 'GET'):                 (401, 403, 403, 403, 403, 200),
+    ('bulk-job-items', 'GET'):                  (401, 403, 403, 403, 403, 200),
+    ('bulk-job-list', 'GET'):                   (401, 403, 403, 403, 403, 200),
+    ('bulk-job-list', 'POST'):                  (401, 403, 403, 403, 403, 200),
     ('cache', 'GET'):                           (401, 403, 403, 403, 403, 200),
     ('cache-pin', 'POST'):                      (401, 403, 403, 403, 403, 200),
     ('cache-release', 'POST'):                  (401, 403, 403, 403, 403, 200),
@@ -258,6 +264,7 @@ def _world(data_root, settings):
     drive = Drive.objects.order_by("name").first()
     request = ArchiveRequest.objects.order_by("pk").first()
     reconciliation = Reconciliation.objects.create(requested_by=people["operator"])
+    bulk_job = BulkJob.objects.create(kind="verify", reason="matrix", granules_total=0)
 
     clients = {"anonymous": APIClient()}
     for role, person in people.items():
@@ -270,7 +277,7 @@ def _world(data_root, settings):
         "order": order.pk, "destination": destination.pk, "subscription": subscription.pk,
         "ingest": ingest.pk, "pdr": pdr.pk, "archive-request": request.pk,
         "reconciliation": reconciliation.pk, "granule-detail": granule.pk,
-        "provider": modaps.name, "config-user": alice.pk,
+        "provider": modaps.name, "config-user": alice.pk, "bulk-job": bulk_job.pk,
     }
     bodies = {
         ("login", "POST"): {"username": alice.username, "password": "pw-for-tests"},
@@ -302,6 +309,8 @@ def _world(data_root, settings):
         ("reconciliation-repair", "POST"): {},
         ("console-failure-group-retry", "POST"): {"key": "0" * 20},
         ("console-dead-letter-replay", "POST"): {"all": True},
+        ("bulk-job-list", "POST"): {"kind": "recall", "ids": [granule.pk], "dry_run": True},
+        ("bulk-job-cancel", "POST"): {"reason": "matrix"},
         ("console-granule-withdraw", "POST"): {"reason": "matrix"},
         ("console-granule-restore", "POST"): {"reason": "matrix"},
         ("console-granule-delete", "POST"): {"reason": "matrix",
@@ -326,7 +335,8 @@ def _archived(collection, data_root):
 PK_OF = {"order": "order", "destination": "destination", "subscription": "subscription",
          "ingest-request": "ingest", "ingest-pdr": "pdr", "archive-request": "archive-request",
          "reconciliation": "reconciliation", "granule": "granule-detail",
-         "console-granule": "granule-detail", "config-user": "config-user"}
+         "console-granule": "granule-detail", "config-user": "config-user",
+         "bulk-job": "bulk-job"}
 
 
 def _url(world, name, pattern):

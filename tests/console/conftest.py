@@ -1,6 +1,7 @@
 """Console fixtures: a two-silo archive with two collections, a provider and its client, a user,
 and makers of failed work of every kind, each made through the services that fail it in
-production (a wrong checksum, a damaged cache copy, a mover dying, a push that cannot land)."""
+production (a wrong checksum, a damaged cache copy, a mover dying, a push that cannot land),
+and the bulk jobs' small two-silo layout."""
 import pytest
 
 from backend.accounts import roles
@@ -9,7 +10,12 @@ from backend.archive.models import Drive
 from backend.archive.services import manager, queueing
 from ingest.models import IngestRequest
 from ingest.services import pipeline
-from tests.archive_fixtures import archived_collection, staged_granule
+from tests.archive_fixtures import (
+    archived_collection,
+    movers_without_waits,
+    small_layout,
+    staged_granule,
+)
 from tests.distribution import conftest as distribution
 from tests.factories import ProviderFactory
 from tests.ingest.builders import area, granule, stage
@@ -123,3 +129,13 @@ def dead_recalls(archived):
             manager.recover_stale_work(force=True)
         return requests
     return make
+
+
+@pytest.fixture
+def layout(data_root, settings):
+    """The bulk jobs' archive: a small two-silo layout and a collection archived on it."""
+    movers_without_waits(settings)
+    primary, backup, media = small_layout()
+    bulk_collection = archived_collection([primary, backup], short_name="MOD09GA",
+                                          version="061")
+    return bulk_collection, primary, backup, media

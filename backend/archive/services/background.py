@@ -31,12 +31,22 @@ def _rewrite(segment, group, replacing=None):
     # written twice, one right after the other, from such a stale list).
     if not FileCopy.objects.filter(pk=segment.pk, state=segment.state).exists():
         return
+    queue_copy(file, copy_number, group, replacing=replacing)
+
+
+def queue_copy(file, copy_number, group, replacing=None, requested_by=None):
+    """Queue a new copy `copy_number` of `file` on `group` (recalled into the cache first when
+    it is not there); once verified it releases the older segments of that copy. Returns
+    (migration request or None when one was already queued, error): error says why nothing
+    could be queued (no readable copy to recall from)."""
     answer = make_available([file], priority=Req.Priority.BACKGROUND)[0]
     if answer.error:
-        return  # no readable copy: fail_unrecallable and the operator's board say so
-    queue_once(kind=Req.Kind.MIGRATE, priority=Req.Priority.BACKGROUND, file=file,
-               copy_number=copy_number, volume_group=group, volume=replacing,
-               bytes_total=file.size, error="" if answer.ready else WAITING_FOR_CACHE)
+        return None, answer.error  # fail_unrecallable and the operator's board say so too
+    request = queue_once(kind=Req.Kind.MIGRATE, priority=Req.Priority.BACKGROUND, file=file,
+                         copy_number=copy_number, volume_group=group, volume=replacing,
+                         bytes_total=file.size, requested_by=requested_by,
+                         error="" if answer.ready else WAITING_FOR_CACHE)
+    return request, ""
 
 
 def advance_background():

@@ -79,6 +79,18 @@ export const routes: RouteObject[] = [
             }),
           },
           {
+            path: 'bulk',
+            lazy: async () => ({
+              Component: (await import('../features/bulk/BulkJobsPage')).BulkJobsPage,
+            }),
+          },
+          {
+            path: 'bulk/:id',
+            lazy: async () => ({
+              Component: (await import('../features/bulk/BulkJobPage')).BulkJobPage,
+            }),
+          },
+          {
             path: 'granules',
             lazy: () => import('../features/console-granules/routes').then((m) => m.list),
           },

@@ -8,6 +8,7 @@ export const DASHBOARD_PAGES = [
   { to: '/dashboards/archive', label: 'Archive', end: false },
   { to: '/dashboards/queues', label: 'Queues', end: false },
   { to: '/dashboards/failures', label: 'Failures', end: false },
+  { to: '/dashboards/bulk', label: 'Bulk jobs', end: false },
   { to: '/dashboards/granules', label: 'Granules', end: false },
 ];
 

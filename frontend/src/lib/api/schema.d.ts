@@ -696,6 +696,78 @@ export interface paths {
         patch: operations["api_v1_config_users_partial_update"];
         trace?: never;
     };
+    "/api/v1/console/bulk/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Bulk jobs, newest first: what was asked, by whom, why, and how far each has got. */
+        get: operations["api_v1_console_bulk_list"];
+        put?: never;
+        /**
+         * @description A dry run (`dry_run: true`: how many granules and bytes, which lines are unknown;
+         *     nothing is made) or a job, started at once.
+         */
+        post: operations["api_v1_console_bulk_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/console/bulk/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Bulk jobs, newest first: what was asked, by whom, why, and how far each has got. */
+        get: operations["api_v1_console_bulk_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/console/bulk/{id}/cancel/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Stop the job: items not started are cancelled; archive work already queued ends. */
+        post: operations["api_v1_console_bulk_cancel_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/console/bulk/{id}/items/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The job's granules with each one's state and outcome, in the order given. */
+        get: operations["api_v1_console_bulk_items_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/console/dead-letter/": {
         parameters: {
             query?: never;
@@ -1736,6 +1808,75 @@ export interface components {
         AuditRequest: {
             sample?: number;
         };
+        BulkItem: {
+            readonly id: number;
+            readonly granule: number | null;
+            /** @description COLLECTION.VERSION:GRANULE_ID vN */
+            readonly label: string;
+            readonly bytes: number;
+            readonly state: components["schemas"]["BulkItemStateEnum"];
+            readonly outcome: string;
+            /** Format: date-time */
+            readonly updated_at: string;
+        };
+        /**
+         * @description * `pending` - Pending
+         *     * `waiting` - Waiting for the archive
+         *     * `done` - Done
+         *     * `skipped` - Nothing to do
+         *     * `failed` - Failed
+         *     * `cancelled` - Cancelled
+         * @enum {string}
+         */
+        BulkItemStateEnum: "pending" | "waiting" | "done" | "skipped" | "failed" | "cancelled";
+        BulkJob: {
+            readonly id: number;
+            readonly kind: components["schemas"]["BulkJobKindEnum"];
+            readonly state: components["schemas"]["BulkJobStateEnum"];
+            /** @description The granule filter, when by query */
+            readonly query: unknown;
+            /** @description Lines of an id list, if any */
+            readonly ids_given: number;
+            readonly target_group: string | null;
+            readonly reason: string;
+            readonly requested_by: string;
+            readonly granules_total: number;
+            readonly bytes_total: number;
+            readonly counts: components["schemas"]["ItemCounts"];
+            /**
+             * Format: double
+             * @description Items final (done, skipped, failed, cancelled) out of all: a recall counts once
+             *     its bytes are in the cache.
+             */
+            readonly percent_done: number;
+            /** Format: date-time */
+            readonly created_at: string;
+            /** Format: date-time */
+            readonly started_at: string | null;
+            /** Format: date-time */
+            readonly finished_at: string | null;
+            /** Format: date-time */
+            readonly cancelled_at: string | null;
+        };
+        /**
+         * @description * `reingest` - Reingest (send failed ingest round again)
+         *     * `withdraw` - Withdraw from distribution
+         *     * `delete` - Delete
+         *     * `recall` - Recall to the cache
+         *     * `verify` - Re-verify every copy
+         *     * `move` - Move copies to another volume group
+         * @enum {string}
+         */
+        BulkJobKindEnum: "reingest" | "withdraw" | "delete" | "recall" | "verify" | "move";
+        /**
+         * @description * `queued` - Queued
+         *     * `running` - Running
+         *     * `done` - Done
+         *     * `failed` - Failed (no item succeeded)
+         *     * `cancelled` - Cancelled
+         * @enum {string}
+         */
+        BulkJobStateEnum: "queued" | "running" | "done" | "failed" | "cancelled";
         BulkRequest: {
             action: components["schemas"]["ActionEnum"];
             ids?: number[];
@@ -1786,6 +1927,9 @@ export interface components {
             high_watermark: number;
             /** Format: double */
             low_watermark: number;
+        };
+        CancelRequest: {
+            reason?: string;
         };
         Cart: {
             count: number;
@@ -2194,6 +2338,16 @@ export interface components {
          * @enum {string}
          */
         DriveStateEnum: "idle" | "mounting" | "reading" | "writing" | "unloading" | "offline";
+        DryRun: {
+            dry_run: boolean;
+            kind: components["schemas"]["BulkJobKindEnum"];
+            granules: number;
+            bytes: number;
+            /** @description The first lines naming no granule */
+            unknown: components["schemas"]["UnknownLine"][];
+            unknown_count: number;
+            duplicates: number;
+        };
         /**
          * @description * `error` - Refuse the duplicate
          *     * `skip` - Keep the archived granule
@@ -2621,6 +2775,14 @@ export interface components {
          * @enum {string}
          */
         IngestRequestStateEnum: "received" | "running" | "completed" | "failed";
+        ItemCounts: {
+            pending: number;
+            waiting: number;
+            done: number;
+            skipped: number;
+            failed: number;
+            cancelled: number;
+        };
         KindCount: {
             kind: string;
             count: number;
@@ -2700,6 +2862,29 @@ export interface components {
          * @enum {string}
          */
         ModeEnum: "notify" | "push" | "order";
+        /**
+         * @description A job over the operator filter's `query`, a JSON list `ids`, or an uploaded `file`
+         *     (text or CSV, one id per line: a number or COLLECTION.VERSION:GRANULE_ID).
+         */
+        NewBulkJobRequest: {
+            kind: components["schemas"]["BulkJobKindEnum"];
+            /** @description Filters of the granule list */
+            query?: {
+                [key: string]: string;
+            };
+            /** @description Granule ids or COLLECTION.VERSION:GRANULE_ID */
+            ids?: unknown[];
+            /**
+             * Format: binary
+             * @description One id per line (text or CSV)
+             */
+            file?: string;
+            reason?: string;
+            /** @default false */
+            dry_run?: boolean;
+            /** @description For a move: the volume group to write to */
+            target_group?: string;
+        };
         NewUser: {
             readonly id: number;
             username: string;
@@ -2882,6 +3067,32 @@ export interface components {
              */
             previous: string | null;
             results: components["schemas"]["AuditEvent"][];
+        };
+        PaginatedBulkItemList: {
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?cursor=cD00ODY%3D"
+             */
+            next: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?cursor=cj0xJnA9NDg3
+             */
+            previous: string | null;
+            results: components["schemas"]["BulkItem"][];
+        };
+        PaginatedBulkJobList: {
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?cursor=cD00ODY%3D"
+             */
+            next: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?cursor=cj0xJnA9NDg3
+             */
+            previous: string | null;
+            results: components["schemas"]["BulkJob"][];
         };
         PaginatedCollectionList: {
             /**
@@ -3777,6 +3988,11 @@ export interface components {
         TodayDirections: {
             ingest: components["schemas"]["TodayDirection"];
             distribution: components["schemas"]["TodayDirection"];
+        };
+        UnknownLine: {
+            line: number;
+            value: string;
+            detail: string;
         };
         UserConfig: {
             readonly id: number;
@@ -7451,6 +7667,372 @@ export interface operations {
             };
             /** @description The body's media type is not accepted */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    api_v1_console_bulk_list: {
+        parameters: {
+            query?: {
+                /** @description The pagination cursor value. */
+                cursor?: string;
+                /** @description Number of results to return per page. */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedBulkJobList"];
+                };
+            };
+            /** @description The request is malformed or invalid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such thing (or not the caller's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    api_v1_console_bulk_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NewBulkJobRequest"];
+                "multipart/form-data": components["schemas"]["NewBulkJobRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DryRun"];
+                };
+            };
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BulkJob"];
+                };
+            };
+            /** @description The request is malformed or invalid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such thing (or not the caller's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The thing is in the wrong state for it */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body's media type is not accepted */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    api_v1_console_bulk_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BulkJob"];
+                };
+            };
+            /** @description The request is malformed or invalid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such thing (or not the caller's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    api_v1_console_bulk_cancel_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["CancelRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["CancelRequest"];
+                "multipart/form-data": components["schemas"]["CancelRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BulkJob"];
+                };
+            };
+            /** @description The request is malformed or invalid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such thing (or not the caller's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The thing is in the wrong state for it */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body's media type is not accepted */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    api_v1_console_bulk_items_list: {
+        parameters: {
+            query?: {
+                /** @description The pagination cursor value. */
+                cursor?: string;
+                /** @description Number of results to return per page. */
+                limit?: number;
+                /** @description Only items in this state */
+                state?: "cancelled" | "done" | "failed" | "pending" | "skipped" | "waiting";
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedBulkItemList"];
+                };
+            };
+            /** @description The request is malformed or invalid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such thing (or not the caller's) */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -122,6 +122,14 @@ export type DeadLetterPage = Schemas['DeadLetterPage'];
 export type ReplayBody = Schemas['ReplayRequest'];
 export type ReplayResult = Schemas['ReplayResult'];
 
+// Bulk jobs of the operator's console
+export type BulkJob = Schemas['BulkJob'];
+export type BulkJobKind = Schemas['BulkJobKindEnum'];
+export type BulkItem = Schemas['BulkItem'];
+export type BulkItemState = Schemas['BulkItemStateEnum'];
+export type BulkDryRun = Schemas['DryRun'];
+export type NewBulkJob = Schemas['NewBulkJobRequest'];
+
 // Operator's console: granules across providers
 export type ConsoleGranule = Schemas['ConsoleGranule'];
 export type GranuleState = ConsoleGranule['state'];
