@@ -76,7 +76,8 @@ def day_report(collection, day, now=None):
 
 def worst(days=7, limit=10, now=None):
     """Collections with a cadence, most missing granules first over the last `days` UTC days
-    (today so far included), then most late ones."""
+    (today so far included), then most late ones; one that expected nothing in those days (its
+    declared extent ended before them) and has nothing late says nothing and is left out."""
     if not 1 <= days <= MAX_DAYS:
         raise DomainError(f"between 1 and {MAX_DAYS} days", "days")
     now = now or timezone.now()
@@ -85,6 +86,8 @@ def worst(days=7, limit=10, now=None):
     rows = []
     for collection in Collection.objects.filter(cadence_seconds__isnull=False):
         found, late, _ = window_report(collection, start, now, now)
+        if found.expected == 0 and not late:
+            continue
         rows.append({
             "collection": collection.key, "title": collection.title,
             "expected": found.expected, "received": found.received, "missing": found.missing,

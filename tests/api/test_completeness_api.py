@@ -46,6 +46,11 @@ def test_the_worst_collections_come_first(operator_api):
     CollectionFactory(short_name="BAD", version="1", cadence_seconds=86400,
                             extent_start=today - timedelta(days=2))
     CollectionFactory(short_name="NOCADENCE", version="1")
+    # Regression: a collection whose declared extent ended before the window expected nothing
+    # in it; it was listed among the worst as "0 of 0".
+    CollectionFactory(short_name="ENDED", version="1", cadence_seconds=86400,
+                      extent_start=today - timedelta(days=30),
+                      extent_end=today - timedelta(days=20))
     for days_ago in (2, 1):
         start = today - timedelta(days=days_ago)
         GranuleFactory(collection=good, temporal_start=start,

@@ -17,7 +17,9 @@ export function WorstCollectionsPanel({ days = 7 }: { days?: number }) {
           caption={`Least complete collections, last ${data.days} days`}
           rows={data.collections}
           rowKey={(row) => row.collection}
-          empty={<p className="muted">No collection declares a cadence.</p>}
+          empty={
+            <p className="muted">No collection with a cadence expected a granule in these days.</p>
+          }
           columns={[
             {
               label: 'Collection',

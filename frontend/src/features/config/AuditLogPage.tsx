@@ -103,10 +103,12 @@ function show(value: unknown): string {
 function Changes({ event }: { event: AuditEvent }) {
   const changes = (event.detail as { changes?: Record<string, [unknown, unknown]> } | null)
     ?.changes;
-  if (!changes) return <span className="muted">—</span>;
+  // A creation diffs every field against nothing; an empty field "∅ → ∅" says nothing.
+  const shown = Object.entries(changes ?? {}).filter(([, [a, b]]) => show(a) !== show(b));
+  if (shown.length === 0) return <span className="muted">—</span>;
   return (
     <ul className="config-changes">
-      {Object.entries(changes).map(([field, [before, after]]) => (
+      {shown.map(([field, [before, after]]) => (
         <li key={field}>
           <span className="mono">{field}</span>: {show(before)} → {show(after)}
         </li>

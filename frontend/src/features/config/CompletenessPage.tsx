@@ -35,7 +35,7 @@ export function CompletenessPage() {
           archived later than the latency target.
         </p>
       </div>
-      <div className="toolbar">
+      <div className="toolbar config-toolbar">
         <Field id="cp-collection" label="Collection">
           <select
             id="cp-collection"

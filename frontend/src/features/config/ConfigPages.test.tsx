@@ -248,7 +248,7 @@ describe('audit log and completeness', () => {
       target_id: '3',
       target_label: 'SST.1',
       reason: 'new orbit',
-      detail: { changes: { title: ['Old', 'New'] } },
+      detail: { changes: { title: ['Old', 'New'], doi: [null, ''] } },
     };
     const asked: (string | null)[] = [];
     server.use(
@@ -262,6 +262,7 @@ describe('audit log and completeness', () => {
     const row = (await screen.findByText('collection SST.1')).closest('tr')!;
     expect(within(row).getByText(/Old → New/)).toBeInTheDocument();
     expect(row).toHaveTextContent('new orbit');
+    expect(row).not.toHaveTextContent('doi'); // empty before and after: nothing changed
     await fill(user, screen.getByLabelText('Who'), 'ops');
     await user.click(screen.getByRole('button', { name: 'Filter' }));
     await waitFor(() => expect(asked).toContain('ops'));
