@@ -39,6 +39,9 @@ ENDPOINTS = [
     ("failures: ingest requests", "/api/v1/ingest/requests/?limit=200"),
     ("failures: failed granules", "/api/v1/ingest/requests/{failed_request}/?state=failed"),
     ("failures: latest reconciliation", "/api/v1/archive/reconciliation/?limit=1"),
+    ("failures: grouped by reason", "/api/v1/console/failures/groups/"),
+    ("failures: dead letters", "/api/v1/console/dead-letter/?limit=50"),
+    ("overview: worst collections", "/api/v1/completeness/worst/"),
 ]
 BASELINE = ("baseline: health", "/api/health/")
 
