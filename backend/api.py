@@ -2,6 +2,7 @@
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
 from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db import DataError
 from rest_framework import exceptions
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
@@ -40,6 +41,13 @@ def exception_handler(exc, context):
                          f"{settings.DATA_UPLOAD_MAX_MEMORY_SIZE} bytes."}, status=413)
     if isinstance(exc, SuspiciousOperation):  # too many form fields, a malformed header, ...
         return Response({"detail": str(exc) or "Bad request."}, status=400)
+    if isinstance(exc, DataError):
+        # A value the database cannot hold or compare: a NUL character (PostgreSQL text takes
+        # none), a time-zone offset or a number beyond its range. SQLite takes what PostgreSQL
+        # refuses, so no field check stands in for this one answer.
+        reason = str(exc).splitlines()[0] if str(exc) else "a value is out of range"
+        return Response({"detail": f"A value in the request cannot be used: {reason}."},
+                        status=400)
     if isinstance(exc, DjangoValidationError):
         detail = exc.message_dict if hasattr(exc, "error_dict") else exc.messages
         exc = exceptions.ValidationError(detail)

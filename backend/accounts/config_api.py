@@ -1,6 +1,9 @@
 """Operators' configuration of users and providers, and the audit log, under /api/v1/config/.
 Thin: the checks and the audit records are accounts.directory's."""
+from datetime import UTC
+
 import django_filters
+from django import forms
 from django.contrib.auth import get_user_model
 from django.contrib.auth.validators import UnicodeUsernameValidator
 from drf_spectacular.utils import extend_schema
@@ -161,13 +164,31 @@ class AuditEventSerializer(serializers.ModelSerializer):
                   "reason", "detail"]
 
 
+class UtcInstantField(django_filters.fields.IsoDateTimeField):
+    """An ISO 8601 instant compared in UTC: PostgreSQL refuses offsets beyond +-15:59, which a
+    date-time may carry (-23:07 answered 500)."""
+
+    def clean(self, value):
+        value = super().clean(value)
+        if value is None:
+            return None
+        try:
+            return value.astimezone(UTC)
+        except OverflowError as exc:
+            raise forms.ValidationError("the instant is out of range") from exc
+
+
+class UtcInstantFilter(django_filters.IsoDateTimeFilter):
+    field_class = UtcInstantField
+
+
 class AuditFilter(django_filters.FilterSet):
     target_type = django_filters.CharFilter(max_length=40)
     target_id = django_filters.CharFilter(max_length=64)
     actor = django_filters.CharFilter(field_name="actor_name", max_length=150)
     action = django_filters.CharFilter(max_length=40)
-    since = django_filters.IsoDateTimeFilter(field_name="at", lookup_expr="gte")
-    until = django_filters.IsoDateTimeFilter(field_name="at", lookup_expr="lt")
+    since = UtcInstantFilter(field_name="at", lookup_expr="gte")
+    until = UtcInstantFilter(field_name="at", lookup_expr="lt")
 
     class Meta:
         model = AuditEvent

@@ -107,3 +107,25 @@ def test_form_and_text_bodies_over_the_limit_are_a_json_413(operator_api, settin
 def test_console_bodies_nested_too_deep_are_a_json_400(operator_api, path, body):
     answer = operator_api.post(path, body, content_type="application/json")
     assert answer.status_code == 400 and "nested deeper than" in answer.json()["detail"]
+
+
+def test_a_nul_character_where_a_name_is_looked_up_is_a_400(operator_api):
+    """PostgreSQL text holds no NUL: the silo lookup raised DataError, a 500 (schemathesis)."""
+    response = operator_api.post("/api/v1/archive/volumes/label/",
+                                 {"silo": "silo\x001", "media": "LTO-9", "count": 1,
+                                  "prefix": "G"})
+    assert response.status_code == 400
+    assert response.json()["detail"]
+
+
+def test_an_instant_with_an_offset_postgresql_refuses_is_compared_in_utc(operator_api):
+    """-23:07 is a valid ISO 8601 offset beyond PostgreSQL's +-15:59 (a 500, schemathesis):
+    the audit log compares the instant in UTC, so it finds what is after it."""
+    from backend.accounts import audit
+
+    audit.record(None, "update", "collection", 1)
+    after = operator_api.get("/api/v1/config/audit/", {"since": "0287-09-19T20:24:58.527-23:07"})
+    before = operator_api.get("/api/v1/config/audit/", {"until": "0287-09-19T20:24:58-23:07"})
+    assert after.status_code == before.status_code == 200
+    assert len(after.json()["results"]) == 1
+    assert before.json()["results"] == []
