@@ -145,7 +145,8 @@ test('an operator finds, withdraws and deletes a granule; a repack reclaims its 
     await page.getByText(/Withdrawn: hidden from search/).waitFor().catch(async () => {
       throw new Error(`the withdrawal did not say so. The page says:\n${await pageText(page)}`);
     });
-    await page.getByText(/was withdrawn by an operator: e2e: calibration error/).waitFor();
+    // the notice at the top says why (the timeline repeats it beside each event it caused)
+    await page.locator('.cg-retired').getByText(/was withdrawn by an operator: e2e: calibration error/).waitFor();
     assert.deepEqual(await publicView(visitor.page, target.granule_id), { inSearch: 0, inStac: 0 });
     await shoot(visitor.page, 'console-withdrawn-search.png');
 

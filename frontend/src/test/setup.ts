@@ -1,8 +1,12 @@
 import '@testing-library/jest-dom/vitest';
-import { cleanup } from '@testing-library/react';
+import { cleanup, configure } from '@testing-library/react';
 import { afterAll, afterEach, beforeAll } from 'vitest';
 
 import { server } from './server';
+
+// On a loaded 2-core machine (CI runs pytest beside) a page's first fetch can take longer than
+// Testing Library's one-second wait: a findBy then failed for want of time, not of the element.
+configure({ asyncUtilTimeout: 4000 });
 
 // jsdom has no canvas: a 2D context whose every method does nothing is enough for Chart.js to
 // lay a chart out, so components can be tested with the real library without a native package.
