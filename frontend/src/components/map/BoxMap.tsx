@@ -135,7 +135,9 @@ function useLeaflet(
         onProgress: setVertices,
       }),
     };
-    const resize = new ResizeObserver(() => map.invalidateSize());
+    // No animation on a resize, and none left running at unmount: a pan still moving when the
+    // page changed read the removed pane ("reading '_leaflet_pos'", an uncaught error).
+    const resize = new ResizeObserver(() => map.invalidateSize({ animate: false }));
     resize.observe(container);
     mapRef.current = map;
     return () => {
@@ -146,6 +148,7 @@ function useLeaflet(
       toolsRef.current = null;
       area.remove();
       footprints.remove();
+      map.stop();
       map.remove();
       mapRef.current = null;
     };
