@@ -87,3 +87,34 @@ export async function sidewaysOverflow(page) {
 export async function shoot(page, name) {
   await page.screenshot({ path: `${SCREENSHOTS}${name}`, fullPage: true }).catch(() => {});
 }
+
+/**
+ * Call the API with a context's session (and its CSRF token on unsafe methods); the body is
+ * the parsed JSON, or the text when it is none.
+ * @param {import('playwright-core').BrowserContext} context
+ * @param {string} method
+ * @param {string} path
+ * @param {{ json?: unknown, bytes?: Buffer, headers?: Record<string, string> }} [body]
+ */
+export async function callApi(context, method, path, { json, bytes, headers = {} } = {}) {
+  const token = (await context.cookies(BASE_URL)).find((cookie) => cookie.name === 'csrftoken')?.value ?? '';
+  const response = await context.request.fetch(`${BASE_URL}${path}`, {
+    method,
+    headers: {
+      Accept: 'application/json',
+      'X-CSRFToken': token,
+      Referer: `${BASE_URL}/`,
+      ...(bytes ? { 'Content-Type': 'application/octet-stream' } : {}),
+      ...headers,
+    },
+    data: bytes ?? json,
+  });
+  const text = await response.text();
+  let parsed;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    parsed = text;
+  }
+  return { status: response.status(), body: parsed };
+}

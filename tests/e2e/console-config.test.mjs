@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
 import { after, before, test } from 'node:test';
 
-import { BASE_URL, launchChromium, logIn, openPage, pageText, shoot, sidewaysOverflow } from './browser.mjs';
+import { BASE_URL, callApi, launchChromium, logIn, openPage, pageText, shoot, sidewaysOverflow } from './browser.mjs';
 
 const OPERATOR = { user: process.env.E2E_OPERATOR || 'operator', password: process.env.E2E_OPERATOR_PASSWORD || 'granary-operator' };
 const PROVIDER = { user: process.env.E2E_PROVIDER || 'modaps', password: process.env.E2E_PROVIDER_PASSWORD || 'granary-provider' };
@@ -52,27 +52,6 @@ after(async () => {
   await browser?.close();
 });
 
-/**
- * Call the API with a context's session (and its CSRF token on unsafe methods).
- * @param {import('playwright-core').BrowserContext} context
- * @param {string} method
- * @param {string} path
- * @param {{ json?: unknown, bytes?: Buffer, headers?: Record<string, string> }} [body]
- */
-async function call(context, method, path, { json, bytes, headers = {} } = {}) {
-  const token = (await context.cookies(BASE_URL)).find((cookie) => cookie.name === 'csrftoken')?.value ?? '';
-  const response = await context.request.fetch(`${BASE_URL}${path}`, {
-    method,
-    headers: { Accept: 'application/json', 'X-CSRFToken': token, ...(bytes ? { 'Content-Type': 'application/octet-stream' } : {}), ...headers },
-    data: bytes ?? json,
-  });
-  const text = await response.text();
-  try {
-    return { status: response.status(), body: JSON.parse(text) };
-  } catch {
-    return { status: response.status(), body: text };
-  }
-}
 
 /**
  * Stage one file per granule and submit them as one bulk request; its id.
@@ -86,7 +65,7 @@ async function ingest(context, minutes) {
     const bytes = randomBytes(4_000);
     const md5 = createHash('md5').update(bytes).digest('hex');
     const path = `e2e-config/${id}.dat`;
-    const staged = await call(context, 'PUT', `/api/v1/ingest/uploads/${path}`, {
+    const staged = await callApi(context, 'PUT', `/api/v1/ingest/uploads/${path}`, {
       bytes,
       headers: { 'X-Checksum-Type': 'MD5', 'X-Checksum': md5 },
     });
@@ -99,7 +78,7 @@ async function ingest(context, minutes) {
       files: [{ path, size: bytes.length, checksum_type: 'MD5', checksum: md5, role: 'data' }],
     });
   }
-  const submitted = await call(context, 'POST', '/api/v1/ingest/requests/', { json: { granules } });
+  const submitted = await callApi(context, 'POST', '/api/v1/ingest/requests/', { json: { granules } });
   assert.equal(submitted.status, 202, JSON.stringify(submitted.body));
   return /** @type {number} */ (submitted.body.id);
 }
@@ -158,7 +137,7 @@ test('a collection created in the configuration pages receives an ingest', async
   await page.getByRole('button', { name: 'Save provider' }).click();
   await page.getByText('Saved MODAPS.').waitFor();
   await shoot(page, 'config-provider.png');
-  const rights = await call(operator.context, 'GET', '/api/v1/config/providers/MODAPS/');
+  const rights = await callApi(operator.context, 'GET', '/api/v1/config/providers/MODAPS/');
   assert.ok(rights.body.collections.includes(KEY), JSON.stringify(rights.body));
 
   provider = await openPage(browser, DESKTOP);

@@ -14,7 +14,7 @@ import { execFileSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { after, before, test } from 'node:test';
 
-import { BASE_URL, launchChromium, logIn, openPage, pageText, shoot, sidewaysOverflow } from './browser.mjs';
+import { BASE_URL, callApi, launchChromium, logIn, openPage, pageText, shoot, sidewaysOverflow } from './browser.mjs';
 import { footprintMeets } from './geometry.mjs';
 
 const SCIENTIST = { user: process.env.E2E_USER || 'scientist', password: process.env.E2E_USER_PASSWORD || 'granary-scientist' };
@@ -74,23 +74,6 @@ after(async () => {
   await browser?.close();
 });
 
-/**
- * Call the API with a context's session (and its CSRF token on unsafe methods).
- * @param {import('playwright-core').BrowserContext} context
- * @param {string} method
- * @param {string} path
- * @param {{ json?: unknown, bytes?: Buffer, headers?: Record<string, string> }} [body]
- */
-async function call(context, method, path, { json, bytes, headers = {} } = {}) {
-  const token = (await context.cookies(BASE_URL)).find((cookie) => cookie.name === 'csrftoken')?.value ?? '';
-  const response = await context.request.fetch(`${BASE_URL}${path}`, {
-    method,
-    headers: { Accept: 'application/json', 'X-CSRFToken': token, Referer: `${BASE_URL}/`, ...headers },
-    data: bytes ?? json,
-  });
-  const text = await response.text();
-  return { status: response.status(), body: text ? JSON.parse(text) : null };
-}
 
 /**
  * Poll until `check` gives a value; fail saying what was seen last.
@@ -124,7 +107,7 @@ async function deliver(ids, footprints) {
     const bytes = randomBytes(4_000);
     const md5 = createHash('md5').update(bytes).digest('hex');
     const path = `e2e-shapes/${id}.hdf`;
-    const put = await call(context, 'PUT', `/api/v1/ingest/uploads/${path}`, {
+    const put = await callApi(context, 'PUT', `/api/v1/ingest/uploads/${path}`, {
       bytes,
       headers: { 'Content-Type': 'application/octet-stream', 'X-Checksum-Type': 'MD5', 'X-Checksum': md5 },
     });
@@ -135,13 +118,13 @@ async function deliver(ids, footprints) {
       files: [{ path, size: bytes.length, checksum_type: 'MD5', checksum: md5, role: 'data' }],
     });
   }
-  const submitted = await call(context, 'POST', '/api/v1/ingest/requests/', { json: { granules } });
+  const submitted = await callApi(context, 'POST', '/api/v1/ingest/requests/', { json: { granules } });
   assert.equal(submitted.status, 202, JSON.stringify(submitted.body));
   const wanted = Object.values(ids);
   /** @type {string[]} */
   let listed = [];
   await waitFor('the catalog listing the delivered granules', async () => {
-    const answer = await call(context, 'GET', `/api/v1/granules/?collection=${COLLECTION}&granule_id=MOD021KM.A2026331.*.${String(RUN).slice(-13).padStart(13, '0')}&limit=100`);
+    const answer = await callApi(context, 'GET', `/api/v1/granules/?collection=${COLLECTION}&granule_id=MOD021KM.A2026331.*.${String(RUN).slice(-13).padStart(13, '0')}&limit=100`);
     listed = answer.body.results.map((/** @type {{granule_id: string}} */ g) => g.granule_id);
     return wanted.every((id) => listed.includes(id)) ? true : undefined;
   }, async () => JSON.stringify(listed));
@@ -153,7 +136,7 @@ async function deliver(ids, footprints) {
  * @returns {Promise<{ granule_id: string, footprint: any }[]>}
  */
 async function granulesOfTheDay(context) {
-  const answer = await call(context, 'GET', `/api/v1/granules/?collection=${COLLECTION}&start=${DAY}&end=${DAY}&limit=200`);
+  const answer = await callApi(context, 'GET', `/api/v1/granules/?collection=${COLLECTION}&start=${DAY}&end=${DAY}&limit=200`);
   assert.equal(answer.status, 200, JSON.stringify(answer.body));
   assert.equal(answer.body.next, null, 'more granules that day than one page');
   return answer.body.results;
@@ -323,7 +306,7 @@ test('subscribing from the polygon search delivers a later granule that meets it
     throw new Error(`not created: ${await pageText(page)}`);
   });
   const id = Number(new URL(page.url()).pathname.split('/').pop());
-  const saved = await call(context, 'GET', `/api/v1/subscriptions/${id}/`);
+  const saved = await callApi(context, 'GET', `/api/v1/subscriptions/${id}/`);
   assert.deepEqual(saved.body.collections, [COLLECTION]);
   assert.ok(saved.body.intersects, 'the subscription kept no shape');
   try {
@@ -338,14 +321,14 @@ test('subscribing from the polygon search delivers a later granule that meets it
     });
     await row.getByText(/Delivered/).waitFor({ timeout: WAIT_MS });
     await page.waitForTimeout(3000);   // a few refreshes more: the other granule is not delivered
-    const deliveries = await call(context, 'GET', `/api/v1/subscriptions/${id}/deliveries/`);
+    const deliveries = await callApi(context, 'GET', `/api/v1/subscriptions/${id}/deliveries/`);
     assert.deepEqual(deliveries.body.results.map((/** @type {{granule: string}} */ d) => d.granule), [`${COLLECTION}:${LATER_IDS.inside}`]);
     assert.ok(!(await log.innerText()).includes(LATER_IDS.outside), `${LATER_IDS.outside} was delivered too`);
     await shoot(page, 'shapes-subscription-delivered.png');
     assert.deepEqual(consoleErrors.filter((text) => !/status of 400/.test(text)), [], 'the browser console logged errors');
   } finally {
     // Leave the scientist's subscriptions as found for the other journeys.
-    await call(context, 'DELETE', `/api/v1/subscriptions/${id}/`);
+    await callApi(context, 'DELETE', `/api/v1/subscriptions/${id}/`);
   }
 });
 
@@ -356,7 +339,7 @@ test('results draw footprints as their shapes, and global ones as outlines only'
   await page.goto(`${BASE_URL}/search?start=2026-11-01&end=2026-11-01`, { waitUntil: 'load' });
   await page.getByRole('region', { name: 'Results' }).getByRole('row').nth(1).waitFor();
   await page.locator('.box-map__land').first().waitFor();
-  const listed = await call(context, 'GET', '/api/v1/granules/?start=2026-11-01&end=2026-11-01&limit=20');
+  const listed = await callApi(context, 'GET', '/api/v1/granules/?start=2026-11-01&end=2026-11-01&limit=20');
   /** @param {number[]} b */
   const global = (b) => (b[0] <= b[2] ? b[2] - b[0] : 360 - (b[0] - b[2])) * (b[3] - b[1]) >= 0.5 * 360 * 180;
   const wide = listed.body.results.filter((/** @type {{bbox: number[]}} */ g) => g.bbox && global(g.bbox));

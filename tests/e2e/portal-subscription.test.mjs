@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
 import { after, before, test } from 'node:test';
 
-import { BASE_URL, launchChromium, logIn, openPage, pageText, shoot, sidewaysOverflow } from './browser.mjs';
+import { BASE_URL, callApi, launchChromium, logIn, openPage, pageText, shoot, sidewaysOverflow } from './browser.mjs';
 
 const SCIENTIST = { user: process.env.E2E_USER || 'scientist', password: process.env.E2E_USER_PASSWORD || 'granary-scientist' };
 const PROVIDER = { user: process.env.E2E_PROVIDER || 'modaps', password: process.env.E2E_PROVIDER_PASSWORD || 'granary-provider' };
@@ -61,29 +61,6 @@ after(async () => {
   await browser?.close();
 });
 
-/**
- * Call the API with a context's session (and its CSRF token on unsafe methods).
- * @param {import('playwright-core').BrowserContext} context
- * @param {string} method
- * @param {string} path
- * @param {{ json?: unknown, bytes?: Buffer, headers?: Record<string, string> }} [body]
- */
-async function call(context, method, path, { json, bytes, headers = {} } = {}) {
-  const token = (await context.cookies(BASE_URL)).find((cookie) => cookie.name === 'csrftoken')?.value ?? '';
-  const response = await context.request.fetch(`${BASE_URL}${path}`, {
-    method,
-    headers: { Accept: 'application/json', 'X-CSRFToken': token, ...(bytes ? { 'Content-Type': 'application/octet-stream' } : {}), ...headers },
-    data: bytes ?? json,
-  });
-  const text = await response.text();
-  let parsed;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    parsed = text;
-  }
-  return { status: response.status(), body: parsed };
-}
 
 /**
  * Poll until `check` returns a value (or give up, saying what was seen last).
@@ -120,7 +97,7 @@ function unexpected(errors) {
  */
 async function upload(context, path, bytes) {
   const md5 = createHash('md5').update(bytes).digest('hex');
-  const answer = await call(context, 'PUT', `/api/v1/ingest/uploads/${path}`, {
+  const answer = await callApi(context, 'PUT', `/api/v1/ingest/uploads/${path}`, {
     bytes,
     headers: { 'X-Checksum-Type': 'MD5', 'X-Checksum': md5 },
   });
@@ -137,14 +114,14 @@ test('the demo granules are archived before the journey starts', async () => {
   await waitFor(
     'archiving the demo granules',
     async () => {
-      const { body } = await call(context, 'GET', '/api/v1/ingest/requests/');
+      const { body } = await callApi(context, 'GET', '/api/v1/ingest/requests/');
       /** @type {{ id: number, state: string, label: string }[]} */
       const requests = body.results;
       // seed_demo --history makes these two fail on purpose, for the operator's dashboards
       const meant = requests.filter((r) => !DEMO_FAILURES.includes(r.label));
       return meant.length > 0 && meant.every((r) => r.state === 'completed') ? true : undefined;
     },
-    async () => JSON.stringify((await call(context, 'GET', '/api/v1/ingest/requests/')).body.results),
+    async () => JSON.stringify((await callApi(context, 'GET', '/api/v1/ingest/requests/')).body.results),
   );
 });
 
@@ -169,7 +146,7 @@ test('a scientist subscribes to a box and a month through the page and sees the 
     collections: [COLLECTION], bbox: Object.values(BOX), start: WINDOW.From, end: WINDOW.To,
     conditions: [], new_versions: false, days: 30,
   };
-  const expected = await call(context, 'POST', '/api/v1/subscriptions/preview/', { json: filter });
+  const expected = await callApi(context, 'POST', '/api/v1/subscriptions/preview/', { json: filter });
   assert.equal(expected.status, 200, JSON.stringify(expected.body));
   assert.ok(expected.body.count > 0, `no demo granule lies in the box: ${JSON.stringify(expected.body)}`);
   const count = page.getByRole('complementary', { name: 'Preview' }).getByRole('status');
@@ -189,7 +166,7 @@ test('a scientist subscribes to a box and a month through the page and sees the 
   assert.match(summary, /20° W to 50° E, 40° S to 40° N/);
   assert.match(summary, /1 Nov 2026 to 30 Nov 2026/);
 
-  const saved = await call(context, 'GET', `/api/v1/subscriptions/${subscriptionId}/`);
+  const saved = await callApi(context, 'GET', `/api/v1/subscriptions/${subscriptionId}/`);
   assert.deepEqual(saved.body.bbox, Object.values(BOX));
   assert.equal(saved.body.start, '2026-11-01T00:00:00Z');
   assert.deepEqual(saved.body.collections, [COLLECTION]);
@@ -206,7 +183,7 @@ test('the provider ingests one granule inside the box and one outside it, and a 
     const file = await upload(context, `e2e/${id}.hdf`, randomBytes(20_000));
     granules.push({ collection: COLLECTION, granule_id: id, temporal: observed, bbox, attributes: { day_night: 'Day' }, files: [file] });
   }
-  const submitted = await call(context, 'POST', '/api/v1/ingest/requests/', { json: { granules } });
+  const submitted = await callApi(context, 'POST', '/api/v1/ingest/requests/', { json: { granules } });
   assert.equal(submitted.status, 202, JSON.stringify(submitted.body));
   bulkRequestId = submitted.body.id;
 
@@ -225,7 +202,7 @@ test('the provider ingests one granule inside the box and one outside it, and a 
     'ORIGINATING_SYSTEM = MODAPS;', 'TOTAL_FILE_COUNT = 2;', 'EXPIRATION_TIME = 2099-01-10T12:00:00Z;',
     ...group(PDR_GOOD, good, good.checksum), ...group(PDR_BAD, bad, '0'.repeat(32)), '',
   ].join('\n');
-  const pdr = await call(context, 'POST', '/api/v1/ingest/pdrs/', { json: { name: `MODAPS.${RUN}.PDR`, text } });
+  const pdr = await callApi(context, 'POST', '/api/v1/ingest/pdrs/', { json: { name: `MODAPS.${RUN}.PDR`, text } });
   assert.equal(pdr.status, 202, JSON.stringify(pdr.body));
   pdrId = pdr.body.id;
 
@@ -281,7 +258,7 @@ test('the matching granule, and only it, appears in the delivery log without a r
 
   // Every granule of the ingest is archived by now and each was matched when it was; the
   // log keeps exactly the one inside the box while it refreshes a few more times.
-  const pdrGranules = await call(provider.context, 'GET', `/api/v1/ingest/pdrs/${pdrId}/`);
+  const pdrGranules = await callApi(provider.context, 'GET', `/api/v1/ingest/pdrs/${pdrId}/`);
   assert.equal(pdrGranules.body.state, 'answered');
   for (let i = 0; i < 3; i += 1) {
     const rows = await log.getByRole('row').count();
@@ -290,7 +267,7 @@ test('the matching granule, and only it, appears in the delivery log without a r
     for (const other of [OUTSIDE, PDR_GOOD, PDR_BAD]) assert.ok(!text.includes(other), `${other} was delivered too`);
     await new Promise((resolve) => setTimeout(resolve, 2000));
   }
-  const deliveries = await call(context, 'GET', `/api/v1/subscriptions/${subscriptionId}/deliveries/`);
+  const deliveries = await callApi(context, 'GET', `/api/v1/subscriptions/${subscriptionId}/deliveries/`);
   /** @type {{ granule: string }[]} */
   const delivered = deliveries.body.results;
   assert.deepEqual(delivered.map((d) => d.granule), [`${COLLECTION}:${INSIDE}`]);
