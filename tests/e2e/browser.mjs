@@ -1,5 +1,7 @@
 // The one way the browser journeys start Chromium: Debian's build through playwright-core,
 // with the flags this machine needs (no sandbox as root, no background network traffic).
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 
@@ -117,4 +119,21 @@ export async function callApi(context, method, path, { json, bytes, headers = {}
     parsed = text;
   }
   return { status: response.status(), body: parsed };
+}
+
+/**
+ * Upload a file into the provider's staging area (checksum declared, as a provider does); its
+ * file spec for a bulk ingest request.
+ * @param {import('playwright-core').BrowserContext} context
+ * @param {string} path
+ * @param {Buffer} bytes
+ */
+export async function stageFile(context, path, bytes) {
+  const md5 = createHash('md5').update(bytes).digest('hex');
+  const answer = await callApi(context, 'PUT', `/api/v1/ingest/uploads/${path}`, {
+    bytes,
+    headers: { 'X-Checksum-Type': 'MD5', 'X-Checksum': md5 },
+  });
+  assert.equal(answer.status, 201, `upload of ${path}: ${JSON.stringify(answer.body)}`);
+  return { path, size: bytes.length, checksum_type: 'MD5', checksum: md5, role: 'data' };
 }

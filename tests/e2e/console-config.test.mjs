@@ -9,10 +9,12 @@
 //
 // Needs the demo data (seed_demo) and a running worker. Screenshots: var/screenshots/config-*.png.
 import assert from 'node:assert/strict';
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { after, before, test } from 'node:test';
 
-import { BASE_URL, callApi, launchChromium, logIn, openPage, pageText, shoot, sidewaysOverflow } from './browser.mjs';
+import {
+  BASE_URL, callApi, launchChromium, logIn, openPage, pageText, shoot, sidewaysOverflow, stageFile,
+} from './browser.mjs';
 
 const OPERATOR = { user: process.env.E2E_OPERATOR || 'operator', password: process.env.E2E_OPERATOR_PASSWORD || 'granary-operator' };
 const PROVIDER = { user: process.env.E2E_PROVIDER || 'modaps', password: process.env.E2E_PROVIDER_PASSWORD || 'granary-provider' };
@@ -62,20 +64,13 @@ async function ingest(context, minutes) {
   const granules = [];
   for (const minute of minutes) {
     const id = granuleId(minute);
-    const bytes = randomBytes(4_000);
-    const md5 = createHash('md5').update(bytes).digest('hex');
-    const path = `e2e-config/${id}.dat`;
-    const staged = await callApi(context, 'PUT', `/api/v1/ingest/uploads/${path}`, {
-      bytes,
-      headers: { 'X-Checksum-Type': 'MD5', 'X-Checksum': md5 },
-    });
-    assert.equal(staged.status, 201, `upload of ${path}: ${JSON.stringify(staged.body)}`);
+    const file = await stageFile(context, `e2e-config/${id}.dat`, randomBytes(4_000));
     granules.push({
       collection: KEY,
       granule_id: id,
       temporal: { start: `${DAY}T${hhmm(minute)}:00Z`, end: `${DAY}T${hhmm(minute + CADENCE_MIN)}:00Z` },
       bbox: [-10, -10, 10, 10],
-      files: [{ path, size: bytes.length, checksum_type: 'MD5', checksum: md5, role: 'data' }],
+      files: [file],
     });
   }
   const submitted = await callApi(context, 'POST', '/api/v1/ingest/requests/', { json: { granules } });

@@ -8,7 +8,9 @@ import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
 import { after, before, test } from 'node:test';
 
-import { BASE_URL, launchChromium, logIn, openPage, pageText, shoot, sidewaysOverflow } from './browser.mjs';
+import {
+  BASE_URL, callApi, launchChromium, logIn, openPage, pageText, shoot, sidewaysOverflow, stageFile,
+} from './browser.mjs';
 
 const OPERATOR = { user: process.env.E2E_OPERATOR || 'operator', password: process.env.E2E_OPERATOR_PASSWORD || 'granary-operator' };
 const PROVIDER = { user: process.env.E2E_PROVIDER || 'modaps', password: process.env.E2E_PROVIDER_PASSWORD || 'granary-provider' };
@@ -27,25 +29,6 @@ after(async () => {
 });
 
 /**
- * The API with a context's session (and its CSRF token on unsafe methods).
- * @param {import('playwright-core').BrowserContext} context
- * @param {string} method
- * @param {string} path
- * @param {{ json?: unknown, bytes?: Buffer, headers?: Record<string, string> }} [body]
- */
-async function api(context, method, path, { json, bytes, headers = {} } = {}) {
-  const token = (await context.cookies(BASE_URL)).find((cookie) => cookie.name === 'csrftoken')?.value ?? '';
-  /** @type {Record<string, string>} */
-  const type = bytes ? { 'Content-Type': 'application/octet-stream' } : {};
-  const response = await context.request.fetch(`${BASE_URL}${path}`, {
-    method,
-    headers: { Accept: 'application/json', 'X-CSRFToken': token, ...type, ...headers },
-    data: bytes ?? json,
-  });
-  return { status: response.status(), body: await response.json().catch(() => null) };
-}
-
-/**
  * The provider uploads one file and asks to ingest it declared with another checksum; returns
  * once the request has failed, with the failed granule's id.
  */
@@ -55,18 +38,12 @@ async function deliverWithAWrongChecksum() {
     await logIn(page, PROVIDER, '/provider');
     const stamp = Date.now();
     const name = `MOD021KM.A2026331.${stamp}.061.hdf`;
-    const bytes = randomBytes(40_000);
-    const md5 = createHash('md5').update(bytes).digest('hex');
     const path = `console-failures/${name}`;
-    const uploaded = await api(context, 'PUT', `/api/v1/ingest/uploads/${path}`, {
-      bytes,
-      headers: { 'X-Checksum-Type': 'MD5', 'X-Checksum': md5 },
-    });
-    assert.equal(uploaded.status, 201, JSON.stringify(uploaded.body));
+    const staged = await stageFile(context, path, randomBytes(40_000));
     const declared = createHash('md5').update(`not ${name}`).digest('hex');
     const granuleId = name.replace(/\.hdf$/, '');
     const start = new Date(Date.UTC(2026, 10, 27, 0, 0, 0));
-    const submitted = await api(context, 'POST', '/api/v1/ingest/requests/', {
+    const submitted = await callApi(context, 'POST', '/api/v1/ingest/requests/', {
       json: {
         granules: [
           {
@@ -74,7 +51,7 @@ async function deliverWithAWrongChecksum() {
             granule_id: granuleId,
             temporal: { start: start.toISOString(), end: new Date(start.getTime() + 300_000).toISOString() },
             bbox: [-20, 10, 5, 30],
-            files: [{ name, path, size: bytes.length, checksum_type: 'MD5', checksum: declared }],
+            files: [{ ...staged, name, checksum: declared }],
           },
         ],
       },
@@ -82,7 +59,7 @@ async function deliverWithAWrongChecksum() {
     assert.equal(submitted.status, 202, JSON.stringify(submitted.body));
     const deadline = Date.now() + INGEST_WAIT_MS;
     for (;;) {
-      const { body } = await api(context, 'GET', `/api/v1/ingest/requests/${submitted.body.id}/?granules=0`);
+      const { body } = await callApi(context, 'GET', `/api/v1/ingest/requests/${submitted.body.id}/?granules=0`);
       if (body?.state === 'failed') return granuleId;
       if (Date.now() > deadline) throw new Error(`the ingest request did not fail in time: ${JSON.stringify(body)}`);
       await new Promise((resolve) => setTimeout(resolve, 1000));

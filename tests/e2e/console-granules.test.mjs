@@ -1,16 +1,24 @@
-// The operator's granule console end to end: find a demo granule by a wildcard id, read its
-// timeline, withdraw it (gone from the scientist's search and from STAC), delete it, and
+// The operator's granule console end to end: the provider delivers a snow granule of the
+// journey's own (other journeys count the demo's), the operator finds it by a wildcard id, reads its
+// timeline, withdraws it (gone from the scientist's search and from STAC), delete it, and
 // repack the volume that held it: the volume ends scratch with its bytes reclaimed.
 //
 //   GRANARY_URL=http://127.0.0.1:8765 node --test tests/e2e/console-granules.test.mjs
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import { after, before, test } from 'node:test';
 
-import { BASE_URL, launchChromium, logIn, openPage, pageText, shoot, sidewaysOverflow } from './browser.mjs';
+import {
+  BASE_URL, callApi, launchChromium, logIn, openPage, pageText, shoot, sidewaysOverflow, stageFile,
+} from './browser.mjs';
 
 const OPERATOR = {
   user: process.env.E2E_OPERATOR || 'operator',
   password: process.env.E2E_OPERATOR_PASSWORD || 'granary-operator',
+};
+const PROVIDER = {
+  user: process.env.E2E_PROVIDER || 'modaps',
+  password: process.env.E2E_PROVIDER_PASSWORD || 'granary-provider',
 };
 const WAIT_MS = Number(process.env.E2E_ARCHIVE_WAIT_MS || 180_000);
 const COLLECTION = 'MOD10C1.061';
@@ -30,25 +38,13 @@ after(async () => {
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
- * Call the API with the page's session (and its CSRF token on a POST).
+ * GET `path`, or POST `body` to it, with the page's session.
  * @param {import('playwright-core').Page} page
  * @param {string} path
  * @param {unknown} [body]
- * @returns {Promise<{ status: number, body: any }>}
  */
-async function callApi(page, path, body) {
-  return page.evaluate(
-    async ({ url, json }) => {
-      const token = document.cookie.match(/(?:^|; )csrftoken=([^;]*)/)?.[1] ?? '';
-      const response = await fetch(url, {
-        method: json === undefined ? 'GET' : 'POST',
-        headers: { Accept: 'application/json', 'Content-Type': 'application/json', 'X-CSRFToken': decodeURIComponent(token) },
-        body: json === undefined ? undefined : JSON.stringify(json),
-      });
-      return { status: response.status, body: await response.json() };
-    },
-    { url: path, json: body },
-  );
+function api(page, path, body) {
+  return callApi(page.context(), body === undefined ? 'GET' : 'POST', path, { json: body });
 }
 
 /**
@@ -74,15 +70,40 @@ async function until(check, what) {
  */
 async function archiveSettled(page) {
   return until(async () => {
-    const counts = await callApi(page, `/api/v1/console/granules/counts/?collection=${COLLECTION}`);
+    const counts = await api(page, `/api/v1/console/granules/counts/?collection=${COLLECTION}`);
     assert.equal(counts.status, 200, JSON.stringify(counts.body));
     const { states } = counts.body;
     const busy = states.registered + states.archiving;
-    const queue = await callApi(page, '/api/v1/archive/requests/?state=queued');
-    const running = await callApi(page, '/api/v1/archive/requests/?state=running');
+    const queue = await api(page, '/api/v1/archive/requests/?state=queued');
+    const running = await api(page, '/api/v1/archive/requests/?state=running');
     const moving = queue.body.results.length + running.body.results.length;
     return states.archived > 0 && busy === 0 && moving === 0 ? counts.body : null;
   }, 'the demo granules are not all archived, or archive work is still moving');
+}
+
+/**
+ * The provider delivers one snow granule of a day the demo does not cover (a 2025 day), named
+ * anew on every run; its granule id.
+ */
+async function deliverOwnGranule() {
+  const { context, page } = await openPage(browser, { width: 1280, height: 800 });
+  try {
+    await logIn(page, PROVIDER, '/provider');
+    const granuleId = `MOD10C1.A2025166.061.${String(Date.now()).slice(-13).padStart(13, '0')}`;
+    const file = await stageFile(context, `e2e-console/${granuleId}.hdf`, randomBytes(30_000));
+    const granule = {
+      collection: COLLECTION,
+      granule_id: granuleId,
+      temporal: { start: '2025-06-15T00:00:00Z', end: '2025-06-15T23:59:59Z' },
+      bbox: [-180, -90, 180, 90],
+      files: [file],
+    };
+    const submitted = await callApi(context, 'POST', '/api/v1/ingest/requests/', { json: { granules: [granule] } });
+    assert.equal(submitted.status, 202, JSON.stringify(submitted.body));
+    return granuleId;
+  } finally {
+    await context.close();
+  }
 }
 
 /**
@@ -97,7 +118,7 @@ async function publicView(page, granuleId) {
   const empty = page.getByText('No granules match');
   await row.or(empty).first().waitFor();
   const inSearch = await row.count();
-  const stac = await callApi(page, `/stac/search?collections=${COLLECTION}&ids=${encodeURIComponent(granuleId)}`);
+  const stac = await api(page, `/stac/search?collections=${COLLECTION}&ids=${encodeURIComponent(granuleId)}`);
   assert.equal(stac.status, 200, JSON.stringify(stac.body));
   const inStac = stac.body.features.filter((/** @type {{ id: string }} */ f) => f.id === granuleId).length;
   return { inSearch, inStac };
@@ -109,10 +130,11 @@ test('an operator finds, withdraws and deletes a granule; a repack reclaims its 
   const { page } = desk;
   try {
     await logIn(page, OPERATOR, '/dashboards/granules');
+    const granuleId = await deliverOwnGranule();
     await archiveSettled(page);
-    const list = await callApi(page, `/api/v1/console/granules/?collection=${COLLECTION}&state=archived&limit=10`);
+    const list = await api(page, `/api/v1/console/granules/?granule_id=${granuleId}&state=archived`);
     const target = list.body.results[0];
-    assert.ok(target, 'no archived snow granule');
+    assert.ok(target, `the delivered granule ${granuleId} is not archived: ${JSON.stringify(list.body)}`);
     const pattern = `${target.granule_id.slice(0, target.granule_id.indexOf('.061'))}.*`;
     assert.deepEqual(await publicView(visitor.page, target.granule_id), { inSearch: 1, inStac: 1 });
 
@@ -151,13 +173,13 @@ test('an operator finds, withdraws and deletes a granule; a repack reclaims its 
     await shoot(visitor.page, 'console-withdrawn-search.png');
 
     // The volumes that hold it, and their live bytes before the delete.
-    const before = await callApi(page, `/api/v1/console/granules/${target.id}/`);
+    const before = await api(page, `/api/v1/console/granules/${target.id}/`);
     const copies = before.body.files.flatMap((/** @type {any} */ f) => f.copies).filter((/** @type {any} */ c) => c.state === 'verified');
     const primary = copies.find((/** @type {any} */ c) => c.copy_number === 1);
     assert.ok(primary, 'no verified first copy');
     let held = 0;
     for (const c of copies) if (c.volume === primary.volume) held += c.length;
-    const volumeBefore = (await callApi(page, `/api/v1/archive/volumes/${primary.volume}/`)).body;
+    const volumeBefore = (await api(page, `/api/v1/archive/volumes/${primary.volume}/`)).body;
 
     // Delete: the id must be typed again.
     await page.getByRole('button', { name: 'Delete…' }).click();
@@ -170,20 +192,20 @@ test('an operator finds, withdraws and deletes a granule; a repack reclaims its 
     await submit.click();
     await page.getByText(/Deleted: nothing more can be done/).waitFor();
     await page.getByRole('list', { name: 'Timeline' }).getByText(/^delete/).first().waitFor();
-    const volumeAfter = (await callApi(page, `/api/v1/archive/volumes/${primary.volume}/`)).body;
+    const volumeAfter = (await api(page, `/api/v1/archive/volumes/${primary.volume}/`)).body;
     assert.equal(volumeAfter.live_bytes, volumeBefore.live_bytes - held, 'the volume kept the deleted bytes live');
     await shoot(page, 'console-granule-deleted-desktop.png');
 
     // Repack the volume: it ends scratch, nothing live on it, the deleted copies not carried.
-    const repack = await callApi(page, `/api/v1/archive/volumes/${primary.volume}/repack/`, {});
+    const repack = await api(page, `/api/v1/archive/volumes/${primary.volume}/repack/`, {});
     assert.equal(repack.status, 202, JSON.stringify(repack.body));
     const recycled = await until(async () => {
-      const v = (await callApi(page, `/api/v1/archive/volumes/${primary.volume}/`)).body;
+      const v = (await api(page, `/api/v1/archive/volumes/${primary.volume}/`)).body;
       return v.state === 'scratch' ? v : null;
     }, `volume ${primary.volume} was not recycled by its repack`);
     assert.equal(recycled.live_bytes, 0);
     assert.equal(recycled.file_count, 0);
-    const gone = await callApi(page, `/api/v1/console/granules/${target.id}/`);
+    const gone = await api(page, `/api/v1/console/granules/${target.id}/`);
     const live = gone.body.files.flatMap((/** @type {any} */ f) => f.copies).filter((/** @type {any} */ c) => c.state !== 'released');
     assert.deepEqual(live, [], 'a copy of the deleted granule is still live');
     // The board shows the volume among the scratch ones again.

@@ -11,10 +11,12 @@
 // Needs the demo data (seed_demo) and a running worker. Screenshots: var/screenshots/shapes-*.png.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { after, before, test } from 'node:test';
 
-import { BASE_URL, callApi, launchChromium, logIn, openPage, pageText, shoot, sidewaysOverflow } from './browser.mjs';
+import {
+  BASE_URL, callApi, launchChromium, logIn, openPage, pageText, shoot, sidewaysOverflow, stageFile,
+} from './browser.mjs';
 import { footprintMeets } from './geometry.mjs';
 
 const SCIENTIST = { user: process.env.E2E_USER || 'scientist', password: process.env.E2E_USER_PASSWORD || 'granary-scientist' };
@@ -104,18 +106,11 @@ async function deliver(ids, footprints) {
   const { context } = provider;
   const granules = [];
   for (const [name, id] of Object.entries(ids)) {
-    const bytes = randomBytes(4_000);
-    const md5 = createHash('md5').update(bytes).digest('hex');
-    const path = `e2e-shapes/${id}.hdf`;
-    const put = await callApi(context, 'PUT', `/api/v1/ingest/uploads/${path}`, {
-      bytes,
-      headers: { 'Content-Type': 'application/octet-stream', 'X-Checksum-Type': 'MD5', 'X-Checksum': md5 },
-    });
-    assert.equal(put.status, 201, `upload of ${path}: ${JSON.stringify(put.body)}`);
+    const file = await stageFile(context, `e2e-shapes/${id}.hdf`, randomBytes(4_000));
     granules.push({
       collection: COLLECTION, granule_id: id, footprint: footprints[name],
       temporal: { start: `${DAY}T03:00:00Z`, end: `${DAY}T03:05:00Z` }, attributes: { day_night: 'Night' },
-      files: [{ path, size: bytes.length, checksum_type: 'MD5', checksum: md5, role: 'data' }],
+      files: [file],
     });
   }
   const submitted = await callApi(context, 'POST', '/api/v1/ingest/requests/', { json: { granules } });
