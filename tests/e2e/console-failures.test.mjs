@@ -9,11 +9,24 @@ import { createHash, randomBytes } from 'node:crypto';
 import { after, before, test } from 'node:test';
 
 import {
-  BASE_URL, callApi, launchChromium, logIn, openPage, pageText, shoot, sidewaysOverflow, stageFile,
+  callApi,
+  launchChromium,
+  logIn,
+  openPage,
+  pageText,
+  shoot,
+  sidewaysOverflow,
+  stageFile,
 } from './browser.mjs';
 
-const OPERATOR = { user: process.env.E2E_OPERATOR || 'operator', password: process.env.E2E_OPERATOR_PASSWORD || 'granary-operator' };
-const PROVIDER = { user: process.env.E2E_PROVIDER || 'modaps', password: process.env.E2E_PROVIDER_PASSWORD || 'granary-provider' };
+const OPERATOR = {
+  user: process.env.E2E_OPERATOR || 'operator',
+  password: process.env.E2E_OPERATOR_PASSWORD || 'granary-operator',
+};
+const PROVIDER = {
+  user: process.env.E2E_PROVIDER || 'modaps',
+  password: process.env.E2E_PROVIDER_PASSWORD || 'granary-provider',
+};
 const INGEST_WAIT_MS = Number(process.env.E2E_INGEST_WAIT_MS || 120_000);
 const GROUP = /MD5 checksum is <hex>, the provider declared <hex>/;
 
@@ -49,7 +62,10 @@ async function deliverWithAWrongChecksum() {
           {
             collection: 'MOD021KM.061',
             granule_id: granuleId,
-            temporal: { start: start.toISOString(), end: new Date(start.getTime() + 300_000).toISOString() },
+            temporal: {
+              start: start.toISOString(),
+              end: new Date(start.getTime() + 300_000).toISOString(),
+            },
             bbox: [-20, 10, 5, 30],
             files: [{ ...staged, name, checksum: declared }],
           },
@@ -59,9 +75,14 @@ async function deliverWithAWrongChecksum() {
     assert.equal(submitted.status, 202, JSON.stringify(submitted.body));
     const deadline = Date.now() + INGEST_WAIT_MS;
     for (;;) {
-      const { body } = await callApi(context, 'GET', `/api/v1/ingest/requests/${submitted.body.id}/?granules=0`);
+      const { body } = await callApi(
+        context,
+        'GET',
+        `/api/v1/ingest/requests/${submitted.body.id}/?granules=0`,
+      );
       if (body?.state === 'failed') return granuleId;
-      if (Date.now() > deadline) throw new Error(`the ingest request did not fail in time: ${JSON.stringify(body)}`);
+      if (Date.now() > deadline)
+        throw new Error(`the ingest request did not fail in time: ${JSON.stringify(body)}`);
       await new Promise((resolve) => setTimeout(resolve, 1000));
     }
   } finally {
@@ -77,7 +98,9 @@ test('a failed ingest shows as a group by reason, and retrying the group says wh
     const groups = page.locator('section[aria-labelledby="failure-groups-heading"]');
     await groups.getByRole('heading', { name: 'Failures by reason' }).waitFor();
     const row = groups.getByRole('row', { name: GROUP });
-    await row.waitFor().catch(async () => assert.fail(`no checksum group: ${await pageText(page)}`));
+    await row
+      .waitFor()
+      .catch(async () => assert.fail(`no checksum group: ${await pageText(page)}`));
     assert.equal(await row.count(), 1, 'one cause is one group');
     const text = await row.innerText();
     assert.match(text, /ingest · granule/);
@@ -111,8 +134,16 @@ test('the failures page works at phone width', async () => {
   try {
     await logIn(page, OPERATOR, '/dashboards/failures');
     await page.getByRole('heading', { name: 'Failures by reason' }).waitFor();
-    await page.locator('section[aria-labelledby="failure-groups-heading"]').locator('table, .status--empty').first().waitFor();
-    await page.locator('section[aria-labelledby="dead-letter-heading"]').locator('table, .status--empty').first().waitFor();
+    await page
+      .locator('section[aria-labelledby="failure-groups-heading"]')
+      .locator('table, .status--empty')
+      .first()
+      .waitFor();
+    await page
+      .locator('section[aria-labelledby="dead-letter-heading"]')
+      .locator('table, .status--empty')
+      .first()
+      .waitFor();
     assert.ok((await sidewaysOverflow(page)) <= 0, 'the failures page scrolls sideways on a phone');
     await shoot(page, 'console-failures-phone.png');
     assert.deepEqual(consoleErrors, [], 'the browser console logged errors');
