@@ -131,10 +131,11 @@ test('an operator finds, withdraws and deletes a granule; a repack reclaims its 
   try {
     await logIn(page, OPERATOR, '/dashboards/granules');
     const granuleId = await deliverOwnGranule();
+    const target = await until(async () => {
+      const list = await api(page, `/api/v1/console/granules/?granule_id=${granuleId}&state=archived`);
+      return list.body.results[0];
+    }, `the delivered granule ${granuleId} is not archived`);
     await archiveSettled(page);
-    const list = await api(page, `/api/v1/console/granules/?granule_id=${granuleId}&state=archived`);
-    const target = list.body.results[0];
-    assert.ok(target, `the delivered granule ${granuleId} is not archived: ${JSON.stringify(list.body)}`);
     const pattern = `${target.granule_id.slice(0, target.granule_id.indexOf('.061'))}.*`;
     assert.deepEqual(await publicView(visitor.page, target.granule_id), { inSearch: 1, inStac: 1 });
 
