@@ -36,6 +36,7 @@ from .loads import (
     NAS26_JOB_SETS,
     Z95,
     Gsfc97Load,
+    Lto9Load,
     Nas26Load,
 )
 from .workload import GB, MB, TB, Hardware, load_workload
@@ -43,6 +44,6 @@ from .workload import GB, MB, TB, Hardware, load_workload
 __all__ = [
     "CACHE_FULL", "GB", "GSFC97_COLLECTIONS", "GSFC97_HISTORY_DAYS", "GSFC97_ORDER_GRANULES",
     "GSFC97_RECALL_AGE_DAYS", "MB", "NAS26_CLIENT_RATE", "NAS26_FILE_S", "NAS26_JOB_SETS",
-    "POLL_S", "SCRATCH_SPARE", "TB", "Z95", "Gsfc97Load", "Hardware", "Nas26Load", "Simulator",
-    "load_workload", "simulate",
+    "POLL_S", "SCRATCH_SPARE", "TB", "Z95", "Gsfc97Load", "Hardware", "Lto9Load", "Nas26Load",
+    "Simulator", "load_workload", "simulate",
 ]

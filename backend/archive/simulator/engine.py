@@ -8,7 +8,7 @@ import random
 from dataclasses import replace
 
 from .. import scheduler as sch
-from .loads import Gsfc97Load, Nas26Load
+from .loads import Gsfc97Load, Lto9Load, Nas26Load
 from .workload import GB, MB, Hardware, load_workload
 
 CACHE_FULL = 0.9  # recalls wait while the cache is this full
@@ -74,8 +74,7 @@ class Simulator:
         self.session_bytes = {sch.READ: 0, sch.WRITE: 0}
         for silo in self.silos:
             self._top_up_scratch(silo)
-        kind = "users" if "users" in workload else "load"
-        self.load = Nas26Load(self) if kind == "users" else Gsfc97Load(self)
+        self.load = _load_class(workload)(self)
 
     # --- events -----------------------------------------------------------------------------
 
@@ -416,6 +415,13 @@ class Simulator:
         }
         result.update(self.load.report())
         return result
+
+
+def _load_class(workload):
+    """nas26 lists users; gsfc97 a steady load; lto9 also the cartridges already holding data."""
+    if "users" in workload:
+        return Nas26Load
+    return Lto9Load if "volumes_with_data" in workload["hardware"] else Gsfc97Load
 
 
 def _percentile(values, pct):
