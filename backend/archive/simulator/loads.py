@@ -20,6 +20,8 @@ GSFC97_HISTORY_DAYS = 60
 GSFC97_RECALL_AGE_DAYS = 7.0
 GSFC97_ORDER_GRANULES = 4
 GSFC97_COLLECTIONS = 4
+# lto9: the share of a write mount's time spent streaming, when sizing the write reserve.
+LTO9_WRITE_STREAMING = 0.85
 # A normal variate's 95th percentile: a lognormal's p95 is its median times exp(this x sigma).
 Z95 = 1.6449
 
@@ -32,6 +34,10 @@ class _Load:
         self.sim = sim
         self.dirty, self.recalling = {}, {}
         self._ids = 0
+
+    def config_overrides(self):
+        """Scheduler settings the operator of this load would choose (none by default)."""
+        return {}
 
     def _next_id(self, prefix):
         self._ids += 1
@@ -289,3 +295,11 @@ class Lto9Load(Gsfc97Load):
     def _where(self):
         rng = self.sim.load_rng
         return rng.randrange(len(self.holdings[0])), rng.randrange(self.sim.hw.capacity)
+
+    def config_overrides(self):
+        """Keep, per silo, the drives the ingest needs for writing whenever it has work: with
+        recalls ranked first and a reserve of one, 3 of the 8 drives a silo's ingest needs
+        (100 TB/day x 2 copies / 2 silos at 400 MB/s, 85 % streaming) went to recalls."""
+        sim = self.sim
+        need = self.ingest_rate * self.copies / sim.hw.silos / sim.hw.rate
+        return {"min_write_drives": math.ceil(need / LTO9_WRITE_STREAMING)}
