@@ -76,4 +76,4 @@ def run(options):
 
 
 def _tb(nbytes):
-    return f"{nbytes / 1e12:.1f}"
+    return f"{nbytes / 1e12:.2f}"

@@ -80,10 +80,13 @@ def test_history_is_shared_by_the_copies_each_in_its_own_silo():
     assert all(sim.volumes[v].state == sch.FULL for v in primary + backup)
 
 
-def test_the_write_reserve_is_sized_from_the_ingest():
+def test_the_write_reserve_is_sized_from_the_ingest_and_recalls_gather_longer():
     # 100 TB/day x 2 copies over 2 silos = 1157.4 MB/s a silo = 2.89 drives at 400 MB/s;
     # streaming 85 % of a mount that is 3.40, so 4 drives.
-    assert Simulator(LTO9, "smart", hours=0.01).config.min_write_drives == 4
+    config = Simulator(LTO9, "smart", hours=0.01).config
+    assert (config.min_write_drives, config.read_max_wait_s) == (4, 7200.0)
+    assert Simulator(LTO9, "smart", hours=0.01, config=sch.DEFAULT_CONFIG).config is (
+        sch.DEFAULT_CONFIG)
     assert Lto9Load.config_overrides.__qualname__.startswith("Lto9Load")
 
 
