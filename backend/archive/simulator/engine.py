@@ -362,13 +362,15 @@ class Simulator:
         self.version += 1
         self._ask(d)
 
-    def _utilisation(self, times):
+    def _utilisation(self, moved):
         """Transfer time over the drives' wall time, against the bound the offered load allows
-        (bound.py): `of_allowed` is the share of that bound the run reached."""
+        (bound.py): `of_allowed` is the share of that bound the run reached. Transfer time is
+        the bytes moved at the drive's rate, as in the bound: a drive slowed by the data paths
+        (nas26) is not busier for it (its slowed time is in `drive_time_s.transfer`)."""
         wall = self.hw.drives * self.end
         allowed = allowed_utilisation(self.offered_recalls, self.offered_groups, self.hw,
                                       self.end)
-        measured = times["transfer"] / wall if wall else 0.0
+        measured = moved / self.hw.rate / wall if wall else 0.0
         return {"measured": round(measured, 4), **allowed,
                 "of_allowed": round(measured / allowed["allowed"], 3)
                 if allowed["allowed"] else 0.0}
@@ -425,7 +427,7 @@ class Simulator:
             "write_utilisation": round(
                 self.session_bytes[sch.WRITE] / (self.hw.rate * write_time), 3)
             if write_time else 0.0,
-            "utilisation": self._utilisation(times),
+            "utilisation": self._utilisation(moved),
             "mounts_per_tb": round(self.mounts / (moved / TB), 3) if moved else 0.0,
             "recalls_waiting": {
                 "count": len(self.read_submitted),
