@@ -84,31 +84,40 @@ class View:
         self.blocked = set()
         tally = defaultdict(int)
         pending = []
+        readable = {}  # per volume, looked up once: a long queue names few volumes many times
+        active, mine, cache_full = self.active, self.me.volume, self.snap.cache_full
         for r in reads:
-            copies = [c for c in r.copies if self._readable(c.volume)]
+            copies = []
+            for c in r.copies:
+                ok = readable.get(c.volume)
+                if ok is None:
+                    ok = readable[c.volume] = self._readable(c.volume)
+                if ok:
+                    copies.append(c)
             if not copies:
                 continue
-            if self.snap.cache_full and r.klass != AUDIT:
+            if cache_full and r.klass != AUDIT:
                 self.blocked.update(c.volume for c in copies)
                 continue
-            mounted = [c for c in copies if c.volume in self.active]
+            mounted = [c for c in copies if c.volume in active]
             if mounted:
-                mine = [c for c in mounted if c.volume == self.me.volume]
-                self.reads[(mine or mounted)[0].volume].append((r, (mine or mounted)[0]))
+                chosen = next((c for c in mounted if c.volume == mine), mounted[0])
+                self.reads[chosen.volume].append((r, chosen))
                 continue
             pending.append((r, copies))
             for c in copies:
                 tally[c.volume] += c.length
+        ranks = {label: self._copy_rank(label, tally) for label in tally}
         for r, copies in pending:
-            best = min(copies, key=lambda c: self._copy_rank(c, tally))
+            best = copies[0] if len(copies) == 1 else min(copies, key=lambda c: ranks[c.volume])
             self.reads[best.volume].append((r, best))
 
-    def _copy_rank(self, copy, tally):
+    def _copy_rank(self, label, tally):
         """A volume that can be mounted now first, then the most queued; on a tie, one in the
         asking drive's silo (so each silo's drives see work), then by label."""
-        vol = self.volumes[copy.volume]
-        waits = copy.volume in self.busy or self.recently_dismounted(vol)
-        return (waits, -tally[copy.volume], vol.silo != self.me.silo, copy.volume)
+        vol = self.volumes[label]
+        waits = label in self.busy or self.recently_dismounted(vol)
+        return (waits, -tally[label], vol.silo != self.me.silo, label)
 
     def _readable(self, label):
         vol = self.volumes.get(label)

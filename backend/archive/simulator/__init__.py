@@ -1,6 +1,7 @@
 """A discrete-event simulator of the tape tier, driven by the scheduler.
 
-It replays a workload (the shared `workloads/nas26.json` or `gsfc97.json`) on a virtual clock,
+It replays a workload (the shared `workloads/nas26.json`, `gsfc97.json` or `lto9.json`) on a
+virtual clock,
 against the smart policy or the FIFO baseline, so a policy is judged by mounts, drive time,
 bytes per mount and recall latency (Phobos's measures) before it runs on real drives. Nothing
 moves but numbers: silos with a robot that does one cartridge exchange at a time, drives with
@@ -21,6 +22,16 @@ Modelling choices the workloads leave open, and what this module assumes:
   granules of one product (a time range), paced at the daily rate; a share comes from the
   cache, the rest is recalled from an archive of 60 days of earlier ingest, the age of the
   data ordered exponential (most of it recent, a tail of old).
+- lto9: gsfc97's load at 100x on a silo pair, each copy in its own silo. The cartridges
+  holding data (`volumes_with_data`) are shared by the copies; a recall, uniform over five
+  years of data whose cartridges fill over years, is uniform over cartridge and position, its
+  backup at the same position of the paired cartridge in the other silo. The operator keeps
+  per silo the write drives the ingest needs, and lets recalls gather for up to 2 h.
+- Each silo has one robot, busy `robot_exchange_s` (10 s unless the workload says) per mount;
+  the workloads' mount times include it. Locate time is `position_s_per_gb` per GB of
+  distance, both ways.
+- `utilisation` compares the bytes moved at the drive's rate with the bound the offered load
+  allows (bound.py).
 - The cache holds dirty files until every copy is written and recalled files until their job
   or order is done; clean files are purged at once. Recalls wait while it is 90 % full.
 - A dismount rewinds (locate time back to the start), then unloads.
@@ -36,6 +47,7 @@ from .loads import (
     NAS26_JOB_SETS,
     Z95,
     Gsfc97Load,
+    Lto9Load,
     Nas26Load,
 )
 from .workload import GB, MB, TB, Hardware, load_workload
@@ -43,6 +55,6 @@ from .workload import GB, MB, TB, Hardware, load_workload
 __all__ = [
     "CACHE_FULL", "GB", "GSFC97_COLLECTIONS", "GSFC97_HISTORY_DAYS", "GSFC97_ORDER_GRANULES",
     "GSFC97_RECALL_AGE_DAYS", "MB", "NAS26_CLIENT_RATE", "NAS26_FILE_S", "NAS26_JOB_SETS",
-    "POLL_S", "SCRATCH_SPARE", "TB", "Z95", "Gsfc97Load", "Hardware", "Nas26Load", "Simulator",
-    "load_workload", "simulate",
+    "POLL_S", "SCRATCH_SPARE", "TB", "Z95", "Gsfc97Load", "Hardware", "Lto9Load", "Nas26Load",
+    "Simulator", "load_workload", "simulate",
 ]

@@ -26,7 +26,8 @@ class Subcommand:
 
 
 def _simulate_arguments(parser):
-    parser.add_argument("--workload", required=True, help="workload JSON (nas26, gsfc97 format)")
+    parser.add_argument("--workload", required=True,
+                        help="workload JSON (nas26, gsfc97 or lto9 format)")
     parser.add_argument("--policy", choices=sorted(scheduler.POLICIES), default="smart")
     parser.add_argument("--hours", type=float, default=24.0, help="virtual hours to simulate")
     parser.add_argument("--seed", type=int, default=1)
