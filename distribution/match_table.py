@@ -105,10 +105,11 @@ class _Numeric:
 
     def failing(self, op, have):
         """Rows whose condition `have <op> value` does not hold."""
-        if isinstance(have, int) and abs(have) > _EXACT or not self.exact_as_float:
-            holds = _COMPARE[op](have, np.asarray(self.exact, dtype=object)).astype(bool)
-        else:
-            holds = _COMPARE[op](float(have), self.values)
+        with np.errstate(invalid="ignore"):     # NaN compares false, as in Python
+            if isinstance(have, int) and abs(have) > _EXACT or not self.exact_as_float:
+                holds = _COMPARE[op](have, np.asarray(self.exact, dtype=object)).astype(bool)
+            else:
+                holds = _COMPARE[op](float(have), self.values)
         return self.rows[~holds]
 
 
