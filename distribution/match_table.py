@@ -6,8 +6,9 @@ and window (SQL, row transfer, the conditions in Python): linear in the matches,
 float and integer columns, the attribute conditions compiled into one group per (attribute,
 op) whose rows are failed together, and only the drawn shapes (shapely, vectorised) and the
 rare condition that cannot be compiled (a list or object as the value) are tested one by one.
-The answer is the same as attributes_match and BBox.intersects give (checked against them by
-tests/distribution/test_match_table.py).
+Boxes are filed by longitude band, so a granule's box is tested against the boxes of the bands
+it reaches only. The answer is the same as attributes_match and BBox.intersects give (checked
+against them by tests/distribution/test_match_table.py).
 """
 import math
 from dataclasses import dataclass
@@ -113,6 +114,51 @@ class _Numeric:
         return self.rows[~holds]
 
 
+_BAND = 10.0                # degrees of longitude
+
+
+def _band(longitude):
+    return min(int((longitude + 180.0) // _BAND), int(360 // _BAND) - 1)
+
+
+def _spans(west, east):
+    """A box's longitudes as one or two intervals that do not cross 180 (geo.BBox's)."""
+    return [(west, 180.0), (-180.0, east)] if west > east else [(west, east)]
+
+
+class _Bands:
+    """Boxed rows filed by the 10-degree longitude bands they reach, each with the box's span
+    there (a box across 180 as its two halves), so a granule tests the rows of the bands it
+    reaches: a tenth of the collection, not all of it. Two intervals that meet do so in a
+    band both reach, so no row that meets the granule is missed."""
+
+    def __init__(self, boxed):
+        filed = {}
+        for row, box in boxed:
+            if any(v is None or v != v for v in box):     # an incomplete box meets nothing
+                continue
+            west, south, east, north = box
+            for lo, hi in _spans(west, east):
+                for band in range(_band(lo), _band(hi) + 1):
+                    filed.setdefault(band, []).append((row, lo, hi, south, north))
+        self.filed = {}
+        for band, entries in filed.items():
+            rows, lo, hi, south, north = zip(*entries, strict=True)
+            self.filed[band] = (np.asarray(rows, np.int64),
+                                *(np.asarray(c, np.float64) for c in (lo, hi, south, north)))
+
+    def meeting(self, bbox):
+        """Row arrays (a row may come more than once) whose box meets `bbox`."""
+        west, south, east, north = bbox
+        out = []
+        for glo, ghi in _spans(west, east):
+            for band in range(_band(glo), _band(ghi) + 1):
+                if band in self.filed:
+                    rows, lo, hi, s, n = self.filed[band]
+                    out.append(rows[(lo <= ghi) & (hi >= glo) & (s <= north) & (n >= south)])
+        return out
+
+
 class MatchTable:
     """The active subscriptions of one collection, ready to match granules."""
 
@@ -120,23 +166,21 @@ class MatchTable:
         rows = sorted(rows, key=lambda r: r.subscription_id)
         n = len(rows)
         self.ids = np.fromiter((r.subscription_id for r in rows), np.int64, n)
-        box = np.array([r.box if r.box is not None else (np.nan,) * 4 for r in rows],
-                       dtype=np.float64).reshape(n, 4)
-        self.west, self.south, self.east, self.north = box.T
-        self.boxed = ~np.isnan(self.west)
-        self.crossing = self.boxed & (self.west > self.east)
+        self.unboxed = np.asarray([i for i, r in enumerate(rows) if r.box is None], np.int64)
+        self.bands = _Bands([(i, r.box) for i, r in enumerate(rows) if r.box is not None])
         self.start = np.fromiter((_NO_START if r.start_us is None else r.start_us for r in rows),
                                  np.int64, n)
         self.end = np.fromiter((_NO_END if r.end_us is None else r.end_us for r in rows),
                                np.int64, n)
         self.new_versions = np.fromiter((r.new_versions for r in rows), bool, n)
         shaped = [i for i, r in enumerate(rows) if r.geometry]
-        self.shaped = np.asarray(shaped, dtype=np.int64)
+        self.is_shaped = np.zeros(n, dtype=bool)
+        self.is_shaped[shaped] = True
         self.shapes = np.empty(n, dtype=object)
         if shaped:
             geometries = shapely.from_geojson([rows[i].geometry for i in shaped])
             shapely.prepare(geometries)
-            self.shapes[self.shaped] = geometries
+            self.shapes[shaped] = geometries
         self._compile([r.conditions for r in rows])
 
     def __len__(self):
@@ -157,7 +201,8 @@ class MatchTable:
                         row, value if op == "in" else [value])
         for group in (*self.numeric.values(), *self.lookups.values()):
             group.freeze()
-        self.slow = np.asarray(slow, dtype=np.int64)
+        self.is_slow = np.zeros(len(conditions), dtype=bool)
+        self.is_slow[slow] = True
         self.slow_conditions = {row: conditions[row] for row in slow}
 
     def _failing_conditions(self, attributes):
@@ -190,24 +235,26 @@ class MatchTable:
         box (west, south, east, north, or None), time span and attributes; `footprint` is
         the granule's geometry, for the subscriptions drawn as a shape (None: they fail)."""
         if bbox is None:
-            ok = ~self.boxed
+            rows = self.unboxed
         else:
-            west, south, east, north = bbox
-            spans = [(west, 180.0), (-180.0, east)] if west > east else [(west, east)]
-            across = np.zeros(len(self), dtype=bool)
-            with np.errstate(invalid="ignore"):
-                for lo, hi in spans:
-                    across |= np.where(self.crossing, (self.west <= hi) | (self.east >= lo),
-                                       (self.west <= hi) & (self.east >= lo))
-                ok = ~self.boxed | ((self.south <= north) & (self.north >= south) & across)
-        ok &= (self.start <= end_us) & (self.end >= start_us)
+            met = np.zeros(len(self), dtype=bool)        # each row once, in order
+            met[self.unboxed] = True
+            for found in self.bands.meeting(bbox):
+                met[found] = True
+            rows = np.flatnonzero(met)
+        held = (self.start[rows] <= end_us) & (self.end[rows] >= start_us)
         if new_version:
-            ok &= self.new_versions
-        ok &= ~self._failing_conditions(attributes)
-        for row in self.slow[ok[self.slow]]:
-            ok[row] = attributes_match(self.slow_conditions[int(row)], attributes)
-        shaped = self.shaped[ok[self.shaped]]
-        if shaped.size:
-            ok[shaped] = False if footprint is None else shapely.intersects(
-                self.shapes[shaped], footprint)
-        return self.ids[ok].tolist()
+            held &= self.new_versions[rows]
+        rows = rows[held]
+        rows = rows[~self._failing_conditions(attributes)[rows]]
+        slow = self.is_slow[rows]
+        if slow.any():
+            slow[slow] = [not attributes_match(self.slow_conditions[int(row)], attributes)
+                          for row in rows[slow]]
+            rows = rows[~slow]
+        shaped = self.is_shaped[rows]
+        if shaped.any():
+            shaped[shaped] = True if footprint is None else ~shapely.intersects(
+                self.shapes[rows[shaped]], footprint)
+            rows = rows[~shaped]
+        return self.ids[rows].tolist()

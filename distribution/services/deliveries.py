@@ -39,7 +39,7 @@ def matching_subscriptions(granule):
     if not len(table):
         return []
     footprint = None
-    if granule.bbox and table.shaped.size:
+    if granule.bbox and table.is_shaped.any():
         footprint = shapes.load_footprints(
             [[getattr(granule, name) for name in FOOTPRINT_FIELDS]])[0]
     return table.match(granule.bbox, _microseconds(granule.temporal_start),

@@ -40,14 +40,17 @@ def conditions(draw):
     return out
 
 
-LONGITUDE = st.integers(-180, 180).map(float)
+LONGITUDE = st.one_of(st.integers(-180, 180).map(float), st.sampled_from([-175.5, 4.5, 179.5]))
 LATITUDE = st.integers(-90, 90).map(float)
 TIME = st.integers(0, 100)
 
 
 @st.composite
 def boxes(draw):
-    west, east = draw(LONGITUDE), draw(LONGITUDE)
+    """Any box, or a narrow one (within a 10-degree band or just across a band's edge)."""
+    west = draw(LONGITUDE)
+    east = draw(st.one_of(LONGITUDE, st.sampled_from([0, 0.5, 3, 9.5, 10, 12]).map(
+        lambda w: west + w if west + w <= 180 else west + w - 360)))
     south, north = sorted((draw(LATITUDE), draw(LATITUDE)))
     return west, south, east, north
 
