@@ -1,14 +1,9 @@
-"""Pure helpers (no Django): subscription attribute conditions and shapes, HTTP byte ranges.
+"""Pure helpers (no Django): subscription attribute conditions, HTTP byte ranges.
 
-Collections, box and time window of a subscription are matched in SQL; the attribute
-conditions and a drawn shape (tested exactly against the granule's footprint with shapely:
-there is no PostGIS) run here, only on the few subscriptions the indexed query left.
+attributes_match is the meaning of a subscription's conditions: match_table compiles them to
+test a collection's subscriptions at once, and falls back to it for what it cannot compile.
 """
-import json
 import re
-from functools import lru_cache
-
-import shapely
 
 OPS = ("eq", "ne", "lt", "lte", "gt", "gte", "in")
 
@@ -42,28 +37,6 @@ def check_conditions(conditions):
 
 def _is_number(value):
     return isinstance(value, int | float) and not isinstance(value, bool)
-
-
-@lru_cache(maxsize=65536)
-def stored_conditions(text):
-    """Conditions from their stored JSON text, memoised: every granule of a collection reads
-    the same texts again, and decoding them cost more than testing them. The lists are
-    shared, so callers must not change them."""
-    return json.loads(text)
-
-
-@lru_cache(maxsize=16384)
-def stored_geometry(text):
-    """A subscription's stored shape (GeoJSON text), parsed and prepared once and shared."""
-    geometry = shapely.from_geojson(text)
-    shapely.prepare(geometry)
-    return geometry
-
-
-def shape_matches(text, footprint):
-    """Whether a subscription's stored shape meets a granule's footprint geometry (a granule
-    without one never meets a shape)."""
-    return footprint is not None and bool(stored_geometry(text).intersects(footprint))
 
 
 def attributes_match(conditions, attributes):

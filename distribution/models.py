@@ -242,17 +242,24 @@ class SubscriptionCollection(models.Model):
             models.UniqueConstraint(fields=["subscription", "collection"],
                                     name="subscription_collection_unique"),
         ]
-        # matching reads a collection's active rows without a box, and those with a box by
-        # latitude (north, then south checked in the index): far fewer rows than the collection
-        indexes = [
-            models.Index(fields=["collection"], name="subscription_coll_nobox",
-                         condition=models.Q(active=True, west__isnull=True)),
-            models.Index(fields=["collection", "north", "south"], name="subscription_coll_box",
-                         condition=models.Q(active=True, west__isnull=False)),
-        ]
 
     def __str__(self):
         return f"{self.subscription_id} -> {self.collection_id}"
+
+
+class SubscriptionIndexStamp(models.Model):
+    """A token that changes with every write to a collection's SubscriptionCollection rows,
+    set by database triggers (migration 0010), so that a process holding the collection's
+    match table in memory (services.deliveries) knows when to read it again: whoever writes
+    the rows (the API, a bulk load, a cascade from a deleted user), however. The token is
+    new each time (a sequence on PostgreSQL, random on SQLite), never a counter that a rolled
+    back change could give out twice."""
+
+    collection_id = models.BigIntegerField(primary_key=True)
+    token = models.BigIntegerField()
+
+    def __str__(self):
+        return f"{self.collection_id}: {self.token}"
 
 
 class SubscriptionDelivery(models.Model):

@@ -8,7 +8,6 @@ from distribution.matching import (
     check_conditions,
     parse_range,
     range_validator_matches,
-    stored_conditions,
 )
 
 
@@ -26,13 +25,6 @@ def test_conditions():
                 [{"name": "a", "op": "in", "value": 1}], [{"value": 1}], "x"):
         with pytest.raises(ConditionError):
             check_conditions(bad)
-
-
-def test_stored_conditions_read_as_written():
-    conds = check_conditions([{"name": "cloud_cover", "op": "lt", "value": 20}])
-    text = '[{"name": "cloud_cover", "op": "lt", "value": 20}]'
-    assert stored_conditions(text) == conds == stored_conditions(text)
-    assert attributes_match(stored_conditions(text), {"cloud_cover": 3})
 
 
 @pytest.mark.parametrize("header, expected", [
