@@ -80,17 +80,29 @@ def _md5(rng):
     return f"{rng.getrandbits(128):032x}"
 
 
+def share(n, index, products=PRODUCTS):
+    """How many of `n` granules the product at `index` has."""
+    return n // len(products) + (1 if index < n % len(products) else 0)
+
+
 def granules(n, years=5.0, seed=1, products=PRODUCTS):
     """`n` granules shared evenly by `products`, each product spread over `years` from EPOCH,
     yielded product by product in time order."""
-    rng = random.Random(seed)
+    for index in range(len(products)):
+        yield from product_granules(n, years, seed, index, products)
+
+
+def product_granules(n, years, seed, index, products=PRODUCTS):
+    """The granules of the product at `index` among `n` (share(n, index) of them). Each product
+    draws from its own seeded generator, so products can be made apart (in parallel) and
+    still be the same."""
+    rng = random.Random(seed * 1009 + index)
     span = years * 365.25 * 1440
-    for index, product in enumerate(products):
-        count = n // len(products) + (1 if index < n % len(products) else 0)
-        if product.kind == "swath":
-            yield from _swaths(rng, index, product, count, span)
-        else:
-            yield from _tiles(rng, index, product, count, span)
+    product, count = products[index], share(n, index, products)
+    if product.kind == "swath":
+        yield from _swaths(rng, index, product, count, span)
+    else:
+        yield from _tiles(rng, index, product, count, span)
 
 
 def _granule(rng, index, product, seq, start, minutes, bbox, attributes):
