@@ -223,7 +223,7 @@ def next_page(client, query, answer):
     return seconds, json.loads(payload)
 
 
-def load(n, years, seed, workers=2):
+def load(n, years, seed):
     """Collections for the synthetic products and n granules in them; returns
     (collections, seconds)."""
     from backend.catalog.models import Collection
@@ -234,7 +234,7 @@ def load(n, years, seed, workers=2):
                                              title=f"bench {p.kind}", platform="Terra")
                    for p in synthetic.PRODUCTS]
     started = time.perf_counter()
-    load_synthetic(collections, n, years, seed, workers)
+    load_synthetic(collections, n, years, seed)
     return collections, time.perf_counter() - started
 
 

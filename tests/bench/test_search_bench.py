@@ -24,6 +24,28 @@ def test_synthetic_granules_are_exact_in_number_valid_and_repeatable():
     assert any(g.bbox[0] > g.bbox[2] for g in made), "some footprints cross the antimeridian"
 
 
+@pytest.mark.django_db(transaction=True)
+def test_the_fast_load_stores_what_the_synthetic_objects_say():
+    """On PostgreSQL the loader makes ids, names, attributes and MD5s in SQL from numpy
+    columns; they must be the objects' (SQLite stores the objects themselves)."""
+    from backend.catalog.models import Collection, File, Granule
+    from bench.loading import load_synthetic
+
+    collections = [Collection.objects.create(short_name=p.short_name, version="1", title="t")
+                   for p in synthetic.PRODUCTS]
+    load_synthetic(collections, 57, 0.2, 4)
+    made = list(synthetic.granules(57, years=0.2, seed=4))
+    stored = list(Granule.objects.order_by("pk"))
+    assert [(g.collection_id, g.granule_id, g.temporal_start, g.temporal_end, tuple(g.bbox),
+             g.attributes, g.total_size, g.state) for g in stored] == [
+        (collections[m.product].pk, m.granule_id, m.start, m.end, m.bbox, m.attributes,
+         sum(f[2] for f in m.files), "archived") for m in made]
+    files = File.objects.order_by("pk").values_list("granule_id", "name", "role", "size",
+                                                    "checksum")
+    assert list(files) == [(g.pk, *f) for g, m in zip(stored, made, strict=True)
+                           for f in m.files]
+
+
 def test_queries_are_valid_stac_searches_of_every_kind():
     queries = search.make_queries(300, KEYS, synthetic.EPOCH, YEAR, seed=2)
     for query in queries:
