@@ -1,13 +1,14 @@
 """One page of a STAC item search, shaped for the catalog's indexes (see stac_page)."""
 from dataclasses import dataclass
 
+from django.db import connection
 from django.db.models import DurationField, ExpressionWrapper, F, OuterRef, Q, Subquery
 
 from .models import File, Granule
 from .services import (
     MAX_CHUNK,
-    exact_matches,
     keyset_q,
+    meets,
     shape_q,
     temporal_q,
     visible_collections,
@@ -56,10 +57,11 @@ def stac_page(user, search, after):
     temporal_start (no granule of a collection outlasts its longest one), or a search
     with fewer matches than a page would walk back to the first granule; several named
     collections are read one by one and merged, newest first, rather than sorted whole;
-    and the page's keys come from the index alone before its rows are read. Collections
-    and files come as a few rows, not an object per granule. A search with a shape takes
-    the candidates its boxes select and tests their footprints exactly (exact_matches),
-    reading on in growing chunks until the page is full, so paging stays exact.
+    and the page's keys come from the index alone before its rows are read (the named
+    collections' in one UNION ALL where the database can). Collections and files come as a
+    few rows, not an object per granule. A search with a shape takes the candidates its boxes
+    select and tests their footprints exactly (meets) on the rows it reads anyway, reading
+    on in growing chunks until the page is full, so paging stays exact.
     """
     collections = visible_collections(user)
     if search.collections:
@@ -89,18 +91,21 @@ def stac_page(user, search, after):
     def keys(since, count):
         """The sort keys (pk last) of the next `count` candidates after `since`."""
         if merge:
-            rows = (row for pk in ids for row in of([pk], since).values_list(*fields)[:count])
+            parts = [of([pk], since).values_list(*fields)[:count] for pk in ids]
+            if connection.features.supports_slicing_ordering_in_compound:
+                rows = parts[0].union(*parts[1:], all=True)     # one round trip
+            else:
+                rows = (row for part in parts for row in part)
             return sorted(rows, reverse=next(iter(directions)))[:count]
         return list(of(ids, since).values_list(*fields)[:count])
 
     wanted = search.limit + 1
-    if search.shape is None and not merge:
-        page = of(ids, after).values("pk")[:wanted]    # a subquery of the page's rows query
-    elif search.shape is None:
-        page = [key[-1] for key in keys(after, wanted)]
+    if search.shape is not None:
+        rows = _exact_rows(search.shape, keys, after, wanted)
     else:
-        page = _exact_page(search.shape, keys, after, wanted)
-    rows = list(Granule.objects.filter(pk__in=page).order_by(*ordering))
+        page = (of(ids, after).values("pk")[:wanted] if not merge  # a subquery of the rows'
+                else [key[-1] for key in keys(after, wanted)])
+        rows = list(Granule.objects.filter(pk__in=page).order_by(*ordering))
     for granule in rows:
         granule.collection = found[granule.collection_id]
     rows, more = rows[: search.limit], len(rows) > search.limit
@@ -127,14 +132,17 @@ def _files_of(granules):
     return files
 
 
-def _exact_page(shape, keys, after, wanted):
-    """The pks of the first `wanted` candidates after `after` whose footprint meets `shape`:
-    the exact test drops candidates, so read on, in growing chunks, until the page is full.
+def _exact_rows(shape, keys, after, wanted):
+    """The first `wanted` candidates after `after` whose footprint meets `shape`, as rows: the
+    exact test drops candidates, so read on, in growing chunks, until the page is full. Each
+    chunk's rows are read whole once and tested (meets); those that pass are the page's.
     `keys(since, count)` gives the sort keys (pk last) of the next candidates."""
     page, since, count = [], after, wanted
     while len(page) < wanted:
         chunk = keys(since, count)
-        page += exact_matches(shape, [key[-1] for key in chunk])
+        found = Granule.objects.in_bulk([key[-1] for key in chunk])
+        candidates = [found[key[-1]] for key in chunk if key[-1] in found]
+        page += [g for g, hit in zip(candidates, meets(shape, candidates), strict=True) if hit]
         if len(chunk) < count:
             break
         since, count = list(chunk[-1]), min(count * 2, MAX_CHUNK)
