@@ -1,8 +1,19 @@
 """One page of a STAC item search, shaped for the catalog's indexes (see stac_page)."""
+import math
 from dataclasses import dataclass
 
 from django.db import connection
-from django.db.models import DurationField, ExpressionWrapper, F, OuterRef, Q, Subquery
+from django.db.models import (
+    DurationField,
+    ExpressionWrapper,
+    F,
+    FloatField,
+    OuterRef,
+    Q,
+    Subquery,
+    Value,
+)
+from django.db.models.functions import Floor
 
 from .models import File, Granule
 from .services import (
@@ -22,6 +33,35 @@ def named_q(keys):
         short_name, _, version = key.partition(".")
         named |= Q(short_name=short_name, version=version)
     return named
+
+
+def with_tallest_granule(collections):
+    """`collections` annotated with `tallest`, the greatest north - south of one of their
+    granules: a probe per collection of the (collection, north - south) index (PostgreSQL)."""
+    height = ExpressionWrapper(F("north") - F("south"), output_field=FloatField())
+    tallest = (Granule.objects.filter(collection=OuterRef("pk"), south__isnull=False)
+               .annotate(height=height).order_by("-height").values("height")[:1])
+    return collections.annotate(tallest=Subquery(tallest))
+
+
+# The banded index (migration 0009_search_scale, PostgreSQL) files each archived granule under
+# the latitude band of its south edge: floor(south / BAND_DEGREES).
+BAND_DEGREES = 10
+# A shape search is read band by band when it needs at most this many (band, collection) runs.
+MAX_BANDS = 40
+
+
+def band_of():
+    return Floor(F("south") / Value(float(BAND_DEGREES)))
+
+
+def bands(shape, tallest):
+    """The bands a granule at most `tallest` degrees high must start in to meet `shape`: its
+    south edge lies between the shape's south less `tallest` and the shape's north."""
+    south = min(box.south for box in shape.boxes) - tallest
+    north = max(box.north for box in shape.boxes)
+    low, high = max(-90, south), min(90, north)
+    return range(math.floor(low / BAND_DEGREES), math.floor(high / BAND_DEGREES) + 1)
 
 
 def with_longest_granule(collections):
@@ -61,21 +101,30 @@ def stac_page(user, search, after):
     collections' in one UNION ALL where the database can). Collections and files come as a
     few rows, not an object per granule. A search with a shape takes the candidates its boxes
     select and tests their footprints exactly (meets) on the rows it reads anyway, reading
-    on in growing chunks until the page is full, so paging stays exact.
+    on in growing chunks until the page is full, so paging stays exact. On PostgreSQL a shape
+    search in time order reads the banded index instead: one run per collection and latitude
+    band its granules may start in (bands), merged, so a small box walks the granules of a
+    few bands rather than every granule of its window.
     """
     collections = visible_collections(user)
     if search.collections:
         collections = collections.filter(named_q(search.collections))
+    order = search.order()
+    banded = (connection.vendor == "postgresql" and search.shape is not None
+              and [name for name, _, _ in order] == ["temporal_start", "pk"])
+    if banded:
+        collections = with_tallest_granule(collections)
     found = {c.pk: c for c in with_longest_granule(collections) if c.longest is not None}
     if not found:
         return StacPage([], {}, False)
-    order = search.order()
     ordering = [f"-{name}" if descending else name for name, _, descending in order]
     granules = _stac_candidates(search).order_by(*ordering)
     fields = [name for name, _, _ in order]
 
-    def of(ids, since):
+    def of(ids, since, band=None):
         selected = granules.filter(collection_id__in=ids)
+        if band is not None:
+            selected = selected.alias(band=band_of()).filter(band=band)
         if since is not None:
             selected = selected.filter(keyset_q(order, since))
         if search.start is not None:
@@ -87,12 +136,20 @@ def stac_page(user, search, after):
     directions = {descending for _, _, descending in order}
     merge = (search.collections and 1 < len(ids) <= MERGE_COLLECTIONS and len(directions) == 1
              and all(kind in ("datetime", "int") for _, kind, _ in order))
+    runs = [(pk, None) for pk in ids]
+    if banded and len(ids) <= MERGE_COLLECTIONS:
+        by_band = [(pk, band) for pk in ids if found[pk].tallest is not None
+                   for band in bands(search.shape, found[pk].tallest)]
+        if len(by_band) <= MAX_BANDS:
+            runs, merge = by_band, True
 
     def keys(since, count):
         """The sort keys (pk last) of the next `count` candidates after `since`."""
         if merge:
-            parts = [of([pk], since).values_list(*fields)[:count] for pk in ids]
-            if connection.features.supports_slicing_ordering_in_compound:
+            parts = [of([pk], since, band).values_list(*fields)[:count] for pk, band in runs]
+            if not parts:
+                return []
+            if len(parts) > 1 and connection.features.supports_slicing_ordering_in_compound:
                 rows = parts[0].union(*parts[1:], all=True)     # one round trip
             else:
                 rows = (row for part in parts for row in part)
