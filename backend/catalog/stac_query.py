@@ -136,23 +136,22 @@ def stac_page(user, search, after):
     directions = {descending for _, _, descending in order}
     merge = (search.collections and 1 < len(ids) <= MERGE_COLLECTIONS and len(directions) == 1
              and all(kind in ("datetime", "int") for _, kind, _ in order))
-    runs = [(pk, None) for pk in ids]
+    runs = {pk: [None] for pk in ids}       # collection -> its bands (None: not banded)
     if banded and len(ids) <= MERGE_COLLECTIONS:
-        by_band = [(pk, band) for pk in ids if found[pk].tallest is not None
-                   for band in bands(search.shape, found[pk].tallest)]
-        if len(by_band) <= MAX_BANDS:
+        by_band = {pk: list(bands(search.shape, found[pk].tallest)) for pk in ids
+                   if found[pk].tallest is not None}
+        if sum(len(b) for b in by_band.values()) <= MAX_BANDS:
             runs, merge = by_band, True
 
     def keys(since, count):
         """The sort keys (pk last) of the next `count` candidates after `since`."""
         if merge:
-            parts = [of([pk], since, band).values_list(*fields)[:count] for pk, band in runs]
-            if not parts:
-                return []
-            if len(parts) > 1 and connection.features.supports_slicing_ordering_in_compound:
-                rows = parts[0].union(*parts[1:], all=True)     # one round trip
+            parts = [(of([pk], since, None if bands_ == [None] else ANY_BAND)
+                      .values_list(*fields)[:count], bands_) for pk, bands_ in runs.items()]
+            if connection.features.supports_slicing_ordering_in_compound:
+                rows = _union_rows(parts)
             else:
-                rows = (row for part in parts for row in part)
+                rows = (row for part, _ in parts for row in part)
             return sorted(rows, reverse=next(iter(directions)))[:count]
         return list(of(ids, since).values_list(*fields)[:count])
 
@@ -167,6 +166,30 @@ def stac_page(user, search, after):
         granule.collection = found[granule.collection_id]
     rows, more = rows[: search.limit], len(rows) > search.limit
     return StacPage(rows, _files_of(rows), more)
+
+
+# Stands for the band in a run's query, compiled once and sent once per band (_union_rows).
+ANY_BAND = -1e9
+
+
+def _union_rows(parts):
+    """The rows of every (queryset, bands) part in one UNION ALL statement: each queryset is
+    compiled once and repeated per band, ANY_BAND in its parameters replaced by the band (a
+    run per band would cost an ORM clone and compilation each)."""
+    pieces, args = [], []
+    for queryset, bands_ in parts:
+        sql, params = queryset.query.sql_with_params()
+        slots = [i for i, value in enumerate(params) if value == ANY_BAND]
+        if len(slots) != (0 if bands_ == [None] else 1):
+            raise AssertionError(f"{len(slots)} band parameters in {sql}")
+        for band in bands_:
+            pieces.append(f"({sql})")
+            args += [float(band) if i in slots else value for i, value in enumerate(params)]
+    if not pieces:
+        return []
+    with connection.cursor() as cursor:
+        cursor.execute(" UNION ALL ".join(pieces), args)
+        return cursor.fetchall()
 
 
 def _stac_candidates(search):
