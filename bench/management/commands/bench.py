@@ -3,7 +3,9 @@
 `manage.py bench NAME [options] --json OUT`. The work happens in a child process whose
 GRANARY_DATA_ROOT is a fresh folder on the same disk as the data root (so baselines such as dd
 measure the same disk) and whose database is a throwaway one (a SQLite file there, or
-<name>_bench on the PostgreSQL server of DATABASE_URL).
+<name>_bench on the PostgreSQL server of DATABASE_URL). A benchmark with `reuse_key(options)`
+takes --reuse: its PostgreSQL database is then named after that key and kept between runs, so
+a large load is done once per set of parameters (the benchmark sees `reused` in its options).
 """
 import json
 import os
@@ -33,6 +35,10 @@ class Command(DomainCommand):
             p.add_argument("--json", dest="json_out", help="write the result here")
             p.add_argument("--keep", action="store_true", help="keep the bench data root")
             p.add_argument("--inner", action="store_true", help="(internal) run here")
+            if hasattr(module, "reuse_key"):
+                p.add_argument("--reuse", action="store_true",
+                               help="keep the loaded database for the next run with the same "
+                                    "parameters (PostgreSQL)")
 
     def handle(self, *args, **opts):
         name = opts["benchmark"]
@@ -43,9 +49,13 @@ class Command(DomainCommand):
         env = dict(os.environ, GRANARY_DATA_ROOT=str(root))
         url = os.environ.get("DATABASE_URL", "")
         if url.startswith("postgres"):
-            env["DATABASE_URL"] = url.rsplit("/", 1)[0] + f"/granary_bench_{name.replace('-', '_')}"
-            subprocess.run([sys.executable, "scripts/pg_recreate.py", env["DATABASE_URL"]],
-                           cwd=settings.BASE_DIR, check=True)
+            database = f"granary_bench_{name.replace('-', '_')}"
+            keep = opts.get("reuse")
+            if keep:
+                database += "_" + BENCHMARKS[name].reuse_key(opts)
+            env["DATABASE_URL"] = url.rsplit("/", 1)[0] + "/" + database
+            subprocess.run([sys.executable, "scripts/pg_recreate.py", env["DATABASE_URL"],
+                            *(["--keep"] if keep else [])], cwd=settings.BASE_DIR, check=True)
         else:
             env.pop("DATABASE_URL", None)
         argv = [sys.executable, "manage.py", *sys.argv[1:], "--inner"]
