@@ -163,12 +163,18 @@ def make_collections():
             "group_silo": {g.pk: g.silo_id for g in groups.values()}}
 
 
-def load_archive(world, now, files, volumes_per_silo, seed=11):
-    """Granules with one file each, volumes, drives, the cache, requests and ingest history."""
+def fresh_count(files, days):
+    """Granules still waiting for tape: a week of ingest (at most a fiftieth of them)."""
+    return max(1, min(files // 50, files * 7 // max(days, 1)))
+
+
+def load_archive(world, now, files, volumes_per_silo, days=365, seed=11):
+    """Granules with one file each (arriving over `days`), volumes, drives, the cache,
+    requests and ingest history."""
     rng = random.Random(seed)
     counts = {}
     counts.update(_volumes_and_drives(world, now, volumes_per_silo, rng))
-    counts.update(_catalog_cache_requests(world, now, files, rng))
+    counts.update(_catalog_cache_requests(world, now, files, days, rng))
     counts.update(_ingest_history(world, now, files, rng))
     return counts
 
@@ -230,7 +236,7 @@ def _volumes_and_drives(world, now, per_silo, rng):
     return {"volumes": vid, "drives": Drive.objects.count()}
 
 
-def _catalog_cache_requests(world, now, files, rng):
+def _catalog_cache_requests(world, now, files, days, rng):
     """Granules (one file each), cache entries and the archive requests a year leaves."""
     from backend.archive.models import ArchiveRequest, CacheEntry
     from backend.catalog.models import File, Granule
@@ -238,11 +244,11 @@ def _catalog_cache_requests(world, now, files, rng):
     collections = world["collections"]
     weights = [share for *_, share in COLLECTIONS]
     family_of = {c.pk: COLLECTIONS[i][2] for i, c in enumerate(collections)}
-    span = timedelta(days=365)
+    span = timedelta(days=days)
     granules, file_rows, cache, requests = [], [], [], []
     world["granules"] = []
     rid = 0
-    queued_migrate = max(1, files // 50)
+    queued_migrate = fresh_count(files, days)
     for gid in range(1, files + 1):
         c = collections[rng.choices(range(len(collections)), weights)[0]]
         created = now - span * (1 - gid / files)
@@ -310,7 +316,8 @@ def _catalog_cache_requests(world, now, files, rng):
     by_state = {}
     for r in requests:
         by_state[r[2]] = by_state.get(r[2], 0) + 1
-    return {"granules": files, "cache_entries": len(cache), "archive_requests": len(requests),
+    return {"granules": files, "granule_bytes": sum(g[3] for g in world["granules"]),
+            "cache_entries": len(cache), "archive_requests": len(requests),
             "archive_requests_by_state": by_state}
 
 
