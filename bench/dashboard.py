@@ -61,6 +61,8 @@ def add_arguments(parser):
     parser.add_argument("--volumes-per-silo", type=int, default=1000)
     parser.add_argument("--requests", type=int, default=120, help="timed requests per endpoint")
     parser.add_argument("--warmup", type=int, default=10, help="untimed requests per endpoint")
+    parser.add_argument("--passes", type=int, default=1,
+                        help="timing passes over the same load (each its own table)")
 
 
 def percentile(values, p):
@@ -170,6 +172,34 @@ def _analyze():
             cursor.execute("VACUUM ANALYZE")
 
 
+def _summary(timings, load_before, load_after):
+    """One timing pass: its endpoints, the baseline apart, the worst p95 and the load."""
+    baseline = timings.pop(BASELINE[0])
+    worst = max(timings, key=lambda label: timings[label]["p95_ms"])
+    return {"endpoints": timings,
+            "baseline": {"path": BASELINE[1], "p50_ms": baseline["p50_ms"],
+                         "p95_ms": baseline["p95_ms"], "rows": baseline["rows"]},
+            "load_average_1min": {"before": round(load_before[0], 2),
+                                  "after": round(load_after[0], 2)},
+            "p95_ms_max": timings[worst]["p95_ms"], "p95_ms_max_endpoint": worst}
+
+
+def _pass_table(n, of, run_, requests):
+    """The table rows of one timing pass."""
+    title = f"pass {n} of {of}: " if of > 1 else ""
+    load = run_["load_average_1min"]
+    rows = [(f"{title}machine load (1-min average) before / after timing",
+             f"{load['before']:.2f} / {load['after']:.2f} on {os.cpu_count()} cores"),
+            (f"{title}endpoint ({requests} timed requests each)", "p50 ms    p95 ms   rows")]
+    baseline = dict(run_["baseline"], path=BASELINE[1])
+    for label, t in [*run_["endpoints"].items(), (BASELINE[0], baseline)]:
+        rows.append((f"{label}  GET {re.sub('cursor=[^&]+', 'cursor=...', t['path'])}",
+                     f"{t['p50_ms']:7.1f}  {t['p95_ms']:8.1f}  {t['rows']:5}"))
+    rows.append((f"{title}p95 max (goal <= {GOAL_MS} ms)",
+                 f"{run_['p95_ms_max']:.1f} ms ({run_['p95_ms_max_endpoint']})"))
+    return rows
+
+
 def run(options):
     from django.db import connection
     from django.utils import timezone
@@ -199,25 +229,21 @@ def run(options):
         browser = Browser(web.base_url)
         browser.log_in(user.username, password)
         endpoints = resolve(browser, failed_request)
-        load_before = os.getloadavg()
-        timings = measure(browser, [*endpoints, BASELINE], options["warmup"],
-                          options["requests"])
-        load_after = os.getloadavg()
-    baseline = timings.pop(BASELINE[0])
-    worst = max(timings, key=lambda label: timings[label]["p95_ms"])
+        passes = []
+        for _ in range(options["passes"]):
+            load_before = os.getloadavg()
+            timings = measure(browser, [*endpoints, BASELINE], options["warmup"],
+                              options["requests"])
+            passes.append(_summary(timings, load_before, os.getloadavg()))
     result = {
         "days": options["days"], "records": transfers["records"],
         "rollup_rows": transfers["rollup_rows"], "archive": archive,
         "transfers_load_s": round(transfers_s, 1), "load_s": round(load_s, 1),
-        "loaded_with": "COPY (PostgreSQL) / executemany; roll-ups from rollup.tally, the "
-                       "function record_transfers uses",
+        "loaded_with": "SQL over generate_series, indexes built after (PostgreSQL) / "
+                       "executemany with roll-ups from rollup.tally (SQLite)",
         "requests_per_endpoint": options["requests"], "warmup_per_endpoint": options["warmup"],
-        "reconnects": browser.reconnects, "endpoints": timings,
-        "load_average_1min": {"before": round(load_before[0], 2),
-                              "after": round(load_after[0], 2)},
-        "baseline": {"path": BASELINE[1], "p50_ms": baseline["p50_ms"],
-                     "p95_ms": baseline["p95_ms"]},
-        "p95_ms_max": timings[worst]["p95_ms"], "p95_ms_max_endpoint": worst,
+        "reconnects": browser.reconnects, **passes[0], "passes": passes,
+        "p95_ms_max": max(p["p95_ms_max"] for p in passes),
         "goals": {"p95_ms_max": f"<= {GOAL_MS}"},
     }
     by_state = archive["archive_requests_by_state"]
@@ -233,13 +259,8 @@ def run(options):
          f"{archive['ingest_requests']:,} ingest, {archive['ingest_requests_with_failures']} "
          "with failed granules"),
         ("everything loaded in", f"{load_s:.0f} s"),
-        ("machine load (1-min average) before / after timing",
-         f"{load_before[0]:.2f} / {load_after[0]:.2f} on {os.cpu_count()} cores"),
-        (f"endpoint ({options['requests']} timed requests each)", "p50 ms    p95 ms   rows"),
     ]
-    for label, t in [*timings.items(), (BASELINE[0], baseline)]:
-        table.append((f"{label}  GET {re.sub('cursor=[^&]+', 'cursor=...', t['path'])}",
-                      f"{t['p50_ms']:7.1f}  {t['p95_ms']:8.1f}  {t['rows']:5}"))
-    table.append((f"p95 max (goal <= {GOAL_MS} ms)", f"{result['p95_ms_max']:.1f} ms ({worst})"))
+    for n, run_ in enumerate(passes, start=1):
+        table += _pass_table(n, len(passes), run_, options["requests"])
     result["table"] = table
     return result

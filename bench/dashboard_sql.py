@@ -205,7 +205,7 @@ def _granules(world, now, files, days):
                         - make_interval(secs => %(span)s * (1 - g::float8 / %(n)s)) AS t,
                      (20 + floor(random() * 581))::bigint * 1000000 AS size,
                      {pick}[1 + (g * 7919) %% {weight}] AS ci
-              FROM generate_series(1, %(n)s) g) s
+              FROM generate_series(1, %(n)s::bigint) g) s
         JOIN bench_family f ON f.i = s.ci
         ORDER BY g""", {"archived": archived, "now": now, "span": span, "n": files})
     _exec(f"""
