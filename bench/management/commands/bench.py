@@ -33,6 +33,9 @@ class Command(DomainCommand):
             p.add_argument("--json", dest="json_out", help="write the result here")
             p.add_argument("--keep", action="store_true", help="keep the bench data root")
             p.add_argument("--inner", action="store_true", help="(internal) run here")
+            p.add_argument("--reuse", action="store_true",
+                           help="PostgreSQL: keep the bench database the last run left (a "
+                                "benchmark that loads much then skips its load)")
 
     def handle(self, *args, **opts):
         name = opts["benchmark"]
@@ -44,8 +47,9 @@ class Command(DomainCommand):
         url = os.environ.get("DATABASE_URL", "")
         if url.startswith("postgres"):
             env["DATABASE_URL"] = url.rsplit("/", 1)[0] + f"/granary_bench_{name.replace('-', '_')}"
-            subprocess.run([sys.executable, "scripts/pg_recreate.py", env["DATABASE_URL"]],
-                           cwd=settings.BASE_DIR, check=True)
+            if not opts["reuse"]:
+                subprocess.run([sys.executable, "scripts/pg_recreate.py", env["DATABASE_URL"]],
+                               cwd=settings.BASE_DIR, check=True)
         else:
             env.pop("DATABASE_URL", None)
         argv = [sys.executable, "manage.py", *sys.argv[1:], "--inner"]
