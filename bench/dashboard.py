@@ -243,6 +243,7 @@ def run(options):
     started = time.perf_counter()
     if options.get("reuse") and connection.vendor == "postgresql" and Granule.objects.exists():
         transfers, archive, transfers_s = _loaded(), _loaded_archive(), 0.0
+        data.declare_cadences()
     else:
         now = timezone.now()
         world = data.make_collections()

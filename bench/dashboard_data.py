@@ -28,6 +28,11 @@ COLLECTIONS = [  # (short name, version, family: its volume groups, share of the
     ("AIRS2RET_NRT", "7.0", "atmos", 2), ("OMI_AURA_L2", "003", "atmos", 1),
 ]
 FAMILIES = ("modis", "ocean", "atmos")
+# (cadence s, latency target s) each collection declares: the overview's worst collections
+# judge a week of every one's granules against them
+CADENCES = {"MOD021KM": (300, 4 * 3600), "MYD021KM": (300, 4 * 3600),
+            "MOD10C1": (86400, 4 * 3600), "GHRSST_OISST_L4": (86400, 4 * 3600),
+            "AIRS2RET_NRT": (360, 3 * 3600), "OMI_AURA_L2": (5940, 4 * 3600)}
 FAILURES = [
     "drive silo2-d8: injected read fault", "read-back checksum mismatch on copy 2",
     "volume B00417 is suspect: 3 read errors", "no scratch volume left in group backup-ocean",
@@ -109,6 +114,16 @@ def day_transfers(day, until, collections, rng):
     return out
 
 
+def declare_cadences():
+    """Give the bench collections their cadences and latency targets (also on a database an
+    earlier run loaded)."""
+    from backend.catalog.models import Collection
+
+    for short_name, (cadence, latency) in CADENCES.items():
+        Collection.objects.filter(short_name=short_name).update(
+            cadence_seconds=cadence, latency_target_seconds=latency)
+
+
 def load_transfers(days, now, collections, seed=7):
     """A year (or `days`) of per-minute records up to `now`, with roll-ups; returns counts."""
     from backend.metrics.models import TransferRecord, TransferRollup
@@ -158,6 +173,7 @@ def make_collections():
         operations.set_policy(c, [groups[family, "primary"], groups[family, "backup"]])
         providers[family].collections.add(c)
         collections.append(c)
+    declare_cadences()
     return {"media": media, "silos": silos, "groups": groups, "providers": providers,
             "collections": collections,
             "group_silo": {g.pk: g.silo_id for g in groups.values()}}
