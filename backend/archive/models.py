@@ -260,6 +260,20 @@ class CacheEntry(models.Model):
         return f"{self.file} ({self.state})"
 
 
+class CacheStateTotal(models.Model):
+    """Bytes and entries of the cache in each state, kept by a trigger on every insert,
+    delete and change of state or size of a cache entry (PostgreSQL; migration
+    0009_dashboard_scale_cache), so the archive board's cache gauge reads four rows, not a
+    sum over every cached file. On SQLite nothing keeps it and cache_usage sums the entries."""
+
+    state = models.CharField(max_length=8, choices=CacheEntry.State.choices, unique=True)
+    bytes = models.BigIntegerField(default=0)
+    entries = models.BigIntegerField(default=0)
+
+    def __str__(self):
+        return f"{self.state}: {self.bytes} B in {self.entries}"
+
+
 class ArchiveRequest(models.Model):
     """Work for the storage manager: migrate, recall, repack or audit. The database is the queue."""
 

@@ -4,14 +4,14 @@ import shutil
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Exists, OuterRef, Q, Sum
 from django.utils import timezone
 
 from backend.catalog.models import File
 
 from .. import cache_policy
-from ..models import CacheEntry
+from ..models import CacheEntry, CacheStateTotal
 from .completeness import file_copies_complete, files_copies_complete
 from .paths import cache_path
 from .policy import ArchiveError
@@ -34,14 +34,37 @@ class CacheUsage:
         return max(0, self.capacity - self.used)
 
 
+def _totals_kept():
+    """Whether a trigger keeps CacheStateTotal (PostgreSQL) or nothing does (SQLite)."""
+    return connection.vendor == "postgresql"
+
+
 def cache_usage():
     sums = {state: 0 for state in CacheEntry.State.values}
-    for row in CacheEntry.objects.values("state").annotate(total=Sum("size")):
-        sums[row["state"]] = row["total"] or 0
+    if _totals_kept():
+        rows = CacheStateTotal.objects.values_list("state", "bytes")
+    else:
+        rows = CacheEntry.objects.values("state").annotate(total=Sum("size")).values_list(
+            "state", "total")
+    for state, total in rows:
+        sums[state] = total or 0
     return CacheUsage(
         capacity=settings.GRANARY_CACHE_BYTES, used=sum(sums.values()),
         dirty=sums["dirty"], clean=sums["clean"], pinned=sums["pinned"], staging=sums["staging"],
     )
+
+
+def rebuild_totals():
+    """Sum the cache entries again (after a load that bypassed the trigger, such as COPY with
+    triggers off); PostgreSQL only, where the totals are kept."""
+    if not _totals_kept():
+        return
+    table = CacheStateTotal._meta.db_table
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(f"LOCK TABLE {CacheEntry._meta.db_table} IN SHARE MODE")
+        cursor.execute(f"DELETE FROM {table}")
+        cursor.execute(f"INSERT INTO {table} (state, bytes, entries) SELECT state, sum(size), "
+                       f"count(*) FROM {CacheEntry._meta.db_table} GROUP BY state")
 
 
 def _watermarks():
