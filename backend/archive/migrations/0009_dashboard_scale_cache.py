@@ -3,6 +3,8 @@ PostgreSQL trigger (the vendor-guarded RunPython below; SQLite sums the entries 
 
 from django.db import migrations, models
 
+from backend.dbtriggers import on_postgresql
+
 
 TRIGGER = """
 CREATE OR REPLACE FUNCTION archive_cache_state_total() RETURNS trigger AS $$
@@ -39,21 +41,6 @@ CREATE TRIGGER cache_state_total_truncate AFTER TRUNCATE ON archive_cacheentry
 INSERT INTO archive_cachestatetotal (state, bytes, entries)
 SELECT state, sum(size), count(*) FROM archive_cacheentry GROUP BY state;
 """
-DROP_TRIGGER = """
-DROP TRIGGER IF EXISTS cache_state_total ON archive_cacheentry;
-DROP TRIGGER IF EXISTS cache_state_total_truncate ON archive_cacheentry;
-DROP FUNCTION IF EXISTS archive_cache_state_total();
-DROP FUNCTION IF EXISTS archive_cache_state_total_truncate();
-"""
-
-
-def _on_postgresql(sql):
-    def run(apps, schema_editor):
-        if schema_editor.connection.vendor == "postgresql":
-            schema_editor.execute(sql, params=None)
-    return run
-
-
 class Migration(migrations.Migration):
 
     dependencies = [
@@ -70,5 +57,6 @@ class Migration(migrations.Migration):
                 ('entries', models.BigIntegerField(default=0)),
             ],
         ),
-        migrations.RunPython(_on_postgresql(TRIGGER), _on_postgresql(DROP_TRIGGER)),
+        on_postgresql(TRIGGER, ['archive_cache_state_total', 'archive_cache_state_total_truncate'],
+                      ['archive_cacheentry', 'cache_state_total', 'cache_state_total_truncate']),
     ]

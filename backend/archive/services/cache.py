@@ -4,11 +4,12 @@ import shutil
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import Exists, OuterRef, Q, Sum
 from django.utils import timezone
 
 from backend.catalog.models import File
+from backend.dbtriggers import kept, refill
 
 from .. import cache_policy
 from ..models import CacheEntry, CacheStateTotal
@@ -34,14 +35,9 @@ class CacheUsage:
         return max(0, self.capacity - self.used)
 
 
-def _totals_kept():
-    """Whether a trigger keeps CacheStateTotal (PostgreSQL) or nothing does (SQLite)."""
-    return connection.vendor == "postgresql"
-
-
 def cache_usage():
     sums = {state: 0 for state in CacheEntry.State.values}
-    if _totals_kept():
+    if kept():
         rows = CacheStateTotal.objects.values_list("state", "bytes")
     else:
         rows = CacheEntry.objects.values("state").annotate(total=Sum("size")).values_list(
@@ -57,14 +53,9 @@ def cache_usage():
 def rebuild_totals():
     """Sum the cache entries again (after a load that bypassed the trigger, such as COPY with
     triggers off); PostgreSQL only, where the totals are kept."""
-    if not _totals_kept():
-        return
-    table = CacheStateTotal._meta.db_table
-    with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute(f"LOCK TABLE {CacheEntry._meta.db_table} IN SHARE MODE")
-        cursor.execute(f"DELETE FROM {table}")
-        cursor.execute(f"INSERT INTO {table} (state, bytes, entries) SELECT state, sum(size), "
-                       f"count(*) FROM {CacheEntry._meta.db_table} GROUP BY state")
+    table = CacheEntry._meta.db_table
+    refill(CacheStateTotal._meta.db_table, table, "state, bytes, entries",
+           f"SELECT state, sum(size), count(*) FROM {table} GROUP BY state")
 
 
 def _watermarks():

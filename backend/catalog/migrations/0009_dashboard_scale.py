@@ -5,6 +5,8 @@ vendor-guarded RunPython below; SQLite counts the granules instead)."""
 import django.db.models.deletion
 from django.db import migrations, models
 
+from backend.dbtriggers import on_postgresql
+
 
 TRIGGER = """
 CREATE OR REPLACE FUNCTION catalog_granule_state_count() RETURNS trigger AS $$
@@ -41,21 +43,6 @@ CREATE TRIGGER granule_state_count_truncate AFTER TRUNCATE ON catalog_granule
 INSERT INTO catalog_granulestatecount (collection_id, state, count)
 SELECT collection_id, state, count(*) FROM catalog_granule GROUP BY collection_id, state;
 """
-DROP_TRIGGER = """
-DROP TRIGGER IF EXISTS granule_state_count ON catalog_granule;
-DROP TRIGGER IF EXISTS granule_state_count_truncate ON catalog_granule;
-DROP FUNCTION IF EXISTS catalog_granule_state_count();
-DROP FUNCTION IF EXISTS catalog_granule_state_count_truncate();
-"""
-
-
-def _on_postgresql(sql):
-    def run(apps, schema_editor):
-        if schema_editor.connection.vendor == "postgresql":
-            schema_editor.execute(sql, params=None)
-    return run
-
-
 class Migration(migrations.Migration):
 
     dependencies = [
@@ -84,5 +71,6 @@ class Migration(migrations.Migration):
             model_name='granulestatecount',
             constraint=models.UniqueConstraint(fields=('collection', 'state'), name='granule_state_count_unique'),
         ),
-        migrations.RunPython(_on_postgresql(TRIGGER), _on_postgresql(DROP_TRIGGER)),
+        on_postgresql(TRIGGER, ['catalog_granule_state_count', 'catalog_granule_state_count_truncate'],
+                      ['catalog_granule', 'granule_state_count', 'granule_state_count_truncate']),
     ]
