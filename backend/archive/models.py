@@ -346,7 +346,7 @@ class ArchiveRequest(models.Model):
             # group from this index alone; done and failed requests (nearly all, tens of
             # millions in a few years) are not in it.
             models.Index(fields=["kind", "state", "volume_group"], name="request_pending",
-                         include=["bytes_total", "bytes_done", "created_at"],
+                         include=["bytes_total", "bytes_done", "created_at", "id"],
                          condition=models.Q(state__in=["queued", "running"])),
         ]
         # No two queued or running requests for the same work: two movers, two repacks or a
