@@ -28,6 +28,11 @@ COLLECTIONS = [  # (short name, version, family: its volume groups, share of the
     ("AIRS2RET_NRT", "7.0", "atmos", 2), ("OMI_AURA_L2", "003", "atmos", 1),
 ]
 FAMILIES = ("modis", "ocean", "atmos")
+# (cadence s, latency target s) each collection declares: the overview's worst collections
+# judge a week of every one's granules against them
+CADENCES = {"MOD021KM": (300, 4 * 3600), "MYD021KM": (300, 4 * 3600),
+            "MOD10C1": (86400, 4 * 3600), "GHRSST_OISST_L4": (86400, 4 * 3600),
+            "AIRS2RET_NRT": (360, 3 * 3600), "OMI_AURA_L2": (5940, 4 * 3600)}
 FAILURES = [
     "drive silo2-d8: injected read fault", "read-back checksum mismatch on copy 2",
     "volume B00417 is suspect: 3 read errors", "no scratch volume left in group backup-ocean",
@@ -109,6 +114,16 @@ def day_transfers(day, until, collections, rng):
     return out
 
 
+def declare_cadences():
+    """Give the bench collections their cadences and latency targets (also on a database an
+    earlier run loaded)."""
+    from backend.catalog.models import Collection
+
+    for short_name, (cadence, latency) in CADENCES.items():
+        Collection.objects.filter(short_name=short_name).update(
+            cadence_seconds=cadence, latency_target_seconds=latency)
+
+
 def load_transfers(days, now, collections, seed=7):
     """A year (or `days`) of per-minute records up to `now`, with roll-ups; returns counts."""
     from backend.metrics.models import TransferRecord, TransferRollup
@@ -158,17 +173,24 @@ def make_collections():
         operations.set_policy(c, [groups[family, "primary"], groups[family, "backup"]])
         providers[family].collections.add(c)
         collections.append(c)
+    declare_cadences()
     return {"media": media, "silos": silos, "groups": groups, "providers": providers,
             "collections": collections,
             "group_silo": {g.pk: g.silo_id for g in groups.values()}}
 
 
-def load_archive(world, now, files, volumes_per_silo, seed=11):
-    """Granules with one file each, volumes, drives, the cache, requests and ingest history."""
+def fresh_count(files, days):
+    """Granules still waiting for tape: a week of ingest (at most a fiftieth of them)."""
+    return max(1, min(files // 50, files * 7 // max(days, 1)))
+
+
+def load_archive(world, now, files, volumes_per_silo, days=365, seed=11):
+    """Granules with one file each (arriving over `days`), volumes, drives, the cache,
+    requests and ingest history."""
     rng = random.Random(seed)
     counts = {}
     counts.update(_volumes_and_drives(world, now, volumes_per_silo, rng))
-    counts.update(_catalog_cache_requests(world, now, files, rng))
+    counts.update(_catalog_cache_requests(world, now, files, days, rng))
     counts.update(_ingest_history(world, now, files, rng))
     return counts
 
@@ -230,7 +252,7 @@ def _volumes_and_drives(world, now, per_silo, rng):
     return {"volumes": vid, "drives": Drive.objects.count()}
 
 
-def _catalog_cache_requests(world, now, files, rng):
+def _catalog_cache_requests(world, now, files, days, rng):
     """Granules (one file each), cache entries and the archive requests a year leaves."""
     from backend.archive.models import ArchiveRequest, CacheEntry
     from backend.catalog.models import File, Granule
@@ -238,11 +260,11 @@ def _catalog_cache_requests(world, now, files, rng):
     collections = world["collections"]
     weights = [share for *_, share in COLLECTIONS]
     family_of = {c.pk: COLLECTIONS[i][2] for i, c in enumerate(collections)}
-    span = timedelta(days=365)
+    span = timedelta(days=days)
     granules, file_rows, cache, requests = [], [], [], []
     world["granules"] = []
     rid = 0
-    queued_migrate = max(1, files // 50)
+    queued_migrate = fresh_count(files, days)
     for gid in range(1, files + 1):
         c = collections[rng.choices(range(len(collections)), weights)[0]]
         created = now - span * (1 - gid / files)
@@ -310,7 +332,8 @@ def _catalog_cache_requests(world, now, files, rng):
     by_state = {}
     for r in requests:
         by_state[r[2]] = by_state.get(r[2], 0) + 1
-    return {"granules": files, "cache_entries": len(cache), "archive_requests": len(requests),
+    return {"granules": files, "granule_bytes": sum(g[3] for g in world["granules"]),
+            "cache_entries": len(cache), "archive_requests": len(requests),
             "archive_requests_by_state": by_state}
 
 

@@ -10,6 +10,7 @@ from django.core.exceptions import ValidationError
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 
 from backend.accounts.models import Provider
+from backend.catalog import counts as kept_counts
 from backend.catalog.filters import parse_instant
 from backend.catalog.models import Collection, Granule
 from backend.catalog.services import granule_id_q, temporal_q
@@ -62,9 +63,15 @@ def granules_matching(params: Mapping[str, str], *, ignore=()) -> QuerySet[Granu
 
 def state_counts(params: Mapping[str, str]) -> dict[str, int]:
     """How many granules the filter selects in each state, whatever state it asks for (so
-    each state's chip says what choosing it would show); every state is present."""
-    rows = (granules_matching(params, ignore=("state",)).order_by().values("state")
-            .annotate(n=Count("pk")))
+    each state's chip says what choosing it would show); every state is present. A filter of
+    collections only (or none) reads the kept counts (catalog.counts), not the granules."""
+    granules = granules_matching(params, ignore=("state",))
+    selecting = [k for k, v in params.items()
+                 if k not in PAGING_PARAMS and k != "state" and str(v).strip()]
+    if set(selecting) <= {"collection"}:
+        ids = _collection_ids(params["collection"]) if selecting else None
+        return kept_counts.by_state(ids)
+    rows = granules.order_by().values("state").annotate(n=Count("pk"))
     counts = dict.fromkeys(Granule.State.values, 0)
     counts.update({row["state"]: row["n"] for row in rows})
     return counts
@@ -96,14 +103,18 @@ def _keys(raw, what):
     return keys
 
 
-def _collection_q(raw):
+def _collection_ids(raw):
     found = []
     for key in _keys(raw, "collections"):
         try:
             found.append(Collection.objects.get_by_key(key).pk)
         except Collection.DoesNotExist as exc:
             raise ValidationError(str(exc)) from exc
-    return Q(collection__in=found)
+    return found
+
+
+def _collection_q(raw):
+    return Q(collection__in=_collection_ids(raw))
 
 
 def _provider_q(raw):

@@ -260,6 +260,20 @@ class CacheEntry(models.Model):
         return f"{self.file} ({self.state})"
 
 
+class CacheStateTotal(models.Model):
+    """Bytes and entries of the cache in each state, kept by a trigger on every insert,
+    delete and change of state or size of a cache entry (PostgreSQL; migration
+    0009_dashboard_scale_cache), so the archive board's cache gauge reads four rows, not a
+    sum over every cached file. On SQLite nothing keeps it and cache_usage sums the entries."""
+
+    state = models.CharField(max_length=8, choices=CacheEntry.State.choices, unique=True)
+    bytes = models.BigIntegerField(default=0)
+    entries = models.BigIntegerField(default=0)
+
+    def __str__(self):
+        return f"{self.state}: {self.bytes} B in {self.entries}"
+
+
 class ArchiveRequest(models.Model):
     """Work for the storage manager: migrate, recall, repack or audit. The database is the queue."""
 
@@ -328,6 +342,12 @@ class ArchiveRequest(models.Model):
                          condition=models.Q(volume__isnull=False)),
             models.Index(fields=["requested_by"], name="request_user",
                          condition=models.Q(requested_by__isnull=False)),
+            # Partial and covering: the queues board sums the pending work per kind, state and
+            # group from this index alone; done and failed requests (nearly all, tens of
+            # millions in a few years) are not in it.
+            models.Index(fields=["kind", "state", "volume_group"], name="request_pending",
+                         include=["bytes_total", "bytes_done", "created_at", "id"],
+                         condition=models.Q(state__in=["queued", "running"])),
         ]
         # No two queued or running requests for the same work: two movers, two repacks or a
         # repack beside a repair can otherwise queue one copy twice and write it twice.

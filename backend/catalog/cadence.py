@@ -84,6 +84,12 @@ def report(cadence_s, coverages, window_start, window_end, *, since=None, until=
     got = set()
     for start, end in coverages:
         got |= filled(cadence_s, _seconds(start), _seconds(end), lo, hi)
+    return report_of_slots(cadence_s, lo, hi, got)
+
+
+def report_of_slots(cadence_s, lo, hi, got):
+    """The report of the expected slots [lo, hi) given the set of those filled (the database
+    may find them: see completeness.worst)."""
     gaps, run = [], None
     for index in range(lo, hi + 1):
         if index < hi and index not in got:

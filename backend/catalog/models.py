@@ -156,6 +156,8 @@ class Granule(models.Model):
                          include=["temporal_end", "west", "south", "east", "north", "state"]),
             models.Index(fields=["temporal_start", "temporal_end"], name="granule_time"),
             models.Index(fields=["state", "collection"], name="granule_state"),
+            # the console's granule list, newest first (keyset pages on created_at, id)
+            models.Index(fields=["created_at", "id"], name="granule_created"),
         ]
 
     def __str__(self):
@@ -198,3 +200,21 @@ class File(models.Model):
 
     def __str__(self):
         return self.name
+
+
+class GranuleStateCount(models.Model):
+    """How many granules each collection has in each state, kept by a trigger on every insert,
+    state change and delete of a granule (PostgreSQL; migration 0009_dashboard_scale), so the
+    console's state chips are a read of a few rows, not a count of millions. On SQLite nothing
+    keeps it and catalog.counts counts the granules."""
+
+    collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="+")
+    state = models.CharField(max_length=12, choices=Granule.State.choices)
+    count = models.BigIntegerField(default=0)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["collection", "state"],
+                                               name="granule_state_count_unique")]
+
+    def __str__(self):
+        return f"{self.collection_id}/{self.state}: {self.count}"

@@ -12,7 +12,7 @@ from backend.archive.models import ArchiveRequest, Drive, Volume
 from backend.archive.serializers import ArchiveRequestSerializer, VolumeSerializer
 from backend.metrics import services
 from backend.metrics.models import TransferRecord, TransferRollup
-from bench import dashboard, dashboard_data
+from bench import dashboard, dashboard_data, dashboard_sql
 
 pytestmark = pytest.mark.django_db
 NOW = datetime(2026, 3, 2, 1, 30, 15, tzinfo=UTC)
@@ -24,13 +24,25 @@ def world():
     return dashboard_data.make_collections()
 
 
+@pytest.fixture(params=["python", "sql"])
+def loader(request):
+    """The Python loader (SQLite's, and the reference) and the SQL one PostgreSQL uses."""
+    if request.param == "sql":
+        from django.db import connection
+
+        if connection.vendor != "postgresql":
+            pytest.skip("the SQL loader is PostgreSQL's")
+        return dashboard_sql
+    return dashboard_data
+
+
 def _rollups():
     return sorted(TransferRollup.objects.values_list("period", "start", "direction",
                                                      "collection", "bytes", "transfers"))
 
 
-def test_loaded_rollups_are_what_record_transfers_builds(world):
-    counts = dashboard_data.load_transfers(2, NOW, world["collections"])
+def test_loaded_rollups_are_what_record_transfers_builds(world, loader):
+    counts = loader.load_transfers(2, NOW, world["collections"])
     records = list(TransferRecord.objects.all())
     assert counts["records"] == len(records) == 4 * (24 * 60 + 90) - _outage_minutes(records)
     assert all(r.started_at.date() == r.ended_at.date() for r in records)
@@ -57,8 +69,8 @@ def _outage_minutes(records):
 
 
 @pytest.fixture
-def archive(world):
-    counts = dashboard_data.load_archive(world, NOW, files=400, volumes_per_silo=30)
+def archive(world, loader):
+    counts = loader.load_archive(world, NOW, files=400, volumes_per_silo=30, days=365)
     assert counts["volumes"] == 60 and counts["drives"] == 16
     assert counts["archive_requests_by_state"]["failed"] >= 1
     assert counts["ingest_requests_with_failures"] >= 1

@@ -9,9 +9,10 @@ from django.db.models import Exists, OuterRef, Q, Sum
 from django.utils import timezone
 
 from backend.catalog.models import File
+from backend.dbtriggers import kept, refill
 
 from .. import cache_policy
-from ..models import CacheEntry
+from ..models import CacheEntry, CacheStateTotal
 from .completeness import file_copies_complete, files_copies_complete
 from .paths import cache_path
 from .policy import ArchiveError
@@ -36,12 +37,25 @@ class CacheUsage:
 
 def cache_usage():
     sums = {state: 0 for state in CacheEntry.State.values}
-    for row in CacheEntry.objects.values("state").annotate(total=Sum("size")):
-        sums[row["state"]] = row["total"] or 0
+    if kept():
+        rows = CacheStateTotal.objects.values_list("state", "bytes")
+    else:
+        rows = CacheEntry.objects.values("state").annotate(total=Sum("size")).values_list(
+            "state", "total")
+    for state, total in rows:
+        sums[state] = total or 0
     return CacheUsage(
         capacity=settings.GRANARY_CACHE_BYTES, used=sum(sums.values()),
         dirty=sums["dirty"], clean=sums["clean"], pinned=sums["pinned"], staging=sums["staging"],
     )
+
+
+def rebuild_totals():
+    """Sum the cache entries again (after a load that bypassed the trigger, such as COPY with
+    triggers off); PostgreSQL only, where the totals are kept."""
+    table = CacheEntry._meta.db_table
+    refill(CacheStateTotal._meta.db_table, table, "state, bytes, entries",
+           f"SELECT state, sum(size), count(*) FROM {table} GROUP BY state")
 
 
 def _watermarks():

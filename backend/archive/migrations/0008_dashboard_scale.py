@@ -1,0 +1,16 @@
+"""The queues board at scale: pending requests in a partial covering index of their own."""
+from django.db import migrations, models
+
+
+class Migration(migrations.Migration):
+
+    dependencies = [
+        ('archive', '0007_reconciliation'),
+    ]
+
+    operations = [
+        migrations.AddIndex(
+            model_name='archiverequest',
+            index=models.Index(condition=models.Q(('state__in', ['queued', 'running'])), fields=['kind', 'state', 'volume_group'], include=('bytes_total', 'bytes_done', 'created_at', 'id'), name='request_pending'),
+        ),
+    ]

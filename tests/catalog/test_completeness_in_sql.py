@@ -1,0 +1,43 @@
+"""The worst collections' figures found by PostgreSQL (completeness._window_counts) equal what
+window_report computes in Python from the same granules: random coverages off the grid, longer
+and shorter than the cadence, instantaneous ones, late and unarchived ones, states that do not
+count, and granules just outside the window."""
+import random
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from django.db import connection
+
+from backend.catalog import completeness
+from backend.catalog.models import Granule
+from tests.factories import CollectionFactory, GranuleFactory
+
+pytestmark = [pytest.mark.django_db,
+              pytest.mark.skipif(connection.vendor != "postgresql",
+                                 reason="elsewhere _window_counts is window_report itself")]
+NOW = datetime(2026, 3, 14, 17, 23, 41, 250000, tzinfo=UTC)
+STATES = [Granule.State.ARCHIVED] * 6 + [Granule.State.ARCHIVING, Granule.State.FAILED,
+                                          Granule.State.WITHDRAWN, Granule.State.SUPERSEDED]
+
+
+@pytest.mark.parametrize("cadence,latency,seed", [(300, 3600, 1), (360, None, 2),
+                                                  (5940, 7200, 3), (86400, 4 * 3600, 4)])
+def test_sql_counts_equal_window_report(cadence, latency, seed):
+    rng = random.Random(seed)
+    collection = CollectionFactory(cadence_seconds=cadence, latency_target_seconds=latency)
+    start = NOW.replace(hour=0, minute=0, second=0, microsecond=0) - timedelta(days=2)
+    for _ in range(150):
+        begin = start + timedelta(seconds=rng.uniform(-2 * cadence, 3.2 * 86400))
+        length = rng.choice([0, cadence * rng.uniform(0.1, 0.99), cadence,
+                             cadence * rng.uniform(1, 4)])
+        end = begin + timedelta(seconds=length)
+        archived = (None if rng.random() < 0.1
+                    else end + timedelta(seconds=rng.uniform(0, 3 * (latency or 3600))))
+        GranuleFactory(collection=collection, temporal_start=begin, temporal_end=end,
+                       state=rng.choice(STATES), archived_at=archived)
+    found, late, _ = completeness.window_report(collection, start, NOW, NOW)
+    sql_found, sql_late = completeness._window_counts(collection, start, NOW, NOW)
+    assert found.received > 0 and (found.gaps or cadence == 86400)
+    assert sql_found == found
+    assert sql_late == (None if late is None else len(late))
+    assert latency is None or sql_late > 0
