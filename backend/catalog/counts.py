@@ -1,5 +1,5 @@
 """Granules per collection and state, read from the counts the PostgreSQL trigger of migration
-0009_dashboard_scale keeps (GranuleStateCount); elsewhere counted from the granules."""
+0010_dashboard_scale keeps (GranuleStateCount); elsewhere counted from the granules."""
 from django.db.models import Count, Sum
 
 from backend.dbtriggers import kept, refill

@@ -204,7 +204,7 @@ class File(models.Model):
 
 class GranuleStateCount(models.Model):
     """How many granules each collection has in each state, kept by a trigger on every insert,
-    state change and delete of a granule (PostgreSQL; migration 0009_dashboard_scale), so the
+    state change and delete of a granule (PostgreSQL; migration 0010_dashboard_scale), so the
     console's state chips are a read of a few rows, not a count of millions. On SQLite nothing
     keeps it and catalog.counts counts the granules."""
 

@@ -46,7 +46,7 @@ SELECT collection_id, state, count(*) FROM catalog_granule GROUP BY collection_i
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('catalog', '0008_collection_cadence'),
+        ('catalog', '0009_search_scale'),
     ]
 
     operations = [
