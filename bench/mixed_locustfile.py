@@ -33,11 +33,21 @@ ORDER_WAIT_S = float(PLAN.get("order_wait_s", 300))
 
 @events.init.add_listener
 def _on_init(environment, **_):
+    """SIGUSR1 opens the measured window (the stats start again), SIGUSR2 closes it (the stats
+    so far are written to MIXED_CHECKS.window.json); then SIGTERM stops the users, each after
+    its current task (--stop-timeout), so an order under way is still followed to its end."""
     def reset():
         environment.runner.stats.reset_all()
         CHECKS["stats_resets"] += 1
 
+    def snapshot():
+        stats = environment.runner.stats
+        with open(os.environ["MIXED_CHECKS"] + ".window.json", "w") as out:
+            json.dump({"stats": stats.serialize_stats(), "errors": stats.serialize_errors()},
+                      out, default=str)
+
     gevent.signal_handler(signal.SIGUSR1, reset)
+    gevent.signal_handler(signal.SIGUSR2, snapshot)
 
 
 @events.spawning_complete.add_listener
@@ -49,8 +59,9 @@ def _on_spawned(user_count, **_):
             out.write(str(user_count))
 
 
-@events.quitting.add_listener
-def _on_quitting(environment, **_):
+@events.test_stop.add_listener
+def _on_test_stop(environment, **_):
+    """Every user has stopped: what they verified."""
     # an exception in a task is no request: counted here so it is never lost
     CHECKS["task_exceptions"] = sum(e["count"]
                                     for e in environment.runner.exceptions.values())

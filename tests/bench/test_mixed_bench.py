@@ -44,12 +44,12 @@ def test_a_tiny_mixed_run_orders_downloads_and_checks(data_root, monkeypatch, se
     monkeypatch.setenv("GRANARY_DATA_ROOT", str(data_root))
     monkeypatch.setenv("DJANGO_SECRET_KEY", settings.SECRET_KEY)
     out = data_root / "mixed.json"
-    # every user orders at once and often, and every orderable granule is on tape only:
-    # in a few seconds there are orders to check, a recall among them
+    # every user orders at once and often, and every orderable granule is on tape only: the
+    # first orders wait for recalls; users finish the order under way once the window closes
     call_command("bench", "mixed", "--inner", "--users", "3", "--granules", "4",
                  "--pdr-granules", "2", "--catalog", "60", "--orderable", "4",
                  "--tape-share", "1", "--think-s", "0.1,0.3", "--order-weight", "50",
-                 "--warmup-s", "0", "--min-seconds", "6", "--max-file-kib", "16",
+                 "--warmup-s", "0", "--min-seconds", "2", "--max-file-kib", "16",
                  "--json", str(out))
     result = json.loads(out.read_text())
 
