@@ -46,10 +46,10 @@ WORKERS = (*live.WORKERS, ("distribution", "distribution", ["--pool", "prefork",
 def add_arguments(parser):
     parser.add_argument("--users", type=int, default=100)
     parser.add_argument("--spawn-rate", type=float, default=20, help="users started per second")
-    parser.add_argument("--granules", type=int, default=3000,
+    parser.add_argument("--granules", type=int, default=2000,
                         help="ingest-small granules per way in, per phase")
     parser.add_argument("--pdr-granules", type=int, default=1000, help="granules per PDR")
-    parser.add_argument("--catalog", type=int, default=100_000,
+    parser.add_argument("--catalog", type=int, default=20_000,
                         help="synthetic granules to search (bench/synthetic.py)")
     parser.add_argument("--orderable", type=int, default=300,
                         help="granules ingested for real before the clock, which users order")

@@ -63,8 +63,9 @@ def _on_spawned(user_count, **_):
 def _on_test_stop(environment, **_):
     """Every user has stopped: what they verified."""
     # an exception in a task is no request: counted here so it is never lost
-    CHECKS["task_exceptions"] = sum(e["count"]
-                                    for e in environment.runner.exceptions.values())
+    exceptions = environment.runner.exceptions.values()
+    CHECKS["task_exceptions"] = sum(e["count"] for e in exceptions)
+    CHECKS["task_exception_messages"] = sorted({e["msg"] for e in exceptions})
     if os.environ.get("MIXED_CHECKS"):
         with open(os.environ["MIXED_CHECKS"], "w") as out:
             json.dump(dict(CHECKS), out, indent=2)
@@ -169,10 +170,19 @@ class Scientist(HttpUser):
         granule = self._get(f"/api/v1/granules/{self.rng.choice(self.seen)}/", "granule page",
                             check=lambda b: "files" in b)
         if granule and granule.get("browse_url"):
-            with self.client.get(granule["browse_url"], name="granule: browse image",
-                                 catch_response=True) as image:
-                if not image.ok:
-                    image.failure(f"{image.status_code}")
+            self._browse(granule)
+
+    def _browse(self, granule):
+        """The page's browse image: 200 when its file is in the cache; else 409, and the page
+        says it may be on tape only (synthetic granules have no bytes at all)."""
+        cached = any(f["role"] == "browse" and f["in_cache"] for f in granule["files"])
+        with self.client.get(granule["browse_url"], name="granule: browse image",
+                             catch_response=True) as image:
+            if image.status_code == (200 if cached else 409):
+                image.success()
+            else:
+                image.failure(f"{image.status_code} for a browse file "
+                              f"{'in' if cached else 'not in'} the cache")
 
     @task(1)
     def orders_list(self):
