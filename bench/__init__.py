@@ -10,10 +10,11 @@ from . import (
     download,
     ingest_large,
     ingest_small,
+    mixed,
     search,
     simulator,
     subscriptions,
 )
 
 BENCHMARKS = {m.NAME: m for m in (archive_write, ingest_large, ingest_small, simulator, search,
-                                   dashboard, download, subscriptions)}
+                                   dashboard, download, subscriptions, mixed)}

@@ -106,26 +106,45 @@ def _through_pdrs(web, pdrs):
     return time.perf_counter() - started, accepted
 
 
-def run(options):
+def prepare(collection, n, per_pdr, tag=""):
+    """Deliver n files for the bulk API and n for PDRs into the staging area of the provider
+    BENCHS (`tag` keeps the names of separate runs apart); what `through_both` sends."""
     from backend.accounts.models import Provider
     from ingest.services import staging_area
 
+    area = staging_area(Provider.objects.get(name="BENCHS"))
+    body = _bulk_body(collection, f"{tag}bulk", _deliver(area, f"{tag}bulk", f"{tag}B", n))
+    pdr_files = _deliver(area, f"{tag}pdr", f"{tag}P", n)
+    pdrs = [(f"{tag}BENCH{i // per_pdr:05d}.PDR",
+             _pdr(collection, f"{tag}pdr", pdr_files[i:i + per_pdr]))
+            for i in range(0, n, per_pdr)]
+    return body, pdrs
+
+
+def through_both(web, work):
+    """Send a prepared workload through the bulk API, then through PDRs, each to ARCHIVED:
+    {"bulk_s", "bulk_accepted_s", "pdr_s", "pdr_accepted_s"}."""
+    body, pdrs = work
+    bulk_s, bulk_accept_s = _through_bulk(web, body)
+    pdr_s, pdr_accept_s = _through_pdrs(web, pdrs)
+    return {"bulk_s": bulk_s, "bulk_accepted_s": bulk_accept_s, "pdr_s": pdr_s,
+            "pdr_accepted_s": pdr_accept_s}
+
+
+def run(options):
     from . import live
 
     n, per_pdr = options["granules"], max(1, options["pdr_granules"])
     (collection,) = live.layout(["BENCHS"])
     token = live.provider_token("BENCHS", [collection])
-    area = staging_area(Provider.objects.get(name="BENCHS"))
-    body = _bulk_body(collection, "bulk", _deliver(area, "bulk", "B", n))
-    pdr_files = _deliver(area, "pdr", "P", n)
-    pdrs = [(f"BENCH{i // per_pdr:05d}.PDR", _pdr(collection, "pdr", pdr_files[i:i + per_pdr]))
-            for i in range(0, n, per_pdr)]
+    work = prepare(collection, n, per_pdr)
 
     with live.running(token) as web:
         idle = web.cpu_seconds()
-        bulk_s, bulk_accept_s = _through_bulk(web, body)
-        pdr_s, pdr_accept_s = _through_pdrs(web, pdrs)
+        times = through_both(web, work)
         busy = web.cpu_seconds()
+    bulk_s, bulk_accept_s = times["bulk_s"], times["bulk_accepted_s"]
+    pdr_s, pdr_accept_s = times["pdr_s"], times["pdr_accepted_s"]
     cpu = {name: round(busy[name] - idle.get(name, 0), 2) for name in busy}
     archived, verified = live.archived_counts(collection)
     if archived != 2 * n or verified != 4 * n:
