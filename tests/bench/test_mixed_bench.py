@@ -37,6 +37,7 @@ def test_latency_merges_the_entries_of_a_kind_and_counts_every_request_overall()
                        "p99_ms": 200, "max_ms": 200}
 
 
+@pytest.mark.slow  # a minute or two: gunicorn, three workers and locust for real
 @pytest.mark.services
 @pytest.mark.django_db(transaction=True)
 def test_a_tiny_mixed_run_orders_downloads_and_checks(data_root, monkeypatch, settings):
