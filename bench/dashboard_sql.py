@@ -17,6 +17,7 @@ from datetime import timedelta
 from django.core.management.color import no_style
 from django.db import connection
 
+from backend.archive import operations
 from backend.archive.services import cache
 from backend.catalog import counts as kept_counts
 from backend.metrics import rollup
@@ -165,6 +166,7 @@ def load_archive(world, now, files, volumes_per_silo, days):
     _reset_sequences(*models)
     kept_counts.rebuild()              # the triggers that keep these were off for the load
     cache.rebuild_totals()
+    operations.rebuild_queue_totals()
     return counts
 
 

@@ -260,6 +260,26 @@ class CacheEntry(models.Model):
         return f"{self.file} ({self.state})"
 
 
+class QueueTotal(models.Model):
+    """Queued and running archive requests per kind, state and volume group (0: none), with
+    their bytes, kept by a trigger on every insert, delete and change of state, kind, group or
+    size of a request (PostgreSQL; migration 0010_dashboard_scale_queues), so the queues board
+    reads a few rows, not every pending request. On SQLite nothing keeps it."""
+
+    kind = models.CharField(max_length=8)
+    state = models.CharField(max_length=10)
+    group_id = models.BigIntegerField(default=0)
+    requests = models.BigIntegerField(default=0)
+    bytes_total = models.BigIntegerField(default=0)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["kind", "state", "group_id"],
+                                               name="queue_total_unique")]
+
+    def __str__(self):
+        return f"{self.kind}/{self.state}/{self.group_id}: {self.requests}"
+
+
 class CacheStateTotal(models.Model):
     """Bytes and entries of the cache in each state, kept by a trigger on every insert,
     delete and change of state or size of a cache entry (PostgreSQL; migration
@@ -345,8 +365,8 @@ class ArchiveRequest(models.Model):
             # Partial and covering: the queues board sums the pending work per kind, state and
             # group from this index alone; done and failed requests (nearly all, tens of
             # millions in a few years) are not in it.
-            models.Index(fields=["kind", "state", "volume_group"], name="request_pending",
-                         include=["bytes_total", "bytes_done", "created_at", "id"],
+            models.Index(fields=["kind", "state", "volume_group", "created_at"],
+                         name="request_pending", include=["bytes_total", "bytes_done", "id"],
                          condition=models.Q(state__in=["queued", "running"])),
         ]
         # No two queued or running requests for the same work: two movers, two repacks or a

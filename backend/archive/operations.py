@@ -10,10 +10,19 @@ from django.db.models import Count, F, Sum
 from django.utils import timezone
 
 from backend.catalog.models import File
+from backend.dbtriggers import kept, refill
 from backend.errors import Conflict
 
 from . import tape
-from .models import ArchiveRequest, CacheEntry, Drive, FileCopy, Volume, VolumeGroup
+from .models import (
+    ArchiveRequest,
+    CacheEntry,
+    Drive,
+    FileCopy,
+    QueueTotal,
+    Volume,
+    VolumeGroup,
+)
 from .services import cache
 from .services.completeness import file_copies_complete, readable_copies
 from .services.paths import volume_path
@@ -358,19 +367,54 @@ def _catalog_member(volume, member, file, headers, good):
     return copy, True
 
 
+PENDING = [ArchiveRequest.State.QUEUED, ArchiveRequest.State.RUNNING]
+
+
+def _pending_grouped():
+    """Pending requests per kind, state and group name: n, total and done bytes, oldest."""
+    from django.db.models import Min
+
+    return (ArchiveRequest.objects.filter(state__in=PENDING)
+            .values("kind", "state", "volume_group__name")
+            .annotate(n=Count("id"), total=Sum("bytes_total"), done=Sum("bytes_done"),
+                      oldest=Min("created_at")))
+
+
+def _pending_kept():
+    """What _pending_grouped answers, from the trigger-kept QueueTotal rows: bytes done summed
+    over the running requests only (a few per drive), the oldest one probe per group of the
+    request_pending index."""
+    from django.db.models import Min
+
+    names = dict(VolumeGroup.objects.values_list("pk", "name"))
+    done = {(r["kind"], r["volume_group"] or 0): r["done"] for r in (
+        ArchiveRequest.objects.filter(state=ArchiveRequest.State.RUNNING)
+        .values("kind", "volume_group").annotate(done=Sum("bytes_done")))}
+    for t in QueueTotal.objects.filter(requests__gt=0).order_by("kind", "state", "group_id"):
+        oldest = ArchiveRequest.objects.filter(
+            kind=t.kind, state=t.state, volume_group=t.group_id or None).aggregate(
+            oldest=Min("created_at"))["oldest"]
+        yield {"kind": t.kind, "state": t.state, "volume_group__name": names.get(t.group_id),
+               "n": t.requests, "total": t.bytes_total, "oldest": oldest,
+               "done": done.get((t.kind, t.group_id)) if t.state == "running" else 0}
+
+
+def rebuild_queue_totals():
+    """Group the pending requests again (after a load that bypassed the trigger); PostgreSQL
+    only, where the totals are kept."""
+    table = ArchiveRequest._meta.db_table
+    refill(QueueTotal._meta.db_table, table, "kind, state, group_id, requests, bytes_total",
+           f"SELECT kind, state, coalesce(volume_group_id, 0), count(*), sum(bytes_total) "
+           f"FROM {table} WHERE state IN ('queued', 'running') GROUP BY 1, 2, 3")
+
+
 def queue_summary(now=None):
     """Pending work per kind and volume group: counts, bytes, the oldest request's age, and how
     far the running ones are."""
-    from django.db.models import Min
 
     now = now or timezone.now()
     rows = {}
-    pending = ArchiveRequest.objects.filter(state__in=[ArchiveRequest.State.QUEUED,
-                                                      ArchiveRequest.State.RUNNING])
-    grouped = (pending.values("kind", "state", "volume_group__name")
-               .annotate(n=Count("id"), total=Sum("bytes_total"), done=Sum("bytes_done"),
-                         oldest=Min("created_at")))
-    for g in grouped:
+    for g in (_pending_kept() if kept() else _pending_grouped()):
         key = (g["kind"], g["volume_group__name"])
         row = rows.setdefault(key, {
             "kind": g["kind"], "volume_group": g["volume_group__name"], "queued": 0,

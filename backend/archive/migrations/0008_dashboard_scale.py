@@ -11,6 +11,6 @@ class Migration(migrations.Migration):
     operations = [
         migrations.AddIndex(
             model_name='archiverequest',
-            index=models.Index(condition=models.Q(('state__in', ['queued', 'running'])), fields=['kind', 'state', 'volume_group'], include=('bytes_total', 'bytes_done', 'created_at', 'id'), name='request_pending'),
+            index=models.Index(condition=models.Q(('state__in', ['queued', 'running'])), fields=['kind', 'state', 'volume_group', 'created_at'], include=('bytes_total', 'bytes_done', 'id'), name='request_pending'),
         ),
     ]
