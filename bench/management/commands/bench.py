@@ -3,7 +3,7 @@
 `manage.py bench NAME [options] --json OUT`. The work happens in a child process whose
 GRANARY_DATA_ROOT is a fresh folder on the same disk as the data root (so baselines such as dd
 measure the same disk) and whose database is a throwaway one (a SQLite file there, or
-<name>_bench on the PostgreSQL server of DATABASE_URL).
+<database>_bench_<name> on the PostgreSQL server of DATABASE_URL).
 """
 import json
 import os
@@ -43,7 +43,9 @@ class Command(DomainCommand):
         env = dict(os.environ, GRANARY_DATA_ROOT=str(root))
         url = os.environ.get("DATABASE_URL", "")
         if url.startswith("postgres"):
-            env["DATABASE_URL"] = url.rsplit("/", 1)[0] + f"/granary_bench_{name.replace('-', '_')}"
+            # named after the database of DATABASE_URL: helpers on one server never share one
+            base, database = url.split("?", 1)[0].rsplit("/", 1)
+            env["DATABASE_URL"] = f"{base}/{database}_bench_{name.replace('-', '_')}"
             subprocess.run([sys.executable, "scripts/pg_recreate.py", env["DATABASE_URL"]],
                            cwd=settings.BASE_DIR, check=True)
         else:
