@@ -159,9 +159,10 @@ def run(options):
         "bulk_s": round(bulk_s, 3), "bulk_accepted_s": round(bulk_accept_s, 3),
         "pdr_s": round(pdr_s, 3), "pdr_accepted_s": round(pdr_accept_s, 3),
         "cpu_s": cpu, "cpu_ms_per_granule": round(1000 * sum(cpu.values()) / (2 * n), 3),
+        "cpu_ms_per_granule_by_process": {k: round(1000 * v / (2 * n), 3) for k, v in cpu.items()},
         "workers": [f"{name}: -Q {queues} {' '.join(pool)}" for name, queues, pool in live.WORKERS],
         "baselines": {"hpss_small_files_per_s": 1.5, "cumulus_granules_per_s": 11},
-        "goals": {"granules_per_s": ">= 1000"},
+        "goals": {"granules_per_s": ">= 2000"},
     }
     result["table"] = [
         ("granules per way in (one 4 KB file each)", f"{n}"),
@@ -169,9 +170,11 @@ def run(options):
                                            f"accepted in {bulk_accept_s:.2f} s)"),
         (f"PDRs of {per_pdr} -> PAN, 2 copies", f"{pdr:.1f} granules/s ({pdr_s:.2f} s, "
                                                 f"accepted in {pdr_accept_s:.2f} s)"),
-        ("granules/s, lower of the two (goal >= 1000)", f"{result['granules_per_s']:.1f}"),
+        ("granules/s, lower of the two (goal >= 2000)", f"{result['granules_per_s']:.1f}"),
         ("CPU s used (both ways in)", ", ".join(f"{k} {v}" for k, v in cpu.items())),
-        ("CPU ms per granule, all processes", f"{result['cpu_ms_per_granule']}"),
+        ("CPU ms per granule, all processes", f"{result['cpu_ms_per_granule']} ("
+         + ", ".join(f"{k} {v}" for k, v in result["cpu_ms_per_granule_by_process"].items())
+         + ")"),
         ("HPSS small files/s; Cumulus granules/s", "1.5; ~11"),
     ]
     return result

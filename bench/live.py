@@ -58,6 +58,7 @@ class Live:
 
     def __init__(self, base_url, token, procs, logs):
         self.base_url, self.token, self.procs, self.logs = base_url, token, procs, logs
+        self.backends = {}
 
     def call(self, method, path, body=None, content_type="application/json", timeout=600,
              headers=None):
@@ -84,18 +85,29 @@ class Live:
 
     def cpu_seconds(self):
         """{process name: CPU seconds it and its children (gunicorn's and Celery's workers)
-        have used so far}, plus the PostgreSQL server as "database" (every backend, live or
-        ended, of every database on it: run on a quiet machine): where a run's work went."""
+        have used so far}, plus PostgreSQL as "database": the backends serving the bench's
+        database (this process's own excluded), so other databases on a shared server are not
+        counted. A backend is last seen at a sample (here and while waiting): one that ended
+        between samples keeps what it had used then."""
         out = {name: sum(_cpu(pid) for pid in _tree(proc.pid))
                for name, proc in self.procs.items()}
         if connection.vendor == "postgresql":
-            with connection.cursor() as cursor:
-                cursor.execute("SELECT pg_backend_pid()")
-                server = _parent(cursor.fetchone()[0])
-            if server:
-                out["database"] = _cpu(server, reaped=True) + sum(
-                    _cpu(pid) for pid in _tree(server)[1:])
+            self.sample_database()
+            out["database"] = sum(self.backends.values())
         return {name: round(seconds, 2) for name, seconds in out.items()}
+
+    def sample_database(self):
+        """Note the CPU seconds of every backend of the bench's database."""
+        if connection.vendor != "postgresql":
+            return
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pid FROM pg_stat_activity WHERE datname = current_database()"
+                           " AND pid <> pg_backend_pid()")
+            pids = [pid for (pid,) in cursor.fetchall()]
+        for pid in pids:
+            seconds = _cpu(pid)
+            if seconds:
+                self.backends[pid] = max(seconds, self.backends.get(pid, 0.0))
 
     def tail(self, name, chars=4000):
         try:
@@ -111,6 +123,7 @@ class Live:
             if predicate():
                 return
             self.check()
+            self.sample_database()
             time.sleep(interval)
         logs = "\n".join(f"--- {n}\n{self.tail(n)}" for n in self.procs)
         raise RuntimeError(f"{what} did not finish in {timeout} s\n{logs}")
@@ -124,21 +137,12 @@ def _stat(pid):
         return None
 
 
-def _cpu(pid, reaped=False):
-    """User + system CPU seconds of a live process (0 once it is gone); with reaped, also what
-    its children that have ended used (the kernel adds theirs to the parent's when reaped)."""
+def _cpu(pid):
+    """User + system CPU seconds of a live process (0 once it is gone)."""
     fields = _stat(pid)
     if fields is None:
         return 0.0
-    ticks = int(fields[11]) + int(fields[12])
-    if reaped:
-        ticks += int(fields[13]) + int(fields[14])
-    return ticks / os.sysconf("SC_CLK_TCK")
-
-
-def _parent(pid):
-    fields = _stat(pid)
-    return int(fields[1]) if fields else None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _tree(pid):

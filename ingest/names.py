@@ -4,6 +4,7 @@ A name ends up in cache paths and tape member headers, a path is opened inside t
 staging area: both must be plain ASCII with no control characters, and a path may not climb out.
 """
 import posixpath
+import re
 
 MAX_NAME = 255
 MAX_PATH = 1024
@@ -19,12 +20,15 @@ MAX_FILE_SIZE = 2**53
 MAX_REQUEST_BYTES = 2**63 - 1
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
 def _text_problem(text, what):
     if not isinstance(text, str) or not text.strip():
         return f"{what} is empty"
     if not text.isascii():
         return f"{what} {text!r} has non-ASCII characters; use ASCII names"
-    if any(ord(c) < 32 or ord(c) == 127 for c in text):
+    if _CONTROL.search(text):
         return f"{what} {text!r} has control characters"
     if "\\" in text:
         return f"{what} {text!r} has a backslash; separate folders with '/'"

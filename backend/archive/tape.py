@@ -73,26 +73,39 @@ USTAR_SIZE_MAX = 8**11 - 1
 def _pax_record(key, value):
     """One pax record, "LEN key=value\n", where LEN counts the whole record, its own digits too."""
     body = f" {key}={value}\n".encode()
-    length = len(body) + 1
-    while len(str(length)) + len(body) != length:
-        length = len(str(length)) + len(body)
-    return str(length).encode() + body
+    digits = len(str(len(body)))
+    if len(str(len(body) + digits)) > digits:
+        digits += 1
+    return b"%d%b" % (len(body) + digits, body)
 
 
-def _ustar(name, size, mtime, typeflag):
-    """A 512-byte ustar header block (names and sizes that do not fit go in the pax records)."""
+def _template():
+    """The fields every ustar header block of a volume shares; the checksum field is spaces."""
     block = bytearray(TAR_BLOCK)
-    block[0:len(name)] = name
     block[100:108] = b"0000444\0"
     block[108:116] = block[116:124] = b"0000000\0"
-    block[124:136] = b"%011o\0" % size
-    block[136:148] = b"%011o\0" % mtime
     block[148:156] = b" " * 8
-    block[156:157] = typeflag
     block[257:265] = b"ustar\x0000"
     block[265:272] = block[297:304] = b"granary"
     block[329:337] = block[337:345] = b"0000000\0"
-    block[148:156] = b"%06o\0 " % sum(block)
+    return bytes(block)
+
+
+_TEMPLATE = _template()
+_TEMPLATE_SUM = sum(_TEMPLATE)
+
+
+def _ustar(name, size, mtime, typeflag):
+    """A 512-byte ustar header block (names and sizes that do not fit go in the pax records).
+    The checksum is the template's plus the bytes that differ: a header is built per file."""
+    block = bytearray(_TEMPLATE)
+    size_field, mtime_field = b"%011o\0" % size, b"%011o\0" % mtime
+    block[0:len(name)] = name
+    block[124:136] = size_field
+    block[136:148] = mtime_field
+    block[156:157] = typeflag
+    checksum = _TEMPLATE_SUM + sum(name) + sum(size_field) + sum(mtime_field) + typeflag[0]
+    block[148:156] = b"%06o\0 " % checksum
     return bytes(block)
 
 

@@ -1,4 +1,5 @@
 """Catalog queries: who sees what, and the granule search every interface shares."""
+import functools
 from dataclasses import dataclass
 from datetime import UTC
 
@@ -305,8 +306,16 @@ def footprint_columns(bbox, footprint):
         bbox = footprint.bbox()
     if bbox is None:
         return None, None, None, None, None
-    shape = footprint or shapes.from_box(*bbox.as_list())
-    return (*bbox.as_list(), shapes.to_text(shape))
+    if footprint is None:
+        return (*bbox.as_list(), _box_text(*bbox.as_list()))
+    return (*bbox.as_list(), shapes.to_text(footprint))
+
+
+@functools.lru_cache(maxsize=4096)
+def _box_text(west, south, east, north):
+    """The stored footprint of a box: granules of a tiled product share a few boxes, and
+    building the shape costs more than the rest of registering the granule."""
+    return shapes.to_text(shapes.from_box(west, south, east, north))
 
 
 def register_granules(specs):
@@ -317,9 +326,11 @@ def register_granules(specs):
     granules = []
     for spec in specs:
         *box, footprint = footprint_columns(spec.get("bbox"), spec.get("footprint"))
-        granules.append(Granule(
-            collection=spec["collection"], granule_id=spec["granule_id"],
-            version=spec.get("version", 1), replaces=spec.get("replaces"),
+        related = {"collection": spec["collection"]}
+        if spec.get("replaces") is not None:
+            related["replaces"] = spec["replaces"]
+        granules.append(bulk.new(
+            Granule, related, granule_id=spec["granule_id"], version=spec.get("version", 1),
             temporal_start=spec["start"], temporal_end=spec["end"], west=box[0], south=box[1],
             east=box[2], north=box[3], footprint=footprint,
             attributes=spec.get("attributes") or {},
@@ -327,8 +338,9 @@ def register_granules(specs):
     with transaction.atomic():
         bulk.insert(granules, need_ids=True)
         bulk.insert([
-            File(granule=granule, name=f["name"], role=f.get("role", File.Role.DATA),
-                 size=int(f["size"]), checksum_type=f["checksum_type"], checksum=f["checksum"])
+            bulk.new(File, {"granule": granule}, name=f["name"],
+                     role=f.get("role", File.Role.DATA), size=int(f["size"]),
+                     checksum_type=f["checksum_type"], checksum=f["checksum"])
             for granule, spec in zip(granules, specs, strict=True)
             for f in spec.get("files", ())
         ], need_ids=True)

@@ -218,9 +218,9 @@ def submit(provider, granules, *, way=IngestRequest.Way.BULK, user=None, idempot
                 bytes_total=sum(f["size"] for s in specs for f in s["files"]),
             )
             bulk.insert([
-                IngestGranule(request=request, position=i, collection_key=s["collection"],
-                              granule_id=s["granule_id"], spec=s,
-                              bytes_total=sum(f["size"] for f in s["files"]))
+                bulk.new(IngestGranule, request_id=request.pk, position=i,
+                         collection_key=s["collection"], granule_id=s["granule_id"], spec=s,
+                         bytes_total=sum(f["size"] for f in s["files"]))
                 for i, s in enumerate(specs)
             ])
             if enqueue:

@@ -3,9 +3,10 @@ of concurrent chunks and archive signals add up."""
 import logging
 
 from django.db import transaction
-from django.db.models import F, Sum
+from django.db.models import Sum
 from django.utils import timezone
 
+from backend.catalog import bulk
 from backend.catalog.models import Collection, Granule
 
 from ..models import IngestGranule, IngestRequest
@@ -42,10 +43,12 @@ def mark_archived(request_id, pks):
     now = timezone.now()
     with transaction.atomic():
         request = IngestRequest.objects.select_for_update().get(pk=request_id)
-        rows = IngestGranule.objects.filter(pk__in=pks, state=G.ARCHIVING)
-        nbytes = rows.aggregate(total=Sum("bytes_total"))["total"] or 0
-        updated = rows.update(state=G.ARCHIVED, archived_at=now, bytes_done=F("bytes_total"),
-                              admitted=True, updated_at=now)
+        sizes = bulk.update_returning(
+            IngestGranule, pks, {"state": G.ARCHIVED, "archived_at": now,
+                                 "bytes_done": ('"bytes_total"',), "admitted": True,
+                                 "updated_at": now},
+            ["bytes_total"], where="state = %s", params=[G.ARCHIVING])
+        updated, nbytes = len(sizes), sum(size for (size,) in sizes)
         if updated:
             request.archived_count += updated
             request.bytes_done += nbytes

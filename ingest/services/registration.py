@@ -5,7 +5,7 @@ from django.db.models import OuterRef, Q, Subquery
 from django.utils import timezone
 
 from backend.archive import services as archive
-from backend.catalog import shapes
+from backend.catalog import bulk, shapes
 from backend.catalog.geo import BBoxError, make_bbox
 from backend.catalog.models import Collection, File, Granule
 from backend.catalog.services import register_granule, register_granules
@@ -241,14 +241,15 @@ def admit_many(pairs, area, started, transfers, resolve=None):
     if not pairs:
         return []
     files = {}
-    for f in File.objects.filter(granule_id__in=[g.pk for _, g in pairs]):
-        files.setdefault(f.granule_id, []).append(f)
+    for pk, granule_id, name in File.objects.filter(
+            granule_id__in=[g.pk for _, g in pairs]).values_list("pk", "granule_id", "name"):
+        files.setdefault(granule_id, []).append((pk, name))
     items = []
     for row, granule in pairs:
         where = area.get(row.request.provider_id) if isinstance(area, dict) else area
         paths = {f["name"]: resolve(f["path"]) if resolve else staged_path(where, f["path"])
                  for f in row.spec["files"]}
-        items.append((granule, {f.pk: paths[f.name] for f in files.get(granule.pk, [])}))
+        items.append((granule, {pk: paths[name] for pk, name in files.get(granule.pk, [])}))
     admissions = archive.archive_granules(items)
     now, taken, out = timezone.now(), [], []
     for (row, granule), admission in zip(pairs, admissions, strict=True):
@@ -263,8 +264,8 @@ def admit_many(pairs, area, started, transfers, resolve=None):
             continue
         taken.append(row.pk)
         when = started.get(row.pk) or now
-        transfers.append(TransferRecord(
-            direction=TransferRecord.Direction.INGEST, bytes=row.bytes_total,
+        transfers.append(bulk.new(
+            TransferRecord, direction=TransferRecord.Direction.INGEST, bytes=row.bytes_total,
             started_at=min(when, now), ended_at=now, collection_id=granule.collection_id))
     # taken: the archive holds them now, so a chunk's lease on them ends here too
     IngestGranule.objects.filter(pk__in=taken, admitted=False).update(

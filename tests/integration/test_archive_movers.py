@@ -229,6 +229,22 @@ def test_archive_granule_twice_queues_nothing_new(layout):
     assert CacheEntry.objects.aggregate(total=Sum("size"))["total"] == 10
 
 
+def test_admitted_again_after_one_copy_is_written_only_the_missing_one_is_left(layout):
+    """A granule admitted before (no longer REGISTERED) has its migrations and copies looked up:
+    the verified copy is not queued again, the queued one not twice."""
+    primary, backup, collection, root = layout
+    granule, sources = staged_granule(collection, root / "staging", sizes=(10,))
+    assert services.archive_granule(granule, sources).migrations == 2
+    migrate_group(primary)
+    again = services.archive_granule(granule, sources)
+    assert again.admitted and again.migrations == 0
+    assert Req.objects.filter(kind="migrate").count() == 2
+    migrate_group(backup)
+    granule.refresh_from_db()
+    assert granule.state == Granule.State.ARCHIVED
+    assert FileCopy.objects.filter(state="verified").count() == 2
+
+
 def test_damaged_cache_copy_is_never_counted(layout):
     primary, _, collection, root = layout
     granule, sources = staged_granule(collection, root / "staging", sizes=(50000,))

@@ -47,3 +47,32 @@ def test_a_duplicate_in_the_batch_writes_nothing_and_says_why():
     with pytest.raises(IntegrityError), transaction.atomic():
         bulk.insert(batch, need_ids=True)
     assert not Granule.objects.filter(collection=collection).exists()
+
+
+def test_new_builds_what_the_model_would():
+    collection = CollectionFactory()
+    values = {"granule_id": "G1", "temporal_start": T0, "temporal_end": T0, "total_size": 3}
+    made, built = Granule(collection=collection, **values), bulk.new(
+        Granule, {"collection": collection}, **values)
+    assert {k: v for k, v in vars(built).items() if k != "_state"} == {
+        k: v for k, v in vars(made).items() if k != "_state"}
+    assert built.collection is collection and built._state.adding
+    assert built.attributes == {} and built.attributes is not bulk.new(Granule).attributes
+    bulk.insert([built], need_ids=True)
+    assert Granule.objects.get(pk=built.pk).collection_id == collection.pk
+
+
+def test_update_returning_answers_the_rows_it_changed():
+    collection = CollectionFactory()
+    granules = bulk.insert(_granules(collection, 60), need_ids=True)
+    Granule.objects.filter(pk__in=[g.pk for g in granules[:10]]).update(
+        state=Granule.State.ARCHIVING)
+    assign = {"state": Granule.State.ARCHIVED, "archived_at": T0,
+              "total_size": ('"total_size" + 1',)}
+    rows = bulk.update_returning(Granule, [g.pk for g in granules[5:]], assign,
+                                 ["id", "total_size"], where="state = %s",
+                                 params=[Granule.State.ARCHIVING])
+    assert sorted(rows) == [(g.pk, g.total_size + 1) for g in granules[5:10]]
+    assert set(Granule.objects.filter(state=Granule.State.ARCHIVED).values_list(
+        "pk", flat=True)) == {g.pk for g in granules[5:10]}
+    assert Granule.objects.get(pk=granules[5].pk).archived_at == T0

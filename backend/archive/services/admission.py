@@ -1,4 +1,5 @@
 """Admission, the interface for ingest: a granule's files into the cache, its migrations queued."""
+import os
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -11,7 +12,7 @@ from backend.catalog.models import File, Granule
 from ..models import CacheEntry
 from .cache import place, reserve_cache
 from .completeness import complete_copies, complete_granules_if_archived
-from .paths import cache_path
+from .paths import cache_location, cache_path
 from .policy import ArchiveError, policy_copies
 from .queueing import Req, nudge
 from .serving import fingerprint
@@ -65,7 +66,7 @@ def archive_granules(items):
         try:
             for f in to_place:
                 f.granule = granule
-                place(sources[f.pk], cache_path(f))
+                place(sources[f.pk], cache_location(f))
                 done.append(f)
         except OSError as exc:
             for f in done:
@@ -111,6 +112,7 @@ def _register_in_cache(batch):
     """Cache entries for the placed files and the migrations still missing, for a batch of
     (granule, files, placed, copies); the number of migrations queued per granule."""
     now = timezone.now()
+    fresh = _to_archiving([g.pk for g, _, _, _ in batch], now)
     entries, wanted, residency = [], [], {}
     for granule, files, placed, copies in batch:
         if granule.collection_id not in residency:
@@ -122,31 +124,45 @@ def _register_in_cache(batch):
         # rest of building these thousands of rows
         # the bytes placed are those ingest validated: their fingerprint spares the first
         # download a hash pass (serving.open_for_serving)
-        entries += [CacheEntry(file_id=f.pk, state=CacheEntry.State.DIRTY, size=f.size,
-                               last_access=now, keep_until=keep_until,
-                               checked=fingerprint(cache_path(f).stat())) for f in placed]
+        entries += [bulk.new(CacheEntry, file_id=f.pk, state=CacheEntry.State.DIRTY,
+                             size=f.size, last_access=now, keep_until=keep_until,
+                             checked=fingerprint(os.stat(cache_location(f)))) for f in placed]
         wanted += [(f, n, group) for f in files for n, group in copies]
     CacheEntry.objects.bulk_create(entries, batch_size=1000, update_conflicts=True,
                                    unique_fields=["file"],
                                    update_fields=["state", "size", "last_access", "keep_until",
                                                   "checked"])
-    file_ids = [f.pk for f, _, _ in wanted]
+    # a granule admitted for the first time has no migration or copy yet: only the others
+    # (admitted again after a crash, a new copy for an archived one) are looked up
+    seen = [f for f, _, _ in wanted if f.granule_id not in fresh]
     pending = set(Req.objects.filter(
-        file_id__in=file_ids, kind=Req.Kind.MIGRATE,
-        state__in=[Req.State.QUEUED, Req.State.RUNNING]).values_list("file_id", "copy_number"))
-    complete = complete_copies([f for f, _, _ in wanted])
+        file_id__in=list({f.pk for f in seen}), kind=Req.Kind.MIGRATE,
+        state__in=[Req.State.QUEUED, Req.State.RUNNING]).values_list(
+        "file_id", "copy_number")) if seen else set()
+    complete = complete_copies(seen) if seen else set()
     missing = [(f, n, group) for f, n, group in wanted
                if (f.pk, n) not in pending and (f.pk, n) not in complete]
-    new = [Req(kind=Req.Kind.MIGRATE, priority=Req.Priority.MIGRATION, file_id=f.pk,
-               copy_number=n, volume_group_id=group.pk, bytes_total=f.size)
+    new = [bulk.new(Req, kind=Req.Kind.MIGRATE, priority=Req.Priority.MIGRATION, file_id=f.pk,
+                    copy_number=n, volume_group_id=group.pk, bytes_total=f.size)
            for f, n, group in missing]
     bulk.insert(new)
     per_granule = {}
     for f, _, _ in missing:
         per_granule[f.granule_id] = per_granule.get(f.granule_id, 0) + 1
-    Granule.objects.filter(pk__in=[g.pk for g, _, _, _ in batch]).update(
-        state=Granule.State.ARCHIVING, updated_at=now)
     if new:
         transaction.on_commit(nudge)
     complete_granules_if_archived([g.pk for g, _, _, _ in batch if g.pk not in per_granule])
     return [per_granule.get(g.pk, 0) for g, _, _, _ in batch]
+
+
+def _to_archiving(granule_ids, now):
+    """Mark the granules ARCHIVING; returns the ids of those that were REGISTERED: never
+    admitted before, so no migration or copy of their files can exist. One UPDATE ... RETURNING
+    decides it: an admission of the same granule racing this one waits on the row lock and
+    then finds it ARCHIVING, so it looks its migrations up."""
+    fresh = {pk for (pk,) in bulk.update_returning(
+        Granule, granule_ids, {"state": Granule.State.ARCHIVING, "updated_at": now}, ["id"],
+        where="state = %s", params=[Granule.State.REGISTERED])}
+    Granule.objects.filter(pk__in=[pk for pk in granule_ids if pk not in fresh]).update(
+        state=Granule.State.ARCHIVING, updated_at=now)
+    return fresh

@@ -240,17 +240,21 @@ def set_pinned(file, pinned):
 def place(source, target):
     """Put bytes into the cache: a hard link on the same filesystem, a copy otherwise. The
     file appears whole or not at all; its bucket directory is made the first time only."""
+    target = os.fspath(target)
     try:
         os.link(source, target)
         return
     except FileNotFoundError:
         if not os.path.exists(source):
             raise
-        target.parent.mkdir(parents=True, exist_ok=True)
+        os.makedirs(os.path.dirname(target), exist_ok=True)
     except OSError:
         pass
-    tmp = target.with_name(target.name + ".incoming")
-    tmp.unlink(missing_ok=True)
+    tmp = target + ".incoming"
+    try:
+        os.unlink(tmp)
+    except FileNotFoundError:
+        pass
     try:
         os.link(source, tmp)
     except OSError:

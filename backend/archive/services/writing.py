@@ -18,7 +18,7 @@ from .cache import drop_damaged_cache
 from .completeness import complete_granules_if_archived, files_copies_complete
 from .damage import volume_truncated, volume_unreadable
 from .drives import drive_error, drive_ok, set_drive
-from .paths import cache_path, member_name, volume_path
+from .paths import cache_location, member_name, volume_path
 from .queueing import Req, requeue
 
 log = logging.getLogger(__name__)
@@ -95,7 +95,7 @@ def _in_cache(requests):
     recall from a readable copy (the recall clears the wait), or fails when there is none."""
     from .reading import wait_for_recall
 
-    missing = [r for r in requests if not os.path.exists(cache_path(r.file))]
+    missing = [r for r in requests if not os.path.exists(cache_location(r.file))]
     if missing:
         wait_for_recall(missing)
     return [r for r in requests if r not in missing]
@@ -127,7 +127,7 @@ def _read_back_failed(request, volume):
     cache copy is dropped and recalled from it. Otherwise the volume or drive failed: the
     request is charged an attempt, so the retries are bounded."""
     f = request.file
-    digest, size = checksums.of_file(f.checksum_type, cache_path(f))
+    digest, size = checksums.of_file(f.checksum_type, cache_location(f))
     if size == f.size and checksums.same(f.checksum_type, digest, f.checksum):
         requeue([request], f"read-back from {volume.label} does not match the catalog "
                            "checksum; will be written again")
@@ -179,7 +179,7 @@ def _write_member(writer, request, length, segment):
         "file_checksum": f.checksum, "copy": request.copy_number,
         "segment": segment, "file_offset": request.bytes_done,
     }
-    with open(cache_path(f), "rb") as source:
+    with open(cache_location(f), "rb") as source:
         source.seek(request.bytes_done)
         result = writer.add(member_name(f, segment if spanning else None), source,
                             length, None, headers)
@@ -219,7 +219,7 @@ def _expected_checksum(file, offset, length, spanning):
     if not spanning:
         return file.checksum
     digest = checksums.hasher(file.checksum_type)
-    with open(cache_path(file), "rb") as source:
+    with open(cache_location(file), "rb") as source:
         source.seek(offset)
         remaining = length
         while remaining:
@@ -313,8 +313,8 @@ def _settle_requests(volume, written, verified, now):
     copies, done, moved = [], [], {}
     for request, result, segment in written:
         f = request.file
-        copies.append(FileCopy(
-            file_id=f.pk, copy_number=request.copy_number, segment=segment,
+        copies.append(bulk.new(
+            FileCopy, file_id=f.pk, copy_number=request.copy_number, segment=segment,
             file_offset=request.bytes_done, volume_id=volume.pk, position=result.position,
             data_offset=result.data_offset, length=result.length,
             checksum_type=f.checksum_type, checksum=result.checksum,

@@ -3,9 +3,9 @@
 `manage.py bench NAME [options] --json OUT`. The work happens in a child process whose
 GRANARY_DATA_ROOT is a fresh folder on the same disk as the data root (so baselines such as dd
 measure the same disk) and whose database is a throwaway one (a SQLite file there, or
-<name>_bench on the PostgreSQL server of DATABASE_URL). A benchmark with `reuse_key(options)`
-takes --reuse: its PostgreSQL database is then named after that key and kept between runs, so
-a large load is done once per set of parameters (the benchmark sees `reused` in its options).
+<database>_bench_<name> on the PostgreSQL server of DATABASE_URL). A benchmark with
+`reuse_key(options)` takes --reuse: its PostgreSQL database is then named after that key and kept
+between runs, so a large load is done once per set of parameters.
 """
 import json
 import os
@@ -49,11 +49,13 @@ class Command(DomainCommand):
         env = dict(os.environ, GRANARY_DATA_ROOT=str(root))
         url = os.environ.get("DATABASE_URL", "")
         if url.startswith("postgres"):
-            database = f"granary_bench_{name.replace('-', '_')}"
+            # named after the database of DATABASE_URL: helpers on one server never share one
+            base, database = url.split("?", 1)[0].rsplit("/", 1)
+            database = f"{database}_bench_{name.replace('-', '_')}"
             keep = opts.get("reuse")
             if keep:
                 database += "_" + BENCHMARKS[name].reuse_key(opts)
-            env["DATABASE_URL"] = url.rsplit("/", 1)[0] + "/" + database
+            env["DATABASE_URL"] = f"{base}/{database}"
             subprocess.run([sys.executable, "scripts/pg_recreate.py", env["DATABASE_URL"],
                             *(["--keep"] if keep else [])], cwd=settings.BASE_DIR, check=True)
         else:
