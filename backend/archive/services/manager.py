@@ -312,6 +312,14 @@ def run_until_idle(max_rounds=10000, parallel=False):
     return total
 
 
+def drive_queue(silo_name):
+    """Where a drive's work is sent: with storage managers bound to silos
+    (GRANARY_ARCHIVE_QUEUE_PER_SILO) its silo's queue, archive.<silo>, so only that silo's
+    manager runs it and, while that manager is down, the work waits there and in the database;
+    else None (the archive queue, served by every archive worker)."""
+    return f"archive.{silo_name}" if settings.GRANARY_ARCHIVE_QUEUE_PER_SILO else None
+
+
 def tick():
     """Beat and nudges: recover dead movers' work, then start every free drive."""
     from ..tasks import run_drive as run_drive_task
@@ -323,7 +331,7 @@ def tick():
         return 0
     now = timezone.now()
     free = Drive.objects.exclude(state=Drive.State.OFFLINE).filter(
-        Q(lease_until__isnull=True) | Q(lease_until__lt=now)).values_list("pk", flat=True)
-    for drive_id in free:
-        send(run_drive_task, drive_id)
+        Q(lease_until__isnull=True) | Q(lease_until__lt=now)).values_list("pk", "silo__name")
+    for drive_id, silo in free:
+        send(run_drive_task, drive_id, queue=drive_queue(silo))
     return len(free)
