@@ -204,7 +204,8 @@ class Journey:
         self.downloaded(self.order_a2, "CLUSTER-A2")
         [recall] = self.requests("CLUSTER-A2", "recall")
         check(recall.state == "done" and recall.drive.silo.name == "silo2",
-              f"CLUSTER-A2 recalled from its silo2 copy (drive {recall.drive})")
+              f"CLUSTER-A2 recalled from its silo2 copy (drive {recall.drive}): silo1's "
+              f"manager answered no heartbeat for {self.hosts.env['GRANARY_SILO_STALE_S']} s")
         say(f"  the work for silo1 waits (checked again after the drive lease of "
             f"{self.hosts.env['GRANARY_DRIVE_LEASE_S']} s and two beats):")
         time.sleep(int(self.hosts.env["GRANARY_DRIVE_LEASE_S"]) + 20)
@@ -230,7 +231,8 @@ class Journey:
         check(failed == 0, "no archive request failed", failed)
         messages, consumers = self.silo_queue("silo1")
         check(consumers == 0 and messages > 0,
-              f"broker: archive.silo1 holds {messages} drive nudges, no consumer")
+              f"broker: archive.silo1 holds {messages} messages (drive nudges, heartbeats), "
+              "no consumer")
 
     def host_back(self):
         say(f"\n== 4. host {DOWN} back")

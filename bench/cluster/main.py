@@ -16,9 +16,9 @@ from bench.chaos.services import Postgres, Rabbit, free_port
 
 from .network import Network
 
-# Short leases so the archive notices a dead host's drives within a short run.
+# Short leases so the archive notices a dead host (its drives, its silo) within a short run.
 LEASES = {"GRANARY_DRIVE_LEASE_S": "15", "GRANARY_INGEST_LEASE_S": "30",
-          "GRANARY_INGEST_STALE_S": "30"}
+          "GRANARY_INGEST_STALE_S": "30", "GRANARY_SILO_STALE_S": "20"}
 
 
 def state_file(net):
