@@ -121,12 +121,16 @@ class Journey:
               f"MD5 {want.md5} equal to the provider's bytes", order.summary())
 
     def silo_queue(self, silo):
-        """(messages, consumers) of the queue archive.<silo> on the broker."""
+        """(messages, consumers) of the queue archive.<silo> on the broker; (0, 0) before
+        anyone declared it (its storage manager still starting)."""
         from backend.celery import app
 
         with app.connection_for_write() as conn:
-            bound = app.amqp.queues[f"archive.{silo}"].bind(conn.default_channel)
-            _, messages, consumers = bound.queue_declare(passive=True)
+            bound = app.amqp.queues[f"archive.{silo}"].bind(conn.channel())
+            try:
+                _, messages, consumers = bound.queue_declare(passive=True)
+            except conn.channel_errors:
+                return 0, 0
         return messages, consumers
 
     # -- the journey -------------------------------------------------------------------------

@@ -52,12 +52,11 @@ def outer(opts, write):
               f"the bridge)")
         status = _child(opts, run_dir, network, postgres, rabbit)
     finally:
-        network.destroy()
-        if rabbit:
-            rabbit.stop()
-        if postgres:
-            postgres.stop()
-            postgres.remove(keep=opts["keep"] or status != 0)
+        keep = opts["keep"] or status != 0
+        _quietly("removing the network", network.destroy)
+        _quietly("stopping RabbitMQ", lambda: _stop_rabbit(rabbit))
+        _quietly("stopping PostgreSQL", lambda: postgres and (postgres.stop(),
+                                                                 postgres.remove(keep=keep)))
         state_file(net).unlink(missing_ok=True)
         for sig, handler in previous.items():
             signal.signal(sig, handler)
@@ -66,6 +65,28 @@ def outer(opts, write):
         else:
             shutil.rmtree(run_dir, ignore_errors=True)
     return status
+
+
+def _quietly(what, step):
+    """One step of the clean-up: its failure is told and the next steps still run."""
+    try:
+        step()
+    except Exception as exc:  # noqa: BLE001 - whatever went wrong, the rest is cleaned up
+        print(f"cleanup: {what} failed: {exc!r}", file=sys.stderr)
+
+
+def _stop_rabbit(rabbit):
+    """Stop the node if it still runs: a Ctrl-C reaches it too (it is in the terminal's
+    process group), and `rabbitmqctl stop` would wait for a node that is gone."""
+    pid_file = rabbit.dir / "rabbit.pid" if rabbit else None
+    if not pid_file or not pid_file.exists():
+        return
+    try:
+        os.kill(int(pid_file.read_text().strip()), 0)
+    except (ProcessLookupError, ValueError):
+        return
+    rabbit.started = True
+    rabbit.stop()
 
 
 def _child(opts, run_dir, network, postgres, rabbit):
@@ -91,8 +112,9 @@ def cleanup(net):
         found.parent.mkdir(parents=True, exist_ok=True)
         return
     services = json.loads(found.read_text())
-    Rabbit(**dict(services["rabbit"], started=True)).stop()
-    Postgres(**services["postgres"]).stop(mode="immediate")
+    _quietly("stopping RabbitMQ", lambda: _stop_rabbit(Rabbit(**services["rabbit"])))
+    _quietly("stopping PostgreSQL", lambda: Postgres(**services["postgres"]).stop(
+        mode="immediate"))
     found.unlink()
 
 
