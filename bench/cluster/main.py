@@ -111,14 +111,15 @@ def cleanup(net):
     bridge, its PostgreSQL and RabbitMQ (named in the state file)."""
     Network(net).destroy()
     found = state_file(net)
-    if not found.exists():
-        found.parent.mkdir(parents=True, exist_ok=True)
+    found.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        services = json.loads(found.read_text())
+    except (OSError, ValueError):  # nothing left, or the run cleaning up at the same time
         return
-    services = json.loads(found.read_text())
     _quietly("stopping RabbitMQ", lambda: _stop_rabbit(Rabbit(**services["rabbit"])))
     _quietly("stopping PostgreSQL", lambda: Postgres(**services["postgres"]).stop(
         mode="immediate"))
-    found.unlink()
+    found.unlink(missing_ok=True)
 
 
 def host_environment(network, run_dir):
