@@ -1,5 +1,5 @@
 # Granary: `make run` sets up and starts the demo; `make test` runs every test.
-.PHONY: run setup test lint bench chaos chaos-short
+.PHONY: run setup test lint bench chaos chaos-short cluster
 
 run: setup
 	scripts/run.sh
@@ -34,3 +34,9 @@ chaos: setup
 # The short chaos run as a test (about 200 granules, 5 kills, one broker and database restart).
 chaos-short: setup
 	.venv/bin/pytest -q tests/integration/test_chaos.py
+
+# Several hosts (issue #22): web, a worker per queue and a storage manager per silo in network
+# namespaces on their own PostgreSQL and RabbitMQ; a client's ingest, tape recall and download,
+# then one silo's storage manager host down and back. Needs root; non-zero on any failed check.
+cluster: setup
+	scripts/cluster.sh

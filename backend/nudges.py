@@ -12,13 +12,15 @@ from django.db import transaction
 log = logging.getLogger(__name__)
 
 
-def send(task, *args):
-    """Publish task(*args) now; False, logged, when the broker cannot take the message."""
+def send(task, *args, queue=None):
+    """Publish task(*args) now (to `queue` when given, else where the task is routed); False,
+    logged, when the broker cannot take the message."""
+    options = {"queue": queue} if queue else {}
     if task.app.conf.task_always_eager:  # run here (tests, CLI): no broker to miss
-        task.apply_async(args=args)
+        task.apply_async(args=args, **options)
         return True
     try:
-        task.apply_async(args=args)
+        task.apply_async(args=args, **options)
     except Exception:  # noqa: BLE001 - whatever the broker's failure, the work is stored
         log.warning("could not send %s%r (broker unavailable); the sweeper starts the work",
                     task.name, args, exc_info=True)

@@ -37,7 +37,7 @@ class TransferRecord(models.Model):
 class QueueHeartbeat(models.Model):
     """The last time a worker answered on a queue: a queue with no recent beat has no worker."""
 
-    queue = models.CharField(max_length=40, unique=True)
+    queue = models.CharField(max_length=60, unique=True)  # archive.<silo> too (silo: 40)
     worker = models.CharField(max_length=200)
     sent_at = models.DateTimeField()
     seen_at = models.DateTimeField()

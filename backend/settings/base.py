@@ -56,6 +56,13 @@ GRANARY_DRIVE_ERROR_LIMIT = int(env("GRANARY_DRIVE_ERROR_LIMIT", "3"))
 # A mover renews its drive's lease every third of this while it works (a long write included),
 # so a mover killed -9 frees its drive, and its work returns to the queue, within this time.
 GRANARY_DRIVE_LEASE_S = int(env("GRANARY_DRIVE_LEASE_S", "60"))
+# Storage managers bound to silos: on, a drive's work goes to its silo's queue,
+# archive.<silo name>, which only that silo's storage manager serves (a host per silo that
+# drives that silo's drives); off (one archive worker drives every drive), to archive.
+GRANARY_ARCHIVE_QUEUE_PER_SILO = env_bool("GRANARY_ARCHIVE_QUEUE_PER_SILO", False)
+# With it on, the tick sends each silo's queue a heartbeat; a silo whose storage manager has
+# not answered for this long counts as down: a recall with a copy elsewhere is served there.
+GRANARY_SILO_STALE_S = float(env("GRANARY_SILO_STALE_S", "60"))
 # The drive scheduler: smart or fifo, and the waits that trade latency for fewer mounts.
 GRANARY_SCHEDULER = env("GRANARY_SCHEDULER", "smart")
 GRANARY_WRITE_MAX_WAIT_S = float(env("GRANARY_WRITE_MAX_WAIT_S", "30"))

@@ -82,18 +82,8 @@ class Fleet:
 
     def stop_all(self):
         """Warm shutdown first (SIGTERM), then kill -9 whatever remains."""
-        for proc in self.procs.values():
-            if proc.poll() is None:
-                try:
-                    os.killpg(proc.pid, signal.SIGTERM)
-                except ProcessLookupError:
-                    pass
-        deadline = time.monotonic() + 20
-        for name, proc in self.procs.items():
-            try:
-                proc.wait(timeout=max(0.1, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                self.kill(name)
+        for name in terminate_sessions(self.procs):
+            self.kill(name)
         for name in self.procs:  # children that outlived their leader
             try:
                 os.killpg(self.procs[name].pid, signal.SIGKILL)
@@ -106,6 +96,24 @@ class Fleet:
                 return f.read()[-chars:]
         except (OSError, KeyError):
             return ""
+
+
+def terminate_sessions(procs, timeout=20):
+    """SIGTERM each process's session (a warm shutdown) and wait up to `timeout` s in all;
+    returns the names of those still running."""
+    for proc in procs.values():
+        if proc.poll() is None:
+            try:
+                os.killpg(proc.pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+    deadline, left = time.monotonic() + timeout, []
+    for name, proc in procs.items():
+        try:
+            proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            left.append(name)
+    return left
 
 
 def kill_leftovers(run_dir):

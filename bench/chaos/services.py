@@ -24,9 +24,9 @@ def free_port():
         return s.getsockname()[1]
 
 
-def _answers(port):
+def _answers(port, host="127.0.0.1"):
     try:
-        with socket.create_connection(("127.0.0.1", port), timeout=1):
+        with socket.create_connection((host, port), timeout=1):
             return True
     except OSError:
         return False
@@ -59,10 +59,11 @@ def missing_programs():
 
 
 class Postgres:
-    """A throwaway cluster: initdb with trust auth, listening on 127.0.0.1:port only."""
+    """A throwaway cluster: initdb with trust auth, listening on host:port only (127.0.0.1
+    unless given), reached from 127.0.0.1 and the network `allow` (CIDR) when given."""
 
-    def __init__(self, run_dir, port=None, home=None):
-        self.port = port or free_port()
+    def __init__(self, run_dir, port=None, home=None, host="127.0.0.1", allow=None):
+        self.port, self.host, self.allow = port or free_port(), host, allow
         self.as_root = os.geteuid() == 0
         if home:
             self.home = Path(home)
@@ -80,11 +81,12 @@ class Postgres:
 
     @property
     def url(self):
-        return f"postgres://postgres@127.0.0.1:{self.port}/granary_chaos"
+        return f"postgres://postgres@{self.host}:{self.port}/granary_chaos"
 
     def spec(self):
         """What another process needs to take this cluster over (see attach)."""
-        return {"run_dir": str(self.run_dir), "port": self.port, "home": str(self.home)}
+        return {"run_dir": str(self.run_dir), "port": self.port, "home": str(self.home),
+                "host": self.host, "allow": self.allow}
 
     def _run(self, *argv, check=True):
         argv = [_pg_tool(argv[0]), *argv[1:]]
@@ -97,15 +99,18 @@ class Postgres:
         if not self.data.exists():
             self._run("initdb", "-D", str(self.data), "-U", "postgres", "--auth=trust",
                       "-E", "UTF8", "--no-sync")
-        options = (f"-c listen_addresses=127.0.0.1 -c port={self.port} "
+            if self.allow:
+                with open(self.data / "pg_hba.conf", "a") as hba:
+                    hba.write(f"host all all {self.allow} trust\n")
+        options = (f"-c listen_addresses={self.host} -c port={self.port} "
                    "-c unix_socket_directories='' -c fsync=off -c max_connections=200")
         server_log = self.home / "server.log"
         self._run("pg_ctl", "-D", str(self.data), "-l", str(server_log), "-o", options,
                   "-w", "-t", "60", "start")
-        _wait(lambda: _answers(self.port), 60, "PostgreSQL")
+        _wait(lambda: _answers(self.port, self.host), 60, "PostgreSQL")
 
     def create_database(self):
-        subprocess.run([_pg_tool("psql"), "-h", "127.0.0.1", "-p", str(self.port), "-U",
+        subprocess.run([_pg_tool("psql"), "-h", self.host, "-p", str(self.port), "-U",
                         "postgres", "-qc", "CREATE DATABASE granary_chaos"], check=True)
 
     def stop(self, mode="fast"):
@@ -131,20 +136,23 @@ class Postgres:
 
 
 class Rabbit:
-    """A second RabbitMQ node, chaos-<pid>@localhost, with its own ports, config and files."""
+    """A second RabbitMQ node, chaos-<pid>@localhost, with its own ports, config and files,
+    listening on host (127.0.0.1 unless given)."""
 
-    def __init__(self, run_dir, port=None, node=None, dist_port=None, started=False):
+    def __init__(self, run_dir, port=None, node=None, dist_port=None, started=False,
+                 host="127.0.0.1"):
+        self.host = host
         self.run_dir, self.dir = Path(run_dir), Path(run_dir) / "rabbitmq"
         self.dir.mkdir(parents=True, exist_ok=True)
         self.port = port or free_port()
         self.dist_port = dist_port or free_port()
         self.node = node or f"chaos-{os.getpid()}@localhost"
         (self.dir / "rabbitmq.conf").write_text(
-            f"listeners.tcp.local = 127.0.0.1:{self.port}\nloopback_users = none\n")
+            f"listeners.tcp.local = {host}:{self.port}\nloopback_users = none\n")
         (self.dir / "enabled_plugins").write_text("[].\n")
         self.env = dict(
             os.environ, HOME=str(self.dir), RABBITMQ_NODENAME=self.node,
-            RABBITMQ_NODE_IP_ADDRESS="127.0.0.1", RABBITMQ_NODE_PORT=str(self.port),
+            RABBITMQ_NODE_IP_ADDRESS=host, RABBITMQ_NODE_PORT=str(self.port),
             RABBITMQ_DIST_PORT=str(self.dist_port),
             RABBITMQ_CONFIG_FILE=str(self.dir / "rabbitmq"),
             RABBITMQ_ENABLED_PLUGINS_FILE=str(self.dir / "enabled_plugins"),
@@ -155,11 +163,11 @@ class Rabbit:
 
     @property
     def url(self):
-        return f"amqp://guest:guest@127.0.0.1:{self.port}//"
+        return f"amqp://guest:guest@{self.host}:{self.port}//"
 
     def spec(self):
         return {"run_dir": str(self.run_dir), "port": self.port, "node": self.node,
-                "dist_port": self.dist_port, "started": self.started}
+                "dist_port": self.dist_port, "started": self.started, "host": self.host}
 
     def _tool(self, name):
         found = RABBIT_BIN / name
@@ -176,7 +184,7 @@ class Rabbit:
         self.started = True
         self.ctl("wait", "--timeout", "120", str(self.dir / "rabbit.pid"), timeout=150)
         self.ctl("await_startup", timeout=150)
-        _wait(lambda: _answers(self.port), 60, "RabbitMQ")
+        _wait(lambda: _answers(self.port, self.host), 60, "RabbitMQ")
 
     def stop(self):
         if self.started:

@@ -284,6 +284,19 @@ def test_recall_prefers_the_copy_in_the_asking_drives_silo():
     assert ask(reads, volumes, drives, drive="d2").volume == "B"
 
 
+def test_recall_takes_the_copy_in_a_silo_with_a_drive_online_over_a_busier_volume():
+    """Volume A (silo s1, every drive offline) has more queued than B: batching would pick A,
+    yet nothing can mount it, so the recall with a copy on B is served from B now; the recall
+    whose only copy is on A waits for s1."""
+    drives = [Drive("d1", "s1", state=OFFLINE), Drive("d2", "s2")]
+    reads = [read("both", ("A", 0, 2000), ("B", 0, 2000)), read("only-a", ("A", 2000, 3000))]
+    volumes = [vol("A", silo="s1"), vol("B", silo="s2")]
+    decision = ask(reads, volumes, drives, drive="d2")
+    assert decision.volume == "B" and served(decision) == ["both"]
+    drives[0] = Drive("d1", "s1")  # s1 back: batching on A again
+    assert ask(reads, volumes, drives, drive="d2").action == WAIT
+
+
 def test_recall_leaves_a_copy_in_a_drive_gone_offline():
     drives = [Drive("d1", "s1"), Drive("d2", "s1", state=OFFLINE, volume="A", mode=READ)]
     reads = [read("r1", ("A", 0, 2000), ("B", 0, 2000))]

@@ -53,6 +53,8 @@ class View:
         peers = [d for d in snap.drives
                  if d.silo == me.silo and d.id != me.id and d.state != OFFLINE]
         self.online = len(peers) + 1
+        # silos with a drive that can mount: a copy in any other silo can only wait
+        self.silos_online = {d.silo for d in snap.drives if d.state != OFFLINE}
         working = [d for d in peers if d.volume and d.state != UNLOADING]
         self.reading = sum(1 for d in working if d.mode == READ)
         self.writing = sum(1 for d in working if d.mode == WRITE)
@@ -113,11 +115,14 @@ class View:
             self.reads[best.volume].append((r, best))
 
     def _copy_rank(self, label, tally):
-        """A volume that can be mounted now first, then the most queued; on a tie, one in the
-        asking drive's silo (so each silo's drives see work), then by label."""
+        """A copy in a silo with a drive online first (a silo whose drives are all offline, or
+        whose storage manager is down, serves nothing until it is back), then a volume that
+        can be mounted now, then the most queued; on a tie, one in the asking drive's silo (so
+        each silo's drives see work), then by label."""
         vol = self.volumes[label]
         waits = label in self.busy or self.recently_dismounted(vol)
-        return (waits, -tally[label], vol.silo != self.me.silo, label)
+        return (vol.silo not in self.silos_online, waits, -tally[label],
+                vol.silo != self.me.silo, label)
 
     def _readable(self, label):
         vol = self.volumes.get(label)

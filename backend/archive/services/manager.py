@@ -10,7 +10,7 @@ from django.utils import timezone
 from backend.nudges import send
 
 from .. import hardware
-from ..models import Drive, FileCopy, Volume
+from ..models import Drive, FileCopy, Silo, Volume
 from .background import advance_background
 from .cache import room as cache_room
 from .drives import VolumeBusy, dismount, drive_error, mount, set_drive
@@ -94,6 +94,7 @@ def snapshot(drive_id, now=None):
     for c in (FileCopy.objects.filter(file_id__in=recall_files, state=FileCopy.State.VERIFIED)
               .select_related("volume").order_by("copy_number", "file_offset")):
         segments.setdefault(c.file_id, []).append(c)
+    down = silos_down(exclude=next((d.silo.name for d in drives if d.pk == drive_id), None))
     cache_full, fits = _cache_room([r for r in queue if r.kind == Req.Kind.RECALL])
     requests = []
     for r in queue:
@@ -122,7 +123,8 @@ def snapshot(drive_id, now=None):
                                       copies=copies, size=r.bytes_total))
     return s.Snapshot(
         drive=str(drive_id),
-        drives=[s.Drive(str(d.pk), d.silo.name, str(d.model_id), d.state,
+        drives=[s.Drive(str(d.pk), d.silo.name, str(d.model_id),
+                        Drive.State.OFFLINE if d.silo.name in down else d.state,
                         d.mounted_volume.label if d.mounted_volume else None, d.mode or None,
                         d.head_position, d.mounted_at.timestamp() if d.mounted_at else None,
                         d.last_used_at.timestamp() if d.last_used_at else None)
@@ -312,10 +314,48 @@ def run_until_idle(max_rounds=10000, parallel=False):
     return total
 
 
+def drive_queue(silo_name):
+    """Where a drive's work is sent: with storage managers bound to silos
+    (GRANARY_ARCHIVE_QUEUE_PER_SILO) its silo's queue, archive.<silo>, so only that silo's
+    manager runs it and, while that manager is down, the work waits there and in the database;
+    else None (the archive queue, served by every archive worker)."""
+    return f"archive.{silo_name}" if settings.GRANARY_ARCHIVE_QUEUE_PER_SILO else None
+
+
+def silos_down(exclude=None):
+    """Names of the silos whose storage manager has not answered its heartbeat for
+    GRANARY_SILO_STALE_S (or never has), when storage managers are bound to silos (else none):
+    the scheduler takes their drives as offline. `exclude`: the asking drive's own silo, alive
+    since it asks."""
+    from backend.metrics.models import QueueHeartbeat
+
+    if not settings.GRANARY_ARCHIVE_QUEUE_PER_SILO:
+        return set()
+    fresh = timezone.now() - timedelta(seconds=settings.GRANARY_SILO_STALE_S)
+    alive = set(QueueHeartbeat.objects.filter(
+        queue__startswith="archive.", seen_at__gte=fresh).values_list("queue", flat=True))
+    return {name for name in Silo.objects.values_list("name", flat=True)
+            if drive_queue(name) not in alive and name != exclude}
+
+
+def _silo_heartbeats():
+    """A heartbeat on each silo's queue: the storage manager serving it records it, so the
+    managers of other silos can tell whether it is up (silos_down) and the health check shows
+    the queue."""
+    from backend.metrics.tasks import heartbeat
+
+    if not settings.GRANARY_ARCHIVE_QUEUE_PER_SILO:
+        return
+    now = timezone.now().isoformat()
+    for name in Silo.objects.values_list("name", flat=True):
+        send(heartbeat, drive_queue(name), now, queue=drive_queue(name))
+
+
 def tick():
     """Beat and nudges: recover dead movers' work, then start every free drive."""
     from ..tasks import run_drive as run_drive_task
 
+    _silo_heartbeats()
     recover_stale_work()
     advance_background()
     if not Req.objects.filter(state=Req.State.QUEUED).exists() and not Drive.objects.filter(
@@ -323,7 +363,7 @@ def tick():
         return 0
     now = timezone.now()
     free = Drive.objects.exclude(state=Drive.State.OFFLINE).filter(
-        Q(lease_until__isnull=True) | Q(lease_until__lt=now)).values_list("pk", flat=True)
-    for drive_id in free:
-        send(run_drive_task, drive_id)
+        Q(lease_until__isnull=True) | Q(lease_until__lt=now)).values_list("pk", "silo__name")
+    for drive_id, silo in free:
+        send(run_drive_task, drive_id, queue=drive_queue(silo))
     return len(free)
