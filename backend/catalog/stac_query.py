@@ -92,19 +92,14 @@ def stac_page(user, search, after):
     sort key `after` (None: from the start), their files, and whether more follow. Nothing
     is counted.
 
-    Shaped for the (collection, temporal_start, id) covering index: the collections are
-    resolved to ids first, so each is one range of it; a window's start also bounds
-    temporal_start (no granule of a collection outlasts its longest one), or a search
-    with fewer matches than a page would walk back to the first granule; several named
-    collections are read one by one and merged, newest first, rather than sorted whole;
-    and the page's keys come from the index alone before its rows are read (the named
-    collections' in one UNION ALL where the database can). Collections and files come as a
-    few rows, not an object per granule. A search with a shape takes the candidates its boxes
-    select and tests their footprints exactly (meets) on the rows it reads anyway, reading
-    on in growing chunks until the page is full, so paging stays exact. On PostgreSQL a shape
-    search in time order reads the banded index instead: one run per collection and latitude
-    band its granules may start in (bands), merged, so a small box walks the granules of a
-    few bands rather than every granule of its window.
+    Shaped for the (collection, temporal_start, id) covering index: each collection is one
+    range of it; a window's start bounds temporal_start (no granule outlasts its collection's
+    longest), or a sparse search would walk back to the first granule; named collections are
+    read apart and merged rather than sorted whole, their page keys from the index alone in one
+    UNION ALL where the database can. A shape search tests the footprints of its boxes'
+    candidates exactly (meets), reading on in growing chunks until the page is full, so paging
+    stays exact; on PostgreSQL in time order it reads the banded index: a run per collection
+    and latitude band its granules may start in, merged, so a small box walks a few bands.
     """
     collections = visible_collections(user)
     if search.collections:
@@ -122,26 +117,11 @@ def stac_page(user, search, after):
     fields = [name for name, _, _ in order]
 
     def of(ids, since, band=None):
-        selected = granules.filter(collection_id__in=ids)
-        if band is not None:
-            selected = selected.alias(band=band_of()).filter(band=band)
-        if since is not None:
-            selected = selected.filter(keyset_q(order, since))
-        if search.start is not None:
-            selected = selected.filter(temporal_start__gte=search.start - max(
-                found[pk].longest for pk in ids))
-        return selected
+        return _selected(granules, search, order, [found[pk] for pk in ids], since, band)
 
     ids = sorted(found)
     directions = {descending for _, _, descending in order}
-    merge = (search.collections and 1 < len(ids) <= MERGE_COLLECTIONS and len(directions) == 1
-             and all(kind in ("datetime", "int") for _, kind, _ in order))
-    runs = {pk: [None] for pk in ids}       # collection -> its bands (None: not banded)
-    if banded and len(ids) <= MERGE_COLLECTIONS:
-        by_band = {pk: list(bands(search.shape, found[pk].tallest)) for pk in ids
-                   if found[pk].tallest is not None}
-        if sum(len(b) for b in by_band.values()) <= MAX_BANDS:
-            runs, merge = by_band, True
+    runs, merge = _runs(search, order, found, banded)
 
     def keys(since, count):
         """The sort keys (pk last) of the next `count` candidates after `since`."""
@@ -166,6 +146,38 @@ def stac_page(user, search, after):
         granule.collection = found[granule.collection_id]
     rows, more = rows[: search.limit], len(rows) > search.limit
     return StacPage(rows, _files_of(rows), more)
+
+
+def _selected(granules, search, order, collections, since, band=None):
+    """The candidates of `collections` after the sort key `since`, in `band` if given; a
+    window's start bounds temporal_start by the collections' longest granule."""
+    selected = granules.filter(collection_id__in=[c.pk for c in collections])
+    if band is not None:
+        selected = selected.alias(band=band_of()).filter(band=band)
+    if since is not None:
+        selected = selected.filter(keyset_q(order, since))
+    if search.start is not None:
+        selected = selected.filter(
+            temporal_start__gte=search.start - max(c.longest for c in collections))
+    return selected
+
+
+def _runs(search, order, found, banded):
+    """Each collection's bands (None: not banded) and whether their runs are read apart and
+    merged: named collections of one sort direction on datetime or int keys, or a banded search
+    of at most MAX_BANDS runs."""
+    ids = sorted(found)
+    directions = {descending for _, _, descending in order}
+    merge = bool(search.collections and 1 < len(ids) <= MERGE_COLLECTIONS
+                 and len(directions) == 1
+                 and all(kind in ("datetime", "int") for _, kind, _ in order))
+    runs = {pk: [None] for pk in ids}
+    if banded and len(ids) <= MERGE_COLLECTIONS:
+        by_band = {pk: list(bands(search.shape, found[pk].tallest)) for pk in ids
+                   if found[pk].tallest is not None}
+        if sum(len(b) for b in by_band.values()) <= MAX_BANDS:
+            runs, merge = by_band, True
+    return runs, merge
 
 
 # Stands for the band in a run's query, compiled once and sent once per band (_union_rows).
