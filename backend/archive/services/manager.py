@@ -96,31 +96,10 @@ def snapshot(drive_id, now=None):
         segments.setdefault(c.file_id, []).append(c)
     down = silos_down(exclude=next((d.silo.name for d in drives if d.pk == drive_id), None))
     cache_full, fits = _cache_room([r for r in queue if r.kind == Req.Kind.RECALL])
-    requests = []
-    for r in queue:
-        klass = _KLASS[r.priority]
-        if r.kind == Req.Kind.RECALL and not fits(r) and not (cache_full and klass != "audit"):
-            continue  # it waits for cache room; served now, it would be put back at once
-        if r.kind == Req.Kind.MIGRATE:
-            requests.append(s.Request(r.pk, s.WRITE, klass, r.created_at.timestamp(),
-                                      group=r.volume_group__name,
-                                      size=r.bytes_total - r.bytes_done,
-                                      silo=r.volume_group__silo__name))
-        elif r.kind == Req.Kind.AUDIT:
-            copies = tuple(s.Copy(c.volume.label, c.data_offset, c.length)
-                           for c in segments.get(r.file_id, ())
-                           if c.copy_number == r.copy_number and c.volume_id == r.volume_id)
-            requests.append(s.Request(r.pk, s.READ, "audit", r.created_at.timestamp(),
-                                      copies=copies, size=r.bytes_total))
-        else:
-            copies = tuple(
-                s.Copy(c.volume.label, c.data_offset, c.length)
-                for c in segments.get(r.file_id, ())
-                if c.file_offset + c.length > r.bytes_done
-                and c.file_offset <= r.bytes_done
-            )
-            requests.append(s.Request(r.pk, s.READ, klass, r.created_at.timestamp(),
-                                      copies=copies, size=r.bytes_total))
+    # a recall without cache room waits for it; served now, it would be put back at once
+    requests = [_scheduler_request(r, segments.get(r.file_id, ())) for r in queue
+                if not (r.kind == Req.Kind.RECALL and not fits(r)
+                        and not (cache_full and _KLASS[r.priority] != "audit"))]
     return s.Snapshot(
         drive=str(drive_id),
         drives=[s.Drive(str(d.pk), d.silo.name, str(d.model_id),
@@ -131,6 +110,27 @@ def snapshot(drive_id, now=None):
                 for d in drives],
         volumes=volumes, requests=requests, now=now, cache_full=cache_full,
     )
+
+
+def _scheduler_request(r, segments):
+    """Queued request row `r` as the scheduler sees it; `segments` are its file's verified
+    copies: an audit reads its own copy, a recall the segments holding its next byte."""
+    from .. import scheduler as s
+
+    klass = _KLASS[r.priority]
+    if r.kind == Req.Kind.MIGRATE:
+        return s.Request(r.pk, s.WRITE, klass, r.created_at.timestamp(),
+                         group=r.volume_group__name, size=r.bytes_total - r.bytes_done,
+                         silo=r.volume_group__silo__name)
+    if r.kind == Req.Kind.AUDIT:
+        copies = tuple(s.Copy(c.volume.label, c.data_offset, c.length) for c in segments
+                       if c.copy_number == r.copy_number and c.volume_id == r.volume_id)
+        return s.Request(r.pk, s.READ, "audit", r.created_at.timestamp(), copies=copies,
+                         size=r.bytes_total)
+    copies = tuple(s.Copy(c.volume.label, c.data_offset, c.length) for c in segments
+                   if c.file_offset <= r.bytes_done < c.file_offset + c.length)
+    return s.Request(r.pk, s.READ, klass, r.created_at.timestamp(), copies=copies,
+                     size=r.bytes_total)
 
 
 def _cache_room(recalls):
