@@ -20,10 +20,11 @@ bench: setup
 	.venv/bin/python manage.py bench simulator --json var/bench-results/simulator.json
 	.venv/bin/python manage.py bench ingest-large --files 8 --size-mib 256 --json var/bench-results/ingest-large.json
 	.venv/bin/python manage.py bench ingest-small --granules 10000 --json var/bench-results/ingest-small.json
-	.venv/bin/python manage.py bench dashboard --days 365 --json var/bench-results/dashboard.json
-	.venv/bin/python manage.py bench search --granules 1000000 --json var/bench-results/search.json
+	.venv/bin/python manage.py bench dashboard --days 1095 --granules 10000000 --reuse --json var/bench-results/dashboard.json
+	.venv/bin/python manage.py bench search --granules 10000000 --years 10 --reuse --json var/bench-results/search.json
 	.venv/bin/python manage.py bench download --size-mib 1024 --json var/bench-results/download.json
-	.venv/bin/python manage.py bench subscriptions --subscriptions 10000 --json var/bench-results/subscriptions.json
+	.venv/bin/python manage.py bench subscriptions --subscriptions 100000 --json var/bench-results/subscriptions.json
+	.venv/bin/python manage.py bench mixed --users 100 --granules 1500 --json var/bench-results/mixed.json
 
 # Granary under fire (issue #18): 1,000 small granules and 20 of 20-50 MB ingested while
 # processes are killed, the broker and database restarted, drives fail and bytes are damaged, on
