@@ -31,6 +31,20 @@ export async function launchChromium() {
 export const BASE_URL = (process.env.GRANARY_URL || 'http://127.0.0.1:8000').replace(/\/+$/, '');
 export const TIMEOUT_MS = 20_000;
 
+/** The demo's logins (seed_demo), or others given in the environment. */
+export const OPERATOR = {
+  user: process.env.E2E_OPERATOR || 'operator',
+  password: process.env.E2E_OPERATOR_PASSWORD || 'granary-operator',
+};
+export const PROVIDER = {
+  user: process.env.E2E_PROVIDER || 'modaps',
+  password: process.env.E2E_PROVIDER_PASSWORD || 'granary-provider',
+};
+export const SCIENTIST = {
+  user: process.env.E2E_USER || 'scientist',
+  password: process.env.E2E_USER_PASSWORD || 'granary-scientist',
+};
+
 /**
  * A fresh browser context and page, with console errors collected.
  * @param {import('playwright-core').Browser | undefined} browser

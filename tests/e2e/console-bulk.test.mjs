@@ -7,12 +7,10 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { after, before, test } from 'node:test';
 
-import { launchChromium, logIn, openPage, shoot, sidewaysOverflow } from './browser.mjs';
+import {
+  OPERATOR, launchChromium, logIn, openPage, shoot, sidewaysOverflow,
+} from './browser.mjs';
 
-const OPERATOR = {
-  user: process.env.E2E_OPERATOR || 'operator',
-  password: process.env.E2E_OPERATOR_PASSWORD || 'granary-operator',
-};
 const COUNT = 100;
 const WAIT_MS = Number(process.env.E2E_BULK_WAIT_MS || 240_000);
 

@@ -13,11 +13,10 @@ import { randomBytes } from 'node:crypto';
 import { after, before, test } from 'node:test';
 
 import {
-  BASE_URL, callApi, launchChromium, logIn, openPage, pageText, shoot, sidewaysOverflow, stageFile,
+  BASE_URL, OPERATOR, PROVIDER, callApi, launchChromium, logIn, openPage, pageText, shoot,
+  sidewaysOverflow, stageFile,
 } from './browser.mjs';
 
-const OPERATOR = { user: process.env.E2E_OPERATOR || 'operator', password: process.env.E2E_OPERATOR_PASSWORD || 'granary-operator' };
-const PROVIDER = { user: process.env.E2E_PROVIDER || 'modaps', password: process.env.E2E_PROVIDER_PASSWORD || 'granary-provider' };
 const INGEST_WAIT_MS = Number(process.env.E2E_INGEST_WAIT_MS || 180_000);
 const DESKTOP = { width: 1280, height: 800 };
 const PHONE = { width: 390, height: 844 };

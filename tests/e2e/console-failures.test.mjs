@@ -9,24 +9,10 @@ import { createHash, randomBytes } from 'node:crypto';
 import { after, before, test } from 'node:test';
 
 import {
-  callApi,
-  launchChromium,
-  logIn,
-  openPage,
-  pageText,
-  shoot,
-  sidewaysOverflow,
+  OPERATOR, PROVIDER, callApi, launchChromium, logIn, openPage, pageText, shoot, sidewaysOverflow,
   stageFile,
 } from './browser.mjs';
 
-const OPERATOR = {
-  user: process.env.E2E_OPERATOR || 'operator',
-  password: process.env.E2E_OPERATOR_PASSWORD || 'granary-operator',
-};
-const PROVIDER = {
-  user: process.env.E2E_PROVIDER || 'modaps',
-  password: process.env.E2E_PROVIDER_PASSWORD || 'granary-provider',
-};
 const INGEST_WAIT_MS = Number(process.env.E2E_INGEST_WAIT_MS || 120_000);
 const GROUP = /MD5 checksum is <hex>, the provider declared <hex>/;
 

@@ -9,17 +9,10 @@ import { randomBytes } from 'node:crypto';
 import { after, before, test } from 'node:test';
 
 import {
-  BASE_URL, callApi, launchChromium, logIn, openPage, pageText, shoot, sidewaysOverflow, stageFile,
+  BASE_URL, OPERATOR, PROVIDER, callApi, launchChromium, logIn, openPage, pageText, shoot,
+  sidewaysOverflow, stageFile,
 } from './browser.mjs';
 
-const OPERATOR = {
-  user: process.env.E2E_OPERATOR || 'operator',
-  password: process.env.E2E_OPERATOR_PASSWORD || 'granary-operator',
-};
-const PROVIDER = {
-  user: process.env.E2E_PROVIDER || 'modaps',
-  password: process.env.E2E_PROVIDER_PASSWORD || 'granary-provider',
-};
 const WAIT_MS = Number(process.env.E2E_ARCHIVE_WAIT_MS || 180_000);
 const COLLECTION = 'MOD10C1.061';
 

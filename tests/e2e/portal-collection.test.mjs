@@ -8,9 +8,10 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 
-import { BASE_URL, launchChromium, logIn, openPage, pageText, shoot, sidewaysOverflow } from './browser.mjs';
+import {
+  BASE_URL, SCIENTIST, launchChromium, logIn, openPage, pageText, shoot, sidewaysOverflow,
+} from './browser.mjs';
 
-const SCIENTIST = { user: process.env.E2E_USER || 'scientist', password: process.env.E2E_USER_PASSWORD || 'granary-scientist' };
 const DESKTOP = { width: 1280, height: 900 };
 const PHONE = { width: 390, height: 844 };
 // The demo's MOD021KM: its DOI and variables as demo/definitions.py declares them.

@@ -14,16 +14,10 @@ import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { after, before, test } from 'node:test';
 
-import { BASE_URL, launchChromium, logIn, openPage, pageText, shoot, sidewaysOverflow } from './browser.mjs';
+import {
+  BASE_URL, OPERATOR, SCIENTIST, launchChromium, logIn, openPage, pageText, shoot, sidewaysOverflow,
+} from './browser.mjs';
 
-const SCIENTIST = {
-  user: process.env.E2E_USER || 'scientist',
-  password: process.env.E2E_USER_PASSWORD || 'granary-scientist',
-};
-const OPERATOR = {
-  user: process.env.E2E_OPERATOR || 'operator',
-  password: process.env.E2E_OPERATOR_PASSWORD || 'granary-operator',
-};
 // The demo granules start on 2026-11-01 (demo/granules.py).
 const FROM = '2026-11-01';
 const TO = '2026-11-02';

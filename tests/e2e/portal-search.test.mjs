@@ -10,20 +10,10 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 
 import {
-  BASE_URL,
-  SCREENSHOTS,
-  launchChromium,
-  logIn,
-  openPage,
-  pageText,
-  shoot,
+  BASE_URL, SCIENTIST, SCREENSHOTS, launchChromium, logIn, openPage, pageText, shoot,
   sidewaysOverflow,
 } from './browser.mjs';
 
-const SCIENTIST = {
-  user: process.env.E2E_USER || 'scientist',
-  password: process.env.E2E_USER_PASSWORD || 'granary-scientist',
-};
 // seed_demo delivers 12 daily snow cover granules, one per UTC day from 2026-11-01
 // (demo/products.py DAY0); a granule id names its day as year and day of the year.
 const SNOW_DAYS = 12;

@@ -15,12 +15,11 @@ import { randomBytes } from 'node:crypto';
 import { after, before, test } from 'node:test';
 
 import {
-  BASE_URL, callApi, launchChromium, logIn, openPage, pageText, shoot, sidewaysOverflow, stageFile,
+  BASE_URL, PROVIDER, SCIENTIST, callApi, launchChromium, logIn, openPage, pageText, shoot,
+  sidewaysOverflow, stageFile,
 } from './browser.mjs';
 import { footprintMeets } from './geometry.mjs';
 
-const SCIENTIST = { user: process.env.E2E_USER || 'scientist', password: process.env.E2E_USER_PASSWORD || 'granary-scientist' };
-const PROVIDER = { user: process.env.E2E_PROVIDER || 'modaps', password: process.env.E2E_PROVIDER_PASSWORD || 'granary-provider' };
 const WAIT_MS = Number(process.env.E2E_INGEST_WAIT_MS || 180_000);
 const DESKTOP = { width: 1280, height: 800 };
 const PHONE = { width: 390, height: 844 };

@@ -12,11 +12,10 @@ import { randomBytes } from 'node:crypto';
 import { after, before, test } from 'node:test';
 
 import {
-  BASE_URL, callApi, launchChromium, logIn, openPage, pageText, shoot, sidewaysOverflow, stageFile,
+  BASE_URL, PROVIDER, SCIENTIST, callApi, launchChromium, logIn, openPage, pageText, shoot,
+  sidewaysOverflow, stageFile,
 } from './browser.mjs';
 
-const SCIENTIST = { user: process.env.E2E_USER || 'scientist', password: process.env.E2E_USER_PASSWORD || 'granary-scientist' };
-const PROVIDER = { user: process.env.E2E_PROVIDER || 'modaps', password: process.env.E2E_PROVIDER_PASSWORD || 'granary-provider' };
 const INGEST_WAIT_MS = Number(process.env.E2E_INGEST_WAIT_MS || 180_000);
 const DESKTOP = { width: 1280, height: 900 };
 const PHONE = { width: 390, height: 844 };
