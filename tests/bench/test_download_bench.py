@@ -56,7 +56,7 @@ def test_a_reader_inside_the_memory_cap_keeps_no_more_of_a_file_in_memory_than_t
     try:
         drop_from_page_cache(path)
         # 16 MiB, a quarter of the file: dd, its shell and the kernel's own pages for them share
-        # the cap, and with 8 MiB the kernel once killed dd instead of reclaiming cache (CI, load 15)
+        # the cap; with 8 MiB the kernel once killed dd instead of reclaiming cache (CI, load 15)
         cap.limit(cap.usage() + (16 << 20))
         download.dd(path, cap)
         assert 0 < resident_bytes(path) <= 16 << 20
