@@ -158,6 +158,13 @@ class Granule(models.Model):
             models.Index(fields=["state", "collection"], name="granule_state"),
             # the console's granule list, newest first (keyset pages on created_at, id)
             models.Index(fields=["created_at", "id"], name="granule_created"),
+            # Completeness (completeness._SLOTS_SQL): a collection's week of counted granules
+            # read from the index alone, archived_at included for the late ones; without it the
+            # worst-collections panel fetched each row from the table (issue #22, dashboard).
+            models.Index(fields=["collection", "temporal_start"], name="granule_completeness",
+                         include=["temporal_end", "archived_at"],
+                         condition=models.Q(state__in=[
+                             "registered", "archiving", "archived", "superseded"])),
         ]
 
     def __str__(self):

@@ -52,6 +52,30 @@ def test_collection_counts_archived_granules_only(api, public):
     assert api.get("/api/v1/collections/MOD021KM.061/").json()["granule_count"] == 3
 
 
+def test_collection_counts_follow_state_changes_bulk_updates_and_deletes(api, public):
+    """The list's counts (trigger-kept on PostgreSQL) equal the archived granules counted one by
+    one after every kind of write: creates, a bulk state update, a move, a delete."""
+    other = CollectionFactory(short_name="MOD10C1", version="061")
+    made = GranuleFactory.create_batch(6, collection=public) + GranuleFactory.create_batch(
+        2, collection=other)
+
+    def listed():
+        return {c["key"]: c["granule_count"] for c in api.get("/api/v1/collections/").json()[
+            "results"]}
+
+    def by_hand():
+        return {c.key: sum(1 for g in Granule.objects.filter(collection=c)
+                           if g.state == Granule.State.ARCHIVED)
+                for c in Collection.objects.all()}
+
+    assert listed() == by_hand() == {"MOD021KM.061": 6, "MOD10C1.061": 2}
+    Granule.objects.filter(pk__in=[g.pk for g in made[:2]]).update(
+        state=Granule.State.WITHDRAWN)
+    Granule.objects.filter(pk=made[2].pk).update(collection=other)
+    made[3].delete()
+    assert listed() == by_hand() == {"MOD021KM.061": 2, "MOD10C1.061": 3}
+
+
 def test_collection_free_text(api, public):
     CollectionFactory(short_name="MOD10C1", title="Snow Cover Daily L3 Global")
     assert keys(api.get("/api/v1/collections/?q=snow")) == ["MOD10C1.061"]

@@ -41,3 +41,12 @@ def test_sql_counts_equal_window_report(cadence, latency, seed):
     assert sql_found == found
     assert sql_late == (None if late is None else len(late))
     assert latency is None or sql_late > 0
+
+
+def test_the_completeness_index_holds_exactly_the_counted_states():
+    """The partial index the SQL reads (granule_completeness) must cover every counted state
+    and no other, or the report would miss granules or the planner could not use it."""
+    [index] = [i for i in Granule._meta.indexes if i.name == "granule_completeness"]
+    kind, states = index.condition.children[0]
+    assert kind == "state__in"
+    assert sorted(states) == sorted(str(s) for s in completeness.COUNTED)

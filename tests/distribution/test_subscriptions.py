@@ -164,3 +164,25 @@ def test_deleting_a_subscription_while_it_is_applied_stops_the_apply(alice, coll
     assert deliveries.apply_since(sub["id"], T0 - timedelta(days=3650)) == 1
     assert len(made) == 1
     assert not Subscription.objects.exists() and not SubscriptionDelivery.objects.exists()
+
+
+def test_a_batch_is_matched_once_across_collections_with_and_without_subscriptions(
+        alice, collection, archived, archive_layout, inline):
+    """match_granules (what the archive sends per batch): only archived granules of a collection
+    some subscription names are delivered, a gone id is skipped, and a second run adds none."""
+    sub = _subscribe(alice, bbox=[0, 0, 20, 20]).json()
+    SubscriptionDelivery.objects.all().delete()
+    elsewhere = archived_collection(archive_layout, short_name="OTHER", version="001")
+    box = {"west": 5, "south": 5, "east": 6, "north": 6}
+    inside = archived(collection, 3, sizes=(10,), **box)
+    outside = archived(collection, 1, sizes=(10,), **{**box, "west": 50, "east": 51})
+    foreign = archived(elsewhere, 2, sizes=(10,), **box)
+    Granule.objects.filter(pk=inside[2].pk).update(state=Granule.State.WITHDRAWN)
+    SubscriptionDelivery.objects.all().delete()
+    ids = [g.pk for g in inside + outside + foreign] + [10 ** 9]
+
+    assert inline(deliveries.match_granules, ids) == 2
+    assert set(SubscriptionDelivery.objects.filter(subscription_id=sub["id"]).values_list(
+        "granule_id", flat=True)) == {inside[0].pk, inside[1].pk}
+    assert inline(deliveries.match_granules, ids) == 0
+    assert SubscriptionDelivery.objects.count() == 2
