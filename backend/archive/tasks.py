@@ -31,3 +31,11 @@ def reconcile_sample():
 
     reconciliation.run_pending()
     reconciliation.reconcile()
+
+
+@shared_task(name="backend.archive.compact_totals")
+def compact_totals():
+    """Fold the dashboards' kept totals (beat, every minute)."""
+    from . import operations
+
+    operations.compact_totals()

@@ -2,6 +2,7 @@
 0010_dashboard_scale keeps (GranuleStateCount); elsewhere counted from the granules."""
 from django.db.models import Count, Sum
 
+from backend.dbtriggers import compact as compact_deltas
 from backend.dbtriggers import kept, refill
 
 from .models import Granule, GranuleStateCount
@@ -31,3 +32,8 @@ def rebuild():
            "collection_id, state, count",
            f"SELECT collection_id, state, count(*) FROM {Granule._meta.db_table} "
            "GROUP BY collection_id, state")
+
+
+def compact():
+    """Fold the count rows the statement triggers added into one per collection and state."""
+    compact_deltas(GranuleStateCount._meta.db_table, ["collection_id", "state"], ["count"])

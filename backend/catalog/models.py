@@ -210,18 +210,19 @@ class File(models.Model):
 
 
 class GranuleStateCount(models.Model):
-    """How many granules each collection has in each state, kept by a trigger on every insert,
-    state change and delete of a granule (PostgreSQL; migration 0010_dashboard_scale), so the
-    console's state chips are a read of a few rows, not a count of millions. On SQLite nothing
-    keeps it and catalog.counts counts the granules."""
+    """How many granules each collection has in each state, kept by statement triggers on every
+    insert, update and delete of granules (PostgreSQL; migration 0012_counts_as_deltas): each
+    statement adds its changes as rows, compacted by beat (backend.dbtriggers), so the
+    console's state chips sum a few rows, not a count of millions, and no writer waits on
+    another. On SQLite nothing keeps it and catalog.counts counts the granules."""
 
     collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="+")
     state = models.CharField(max_length=12, choices=Granule.State.choices)
     count = models.BigIntegerField(default=0)
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["collection", "state"],
-                                               name="granule_state_count_unique")]
+        # rows are deltas (several per key until compacted): readers sum them
+        indexes = [models.Index(fields=["collection", "state"], name="granule_state_count_key")]
 
     def __str__(self):
         return f"{self.collection_id}/{self.state}: {self.count}"

@@ -3,7 +3,7 @@ import functools
 from dataclasses import dataclass
 from datetime import UTC
 
-from django.db.models import Case, Count, F, OuterRef, Q, Subquery, Value, When
+from django.db.models import Case, Count, F, OuterRef, Q, Subquery, Sum, Value, When
 from django.db.models.functions import Coalesce
 
 from backend.accounts import roles
@@ -35,7 +35,8 @@ def collections_with_counts(user):
     collections = visible_collections(user)
     if kept():
         archived = GranuleStateCount.objects.filter(
-            collection=OuterRef("pk"), state=Granule.State.ARCHIVED).values("count")[:1]
+            collection=OuterRef("pk"), state=Granule.State.ARCHIVED).values(
+            "collection").annotate(n=Sum("count")).values("n")
         return collections.annotate(granule_count=Coalesce(Subquery(archived), 0))
     return collections.annotate(
         granule_count=Count("granules", filter=Q(granules__state=Granule.State.ARCHIVED)),

@@ -281,6 +281,7 @@ CELERY_BEAT_SCHEDULE_FILENAME = str(DATA_ROOT / "celerybeat-schedule")
 CELERY_BEAT_SCHEDULE = {
     "queue-heartbeats": {"task": "backend.metrics.send_heartbeats", "schedule": 60.0},
     "archive-tick": {"task": "backend.archive.tick", "schedule": 10.0},
+    "archive-compact-totals": {"task": "backend.archive.compact_totals", "schedule": 60.0},
     "archive-reconcile": {"task": "backend.archive.reconcile_sample",
                           "schedule": GRANARY_RECONCILE_EVERY_S},
 }

@@ -9,7 +9,7 @@ from django.db.models import Exists, OuterRef, Q, Sum
 from django.utils import timezone
 
 from backend.catalog.models import File
-from backend.dbtriggers import kept, refill
+from backend.dbtriggers import compact, kept, refill
 
 from .. import cache_policy
 from ..models import CacheEntry, CacheStateTotal
@@ -38,7 +38,8 @@ class CacheUsage:
 def cache_usage():
     sums = {state: 0 for state in CacheEntry.State.values}
     if kept():
-        rows = CacheStateTotal.objects.values_list("state", "bytes")
+        rows = CacheStateTotal.objects.values("state").annotate(total=Sum("bytes")).values_list(
+            "state", "total").order_by()
     else:
         rows = CacheEntry.objects.values("state").annotate(total=Sum("size")).values_list(
             "state", "total")
@@ -260,3 +261,8 @@ def place(source, target):
     except OSError:
         shutil.copyfile(source, tmp)
     os.replace(tmp, target)
+
+
+def compact_totals():
+    """Fold the total rows the statement triggers added into one per state."""
+    compact(CacheStateTotal._meta.db_table, ["state"], ["bytes", "entries"])
