@@ -65,7 +65,9 @@ def test_a_tiny_mixed_run_orders_downloads_and_checks(data_root, monkeypatch, se
     assert "locust" in result["with_users"]["cpu_s"]
     web = result["web"]
     assert web["overall"]["requests"] == sum(k["requests"] for k in web["kinds"].values()) > 0
-    assert {"search: results", "order: place", "order: download"} <= set(web["kinds"])
+    # downloads are checked below: in a tiny run they may all fall after the timed window
+    # (orders wait for recalls), so the window's kinds are not asked to hold them
+    assert {"search: results", "order: place"} <= set(web["kinds"])
     assert {"p50_ms", "p95_ms", "p99_ms"} <= set(web["overall"])
 
     checks, orders = result["checks"], result["orders"]
