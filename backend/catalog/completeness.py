@@ -74,8 +74,10 @@ def window_report(collection, start, end, now):
 # numbers per collection.
 _SLOTS_SQL = """
 WITH g AS MATERIALIZED (
-    SELECT extract(epoch FROM temporal_start)::float8 AS s,
-           extract(epoch FROM temporal_end)::float8 AS e, temporal_end, archived_at
+    -- date_part is float8 already; extract gives numeric (PostgreSQL 14+), whose arithmetic
+    -- was a third of this query at a week of 5-minute granules
+    SELECT date_part('epoch', temporal_start) AS s,
+           date_part('epoch', temporal_end) AS e, temporal_end, archived_at
     FROM catalog_granule
     WHERE collection_id = %(collection)s AND state = ANY(%(states)s)
       AND temporal_start >= %(earliest)s AND temporal_start < %(last_start)s

@@ -21,7 +21,8 @@ STATES = [Granule.State.ARCHIVED] * 6 + [Granule.State.ARCHIVING, Granule.State.
 
 
 @pytest.mark.parametrize("cadence,latency,seed", [(300, 3600, 1), (360, None, 2),
-                                                  (5940, 7200, 3), (86400, 4 * 3600, 4)])
+                                                  (5940, 7200, 3), (86400, 4 * 3600, 4),
+                                                  (1, 60, 5), (7, None, 6)])
 def test_sql_counts_equal_window_report(cadence, latency, seed):
     rng = random.Random(seed)
     collection = CollectionFactory(cadence_seconds=cadence, latency_target_seconds=latency)
