@@ -71,7 +71,9 @@ def window_report(collection, start, end, now):
 # PostgreSQL in one pass over the window's granules rather than by reading them all into
 # Python: the filled slots are cadence.filled's (each granule's own midpoint slot, and every
 # slot whose midpoint its coverage holds, in float seconds as there), at most a few thousand
-# numbers per collection.
+# numbers per collection. A granule a second or more shorter than the cadence holds at most
+# one slot midpoint, and that slot is the one its own midpoint lies in (both are within half
+# its length of each other), so only longer ones are spread over slots.
 _SLOTS_SQL = """
 WITH g AS MATERIALIZED (
     -- date_part is float8 already; extract gives numeric (PostgreSQL 14+), whose arithmetic
@@ -87,7 +89,7 @@ k AS (
     UNION
     SELECT generate_series(greatest(ceil((s - %(every)s / 2.0) / %(every)s), %(lo)s)::bigint,
                            least(ceil((e - %(every)s / 2.0) / %(every)s), %(hi)s)::bigint - 1)
-    FROM g)
+    FROM g WHERE e - s > %(every)s - 1)
 SELECT k::bigint, NULL FROM k WHERE k >= %(lo)s AND k < %(hi)s
 UNION ALL
 SELECT NULL, count(*) FROM g
