@@ -73,7 +73,8 @@ def window_report(collection, start, end, now):
 # slot whose midpoint its coverage holds, in float seconds as there), at most a few thousand
 # numbers per collection. A granule a second or more shorter than the cadence holds at most
 # one slot midpoint, and that slot is the one its own midpoint lies in (both are within half
-# its length of each other), so only longer ones are spread over slots.
+# its length of each other); one up to a cadence long holds at most one slot midpoint, listed
+# apart only when it is not that slot; only longer ones are spread over slots.
 _SLOTS_SQL = """
 WITH g AS MATERIALIZED (
     -- date_part is float8 already; extract gives numeric (PostgreSQL 14+), whose arithmetic
@@ -87,9 +88,15 @@ WITH g AS MATERIALIZED (
 k AS (
     SELECT floor((s + e) / 2 / %(every)s) AS k FROM g
     UNION
+    SELECT a FROM (SELECT ceil((s - %(every)s / 2.0) / %(every)s) AS a,
+                          ceil((e - %(every)s / 2.0) / %(every)s) AS b,
+                          floor((s + e) / 2 / %(every)s) AS own
+                   FROM g WHERE e - s > %(every)s - 1 AND e - s <= %(every)s) one
+    WHERE a < b AND a <> own
+    UNION
     SELECT generate_series(greatest(ceil((s - %(every)s / 2.0) / %(every)s), %(lo)s)::bigint,
                            least(ceil((e - %(every)s / 2.0) / %(every)s), %(hi)s)::bigint - 1)
-    FROM g WHERE e - s > %(every)s - 1)
+    FROM g WHERE e - s > %(every)s)
 SELECT k::bigint, NULL FROM k WHERE k >= %(lo)s AND k < %(hi)s
 UNION ALL
 SELECT NULL, count(*) FROM g

@@ -29,6 +29,9 @@ def test_sql_counts_equal_window_report(cadence, latency, seed):
     start = NOW.replace(hour=0, minute=0, second=0, microsecond=0) - timedelta(days=2)
     for _ in range(150):
         begin = start + timedelta(seconds=rng.uniform(-2 * cadence, 3.2 * 86400))
+        if rng.random() < 0.3:  # on a slot boundary or midpoint, where rounding could split
+            begin = start + timedelta(seconds=round((begin - start).total_seconds() / (
+                cadence / 2)) * (cadence / 2))
         length = rng.choice([0, cadence * rng.uniform(0.1, 0.99), cadence,
                              cadence * rng.uniform(1, 4)])
         end = begin + timedelta(seconds=length)
