@@ -113,10 +113,10 @@ def compact(table, keys, values):
 
 def to_deltas(install_sql, name, source, target, row_trigger, truncate_trigger, old_sql):
     """A migration operation (PostgreSQL only) replacing the row trigger `row_trigger` on
-    `source` (and its function of the same name as the earlier migration made it) that
-    updated `target` in place by the delta triggers of `install_sql` (delta_triggers(name,
-    ...)); reversed, it drops them and `truncate_trigger` and runs `old_sql` (the earlier
-    migration's, which makes both again and recounts) on an emptied `target`."""
+    `source`, which updated `target` in place, by the delta triggers of `install_sql`
+    (delta_triggers(name, ...)); its function stays, unused. Reversed, it drops the delta
+    triggers and `truncate_trigger` and runs `old_sql` (the earlier migration's, which makes
+    both triggers again and recounts) on an emptied `target`."""
     def forward(apps, schema_editor):
         if schema_editor.connection.vendor == "postgresql":
             schema_editor.execute(f"DROP TRIGGER IF EXISTS {row_trigger} ON {source};")

@@ -65,7 +65,7 @@ def load_synthetic(collections, n, years, seed):
               " extra_suffix, extra_role) ON p.product = s.product")
     with _without_indexes(("catalog_granule", "catalog_file")):
         _side_by_side([
-            [WITHOUT_TRIGGERS,
+            [f"SET {TRIGGERS_OFF}",
              f"INSERT INTO catalog_granule ({', '.join(GRANULE_COLUMNS)}) SELECT s.id, "
              f"s.collection_id, {GRANULE_ID_SQL}, 1, 'archived', s.t_start, s.t_end, s.west, "
              f"s.south, s.east, s.north, {ATTRIBUTES_SQL}, s.data_size + s.extra_size, "
@@ -85,7 +85,7 @@ def load_synthetic(collections, n, years, seed):
 # counter row in one statement grow its version chain without end (a 10 M load ran over 50 min
 # at INSERT before it was killed; 19 min without); _after_load counts the rows once instead.
 # Foreign keys are off with it; the loaded rows are consistent by construction.
-WITHOUT_TRIGGERS = "SET session_replication_role = replica"
+TRIGGERS_OFF = "session_replication_role = replica"
 STAGE = "bench_synthetic_stage"
 # The staging table: synthetic.Columns plus ids, every column 8 bytes (one numpy record type)
 STAGED = (("id", "int8"), ("collection_id", "int8"), ("product", "int8"), ("seq", "int8"),
@@ -208,7 +208,7 @@ def _text(value):
 def _copy(table, columns, rows):
     text = "".join("\t".join(_text(v) for v in row) + "\n" for row in rows)
     with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute(WITHOUT_TRIGGERS.replace("SET", "SET LOCAL"))
+        cursor.execute(f"SET LOCAL {TRIGGERS_OFF}")
         sql = f"COPY {table} ({', '.join(columns)}) FROM STDIN"
         with cursor.cursor.copy(sql) as copy:
             copy.write(text)

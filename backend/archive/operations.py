@@ -480,4 +480,9 @@ def compact_totals():
 
     counts.compact()
     cache.compact_totals()
+    compact_queue_totals()
+
+
+def compact_queue_totals():
+    """Fold the queue total rows the statement triggers added into one per queue."""
     compact(QueueTotal._meta.db_table, ["kind", "state", "group_id"], ["requests", "bytes_total"])
