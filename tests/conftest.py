@@ -5,6 +5,8 @@ from rest_framework.test import APIClient
 from backend.accounts import roles
 from tests.factories import UserFactory
 
+pytest_plugins = ["tests.s3_fixtures"]
+
 
 @pytest.fixture
 def data_root(tmp_path, settings):

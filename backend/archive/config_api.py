@@ -24,7 +24,8 @@ TEXT = {"allow_blank": True, "required": False}
 class PolicySerializer(serializers.Serializer):
     copies = serializers.ListField(
         child=serializers.CharField(max_length=60), min_length=1, max_length=configure.MAX_COPIES,
-        help_text="Volume group of each copy, copy 1 first")
+        help_text="Copy target of each copy, copy 1 first: a volume group (tape) or a bucket "
+                  "(object store)")
     cache_residency_days = serializers.IntegerField(
         min_value=0, max_value=configure.MAX_RESIDENCY_DAYS, default=0)
 

@@ -44,6 +44,8 @@ class VolumeGroup(models.Model):
         PRIMARY = "primary", "Primary copy"
         BACKUP = "backup", "Backup copy"
 
+    medium = "tape"
+
     name = models.SlugField(max_length=60, unique=True)
     role = models.CharField(max_length=8, choices=Role.choices, default=Role.PRIMARY)
     silo = models.ForeignKey(
@@ -149,6 +151,29 @@ class Drive(models.Model):
         return self.name
 
 
+class Bucket(models.Model):
+    """A bucket of an S3-compatible object store as a copy target, beside the volume groups.
+
+    `store` names an entry of settings.GRANARY_OBJECT_STORES (its endpoint and credentials stay
+    out of the database); `name` is the target's name in policies, unique among targets."""
+
+    medium = "object"
+
+    name = models.SlugField(max_length=60, unique=True)
+    store = models.CharField(max_length=40, default="default")
+    bucket = models.CharField(max_length=63, help_text="The bucket's name on the server")
+    prefix = models.CharField(max_length=200, blank=True, help_text="Keys start with this")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [models.UniqueConstraint(fields=["store", "bucket", "prefix"],
+                                               name="bucket_place_unique")]
+
+    def __str__(self):
+        return self.name
+
+
 class ArchivePolicy(models.Model):
     """How a collection is archived: copies, and how long new granules stay in the cache."""
 
@@ -171,25 +196,39 @@ class ArchivePolicy(models.Model):
 
 
 class PolicyCopy(models.Model):
-    """Copy number N of a policy goes to this volume group."""
+    """Copy number N of a policy goes to this target: a volume group (tape) or a bucket."""
 
     policy = models.ForeignKey(ArchivePolicy, on_delete=models.CASCADE, related_name="copy_groups")
     copy_number = models.PositiveSmallIntegerField()
-    volume_group = models.ForeignKey(VolumeGroup, on_delete=models.PROTECT, related_name="+")
+    volume_group = models.ForeignKey(VolumeGroup, null=True, blank=True,
+                                     on_delete=models.PROTECT, related_name="+")
+    bucket = models.ForeignKey(Bucket, null=True, blank=True, on_delete=models.PROTECT,
+                               related_name="+")
 
     class Meta:
         ordering = ["policy", "copy_number"]
         constraints = [
             models.UniqueConstraint(fields=["policy", "copy_number"], name="policy_copy_unique"),
             models.UniqueConstraint(fields=["policy", "volume_group"], name="policy_group_unique"),
+            models.UniqueConstraint(fields=["policy", "bucket"], name="policy_bucket_unique"),
+            models.CheckConstraint(
+                condition=models.Q(volume_group__isnull=False, bucket__isnull=True)
+                | models.Q(volume_group__isnull=True, bucket__isnull=False),
+                name="policy_copy_one_target"),
         ]
 
     def __str__(self):
-        return f"{self.policy.collection} copy {self.copy_number} -> {self.volume_group}"
+        return f"{self.policy.collection} copy {self.copy_number} -> {self.target}"
+
+    @property
+    def target(self):
+        return self.volume_group or self.bucket
 
 
 class FileCopy(models.Model):
-    """A copy (or one segment of a copy that spans volumes) of a file on a volume."""
+    """A copy (or one segment of a copy that spans volumes) of a file on a medium: a member of
+    a tape volume (volume, position, data offset) or an object in a bucket (key, ETag, version).
+    An object copy is always one whole segment."""
 
     class State(models.TextChoices):
         WRITTEN = "written", "Written, not yet verified"
@@ -202,10 +241,18 @@ class FileCopy(models.Model):
     segment = models.PositiveSmallIntegerField(default=0)
     file_offset = models.BigIntegerField(default=0, help_text="Segment start in the file")
     # indexed by filecopy_volume_pos, which leads with the volume
-    volume = models.ForeignKey(Volume, on_delete=models.PROTECT, related_name="copies",
-                               db_index=False)
-    position = models.BigIntegerField(help_text="Byte offset of the member header on the volume")
-    data_offset = models.BigIntegerField(help_text="Byte offset of the data on the volume")
+    volume = models.ForeignKey(Volume, null=True, blank=True, on_delete=models.PROTECT,
+                               related_name="copies", db_index=False)
+    position = models.BigIntegerField(
+        default=0, help_text="Byte offset of the member header on the volume")
+    data_offset = models.BigIntegerField(
+        default=0, help_text="Byte offset of the data on the volume")
+    bucket = models.ForeignKey(Bucket, null=True, blank=True, on_delete=models.PROTECT,
+                               related_name="copies", db_index=False)
+    key = models.CharField(max_length=1024, blank=True, help_text="The object's key")
+    etag = models.CharField(max_length=80, blank=True, help_text="As the store answered it")
+    version_id = models.CharField(max_length=200, blank=True,
+                                  help_text="The object's version, where the bucket keeps them")
     length = models.BigIntegerField()
     checksum_type = models.CharField(max_length=8)
     checksum = models.CharField(max_length=128, help_text="Of this segment's bytes")
@@ -221,11 +268,28 @@ class FileCopy(models.Model):
                 condition=~models.Q(state="released"),
                 name="filecopy_live_segment_unique",
             ),
+            models.CheckConstraint(
+                condition=models.Q(volume__isnull=False, bucket__isnull=True)
+                | models.Q(volume__isnull=True, bucket__isnull=False),
+                name="filecopy_one_medium"),
         ]
-        indexes = [models.Index(fields=["volume", "position"], name="filecopy_volume_pos")]
+        indexes = [models.Index(fields=["volume", "position"], name="filecopy_volume_pos"),
+                   models.Index(fields=["bucket", "key"], name="filecopy_bucket_key",
+                                condition=models.Q(bucket__isnull=False))]
 
     def __str__(self):
-        return f"{self.file} copy {self.copy_number}.{self.segment} on {self.volume}"
+        return f"{self.file} copy {self.copy_number}.{self.segment} on {self.where}"
+
+    @property
+    def medium(self):
+        return "tape" if self.volume_id else "object"
+
+    @property
+    def where(self):
+        """Where the copy lies, for people: its volume, or its bucket and key."""
+        if self.volume_id:
+            return str(self.volume)
+        return f"{self.bucket.name}/{self.key}"
 
 
 class CacheEntry(models.Model):
@@ -336,6 +400,14 @@ class ArchiveRequest(models.Model):
         Volume, null=True, blank=True, on_delete=models.PROTECT, related_name="requests",
         db_index=False,
     )
+    # A migration to a bucket, or a recall the object store serves: the object movers' work,
+    # out of the tape scheduler's view.
+    bucket = models.ForeignKey(
+        Bucket, null=True, blank=True, on_delete=models.PROTECT, related_name="+",
+        db_index=False,
+    )
+    # held by an object mover until then (tape work is held by its drive's lease)
+    lease_until = models.DateTimeField(null=True, blank=True)
     drive = models.ForeignKey(
         Drive, null=True, blank=True, on_delete=models.SET_NULL, related_name="requests",
         db_index=False,

@@ -204,17 +204,20 @@ def install_layout(*, silos=("silo1", "silo2"), drives_per_silo=4, volumes_per_s
 
 
 def set_policy(collection, groups, cache_residency_days=0):
-    """The collection's archive policy: copy N goes to groups[N-1]."""
+    """The collection's archive policy: copy N goes to groups[N-1], a volume group or a
+    bucket."""
     from .models import ArchivePolicy, PolicyCopy
+    from .services.policy import target_fields
 
     if not groups:
-        raise Conflict("a policy needs at least one volume group")
+        raise Conflict("a policy needs at least one copy target")
     with transaction.atomic():
         policy, _ = ArchivePolicy.objects.update_or_create(
             collection=collection, defaults={"cache_residency_days": cache_residency_days})
         policy.copy_groups.all().delete()
-        for number, group in enumerate(groups, start=1):
-            PolicyCopy.objects.create(policy=policy, copy_number=number, volume_group=group)
+        for number, target in enumerate(groups, start=1):
+            PolicyCopy.objects.create(policy=policy, copy_number=number,
+                                      **target_fields(target))
     return policy
 
 

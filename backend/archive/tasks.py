@@ -15,6 +15,12 @@ def run_drive(drive_id):
     manager.run_drive(drive_id)
 
 
+@shared_task(name="backend.archive.run_objects")
+def run_objects():
+    """Work queued object-store migrations and recalls until none is left."""
+    manager.run_object_movers()
+
+
 @shared_task(name="backend.archive.reconcile")
 def reconcile(run_id):
     """Do one reconciliation run (idempotent: a finished run is left as it is)."""

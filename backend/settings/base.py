@@ -77,6 +77,25 @@ GRANARY_RECONCILE_SAMPLE = int(env("GRANARY_RECONCILE_SAMPLE", "1000"))
 GRANARY_RECONCILE_EVERY_S = float(env("GRANARY_RECONCILE_EVERY_S", str(24 * 3600)))
 # A run still "running" this long after it started lost its worker and is done again.
 GRANARY_RECONCILE_STALE_S = float(env("GRANARY_RECONCILE_STALE_S", str(6 * 3600)))
+# Object stores that hold copies (a Bucket names one by key): an S3-compatible endpoint and its
+# keys, from the environment so no secret lives in the database. No endpoint, no object store.
+GRANARY_OBJECT_STORES = {
+    "default": {
+        "endpoint_url": env("GRANARY_S3_ENDPOINT", ""),
+        "access_key": env("GRANARY_S3_ACCESS_KEY", ""),
+        "secret_key": env("GRANARY_S3_SECRET_KEY", ""),
+        "region": env("GRANARY_S3_REGION", "us-east-1"),
+    },
+}
+# Larger objects are sent in parts of this size (each part's MD5 checked by the server).
+GRANARY_S3_PART_BYTES = int(float(env("GRANARY_S3_PART_MB", "64")) * 2**20)
+# Seconds to wait for the object store to connect or answer before calling it unreachable.
+GRANARY_S3_TIMEOUT_S = float(env("GRANARY_S3_TIMEOUT_S", "10"))
+# Object movers: how many objects one mover sends at once, and its lease on the work it holds
+# (renewed while it works; work whose mover died is taken again after it runs out).
+GRANARY_OBJECT_CONCURRENCY = int(env("GRANARY_OBJECT_CONCURRENCY", "8"))
+GRANARY_OBJECT_MOVERS = int(env("GRANARY_OBJECT_MOVERS", "2"))
+GRANARY_OBJECT_LEASE_S = int(env("GRANARY_OBJECT_LEASE_S", "60"))
 
 INSTALLED_APPS = [
     "django.contrib.admin",

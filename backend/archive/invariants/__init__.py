@@ -26,7 +26,10 @@ Bytes (slower, `media`):
 - each VERIFIED copy's bytes at its data offset hash to its checksum;
 - a volume's members, as read from its tar headers, match the copies catalog (no orphan member
   below the end of data, no verified copy without its member, headers naming the right file);
-- each cached file hashes to its catalog checksum.
+- each cached file hashes to its catalog checksum;
+- each bucket, listed, matches the catalog's object copies: every verified copy's object is
+  there with its length and its bytes hash to its checksum, and no object lies in the bucket
+  that no live copy (or migration under way) names.
 """
 from dataclasses import dataclass, field
 
@@ -52,12 +55,17 @@ MEMBER_ORPHAN = "member_orphan"
 MEMBER_MISSING = "member_missing"
 MEMBER_MISMATCH = "member_mismatch"
 CACHE_BYTES = "cache_bytes_mismatch"
+OBJECT_MISSING = "object_missing"
+OBJECT_SIZE = "object_size"
+OBJECT_ORPHAN = "object_orphan"
+BUCKET_UNREADABLE = "bucket_unreadable"
 
 KINDS = (
     COPY_MISSING, COPY_WRONG_GROUP, COPY_EXTRA, COPIES_SHARE_VOLUME, COPY_DUPLICATE,
     VOLUME_COUNTS, REQUEST_DUPLICATE, REQUEST_STUCK, RECALL_UNSERVABLE, MIGRATION_MISSING,
     CACHE_FILE_MISSING, CACHE_FILE_SIZE, REPACK_NOT_RECYCLED, VOLUME_MISSING, VOLUME_TRUNCATED,
     COPY_PAST_END, COPY_BYTES, MEMBER_ORPHAN, MEMBER_MISSING, MEMBER_MISMATCH, CACHE_BYTES,
+    OBJECT_MISSING, OBJECT_SIZE, OBJECT_ORPHAN, BUCKET_UNREADABLE,
 )
 
 

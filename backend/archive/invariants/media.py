@@ -7,15 +7,20 @@ from django.db.models import F
 from backend.catalog import checksums
 
 from .. import tape
-from ..models import CacheEntry, FileCopy, Volume
+from ..media import CopyMissing, MediumError
+from ..models import Bucket, CacheEntry, FileCopy, Volume
 from ..services.paths import cache_path, volume_path
 from . import (
+    BUCKET_UNREADABLE,
     CACHE_BYTES,
     COPY_BYTES,
     COPY_PAST_END,
     MEMBER_MISMATCH,
     MEMBER_MISSING,
     MEMBER_ORPHAN,
+    OBJECT_MISSING,
+    OBJECT_ORPHAN,
+    OBJECT_SIZE,
     VOLUME_MISSING,
     VOLUME_TRUNCATED,
     Tally,
@@ -35,13 +40,17 @@ def check_bytes(sample=None, tally=None):
     bytes of a random sample of copies; every cached file, or a random sample of them."""
     tally = tally if tally is not None else Tally()
     verified = FileCopy.objects.filter(state=FileCopy.State.VERIFIED)
-    chosen = None
+    chosen = objects = None
     if sample:
-        chosen = _by_volume(verified.order_by("?")[:sample])
+        chosen = _by_volume(verified.filter(volume__isnull=False).order_by("?")[:sample])
+        objects = set(verified.filter(bucket__isnull=False).order_by("?")[:sample].values_list(
+            "pk", flat=True))
     found = []
     for volume in Volume.objects.exclude(state__in=KNOWN_UNREADABLE).select_related("silo"):
         copies = chosen.get(volume.pk, []) if chosen is not None else None
         found += check_volume(volume, copies=copies, members=sample is None, tally=tally)
+    for bucket in Bucket.objects.all():
+        found += check_bucket(bucket, objects, tally)
     entries = CacheEntry.objects.exclude(state=CacheEntry.State.STAGING)
     if sample:
         entries = entries.order_by("?")[:sample]
@@ -190,3 +199,62 @@ def check_cache(entries, tally=None):
             found.append(Violation(CACHE_BYTES, f"the cached copy of {f.name} ({entry.state}) "
                                    "does not hash to its catalog checksum", file_id=f.pk))
     return found
+
+
+def check_bucket(bucket, read=None, tally=None):
+    """One bucket, listed, against the catalog's copies in it: each verified copy's object is
+    there with its length, and its bytes (those of the copies in `read`, or all when None) hash
+    to its checksum; an object that no live copy and no migration under way names is an
+    orphan (a write whose mover died, a delete that did not reach the store)."""
+    from ..services.objects import pending_keys, store_for
+
+    tally = tally if tally is not None else Tally()
+    store = store_for(bucket)
+    try:
+        listed = {o.key: o for o in store.listing(bucket.prefix)}
+        pending = pending_keys(bucket)
+    except MediumError as exc:
+        return [Violation(BUCKET_UNREADABLE, f"bucket {bucket.name} cannot be listed: {exc}",
+                          extra={"bucket": bucket.name})]
+    fields = (*COPY_FIELDS, "key", "version_id")
+    copies = list(FileCopy.objects.filter(bucket=bucket).exclude(
+        state=FileCopy.State.RELEASED).order_by("pk").values(*fields))
+    found, named = [], {c["key"] for c in copies} | pending
+    for c in copies:
+        if c["state"] != FileCopy.State.VERIFIED:
+            continue
+        at = {"bucket_id": bucket.pk, "key": c["key"]}
+        obj = listed.get(c["key"])
+        if obj is None:
+            found.append(Violation(OBJECT_MISSING, f"{_name(c)} copy {c['copy_number']}: object "
+                                   f"{c['key']} is missing from bucket {bucket.name}",
+                                   file_id=c["file_id"], copy_id=c["pk"], extra=at))
+        elif obj.length != c["length"]:
+            found.append(Violation(OBJECT_SIZE, f"{_name(c)} copy {c['copy_number']}: object "
+                                   f"{c['key']} in {bucket.name} has {obj.length} bytes, not "
+                                   f"{c['length']}", file_id=c["file_id"], copy_id=c["pk"],
+                                   extra=at))
+        elif read is None or c["pk"] in read:
+            found += _object_bytes(store, bucket, c, tally)
+    found += [Violation(OBJECT_ORPHAN, f"object {key} in bucket {bucket.name} ({o.length} bytes) "
+                        "is in no copy of the catalog", extra={"bucket_id": bucket.pk, "key": key})
+              for key, o in sorted(listed.items()) if key not in named]
+    return found
+
+
+def _object_bytes(store, bucket, c, tally):
+    try:
+        good = store.verify(c["key"], c["length"], c["checksum_type"], c["checksum"],
+                            c["version_id"])
+    except CopyMissing:
+        good = False
+    except MediumError as exc:
+        return [Violation(BUCKET_UNREADABLE, f"bucket {bucket.name}: {exc}",
+                          extra={"bucket": bucket.name})]
+    tally.copies += 1
+    if good:
+        return []
+    return [Violation(COPY_BYTES, f"{_name(c)} copy {c['copy_number']}: object {c['key']} in "
+                      f"{bucket.name} does not hash to its checksum", file_id=c["file_id"],
+                      copy_id=c["pk"], extra={"bucket_id": bucket.pk, "key": c["key"]})]
+

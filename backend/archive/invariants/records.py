@@ -34,12 +34,27 @@ CHUNK = 2000
 
 
 def policies():
-    """{collection id: {copy number: volume group id}}."""
+    """{collection id: {copy number: target}}, a target being ("tape", volume group id) or
+    ("object", bucket id)."""
     out = defaultdict(dict)
-    for collection_id, number, group_id in PolicyCopy.objects.values_list(
-            "policy__collection_id", "copy_number", "volume_group_id"):
-        out[collection_id][number] = group_id
+    for collection_id, number, group_id, bucket_id in PolicyCopy.objects.values_list(
+            "policy__collection_id", "copy_number", "volume_group_id", "bucket_id"):
+        out[collection_id][number] = ("object", bucket_id) if bucket_id else ("tape", group_id)
     return out
+
+
+def target_of(segment):
+    """The target a verified segment row lies on, as policies() names targets."""
+    if segment["bucket_id"]:
+        return ("object", segment["bucket_id"])
+    return ("tape", segment["volume__group_id"])
+
+
+def where(segment):
+    """Where a segment row lies, for people."""
+    if segment["bucket_id"]:
+        return f"{segment['bucket__name']}/{segment['key']}"
+    return segment["volume__label"]
 
 
 def verified_segments(file_ids):
@@ -51,7 +66,8 @@ def verified_segments(file_ids):
                                         state=FileCopy.State.VERIFIED)
                 .order_by("file_offset").values("pk", "file_id", "copy_number", "file_offset",
                                                 "length", "volume_id", "volume__group_id",
-                                                "volume__state", "volume__label"))
+                                                "volume__state", "volume__label", "bucket_id",
+                                                "bucket__name", "key"))
         for row in rows:
             out[row["file_id"]][row["copy_number"]].append(row)
     return out
@@ -110,27 +126,28 @@ def _file_copies(file_id, size, name, wanted, copies, pending=frozenset()):
     """The copy promises for one file. `pending`: its (file, copy number) with a migration
     under way, and (file, None) when a recall is: a missing copy then says a repair is on."""
     found, volumes = [], {}
-    for number, group_id in sorted(wanted.items()):
+    for number, target in sorted(wanted.items()):
         segments = copies.get(number, [])
         if not readable_copy(segments, size):
-            where = ", ".join(f"{s['volume__label']} ({s['volume__state']})" for s in segments)
+            places = ", ".join(f"{where(s)} ({s['volume__state'] or 'object'})"
+                               for s in segments)
             repairing = (file_id, number) in pending or (file_id, None) in pending
             found.append(Violation(
                 COPY_MISSING, f"{name}: copy {number} is not whole, verified and readable"
-                + (f" (verified segments on {where})" if where else " (no verified segment)")
+                + (f" (verified segments on {places})" if places else " (no verified segment)")
                 + ("; a repair is under way" if repairing else ""),
                 file_id=file_id, extra={"copy_number": number, "pending": repairing}))
         for s in segments:
-            if s["volume__group_id"] != group_id:
+            if target_of(s) != target:
                 found.append(Violation(
-                    COPY_WRONG_GROUP, f"{name}: copy {number} is on {s['volume__label']}, not "
-                    "a volume of its policy's group", file_id=file_id, copy_id=s["pk"],
+                    COPY_WRONG_GROUP, f"{name}: copy {number} is on {where(s)}, not its "
+                    "policy's volume group or bucket", file_id=file_id, copy_id=s["pk"],
                     volume_id=s["volume_id"]))
         if sum(s["length"] for s in readable(segments)) > size:
             found.append(Violation(
                 COPY_DUPLICATE, f"{name}: copy {number} has verified segments covering more "
                 f"than its {size} bytes", file_id=file_id, extra={"copy_number": number}))
-        volumes[number] = {s["volume_id"] for s in segments}
+        volumes[number] = {s["volume_id"] for s in segments if s["volume_id"]}
     for number, segments in copies.items():
         if number not in wanted:
             found += [Violation(COPY_EXTRA, f"{name}: copy {number} is not in the policy",
@@ -197,9 +214,11 @@ def requests_unique():
 
 
 def stuck_requests(now=None):
-    """A running request is on a drive whose lease is live (a repack runs without a drive)."""
+    """A running request is on a drive whose lease is live, or held by an object mover's live
+    lease (a repack runs without a drive)."""
     now = now or timezone.now()
-    live = Q(drive__lease_until__gt=now) & ~Q(drive__lease_owner="")
+    live = (Q(drive__lease_until__gt=now) & ~Q(drive__lease_owner="")) | Q(
+        bucket__isnull=False, drive__isnull=True, lease_until__gt=now)
     rows = (Req.objects.filter(state=Req.State.RUNNING).exclude(kind=Req.Kind.REPACK)
             .exclude(live).values_list("pk", "kind", "file_id", "drive__name"))
     return [Violation(REQUEST_STUCK, f"{kind} request {pk} is running on "
@@ -208,12 +227,12 @@ def stuck_requests(now=None):
 
 
 def unservable_recalls():
-    """A pending recall has a whole, verified copy on a readable volume to read."""
+    """A pending recall has a whole, verified, readable copy to read."""
     rows = list(Req.objects.filter(kind=Req.Kind.RECALL, state__in=ACTIVE).values_list(
         "pk", "file_id", "file__size", "file__name"))
     copies = verified_segments([file_id for _, file_id, _, _ in rows])
     return [Violation(RECALL_UNSERVABLE, f"recall {pk} of {name} waits for a copy that no "
-                      "readable volume holds", request_id=pk, file_id=file_id)
+                      "readable volume or bucket holds", request_id=pk, file_id=file_id)
             for pk, file_id, size, name in rows
             if not any(readable_copy(s, size) for s in copies.get(file_id, {}).values())]
 
@@ -231,7 +250,7 @@ def missing_migrations():
         pending = set(Req.objects.filter(kind=Req.Kind.MIGRATE, state__in=ACTIVE,
                                          file_id__in=ids).values_list("file_id", "copy_number"))
         for file_id, size, name, collection_id in chunk:
-            for number, group_id in sorted(policy.get(collection_id, {}).items()):
+            for number, target in sorted(policy.get(collection_id, {}).items()):
                 segments = copies.get(file_id, {}).get(number, [])
                 if (file_id, number) in pending or readable_copy(segments, size) or any(
                         s["volume__state"] in UNREADABLE for s in segments):
@@ -239,7 +258,7 @@ def missing_migrations():
                 found.append(Violation(
                     MIGRATION_MISSING, f"{name}: copy {number} is missing and no migration "
                     "writes it", file_id=file_id,
-                    extra={"copy_number": number, "volume_group_id": group_id}))
+                    extra={"copy_number": number, "target": list(target)}))
     return found
 
 

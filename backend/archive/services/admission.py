@@ -13,7 +13,7 @@ from ..models import CacheEntry
 from .cache import place, reserve_cache
 from .completeness import complete_copies, complete_granules_if_archived
 from .paths import cache_location, cache_path
-from .policy import ArchiveError, policy_copies
+from .policy import ArchiveError, policy_copies, target_fields
 from .queueing import Req, nudge
 from .serving import fingerprint
 
@@ -127,7 +127,7 @@ def _register_in_cache(batch):
         entries += [bulk.new(CacheEntry, file_id=f.pk, state=CacheEntry.State.DIRTY,
                              size=f.size, last_access=now, keep_until=keep_until,
                              checked=fingerprint(os.stat(cache_location(f)))) for f in placed]
-        wanted += [(f, n, group) for f in files for n, group in copies]
+        wanted += [(f, n, target) for f in files for n, target in copies]
     CacheEntry.objects.bulk_create(entries, batch_size=1000, update_conflicts=True,
                                    unique_fields=["file"],
                                    update_fields=["state", "size", "last_access", "keep_until",
@@ -140,11 +140,13 @@ def _register_in_cache(batch):
         state__in=[Req.State.QUEUED, Req.State.RUNNING]).values_list(
         "file_id", "copy_number")) if seen else set()
     complete = complete_copies(seen) if seen else set()
-    missing = [(f, n, group) for f, n, group in wanted
+    missing = [(f, n, target) for f, n, target in wanted
                if (f.pk, n) not in pending and (f.pk, n) not in complete]
     new = [bulk.new(Req, kind=Req.Kind.MIGRATE, priority=Req.Priority.MIGRATION, file_id=f.pk,
-                    copy_number=n, volume_group_id=group.pk, bytes_total=f.size)
-           for f, n, group in missing]
+                    copy_number=n, bytes_total=f.size,
+                    **{f"{name}_id": t.pk if t else None
+                       for name, t in target_fields(target).items()})
+           for f, n, target in missing]
     bulk.insert(new)
     per_granule = {}
     for f, _, _ in missing:

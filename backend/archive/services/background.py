@@ -6,7 +6,7 @@ from .. import tape
 from ..models import FileCopy, Volume
 from .completeness import UNREADABLE, copy_complete
 from .paths import volume_path
-from .policy import policy_copies
+from .policy import policy_copies, target_fields
 from .queueing import WAITING_FOR_CACHE, Req, queue_once
 from .reading import fail_unrecallable, unblock_waiting_migrations
 from .recall import make_available
@@ -35,15 +35,15 @@ def _rewrite(segment, group, replacing=None):
 
 
 def queue_copy(file, copy_number, group, replacing=None, requested_by=None):
-    """Queue a new copy `copy_number` of `file` on `group` (recalled into the cache first when
-    it is not there); once verified it releases the older segments of that copy. Returns
-    (migration request or None when one was already queued, error): error says why nothing
-    could be queued (no readable copy to recall from)."""
+    """Queue a new copy `copy_number` of `file` on `group`, a volume group or a bucket
+    (recalled into the cache first when it is not there); once verified it releases the older
+    segments of that copy. Returns (migration request or None when one was already queued,
+    error): error says why nothing could be queued (no readable copy to recall from)."""
     answer = make_available([file], priority=Req.Priority.BACKGROUND)[0]
     if answer.error:
         return None, answer.error  # fail_unrecallable and the operator's board say so too
     request = queue_once(kind=Req.Kind.MIGRATE, priority=Req.Priority.BACKGROUND, file=file,
-                         copy_number=copy_number, volume_group=group, volume=replacing,
+                         copy_number=copy_number, **target_fields(group), volume=replacing,
                          bytes_total=file.size, requested_by=requested_by,
                          error="" if answer.ready else WAITING_FOR_CACHE)
     return request, ""

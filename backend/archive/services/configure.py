@@ -7,49 +7,53 @@ from backend.catalog import configure as catalog_config
 from backend.catalog.models import Collection
 from backend.errors import Conflict, DomainError
 
-from ..models import ArchivePolicy, Silo, VolumeGroup
+from ..models import ArchivePolicy, Bucket, Silo, VolumeGroup
+from .policy import target_fields
 
 MAX_COPIES = 8
 MAX_RESIDENCY_DAYS = 3650
 
 
 def policy_of(collection):
-    """{copies: [group names, copy 1 first], cache_residency_days}, or None without one."""
+    """{copies: [target names, copy 1 first], cache_residency_days}, or None without one."""
     policy = ArchivePolicy.objects.filter(collection=collection).first()  # not the cached one
     if policy is None:
         return None
     return {
-        "copies": [c.volume_group.name for c in policy.copy_groups.select_related(
-            "volume_group").order_by("copy_number")],
+        "copies": [c.target.name for c in policy.copy_groups.select_related(
+            "volume_group", "bucket").order_by("copy_number")],
         "cache_residency_days": policy.cache_residency_days,
     }
 
 
-def _groups(names):
-    """The named volume groups in order: known, distinct, in different silos where there are
-    several silos (a silo fire must not take every copy)."""
+def _targets(names):
+    """The named copy targets (volume groups and buckets) in order: known, distinct, tape
+    copies in different silos where there are several silos (a silo fire must not take every
+    copy)."""
     if not names:
         raise DomainError("a policy needs at least one copy", "copies")
     if len(names) > MAX_COPIES:
         raise DomainError(f"at most {MAX_COPIES} copies", "copies")
     if len(set(names)) != len(names):
-        raise DomainError("each copy goes to a different volume group", "copies")
-    found = {g.name: g for g in VolumeGroup.objects.filter(name__in=names).select_related("silo")}
+        raise DomainError("each copy goes to a different volume group or bucket", "copies")
+    found = {b.name: b for b in Bucket.objects.filter(name__in=names)}
+    found.update({g.name: g for g in VolumeGroup.objects.filter(name__in=names)
+                  .select_related("silo")})
     unknown = [n for n in names if n not in found]
     if unknown:
-        raise DomainError(f"no volume group {', '.join(unknown)}", "copies")
-    groups = [found[n] for n in names]
+        raise DomainError(f"no volume group or bucket {', '.join(unknown)}", "copies")
+    targets = [found[n] for n in names]
     if Silo.objects.count() > 1:
         seen = {}
-        for group in groups:
-            if group.silo_id is None:
+        for group in targets:
+            if group.medium != "tape" or group.silo_id is None:
                 continue
             if group.silo_id in seen:
                 raise DomainError(f"{seen[group.silo_id]} and {group.name} are both in silo "
                                   f"{group.silo.name}; with several silos each copy goes to "
                                   "another silo", "copies")
             seen[group.silo_id] = group.name
-    return groups
+    return targets
 
 
 def _set_policy(collection, policy):
@@ -58,7 +62,7 @@ def _set_policy(collection, policy):
     residency = policy.get("cache_residency_days", kept["cache_residency_days"])
     if not 0 <= residency <= MAX_RESIDENCY_DAYS:
         raise DomainError(f"between 0 and {MAX_RESIDENCY_DAYS} days", "cache_residency_days")
-    groups = _groups(policy.get("copies", kept["copies"]) or [])
+    groups = _targets(policy.get("copies", kept["copies"]) or [])
     if (before is not None and before["copies"] != [g.name for g in groups]
             and collection.granules.exists()):
         raise Conflict(f"{collection.key} holds granules written to {', '.join(before['copies'])};"
@@ -68,8 +72,8 @@ def _set_policy(collection, policy):
         collection=collection, defaults={"cache_residency_days": residency})
     if before is None or before["copies"] != [g.name for g in groups]:
         policy_row.copy_groups.all().delete()
-        for number, group in enumerate(groups, start=1):
-            policy_row.copy_groups.create(copy_number=number, volume_group=group)
+        for number, target in enumerate(groups, start=1):
+            policy_row.copy_groups.create(copy_number=number, **target_fields(target))
 
 
 def _diff(before, after):

@@ -14,6 +14,7 @@ from ..models import Drive, FileCopy, Silo, Volume
 from .background import advance_background
 from .cache import room as cache_room
 from .drives import VolumeBusy, dismount, drive_error, mount, set_drive
+from .objects import queued_work, run_object_movers
 from .queueing import WAITING_FOR_CACHE, Req, claim, nudge, requeue
 from .reading import read_copies
 from .writing import SPAN_MIN, write_copies
@@ -34,7 +35,9 @@ def recover_stale_work(force=False):
         stale = Drive.objects.all()
     running = Req.objects.filter(state=Req.State.RUNNING).exclude(kind=Req.Kind.REPACK)
     if not force:
-        running = running.filter(Q(drive__isnull=True) | Q(drive__in=stale))
+        # object work is held by its mover's lease, not a drive's
+        running = running.filter(Q(drive__isnull=True) | Q(drive__in=stale)).exclude(
+            bucket__isnull=False, lease_until__gte=now)
     requests = list(running)
     requeue(requests, "the mover stopped before finishing; requeued")
     for request in requests:
@@ -82,7 +85,8 @@ def snapshot(drive_id, now=None):
         for v in Volume.objects.exclude(state=Volume.State.RETIRED).select_related("silo", "group")
     }
     # plain rows, not model objects: the queue can hold thousands and this runs per decision
-    queue = list(Req.objects.filter(state=Req.State.QUEUED, kind__in=[
+    # work for an object store (bucket set) is the object movers', not the drives'
+    queue = list(Req.objects.filter(state=Req.State.QUEUED, bucket__isnull=True, kind__in=[
         Req.Kind.MIGRATE, Req.Kind.RECALL, Req.Kind.AUDIT])
                  .exclude(kind=Req.Kind.MIGRATE, error=WAITING_FOR_CACHE)
                  .order_by("priority", "created_at")
@@ -91,8 +95,9 @@ def snapshot(drive_id, now=None):
                               "volume_group__silo__name", named=True)[:SNAPSHOT_LIMIT])
     recall_files = [r.file_id for r in queue if r.kind != Req.Kind.MIGRATE]
     segments = {}
-    for c in (FileCopy.objects.filter(file_id__in=recall_files, state=FileCopy.State.VERIFIED)
-              .select_related("volume").order_by("copy_number", "file_offset")):
+    for c in (FileCopy.objects.filter(file_id__in=recall_files, state=FileCopy.State.VERIFIED,
+                                      volume__isnull=False).select_related("volume")
+              .order_by("copy_number", "file_offset")):
         segments.setdefault(c.file_id, []).append(c)
     down = silos_down(exclude=next((d.silo.name for d in drives if d.pk == drive_id), None))
     cache_full, fits = _cache_room([r for r in queue if r.kind == Req.Kind.RECALL])
@@ -301,6 +306,7 @@ def run_until_idle(max_rounds=10000, parallel=False):
     total = 0
     for _ in range(max_rounds):
         advance_background()
+        moved = run_object_movers()
         drive_ids = list(Drive.objects.exclude(state=Drive.State.OFFLINE).values_list(
             "pk", flat=True))
         if parallel:
@@ -308,8 +314,8 @@ def run_until_idle(max_rounds=10000, parallel=False):
                 done = sum(pool.map(_run_drive_in_thread, drive_ids))
         else:
             done = sum(run_drive(d) for d in drive_ids)
-        total += done
-        if not done:
+        total += done + moved
+        if not done and not moved:
             break
     return total
 
@@ -354,10 +360,14 @@ def _silo_heartbeats():
 def tick():
     """Beat and nudges: recover dead movers' work, then start every free drive."""
     from ..tasks import run_drive as run_drive_task
+    from ..tasks import run_objects as run_objects_task
 
     _silo_heartbeats()
     recover_stale_work()
     advance_background()
+    if queued_work().exists():
+        for _ in range(max(settings.GRANARY_OBJECT_MOVERS, 1)):
+            send(run_objects_task)
     if not Req.objects.filter(state=Req.State.QUEUED).exists() and not Drive.objects.filter(
             mounted_volume__isnull=False).exists():
         return 0

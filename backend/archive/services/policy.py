@@ -9,13 +9,21 @@ class ArchiveError(Conflict):
 
 
 def policy_copies(collection):
-    """[(copy_number, volume_group)] the collection's policy requires."""
+    """[(copy_number, target)] the collection's policy requires; a target is a VolumeGroup
+    (tape) or a Bucket (object store), each with a `medium` and a `name`."""
     try:
         policy = collection.archive_policy
     except ArchivePolicy.DoesNotExist as exc:
         raise ArchiveError(f"collection {collection.key} has no archive policy") from exc
-    copies = [(c.copy_number, c.volume_group) for c in policy.copy_groups.select_related(
-        "volume_group")]
+    copies = [(c.copy_number, c.target) for c in policy.copy_groups.select_related(
+        "volume_group", "bucket")]
     if not copies:
-        raise ArchiveError(f"the archive policy of {collection.key} names no volume group")
+        raise ArchiveError(f"the archive policy of {collection.key} names no copy target")
     return copies
+
+
+def target_fields(target):
+    """The fields of an archive request that send a copy to `target`."""
+    if target.medium == "object":
+        return {"bucket": target, "volume_group": None}
+    return {"volume_group": target, "bucket": None}

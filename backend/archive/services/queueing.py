@@ -21,7 +21,7 @@ WAITING_FOR_CACHE = "waiting for its file to be recalled into the cache"
 # the claim) and parses no footprints or timestamps. Other fields load on first use.
 _MOVER_FIELDS = (
     (Req, "", ("id", "kind", "state", "priority", "file_id", "copy_number", "volume_group_id",
-               "volume_id", "drive_id", "bytes_total", "bytes_done", "attempts")),
+               "volume_id", "bucket_id", "drive_id", "bytes_total", "bytes_done", "attempts")),
     (File, "file__", ("id", "granule_id", "name", "size", "checksum_type", "checksum")),
     (Granule, "file__granule__", ("id", "collection_id", "granule_id", "version", "state")),
 )
@@ -64,6 +64,22 @@ def claim(requests, drive):
     rows = list(Req.objects.filter(pk__in=ids, state=Req.State.RUNNING, drive=drive,
                                    started_at=now).values_list(
         *(prefix + name for _, prefix, names in _MOVER_FIELDS for name in names)))
+    return sorted(_mover_objects(rows), key=lambda r: order[r.pk])
+
+
+def claim_leased(ids, lease_until):
+    """claim() for work held by a lease instead of a drive (the object movers): the rows are
+    locked skipping those another mover is claiming, marked running until `lease_until`, and
+    returned as the mover's objects, in the order of `ids`."""
+    now = timezone.now()
+    with transaction.atomic():
+        free = list(Req.objects.select_for_update(skip_locked=True).filter(
+            pk__in=ids, state=Req.State.QUEUED).order_by("pk").values_list("pk", flat=True))
+        Req.objects.filter(pk__in=free, state=Req.State.QUEUED).update(
+            state=Req.State.RUNNING, drive=None, started_at=now, lease_until=lease_until)
+        rows = list(Req.objects.filter(pk__in=free).values_list(
+            *(prefix + name for _, prefix, names in _MOVER_FIELDS for name in names)))
+    order = {pk: i for i, pk in enumerate(ids)}
     return sorted(_mover_objects(rows), key=lambda r: order[r.pk])
 
 

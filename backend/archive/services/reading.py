@@ -27,7 +27,7 @@ log = logging.getLogger(__name__)
 
 def recall_candidates(file):
     """[(copy_number, [segments])] per copy that can still serve: verified, on readable volumes."""
-    copies = (readable_copies().filter(file=file).select_related("volume")
+    copies = (readable_copies().filter(file=file).select_related("volume", "bucket")
               .order_by("copy_number", "file_offset"))
     by_copy = {}
     for c in copies:
@@ -168,6 +168,15 @@ def _recall_from(drive, volume, request, segments):
         Req.objects.filter(pk=request.pk).update(bytes_done=0)
         mark_bad(segments, "the file read from it does not match its catalog checksum")
         raise _DamagedCopy(f"recalled {f.name} does not match its catalog checksum")
+    recalled(request, partial, started)
+    return True
+
+
+def recalled(request, partial, started):
+    """A recall's bytes, checked against the catalog, are in `partial`: put them in place as a
+    clean cache entry, release the migrations that waited for them, record the transfer."""
+    f = request.file
+    target = cache_path(f)
     os.replace(partial, target)
     now = timezone.now()
     with transaction.atomic():
@@ -179,10 +188,10 @@ def _recall_from(drive, volume, request, segments):
         Req.objects.filter(file=f, kind=Req.Kind.MIGRATE, state=Req.State.QUEUED,
                            error=WAITING_FOR_CACHE).update(error="")
         Req.objects.filter(pk=request.pk).update(
-            state=Req.State.DONE, bytes_done=f.size, finished_at=now, error="")
+            state=Req.State.DONE, bytes_done=f.size, finished_at=now, error="",
+            lease_until=None)
         record_transfer("recall", f.size, started, now, f.granule.collection)
         transaction.on_commit(lambda: file_recalled.send(sender=File, file_id=f.pk))
-    return True
 
 
 def _read_segment(drive, volume, segment, out):

@@ -11,6 +11,7 @@ from .. import hardware
 from ..models import CacheEntry, Drive
 from .cache import touch, touch_if_cached
 from .completeness import readable_copies
+from .objects import object_copy_for
 from .paths import cache_path
 from .policy import ArchiveError
 from .queueing import Req, nudge, queue_once
@@ -38,11 +39,12 @@ def make_available(files, requested_by=None, priority=Req.Priority.USER):
                                state__in=[Req.State.QUEUED, Req.State.RUNNING]).first())
             if request is None:
                 if not readable_copies().filter(file=f).exists():
-                    out.append(Availability(f.pk, False, error="no readable copy on tape"))
+                    out.append(Availability(f.pk, False, error="no readable copy"))
                     continue
+                first = object_copy_for(f)
                 request = queue_once(
                     kind=Req.Kind.RECALL, priority=priority, file=f, bytes_total=f.size,
-                    requested_by=requested_by,
+                    requested_by=requested_by, bucket_id=first.bucket_id if first else None,
                 ) or Req.objects.get(file=f, kind=Req.Kind.RECALL,
                                      state__in=[Req.State.QUEUED, Req.State.RUNNING])
                 created = True
@@ -54,8 +56,17 @@ def make_available(files, requested_by=None, priority=Req.Priority.USER):
     return out
 
 
+# What an object store is taken to deliver to the cache, for estimates only.
+OBJECT_STORE_B_S = 100e6
+
+
 def estimate_recall_s(request):
-    """Rough time until a recall is done: the work queued ahead of it over the online drives."""
+    """Rough time until a recall is done: the work queued ahead of it over the online drives,
+    or, from an object store (no mount), the bytes ahead of it at the store's rate."""
+    if request.bucket_id:
+        ahead = _active_recalls().filter(bucket__isnull=False, created_at__lte=request.created_at)
+        return round(1 + (ahead.aggregate(total=Sum("bytes_total"))["total"] or 0)
+                     / OBJECT_STORE_B_S, 1)
     drives = _online_drives()
     if not drives:
         return None

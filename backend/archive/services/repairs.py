@@ -24,7 +24,9 @@ from ..invariants.records import (
     readable_copy,
     verified_segments,
 )
+from ..media import MediumError
 from ..models import CacheEntry, FileCopy, Volume
+from . import objects
 from .paths import cache_path, volume_path
 from .queueing import Req, nudge, queue_once, requeue
 from .recall import make_available
@@ -40,6 +42,9 @@ PLANS = {
     inv.REQUEST_STUCK: "requeue the request",
     inv.REQUEST_DUPLICATE: "cancel this request if it is still queued",
     inv.MIGRATION_MISSING: "queue the missing copy's migration from the cache",
+    inv.OBJECT_MISSING: MARK_BAD,
+    inv.OBJECT_SIZE: MARK_BAD,
+    inv.OBJECT_ORPHAN: "remove the object from the bucket",
 }
 DROP_CACHED = "drop the cached file: it is recalled from a good tape copy when needed"
 CACHE_KINDS = (inv.CACHE_BYTES, inv.CACHE_FILE_SIZE, inv.CACHE_FILE_MISSING)
@@ -86,8 +91,12 @@ def _plan(violation, entries, readable):
 def apply(discrepancy):
     """Carry out a discrepancy's repair; returns what was done (a sentence)."""
     kind = discrepancy.kind
-    if kind in (inv.COPY_BYTES, inv.COPY_PAST_END, inv.MEMBER_MISMATCH):
+    if kind in (inv.COPY_BYTES, inv.COPY_PAST_END, inv.MEMBER_MISMATCH, inv.OBJECT_MISSING,
+                inv.OBJECT_SIZE):
         return _bad_copy(discrepancy)
+    if kind == inv.OBJECT_ORPHAN:
+        return objects.delete_orphan(discrepancy.extra.get("bucket_id"),
+                                     discrepancy.extra.get("key", ""))
     if kind in CACHE_KINDS:
         return _drop_cached(discrepancy)
     if kind in (inv.MIGRATION_MISSING, inv.COPY_MISSING):
@@ -126,10 +135,18 @@ def mark_bad(copies):
 
 
 def _bad_copy(d):
-    copy = FileCopy.objects.filter(pk=d.copy_id).select_related("volume__silo").first()
+    copy = FileCopy.objects.filter(pk=d.copy_id).select_related("volume__silo", "bucket").first()
     if copy is None or copy.state != FileCopy.State.VERIFIED:
         return ("already marked BAD" if copy and copy.state == FileCopy.State.BAD
                 else "the copy is no longer verified; nothing to do")
+    if copy.bucket_id:
+        try:
+            if objects.recheck(copy):
+                return "its object matches now; nothing done"
+        except MediumError as exc:
+            return f"not checked again, nothing done: {exc}"
+        mark_bad([copy])
+        return f"copy marked BAD in {copy.bucket.name}"
     if d.kind == inv.COPY_BYTES:
         try:
             digest = tape.read(volume_path(copy.volume), copy.data_offset, copy.length,
@@ -214,14 +231,18 @@ def _queue_migration(d):
         return "not queued: the cached copy does not match its checksum"
     copies = verified_segments([f.pk]).get(f.pk, {})
     queued = 0
-    for number, group_id in sorted(policies().get(f.granule.collection_id, {}).items()):
+    for number, (medium, target_id) in sorted(
+            policies().get(f.granule.collection_id, {}).items()):
         segments = copies.get(number, [])
         if readable_copy(segments, f.size) or any(
                 s["volume__state"] in UNREADABLE for s in segments):
             continue  # whole, or for background repair to replace (it releases the old one)
+        target = ({"bucket_id": target_id} if medium == "object"
+                  else {"volume_group_id": target_id})
         queued += queue_once(kind=Req.Kind.MIGRATE, priority=Req.Priority.MIGRATION, file=f,
-                             copy_number=number, volume_group_id=group_id, bytes_total=f.size,
-                             bytes_done=covered(segments)) is not None
+                             copy_number=number, bytes_total=f.size,
+                             bytes_done=0 if medium == "object" else covered(segments),
+                             **target) is not None
     if queued:
         transaction.on_commit(nudge)
     return f"{queued} migrations queued" if queued else "the copies are whole or queued already"

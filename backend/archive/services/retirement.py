@@ -16,6 +16,7 @@ from backend.errors import Conflict, DomainError
 
 from ..models import CacheEntry, FileCopy, Volume
 from ..signals import granule_retired
+from . import objects
 from .paths import cache_path
 from .queueing import Req
 
@@ -108,11 +109,19 @@ def _release_copies(files):
     """Release every copy of `files`; the verified ones leave their volumes' live counts."""
     copies = FileCopy.objects.select_for_update().filter(file_id__in=files).exclude(
         state=FileCopy.State.RELEASED)
-    released = 0
-    for volume_id, length, state in copies.values_list("volume_id", "length", "state"):
-        if state == FileCopy.State.VERIFIED:
+    released, places = 0, []
+    for volume_id, bucket_id, key, version_id, length, state in copies.values_list(
+            "volume_id", "bucket_id", "key", "version_id", "length", "state"):
+        if bucket_id:
+            places.append((bucket_id, key, version_id))
+            released += length if state == FileCopy.State.VERIFIED else 0
+        elif state == FileCopy.State.VERIFIED:
             Volume.objects.filter(pk=volume_id).update(
                 live_bytes=F("live_bytes") - length, file_count=F("file_count") - 1)
             released += length
     copies.update(state=FileCopy.State.RELEASED)
+    if places:
+        # an object is removed once the release is committed; one the store keeps (it is down)
+        # is found by reconciliation as an orphan and removed then
+        transaction.on_commit(lambda: objects.delete_objects(places))
     return released

@@ -27,7 +27,7 @@ SPAN_MIN = 16 << 20      # don't start a file on a volume with less room than th
 HEADER_ROOM = 16 << 10   # room kept for a member's pax header and padding
 
 
-def _segment_numbers(requests):
+def segment_numbers(requests):
     """{(file id, copy number): the next free segment number} for the requests' copies: past
     every segment still recorded (bad ones too, which keep their numbers until released)."""
     rows = (FileCopy.objects.filter(file_id__in=[r.file_id for r in requests])
@@ -48,7 +48,7 @@ def write_copies(drive, volume, requests):
         # it changed since the scheduler looked (a repack, a truncation found): not theirs
         requeue(requests, f"volume {volume.label} became {volume.state}", charge=False)
         return set()
-    requests = _in_cache(requests)
+    requests = in_cache(requests)
     if not requests:
         return set()
     set_drive(drive, state=Drive.State.WRITING)
@@ -58,7 +58,7 @@ def write_copies(drive, volume, requests):
         _volume_cannot_take_writes(drive, volume, requests, exc)
         return set()
     started = timezone.now()
-    segments = _segment_numbers(requests)
+    segments = segment_numbers(requests)
     checking = _ReadBack(volume)
     try:
         written = _write_batch(drive, volume, writer, requests, segments, checking)
@@ -90,7 +90,7 @@ def write_copies(drive, volume, requests):
     return verified & {r.pk for r, _, _ in kept}
 
 
-def _in_cache(requests):
+def in_cache(requests):
     """The requests whose file is in the cache. Each of the others waits, unscheduled, for a
     recall from a readable copy (the recall clears the wait), or fails when there is none."""
     from .reading import wait_for_recall
@@ -121,17 +121,23 @@ def _volume_cannot_take_writes(drive, volume, requests, error):
 
 
 def _read_back_failed(request, volume):
-    """Charge a failed read-back to what failed. A cached file that no longer matches its
-    catalog checksum (changed after ingest) is the file's fault: writing it again cannot help,
-    so its migration fails with the reason, and when a good copy exists on tape the damaged
-    cache copy is dropped and recalled from it. Otherwise the volume or drive failed: the
-    request is charged an attempt, so the retries are bounded."""
+    """Charge a failed read-back to what failed: the cached file when it no longer matches its
+    catalog checksum (cached_file_changed), else the volume or drive: the request is charged an
+    attempt, so the retries are bounded."""
     f = request.file
     digest, size = checksums.of_file(f.checksum_type, cache_location(f))
     if size == f.size and checksums.same(f.checksum_type, digest, f.checksum):
         requeue([request], f"read-back from {volume.label} does not match the catalog "
                            "checksum; will be written again")
         return
+    cached_file_changed(request)
+
+
+def cached_file_changed(request):
+    """A cached file that no longer matches its catalog checksum (changed after ingest) is the
+    file's fault: writing it again cannot help, so its migration fails with the reason, and
+    when a good copy exists elsewhere the damaged cache copy is dropped and recalled from it."""
+    f = request.file
     error = (f"the cached copy of {f.name} does not match its catalog checksum (changed after "
              "ingest?), so no copy of it can be written")
     if drop_damaged_cache(f):
@@ -187,7 +193,7 @@ def _write_member(writer, request, length, segment):
     return result, segment
 
 
-def _release_replaced(requests, now):
+def release_replaced(requests, now):
     """New copies are verified: release what they replace, every segment of the same (file,
     copy) older than the request that wrote them: bad ones, the ones on a volume being
     repacked, and the good segments of a copy that spanned volumes and was written again whole.
@@ -290,13 +296,13 @@ def _record_writes(drive, volume, written, verified, end_of_data, unwritten, sta
         state=Req.State.DONE, bytes_done=F("bytes_total"), error="", finished_at=now)
     Req.objects.bulk_update([r for r, _, _ in written if r.state != Req.State.DONE],
                             ["bytes_done", "error", "state", "drive", "attempts"])
-    clean = _clean_complete_files(done)
+    clean = clean_complete_files(done)
     for collection, nbytes in moved.values():
         record_transfer("migrate", nbytes, started, now, collection)
     _advance_volume(volume, written, copies, len(copies), end_of_data, unwritten)
     # after the volume is saved: a replaced segment on this same volume is taken off its counts
     # (released first, the save of the volume read before would count it again)
-    _release_replaced(done, now)
+    release_replaced(done, now)
     Req.objects.filter(pk__in=[r.pk for r in [*unwritten, *again]],
                        state=Req.State.RUNNING).update(state=Req.State.QUEUED, drive=None)
     elapsed = max((now - started).total_seconds(), 1e-6)
@@ -332,7 +338,7 @@ def _settle_requests(volume, written, verified, now):
     return copies, done, moved
 
 
-def _clean_complete_files(done):
+def clean_complete_files(done):
     """The files of the finished requests whose every copy is now verified: their dirty cache
     entries become clean (or stay pinned). Returns their ids."""
     # Lock the granules first: a mover recording another copy of the same files waits here, so

@@ -1,0 +1,270 @@
+"""An S3-compatible object store as a medium (boto3): a bucket holds one copy per object.
+
+A write streams the file once: the catalog's checksum is computed over exactly the bytes sent
+(so the object holds the catalog's bytes, or the write is refused), every request carries the
+MD5 of its body for the server to check (so the server stored what it was sent), and the ETag
+it answers is compared with the one those bytes must give (MD5, or MD5 of the parts' MD5s and
+their count for a multipart object). A server whose ETags are of another kind has the object
+read back and hashed instead. Every read is hashed by the caller against the catalog.
+"""
+import base64
+import hashlib
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+from backend.catalog import checksums
+
+from . import CopyMissing, Health, Listed, MediumError, Stored
+
+CHUNK = 1 << 20
+MAX_PARTS = 10_000
+_clients, _clients_lock = {}, threading.Lock()
+
+# error codes that mean the whole store refuses us, not one object
+_REFUSED = {"InvalidAccessKeyId", "SignatureDoesNotMatch", "AccessDenied", "403",
+            "InvalidToken", "ExpiredToken"}
+_MISSING = {"NoSuchKey", "404", "NotFound"}
+
+
+def _client(config, timeout_s):
+    import boto3
+    from botocore.config import Config
+
+    key = (config["endpoint_url"], config["access_key"], config["secret_key"],
+           config.get("region", "us-east-1"), timeout_s)
+    with _clients_lock:
+        if key not in _clients:
+            _clients[key] = boto3.session.Session().client(
+                "s3", endpoint_url=config["endpoint_url"], region_name=key[3],
+                aws_access_key_id=config["access_key"], aws_secret_access_key=config["secret_key"],
+                config=Config(connect_timeout=timeout_s, read_timeout=timeout_s * 3,
+                              retries={"max_attempts": 2, "mode": "standard"},
+                              s3={"addressing_style": "path"}, max_pool_connections=32,
+                              request_checksum_calculation="when_required",
+                              response_checksum_validation="when_required"))
+        return _clients[key]
+
+
+def _b64(digest):
+    return base64.b64encode(digest).decode()
+
+
+class ObjectStore:
+    """One bucket of one store. `config`: endpoint_url, access_key, secret_key, region."""
+
+    medium = "object"
+
+    def __init__(self, store, bucket, config, *, part_bytes=64 << 20, timeout_s=10.0,
+                 workers=2):
+        self.store, self.bucket, self.config = store, bucket, config or {}
+        self.part_bytes, self.timeout_s, self.workers = part_bytes, timeout_s, workers
+
+    @property
+    def where(self):
+        return f"object store {self.store} ({self.config.get('endpoint_url') or 'no endpoint'})"
+
+    def _s3(self):
+        if not self.config.get("endpoint_url"):
+            raise MediumError(f"{self.where} is not configured: set GRANARY_S3_ENDPOINT and "
+                              "its keys", whole=True)
+        return _client(self.config, self.timeout_s)
+
+    def error(self, exc, key=""):
+        """The MediumError an operator reads for a boto3 failure."""
+        from botocore import exceptions as bx
+
+        if isinstance(exc, MediumError):
+            return exc
+        if isinstance(exc, bx.ClientError):
+            code = str(exc.response.get("Error", {}).get("Code", ""))
+            status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0)
+            if code == "NoSuchBucket":
+                return MediumError(f"bucket {self.bucket} does not exist on {self.where}",
+                                   whole=True)
+            if code in _REFUSED:
+                return MediumError(f"{self.where} refused Granary's credentials ({code})",
+                                   whole=True)
+            if code in _MISSING and key:
+                return CopyMissing(f"object {key} is missing from bucket {self.bucket}")
+            if code in _MISSING:
+                return MediumError(f"bucket {self.bucket} does not exist on {self.where}",
+                                   whole=True)
+            if status >= 500:
+                return MediumError(f"{self.where} failed ({status} {code})", whole=True)
+            return MediumError(f"{self.where}: {code or status} on {key or self.bucket}")
+        if isinstance(exc, (bx.EndpointConnectionError, bx.ConnectTimeoutError,
+                            bx.ReadTimeoutError, bx.ConnectionClosedError, ConnectionError)):
+            return MediumError(f"{self.where} is unreachable: {exc}", whole=True)
+        if isinstance(exc, bx.BotoCoreError):
+            return MediumError(f"{self.where}: {exc}", whole=True)
+        return MediumError(f"{self.where}: {exc}")
+
+    def _call(self, method, key="", **kwargs):
+        try:
+            return getattr(self._s3(), method)(Bucket=self.bucket, **kwargs)
+        except Exception as exc:   # noqa: BLE001 - every failure becomes a reason
+            raise self.error(exc, key) from exc
+
+    # -- writing -------------------------------------------------------------------------------
+
+    def write(self, key, path, size, checksum_type, checksum, metadata=None):
+        """Store the file at `path` as `key`, proving on the way that the bytes sent are the
+        catalog's (MediumError, not whole, when they are not) and that the server kept them."""
+        metadata = {k: str(v) for k, v in (metadata or {}).items()}
+        digest = checksums.hasher(checksum_type)
+        with open(path, "rb") as source:
+            if size <= self.part_bytes:
+                body = source.read()
+                digest.update(body)
+                md5 = hashlib.md5(body, usedforsecurity=False)
+                self._check_sent(digest, checksum_type, checksum, key, len(body), size)
+                answer = self._call("put_object", key, Key=key, Body=body, Metadata=metadata,
+                                    ContentMD5=_b64(md5.digest()))
+                expected = {md5.hexdigest()}
+            else:
+                answer, expected, sent = self._multipart(key, source, size, digest, metadata)
+                self._check_sent(digest, checksum_type, checksum, key, sent, size,
+                                 delete=True)
+        etag = answer.get("ETag", "").strip('"')
+        if etag not in expected:
+            self._read_back(key, size, checksum_type, checksum)
+        return Stored(key, size, etag, answer.get("VersionId") or "")
+
+    def _check_sent(self, digest, checksum_type, checksum, key, sent, size, delete=False):
+        if sent == size and checksums.same(checksum_type, digest.hexdigest(), checksum):
+            return
+        if delete:
+            self.delete(key)
+        raise MediumError(f"the bytes sent for {key} do not match the catalog checksum "
+                          "(the cached file changed?)")
+
+    def _multipart(self, key, source, size, digest, metadata):
+        """Send the file in parts; (answer, the ETags the object may have, bytes sent). S3
+        answers MD5(part MD5s)-N; some servers (rclone) the MD5 of the whole, which is then
+        hashed too, unless the catalog's checksum is that MD5 already."""
+        part = max(self.part_bytes, -(-size // MAX_PARTS))
+        whole = None if getattr(digest, "name", "") == "md5" else hashlib.md5(usedforsecurity=False)
+        upload = self._call("create_multipart_upload", key, Key=key, Metadata=metadata)
+        upload_id, parts, md5s, sent = upload["UploadId"], [], [], 0
+        # read in order (the checksum is of the whole), send a few parts at once
+        room = threading.BoundedSemaphore(self.workers + 1)
+        try:
+            with ThreadPoolExecutor(self.workers, thread_name_prefix="s3-part") as pool:
+                number = 0
+                while True:
+                    room.acquire()
+                    body = source.read(part)
+                    if not body:
+                        room.release()
+                        break
+                    number += 1
+                    sent += len(body)
+                    digest.update(body)
+                    if whole is not None:
+                        whole.update(body)
+                    md5 = hashlib.md5(body, usedforsecurity=False).digest()
+                    md5s.append(md5)
+                    parts.append(pool.submit(self._part, key, upload_id, number, body, md5, room))
+                done = [{"PartNumber": i, "ETag": f.result()}
+                        for i, f in enumerate(parts, start=1)]
+            answer = self._call("complete_multipart_upload", key, Key=key, UploadId=upload_id,
+                                MultipartUpload={"Parts": done})
+        except BaseException:
+            try:
+                self._call("abort_multipart_upload", key, Key=key, UploadId=upload_id)
+            except MediumError:
+                pass   # the server is gone: its reconciliation lists the leftover parts
+            raise
+        parts_etag = hashlib.md5(b"".join(md5s), usedforsecurity=False).hexdigest()
+        return answer, {f"{parts_etag}-{len(md5s)}",
+                        (whole or digest).hexdigest()}, sent
+
+    def _part(self, key, upload_id, number, body, md5, room):
+        try:
+            return self._call("upload_part", key, Key=key, UploadId=upload_id,
+                              PartNumber=number, Body=body, ContentMD5=_b64(md5))["ETag"]
+        finally:
+            room.release()
+
+    def _read_back(self, key, size, checksum_type, checksum):
+        digest, length = self.read(key, checksum_type)
+        if length != size or not checksums.same(checksum_type, digest, checksum):
+            self.delete(key)
+            raise MediumError(f"object {key} read back from bucket {self.bucket} does not "
+                              "match the catalog checksum")
+
+    # -- reading -------------------------------------------------------------------------------
+
+    def read(self, key, checksum_type, sink=None, offset=0, length=None, version_id=""):
+        """Stream the object (or `length` bytes from `offset`) to sink; (digest, bytes read)."""
+        kwargs = {"Key": key}
+        if version_id:
+            kwargs["VersionId"] = version_id
+        if offset or length is not None:
+            end = "" if length is None else str(offset + length - 1)
+            kwargs["Range"] = f"bytes={offset}-{end}"
+        answer = self._call("get_object", key, **kwargs)
+        digest, count = checksums.hasher(checksum_type), 0
+        try:
+            for chunk in answer["Body"].iter_chunks(CHUNK):
+                digest.update(chunk)
+                count += len(chunk)
+                if sink is not None:
+                    sink(chunk)
+        except Exception as exc:   # noqa: BLE001 - a connection dropped mid-body
+            raise self.error(exc, key) from exc
+        finally:
+            answer["Body"].close()
+        return digest.hexdigest(), count
+
+    def open_range(self, key, offset, length, version_id=""):
+        """`length` bytes from `offset` (a ranged GET), for small reads."""
+        chunks = []
+        self.read(key, "MD5", chunks.append, offset, length, version_id)
+        return b"".join(chunks)
+
+    def verify(self, key, length, checksum_type, checksum, version_id=""):
+        """Whether the object holds the catalog's bytes (a CopyMissing when it is gone)."""
+        digest, count = self.read(key, checksum_type, version_id=version_id)
+        return count == length and checksums.same(checksum_type, digest, checksum)
+
+    # -- the rest ------------------------------------------------------------------------------
+
+    def delete(self, key, version_id=""):
+        kwargs = {"Key": key}
+        if version_id:
+            kwargs["VersionId"] = version_id
+        self._call("delete_object", key, **kwargs)
+
+    def listing(self, prefix=""):
+        """Every object under `prefix`, as Listed, in key order."""
+        token = None
+        while True:
+            kwargs = {"Prefix": prefix, "MaxKeys": 1000}
+            if token:
+                kwargs["ContinuationToken"] = token
+            page = self._call("list_objects_v2", **kwargs)
+            for item in page.get("Contents", []):
+                yield Listed(item["Key"], item["Size"], item.get("ETag", "").strip('"'))
+            if not page.get("IsTruncated"):
+                return
+            token = page["NextContinuationToken"]
+
+    def stat(self, key):
+        """(length, etag) of the object, CopyMissing when it is not there."""
+        answer = self._call("head_object", key, Key=key)
+        return answer["ContentLength"], answer.get("ETag", "").strip('"')
+
+    def health(self):
+        try:
+            self._call("head_bucket")
+        except MediumError as exc:
+            return Health(False, exc.reason)
+        return Health(True)
+
+    def create_bucket(self):
+        """Make the bucket when it is not there yet (setup, demo, tests)."""
+        try:
+            self._call("head_bucket")
+        except MediumError:
+            self._call("create_bucket")

@@ -1,0 +1,394 @@
+"""The object movers: migrations to buckets and recalls from them. An object store needs no
+drive, mount or scheduler: a mover claims queued work under a lease, sends or fetches a few
+objects at once, and records what it did in one transaction per batch, as a tape write does.
+
+A failure of the store itself (unreachable, credentials refused, no such bucket) puts the
+batch back uncharged with the store's reason and stops the mover until the next tick: nothing
+fails for the store's outage, and nothing spins. A recall that finds its object missing or
+changed marks that copy BAD (background repair rewrites it) and reads another copy: tape when
+the file has one.
+"""
+import logging
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import F, Q
+from django.utils import timezone
+
+from backend.catalog import bulk, checksums
+from backend.metrics.services import record_transfer
+
+from ..media import CopyMissing, MediumError
+from ..media.objectstore import ObjectStore
+from ..models import Bucket, FileCopy
+from .completeness import complete_granules_if_archived, readable_copies
+from .paths import cache_location, member_name
+from .queueing import WAITING_FOR_CACHE, Req, claim_leased, requeue
+
+log = logging.getLogger(__name__)
+
+
+def store_for(bucket):
+    """The medium of a Bucket row."""
+    stores = settings.GRANARY_OBJECT_STORES
+    return ObjectStore(bucket.store, bucket.bucket, stores.get(bucket.store),
+                       part_bytes=settings.GRANARY_S3_PART_BYTES,
+                       timeout_s=settings.GRANARY_S3_TIMEOUT_S)
+
+
+def object_key(bucket, file):
+    """Where a file's copy lies in a bucket: self-describing, as a tape member's name is."""
+    return f"{bucket.prefix}{member_name(file)}"
+
+
+def object_metadata(file, copy_number):
+    """The headers an object carries, so the catalog can be rebuilt from the bucket alone."""
+    granule = file.granule
+    return {"granule-id": granule.granule_id, "collection": granule.collection.key,
+            "granule-version": granule.version, "file": file.name, "file-size": file.size,
+            "checksum-type": file.checksum_type, "checksum": file.checksum,
+            "copy": copy_number}
+
+
+def queued_work():
+    """Queued object work the movers can take now (a migration waiting for its recall cannot)."""
+    return (Req.objects.filter(state=Req.State.QUEUED, bucket__isnull=False)
+            .exclude(kind=Req.Kind.MIGRATE, error=WAITING_FOR_CACHE))
+
+
+def run_object_movers(max_batches=1000):
+    """Work queued object requests in this process until none is left or the store fails;
+    returns how many were finished (a Celery task, and run_until_idle in tests and bench)."""
+    batch_size = max(settings.GRANARY_OBJECT_CONCURRENCY * 8, 1)
+    finished = 0
+    for _ in range(max_batches):
+        ids = list(queued_work().order_by("priority", "created_at").values_list(
+            "pk", flat=True)[:batch_size])
+        if not ids:
+            break
+        lease = timedelta(seconds=settings.GRANARY_OBJECT_LEASE_S)
+        batch = claim_leased(ids, timezone.now() + lease)
+        if not batch:
+            continue   # another mover took them
+        keeper = _LeaseKeeper([r.pk for r in batch], lease)
+        keeper.start()
+        try:
+            done, store_down = _work(batch)
+        except Exception as exc:   # noqa: BLE001 - the batch must be left claimable
+            log.exception("object mover failed")
+            requeue(batch, f"the object mover failed: {exc}"[:500])
+            raise
+        finally:
+            keeper.stop()
+        finished += done
+        if store_down:
+            break
+    return finished
+
+
+class _LeaseKeeper(threading.Thread):
+    """Renews the lease on a batch while it is worked, so a mover killed -9 frees its work
+    soon and a long upload never outlives its lease."""
+
+    def __init__(self, ids, lease):
+        super().__init__(daemon=True, name="object-lease")
+        self.ids, self.lease, self.stopped = ids, lease, threading.Event()
+
+    def run(self):
+        from django.db import DatabaseError, connection
+
+        try:
+            while not self.stopped.wait(max(self.lease.total_seconds() / 3, 0.1)):
+                try:
+                    Req.objects.filter(pk__in=self.ids, state=Req.State.RUNNING).update(
+                        lease_until=timezone.now() + self.lease)
+                except DatabaseError:
+                    log.warning("object work: lease not renewed this time")
+        finally:
+            connection.close()
+
+    def stop(self):
+        self.stopped.set()
+        self.join()
+
+
+def _work(batch):
+    """(requests finished, whether a store failed as a whole) for a claimed batch."""
+    migrations = [r for r in batch if r.kind == Req.Kind.MIGRATE]
+    recalls = [r for r in batch if r.kind == Req.Kind.RECALL]
+    others = [r for r in batch if r not in migrations and r not in recalls]
+    if others:
+        requeue(others, "not object-store work", charge=True)
+    buckets = Bucket.objects.in_bulk({r.bucket_id for r in batch})
+    done, down = 0, False
+    if migrations:
+        d, dn = _migrate(migrations, buckets)
+        done, down = done + d, down or dn
+    if recalls:
+        d, dn = _recall(recalls, buckets)
+        done, down = done + d, down or dn
+    return done, down
+
+
+def _pool():
+    return ThreadPoolExecutor(max(settings.GRANARY_OBJECT_CONCURRENCY, 1),
+                              thread_name_prefix="object-mover")
+
+
+def _settle_failures(failed, verb):
+    """Requeue or fail what could not be moved; True when a store failed as a whole."""
+    down = False
+    for request, exc in failed:
+        if isinstance(exc, MediumError) and exc.whole:
+            down = True
+            requeue([request], f"{verb}: {exc}"[:1000], charge=False)
+        else:
+            requeue([request], f"{verb}: {exc}"[:1000])
+    return down
+
+
+# -- migrations ----------------------------------------------------------------------------------
+
+def _migrate(requests, buckets):
+    from .writing import in_cache
+
+    requests = in_cache(requests)
+    if not requests:
+        return 0, False
+    started = timezone.now()
+
+    def send(request):
+        f, bucket = request.file, buckets[request.bucket_id]
+        try:
+            stored = store_for(bucket).write(
+                object_key(bucket, f), cache_location(f), f.size, f.checksum_type, f.checksum,
+                object_metadata(f, request.copy_number))
+            return request, stored, None
+        except MediumError as exc:
+            return request, None, exc
+        except OSError as exc:   # the cached file went away under us
+            return request, None, MediumError(f"cannot read the cached file: {exc}")
+
+    with _pool() as pool:
+        results = list(pool.map(send, requests))
+    written = [(r, stored) for r, stored, exc in results if exc is None]
+    failed = [(r, exc) for r, _, exc in results if exc is not None]
+    changed = [(r, exc) for r, exc in failed if not exc.whole and _cache_changed(r.file)]
+    failed = [(r, exc) for r, exc in failed if (r, exc) not in changed]
+    if written:
+        _record_object_writes(written, buckets, started)
+    for request, _ in changed:
+        _source_changed(request)
+    return len(written), _settle_failures(failed, "copy to the object store failed")
+
+
+def _cache_changed(f):
+    digest, size = checksums.of_file(f.checksum_type, cache_location(f))
+    return size != f.size or not checksums.same(f.checksum_type, digest, f.checksum)
+
+
+def _source_changed(request):
+    from .writing import cached_file_changed
+
+    cached_file_changed(request)
+
+
+@transaction.atomic
+def _record_object_writes(written, buckets, started):
+    """Record the objects a batch stored: copies VERIFIED, requests done, cache entries clean
+    where every copy is now verified, transfers, and the granules now archived."""
+    from .writing import clean_complete_files, release_replaced, segment_numbers
+
+    now = timezone.now()
+    requests = [r for r, _ in written]
+    segments = segment_numbers(requests)
+    copies, moved = [], {}
+    for request, stored in written:
+        f = request.file
+        copies.append(bulk.new(
+            FileCopy, file_id=f.pk, copy_number=request.copy_number,
+            segment=segments.get((f.pk, request.copy_number), 0), file_offset=0,
+            volume_id=None, bucket_id=request.bucket_id, key=stored.key, etag=stored.etag,
+            version_id=stored.version_id, position=0, data_offset=0, length=f.size,
+            checksum_type=f.checksum_type, checksum=f.checksum,
+            state=FileCopy.State.VERIFIED, verified_at=now))
+        collection = f.granule.collection
+        moved[collection.pk] = (collection, moved.get(collection.pk, (None, 0))[1] + f.size)
+    bulk.insert(copies)
+    Req.objects.filter(pk__in=[r.pk for r in requests], state=Req.State.RUNNING).update(
+        state=Req.State.DONE, bytes_done=F("bytes_total"), error="", finished_at=now,
+        lease_until=None)
+    clean = clean_complete_files(requests)
+    for collection, nbytes in moved.values():
+        record_transfer("migrate", nbytes, started, now, collection)
+    release_replaced(requests, now)
+    complete_granules_if_archived(sorted({r.file.granule_id for r in requests
+                                          if r.file_id in clean}), clean)
+
+
+# -- recalls -------------------------------------------------------------------------------------
+
+def object_copy_for(file, exclude=()):
+    """The readable object copy a recall of `file` reads first, or None (tape then)."""
+    return (readable_copies().filter(file=file, bucket__isnull=False)
+            .exclude(pk__in=list(exclude)).order_by("copy_number").first())
+
+
+def _recall(requests, buckets):
+    """Fetch recalls' files from their first readable object copy, a few at once. The copies
+    are looked up here, not in the threads, which touch no database."""
+    from .cache import reserve_cache
+    from .reading import fail_unrecallable, recalled
+
+    started = timezone.now()
+    todo, elsewhere = [], []
+    for request in requests:
+        copy = object_copy_for(request.file)
+        if copy is None:
+            elsewhere.append(request)
+        elif not reserve_cache(request.file.size):
+            # a full cache is a reason to wait, never to fail: no attempt is counted
+            Req.objects.filter(pk=request.pk, state=Req.State.RUNNING).update(
+                state=Req.State.QUEUED, error="waiting for cache space", lease_until=None)
+        else:
+            copy.bucket = buckets.get(copy.bucket_id) or copy.bucket
+            todo.append((request, copy))
+
+    def fetch(item):
+        request, copy = item
+        try:
+            return request, copy, _fetch(request.file, copy, store_for(copy.bucket))
+        except MediumError as exc:
+            return request, copy, exc
+
+    with _pool() as pool:
+        results = list(pool.map(fetch, todo))
+    done, failed = 0, []
+    for request, copy, outcome in results:
+        if isinstance(outcome, (CopyMissing, _Changed)):
+            _mark_bad_object(copy, str(outcome))
+            elsewhere.append(request)
+        elif isinstance(outcome, MediumError):
+            failed.append((request, outcome))
+        else:
+            recalled(request, outcome, started)
+            done += 1
+    for request in elsewhere:
+        _read_elsewhere(request, "the object copy failed its check; reading another copy")
+    down = False
+    for request, exc in failed:
+        if exc.whole and _tape_can_serve(request.file):
+            _read_elsewhere(request, f"{exc}; reading the tape copy instead", tape_only=True)
+            down = True
+        else:
+            down = _settle_failures([(request, exc)],
+                                    "recall from the object store failed") or down
+    fail_unrecallable([r.pk for r in elsewhere])
+    return done, down
+
+
+class _Changed(MediumError):
+    """The object's bytes are not the catalog's."""
+
+
+def _fetch(file, copy, store):
+    """GET the object into the cache's partial file, hashed on the way; returns the partial
+    path when the bytes are the catalog's, raises _Changed (removing it) when not."""
+    from .paths import cache_path
+
+    target = cache_path(file)
+    partial = target.with_name(target.name + ".recall")
+    partial.parent.mkdir(parents=True, exist_ok=True)
+    with open(partial, "wb") as out:
+        digest, count = store.read(copy.key, file.checksum_type, out.write,
+                                   version_id=copy.version_id)
+        out.flush()
+        os.fsync(out.fileno())
+    if count != file.size or not checksums.same(file.checksum_type, digest, file.checksum):
+        partial.unlink(missing_ok=True)
+        raise _Changed(f"object {copy.key} in {copy.bucket.name} does not match the catalog "
+                       f"checksum ({count} of {file.size} bytes read)")
+    return partial
+
+
+def _mark_bad_object(copy, reason):
+    from .damage import mark_bad
+
+    mark_bad([copy], reason)
+
+
+def _tape_can_serve(file):
+    return readable_copies().filter(file=file, volume__isnull=False).exists()
+
+
+def _read_elsewhere(request, reason, tape_only=False):
+    """Send a recall to the next readable copy: another bucket, else tape (the scheduler)."""
+    nxt = None if tape_only else object_copy_for(request.file)
+    Req.objects.filter(pk=request.pk, state=Req.State.RUNNING).update(
+        state=Req.State.QUEUED, drive=None, lease_until=None, error=reason[:1000],
+        bucket_id=nxt.bucket_id if nxt else None)
+
+
+# -- what a bucket should hold, and removing what it should not ----------------------------------
+
+def pending_keys(bucket):
+    """Keys that migrations under way to `bucket` write (the object may be there before its
+    copy is recorded)."""
+    requests = (Req.objects.filter(kind=Req.Kind.MIGRATE, bucket=bucket,
+                                   state__in=[Req.State.QUEUED, Req.State.RUNNING])
+                .select_related("file__granule__collection"))
+    return {object_key(bucket, r.file) for r in requests}
+
+
+def delete_objects(places):
+    """Remove objects [(bucket id, key, version id)] no live copy names any more; best effort:
+    an object the store keeps (it is down) is found by reconciliation as an orphan and removed
+    then. Returns how many were removed."""
+    buckets = Bucket.objects.in_bulk({b for b, _, _ in places})
+    live = set(FileCopy.objects.filter(
+        bucket_id__in=list(buckets), key__in=[k for _, k, _ in places]).exclude(
+        state=FileCopy.State.RELEASED).values_list("bucket_id", "key"))
+    removed = 0
+    for bucket_id, key, version_id in places:
+        if (bucket_id, key) in live or bucket_id not in buckets:
+            continue
+        try:
+            store_for(buckets[bucket_id]).delete(key, version_id)
+            removed += 1
+        except MediumError as exc:
+            log.warning("object %s in %s not removed now: %s", key, buckets[bucket_id], exc)
+    return removed
+
+
+def delete_orphan(bucket_id, key):
+    """Remove an object no live copy and no migration names (checked again first)."""
+    bucket = Bucket.objects.filter(pk=bucket_id).first()
+    if bucket is None:
+        return "the bucket is gone"
+    if key in pending_keys(bucket) or FileCopy.objects.filter(bucket=bucket, key=key).exclude(
+            state=FileCopy.State.RELEASED).exists():
+        return "a copy names it now; nothing done"
+    try:
+        store_for(bucket).delete(key)
+    except MediumError as exc:
+        return f"not removed: {exc}"
+    return f"removed {key} from {bucket.name}"
+
+
+def recheck(copy):
+    """Whether an object copy's bytes hash to its checksum now (a repair checks again)."""
+    try:
+        return store_for(copy.bucket).verify(copy.key, copy.length, copy.checksum_type,
+                                             copy.checksum, copy.version_id)
+    except CopyMissing:
+        return False
+
+
+def stale_object_work(now):
+    """Running object work whose mover's lease ran out (the mover died)."""
+    return Req.objects.filter(state=Req.State.RUNNING, bucket__isnull=False).filter(
+        Q(lease_until__lt=now) | Q(lease_until__isnull=True))

@@ -1,0 +1,313 @@
+"""The object-store tier on a real S3 server (rclone serve s3, started by the test setup): copies
+written and verified, granules ARCHIVED only when every target holds a verified copy, recalls,
+damage behind Granary's back, and a store that is down, misconfigured or refusing us."""
+import hashlib
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from backend.archive import services
+from backend.archive.models import ArchiveRequest, Bucket, CacheEntry, FileCopy
+from backend.archive.services import cache, manager, objects, paths
+from backend.catalog.models import Granule
+from tests.archive_fixtures import (
+    archived_collection,
+    movers_without_waits,
+    small_layout,
+    staged_granule,
+)
+from tests.s3_server import ACCESS_KEY, SECRET_KEY
+
+pytestmark = pytest.mark.django_db
+
+Req = ArchiveRequest
+
+
+def store_settings(server, secret=SECRET_KEY, endpoint=None):
+    return {"default": {"endpoint_url": endpoint or server.endpoint_url,
+                        "access_key": ACCESS_KEY, "secret_key": secret,
+                        "region": "us-east-1"}}
+
+
+@pytest.fixture
+def tier(data_root, settings, s3_bucket):
+    """A two-silo tape layout and a bucket on the real S3 server as copy targets."""
+    server, name = s3_bucket
+    movers_without_waits(settings)
+    settings.GRANARY_OBJECT_STORES = store_settings(server)
+    settings.GRANARY_S3_PART_BYTES = 5 << 20   # the smallest part S3 allows: small multiparts
+    primary, backup, _ = small_layout()
+    bucket = Bucket.objects.create(name="objects", store="default", bucket=name)
+    return server, bucket, primary, backup, data_root
+
+
+def object_bytes(server, bucket, key):
+    return server.client().get_object(Bucket=bucket.bucket, Key=key)["Body"].read()
+
+
+def md5(data):
+    return hashlib.md5(data).hexdigest()
+
+
+def test_archived_only_when_object_and_tape_copies_are_verified(tier):
+    server, bucket, _, backup, root = tier
+    collection = archived_collection([bucket, backup])
+    granule, sources = staged_granule(collection, root / "staging", sizes=(3000, 70_000))
+    originals = {pk: path.read_bytes() for pk, path in sources.items()}
+    assert services.archive_granule(granule, sources).migrations == 4
+    assert {(r.copy_number, r.bucket_id is not None) for r in Req.objects.all()} == {
+        (1, True), (2, False)}
+
+    assert objects.run_object_movers() == 2
+    granule.refresh_from_db()
+    assert granule.state == Granule.State.ARCHIVING   # the tape copy is still to write
+    for pk, data in originals.items():
+        copy = FileCopy.objects.get(file_id=pk, copy_number=1)
+        assert copy.medium == "object" and copy.volume_id is None
+        assert copy.state == FileCopy.State.VERIFIED
+        assert object_bytes(server, bucket, copy.key) == data
+        assert copy.etag == md5(data)   # a single-part object's ETag is the MD5 of its bytes
+        assert copy.key.startswith(f"{collection.key}/{granule.granule_id}/")
+
+    services.run_until_idle()
+    granule.refresh_from_db()
+    assert granule.state == Granule.State.ARCHIVED
+    assert FileCopy.objects.filter(state="verified", volume__isnull=False).count() == 2
+    assert set(CacheEntry.objects.values_list("state", flat=True)) == {"clean"}
+
+
+def test_a_large_file_goes_in_parts_and_reads_back_whole(tier):
+    server, bucket, _, _, root = tier
+    collection = archived_collection([bucket])
+    granule, sources = staged_granule(collection, root / "staging", sizes=(12 << 20,))
+    data = next(iter(sources.values())).read_bytes()
+    services.archive_granule(granule, sources)
+    services.run_until_idle()
+    granule.refresh_from_db()
+    assert granule.state == Granule.State.ARCHIVED
+    copy = FileCopy.objects.get()
+    stored = object_bytes(server, bucket, copy.key)
+    assert hashlib.sha256(stored).hexdigest() == hashlib.sha256(data).hexdigest()
+    # S3's multipart ETag: MD5 of the parts' MD5s, then the number of parts (5 + 5 + 2 MiB)
+    parts = [data[i:i + (5 << 20)] for i in range(0, len(data), 5 << 20)]
+    expected = hashlib.md5(b"".join(hashlib.md5(p).digest() for p in parts)).hexdigest()
+    assert copy.etag == f"{expected}-3"
+
+
+def archive_object_only(tier, sizes=(4000,), with_tape=False):
+    server, bucket, primary, _, root = tier
+    collection = archived_collection([bucket, primary] if with_tape else [bucket])
+    granule, sources = staged_granule(collection, root / "staging", sizes=sizes)
+    data = {pk: path.read_bytes() for pk, path in sources.items()}
+    services.archive_granule(granule, sources)
+    services.run_until_idle()
+    granule.refresh_from_db()
+    assert granule.state == Granule.State.ARCHIVED
+    return granule, data
+
+
+def purge_all(granule):
+    for f in granule.files.all():
+        cache.release(f)
+        assert not CacheEntry.objects.filter(file=f).exists()
+
+
+def test_a_recall_reads_the_object_store_and_checks_the_bytes(tier):
+    granule, data = archive_object_only(tier)
+    purge_all(granule)
+    f = granule.files.get()
+    answer = services.make_available([f])[0]
+    assert not answer.ready and answer.eta_s is not None
+    recall = Req.objects.get(kind="recall")
+    assert recall.bucket_id == tier[1].pk
+    services.run_until_idle()
+    recall.refresh_from_db()
+    assert recall.state == "done"
+    assert paths.cache_path(f).read_bytes() == data[f.pk]
+
+
+def test_an_object_replaced_behind_our_back_is_never_served_and_is_rewritten(tier):
+    server, bucket = tier[0], tier[1]
+    granule, data = archive_object_only(tier, with_tape=True)
+    purge_all(granule)
+    f = granule.files.get()
+    copy = FileCopy.objects.get(file=f, bucket=bucket)
+    server.client().put_object(Bucket=bucket.bucket, Key=copy.key, Body=b"x" * f.size)
+
+    services.make_available([f])
+    objects.run_object_movers()
+    copy.refresh_from_db()
+    assert copy.state == FileCopy.State.BAD
+    assert Req.objects.get(kind="recall").bucket_id is None   # sent to the tape copy
+    services.run_until_idle()
+    # served from the tape copy instead: the cache holds the catalog's bytes
+    assert paths.cache_path(f).read_bytes() == data[f.pk]
+    # and background repair wrote the object copy again from them
+    good = FileCopy.objects.get(file=f, bucket=bucket, state="verified")
+    assert object_bytes(server, bucket, good.key) == data[f.pk]
+    assert FileCopy.objects.get(pk=copy.pk).state == FileCopy.State.RELEASED
+
+
+def test_an_object_deleted_behind_our_back_is_read_from_tape_and_rewritten(tier):
+    server, bucket = tier[0], tier[1]
+    granule, data = archive_object_only(tier, with_tape=True)
+    purge_all(granule)
+    f = granule.files.get()
+    copy = FileCopy.objects.get(file=f, bucket=bucket)
+    server.client().delete_object(Bucket=bucket.bucket, Key=copy.key)
+
+    services.make_available([f])
+    services.run_until_idle()
+    assert paths.cache_path(f).read_bytes() == data[f.pk]
+    services.run_until_idle()
+    good = FileCopy.objects.get(file=f, bucket=bucket, state="verified")
+    assert object_bytes(server, bucket, good.key) == data[f.pk]
+
+
+def test_with_no_other_copy_a_damaged_object_fails_the_recall_with_its_reason(tier):
+    server, bucket = tier[0], tier[1]
+    granule, _ = archive_object_only(tier)
+    purge_all(granule)
+    f = granule.files.get()
+    copy = FileCopy.objects.get(file=f)
+    server.client().put_object(Bucket=bucket.bucket, Key=copy.key, Body=b"y" * f.size)
+    services.make_available([f])
+    services.run_until_idle()
+    recall = Req.objects.get(kind="recall")
+    assert recall.state == "failed" and "no readable copy" in recall.error
+    assert not paths.cache_path(f).exists()
+
+
+@pytest.mark.parametrize("fault, reason", [
+    ("unreachable", "unreachable"),
+    ("credentials", "refused Granary's credentials"),
+    ("no bucket", "does not exist"),
+])
+def test_a_store_that_fails_as_a_whole_holds_ingest_without_charging_it(
+        tier, settings, fault, reason):
+    server, bucket, _, _, root = tier
+    if fault == "unreachable":
+        settings.GRANARY_OBJECT_STORES = store_settings(server, endpoint="http://127.0.0.1:9")
+        settings.GRANARY_S3_TIMEOUT_S = 1
+    elif fault == "credentials":
+        settings.GRANARY_OBJECT_STORES = store_settings(server, secret="not-the-secret")
+    else:
+        Bucket.objects.filter(pk=bucket.pk).update(bucket="no-such-bucket-here")
+    collection = archived_collection([bucket])
+    granule, sources = staged_granule(collection, root / "staging", sizes=(2000,))
+    services.archive_granule(granule, sources)
+
+    assert objects.run_object_movers() == 0
+    request = Req.objects.get()
+    assert request.state == "queued" and request.attempts == 0
+    assert reason in request.error
+    granule.refresh_from_db()
+    assert granule.state == Granule.State.ARCHIVING
+    assert not FileCopy.objects.exists()
+
+    settings.GRANARY_OBJECT_STORES = store_settings(server)
+    Bucket.objects.filter(pk=bucket.pk).update(bucket=tier[1].bucket)
+    services.run_until_idle()
+    granule.refresh_from_db()
+    assert granule.state == Granule.State.ARCHIVED
+
+
+def test_a_cached_file_changed_before_its_copy_fails_with_the_reason(tier):
+    _, bucket, _, _, root = tier
+    collection = archived_collection([bucket])
+    granule, sources = staged_granule(collection, root / "staging", sizes=(5000,))
+    services.archive_granule(granule, sources)
+    f = granule.files.get()
+    path = paths.cache_path(f)
+    path.unlink()   # a hard link to staging: write new bytes, not through it
+    path.write_bytes(b"z" * f.size)
+    objects.run_object_movers()
+    request = Req.objects.get()
+    assert request.state == "failed"
+    assert "does not match its catalog checksum" in request.error
+    assert not FileCopy.objects.exists()
+    assert not list(tier[0].client().list_objects_v2(Bucket=bucket.bucket).get("Contents", []))
+
+
+def test_work_of_a_dead_object_mover_is_taken_again_only_after_its_lease(tier):
+    _, bucket, _, _, root = tier
+    collection = archived_collection([bucket])
+    granule, sources = staged_granule(collection, root / "staging", sizes=(100,))
+    services.archive_granule(granule, sources)
+    request = Req.objects.get()
+    now = timezone.now()
+    Req.objects.filter(pk=request.pk).update(state="running", lease_until=now + timedelta(
+        seconds=30))
+    manager.recover_stale_work()
+    assert Req.objects.get().state == "running"   # its mover is alive
+    Req.objects.filter(pk=request.pk).update(lease_until=now - timedelta(seconds=1))
+    manager.recover_stale_work()
+    assert Req.objects.get().state == "queued"
+    services.run_until_idle()
+    assert Req.objects.get().state == "done"
+    assert FileCopy.objects.filter(state="verified").count() == 1
+
+
+def kinds(found):
+    return sorted(v.kind for v in found)
+
+
+def test_reconciliation_lists_the_bucket_against_the_catalog_and_repairs(tier):
+    from backend.archive import invariants as inv
+    from backend.archive.services import reconcile
+
+    server, bucket = tier[0], tier[1]
+    granule, data = archive_object_only(tier, sizes=(3000, 4000, 5000, 6000), with_tape=True)
+    assert inv.check_all(read_bytes=True) == []
+    by_size = {c.length: c for c in FileCopy.objects.filter(bucket=bucket)}
+    s3 = server.client()
+    s3.delete_object(Bucket=bucket.bucket, Key=by_size[3000].key)                  # missing
+    s3.put_object(Bucket=bucket.bucket, Key=by_size[4000].key, Body=b"a" * 10)     # wrong size
+    s3.put_object(Bucket=bucket.bucket, Key=by_size[5000].key, Body=b"b" * 5000)   # changed
+    s3.put_object(Bucket=bucket.bucket, Key="stray/left-behind.dat", Body=b"c" * 7)  # extra
+
+    run = reconcile.reconcile(full=True, repair=True)
+    found = {d.kind: d for d in run.discrepancies.all()}
+    assert sorted(found) == sorted([inv.OBJECT_MISSING, inv.OBJECT_SIZE, inv.COPY_BYTES,
+                                    inv.OBJECT_ORPHAN])
+    assert found[inv.OBJECT_MISSING].copy_id == by_size[3000].pk
+    assert found[inv.OBJECT_SIZE].copy_id == by_size[4000].pk
+    assert found[inv.COPY_BYTES].copy_id == by_size[5000].pk
+    assert found[inv.OBJECT_ORPHAN].extra["key"] == "stray/left-behind.dat"
+    assert all(d.outcome for d in found.values())
+
+    # the three bad copies are rewritten from the tape copies, the stray object is gone
+    services.run_until_idle()
+    services.run_until_idle()
+    assert inv.check_all(read_bytes=True) == []
+    for f in granule.files.all():
+        good = FileCopy.objects.get(file=f, bucket=bucket, state="verified")
+        assert object_bytes(server, bucket, good.key) == data[f.pk]
+    keys = {o["Key"] for o in s3.list_objects_v2(Bucket=bucket.bucket)["Contents"]}
+    assert "stray/left-behind.dat" not in keys and len(keys) == 4
+
+
+def test_deleting_a_granule_removes_its_objects(tier, django_capture_on_commit_callbacks):
+    from backend.archive.services import retirement
+    from tests.factories import UserFactory
+
+    server, bucket = tier[0], tier[1]
+    granule, _ = archive_object_only(tier, sizes=(100, 200))
+    assert len(server.client().list_objects_v2(Bucket=bucket.bucket)["Contents"]) == 2
+    with django_capture_on_commit_callbacks(execute=True):
+        released = retirement.delete(granule, by=UserFactory(), reason="superseded by v2")
+    assert released == 300
+    assert "Contents" not in server.client().list_objects_v2(Bucket=bucket.bucket)
+    assert set(FileCopy.objects.values_list("state", flat=True)) == {"released"}
+
+
+def test_the_invariants_hold_for_object_copies_and_see_a_copy_in_the_wrong_bucket(tier):
+    from backend.archive import invariants as inv
+
+    _, bucket, _, _, _ = tier
+    archive_object_only(tier, sizes=(100,))
+    assert inv.check_records() == []
+    other = Bucket.objects.create(name="elsewhere", bucket="elsewhere-bucket")
+    FileCopy.objects.update(bucket=other)
+    assert kinds(inv.check_records()) == [inv.COPY_WRONG_GROUP]

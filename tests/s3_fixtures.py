@@ -1,0 +1,29 @@
+"""Fixtures for a real S3 server (tests/s3_server.py): one rclone process for the whole session,
+since it starts in well under a second but a session may have many S3 tests, and a fresh bucket
+per test, so tests do not see each other's objects."""
+import uuid
+
+import pytest
+
+from tests.s3_server import S3Server
+
+
+@pytest.fixture(scope="session")
+def s3_server(tmp_path_factory):
+    server = S3Server(root=tmp_path_factory.mktemp("s3-root"))
+    server.start()
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def s3_bucket(s3_server):
+    """(server, bucket name): a bucket of its own for this test. If a test stopped or killed the
+    server, it is started again (same port, same root) for the next one."""
+    if s3_server.pid is None:
+        s3_server.start()
+    bucket = f"test-{uuid.uuid4().hex[:16]}"
+    s3_server.client().create_bucket(Bucket=bucket)
+    yield s3_server, bucket
+    if s3_server.pid is None:
+        s3_server.start()
