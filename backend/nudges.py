@@ -12,9 +12,21 @@ from django.db import transaction
 log = logging.getLogger(__name__)
 
 
+def task_named(name):
+    """The registered Celery task `name`: services dispatch tasks by name, so they never import
+    the tasks modules that import them (pulpcore's dispatch() does the same)."""
+    from celery import current_app
+
+    if name not in current_app.tasks:
+        current_app.loader.import_default_modules()
+    return current_app.tasks[name]
+
+
 def send(task, *args, queue=None):
     """Publish task(*args) now (to `queue` when given, else where the task is routed); False,
-    logged, when the broker cannot take the message."""
+    logged, when the broker cannot take the message. `task`: a task, or its name."""
+    if isinstance(task, str):
+        task = task_named(task)
     options = {"queue": queue} if queue else {}
     if task.app.conf.task_always_eager:  # run here (tests, CLI): no broker to miss
         task.apply_async(args=args, **options)

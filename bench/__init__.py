@@ -11,10 +11,11 @@ from . import (
     ingest_large,
     ingest_small,
     mixed,
+    object_store,
     search,
     simulator,
     subscriptions,
 )
 
 BENCHMARKS = {m.NAME: m for m in (archive_write, ingest_large, ingest_small, simulator, search,
-                                   dashboard, download, subscriptions, mixed)}
+                                   dashboard, download, subscriptions, mixed, object_store)}

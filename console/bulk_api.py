@@ -34,7 +34,7 @@ class BulkJobViewSet(viewsets.GenericViewSet, viewsets.mixins.ListModelMixin,
     filter_backends = []
 
     def get_queryset(self):
-        return jobs.with_counts(BulkJob.objects.select_related("target_group"))
+        return jobs.with_counts(BulkJob.objects.select_related("target_group", "target_bucket"))
 
     @extend_schema(request={"application/json": NewBulkJobSerializer,
                             "multipart/form-data": NewBulkJobSerializer},

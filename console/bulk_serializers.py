@@ -20,7 +20,8 @@ class NewBulkJobSerializer(serializers.Serializer):
     reason = serializers.CharField(required=False, allow_blank=True, max_length=2000)
     dry_run = serializers.BooleanField(default=False)
     target_group = serializers.CharField(required=False, allow_blank=True, max_length=100,
-                                         help_text="For a move: the volume group to write to")
+                                         help_text="For a move: the volume group or bucket "
+                                                   "to write to")
 
     def validate(self, data):
         given = [k for k in ("query", "ids", "file") if k in data]
@@ -57,7 +58,8 @@ class ItemCountsSerializer(serializers.Serializer):
 
 
 class BulkJobSerializer(serializers.ModelSerializer):
-    target_group = serializers.SlugRelatedField(slug_field="name", read_only=True, allow_null=True)
+    target_group = serializers.CharField(source="target.name", read_only=True, allow_null=True,
+                                         help_text="A move's volume group or bucket")
     requested_by = serializers.CharField(source="requested_by_name", read_only=True)
     counts = serializers.SerializerMethodField()
     percent_done = serializers.SerializerMethodField()

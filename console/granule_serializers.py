@@ -3,7 +3,7 @@ bodies of the lifecycle actions."""
 from rest_framework import serializers
 
 from backend.archive.models import CacheEntry, FileCopy
-from backend.archive.services.retirement import MAX_REASON
+from backend.archive.services import RETIRE_REASON_MAX as MAX_REASON
 from backend.catalog.models import File, Granule
 
 
@@ -25,18 +25,37 @@ class StateCountsSerializer(serializers.Serializer):
                                              "state it asks for")
 
 
-class CopySerializer(serializers.ModelSerializer):
-    volume = serializers.CharField(source="volume.label")
+class ConsoleCopySerializer(serializers.ModelSerializer):
+    """A copy with where it lies: on tape (volume, its group and state, the member's position)
+    or in the object store (bucket, key, ETag); the other medium's fields are null."""
+
+    medium = serializers.ChoiceField(choices=["tape", "object"], help_text="tape or object "
+                                     "(store)")
+    volume = serializers.CharField(source="volume.label", allow_null=True)
     volume_group = serializers.CharField(source="volume.group.name", allow_null=True,
                                          default=None)
-    volume_state = serializers.CharField(source="volume.state")
+    volume_state = serializers.CharField(source="volume.state", allow_null=True)
+    position = serializers.SerializerMethodField(help_text="Tape: the member's byte offset")
+    bucket = serializers.CharField(source="bucket.name", allow_null=True)
+    key = serializers.SerializerMethodField(help_text="Object store: the object's key")
+    etag = serializers.SerializerMethodField(help_text="Object store: the ETag it answered")
     written_at = serializers.DateTimeField(source="created_at")
     state = serializers.CharField(help_text="written, verified, bad or released")
 
     class Meta:
         model = FileCopy
-        fields = ["id", "copy_number", "segment", "volume", "volume_group", "volume_state",
-                  "position", "length", "state", "written_at", "verified_at"]
+        fields = ["id", "copy_number", "segment", "medium", "volume", "volume_group",
+                  "volume_state", "position", "bucket", "key", "etag", "length", "state",
+                  "written_at", "verified_at"]
+
+    def get_position(self, copy) -> int | None:
+        return copy.position if copy.volume_id else None
+
+    def get_key(self, copy) -> str | None:
+        return copy.key if copy.bucket_id else None
+
+    def get_etag(self, copy) -> str | None:
+        return copy.etag if copy.bucket_id else None
 
 
 class CacheStateSerializer(serializers.ModelSerializer):
@@ -49,7 +68,7 @@ class CacheStateSerializer(serializers.ModelSerializer):
 
 class ConsoleFileSerializer(serializers.ModelSerializer):
     cache = CacheStateSerializer(allow_null=True)
-    copies = CopySerializer(source="copy_rows", many=True)
+    copies = ConsoleCopySerializer(source="copy_rows", many=True)
 
     class Meta:
         model = File

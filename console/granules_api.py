@@ -8,7 +8,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from backend.accounts.permissions import IsOperator
-from backend.archive.services import retirement
+from backend.archive import services as archive
 from backend.catalog.models import Granule
 from backend.catalog.pagination import GranuleKeysetPagination
 from backend.errors import DomainError, NotFound
@@ -100,7 +100,7 @@ class WithdrawView(_Action):
     """Hide the granule from search, STAC, subscriptions and orders; kept on tape."""
 
     def act(self, granule, user, data):
-        retirement.withdraw(granule, by=user, reason=data["reason"])
+        archive.withdraw_granule(granule, by=user, reason=data["reason"])
 
 
 @extend_schema_view(post=extend_schema(request=ReasonSerializer, responses=PageOut))
@@ -108,7 +108,7 @@ class RestoreView(_Action):
     """Publish a withdrawn granule again."""
 
     def act(self, granule, user, data):
-        retirement.restore(granule, by=user, reason=data["reason"])
+        archive.restore_granule(granule, by=user, reason=data["reason"])
 
 
 @extend_schema_view(post=extend_schema(request=DeleteSerializer, responses=PageOut))
@@ -122,4 +122,4 @@ class DeleteView(_Action):
         if data["confirm_granule_id"] != granule.granule_id:
             raise DomainError(f"type the granule id {granule.granule_id} to confirm the delete",
                               "confirm_granule_id")
-        retirement.delete(granule, by=user, reason=data["reason"])
+        archive.delete_granule(granule, by=user, reason=data["reason"])

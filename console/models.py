@@ -30,6 +30,9 @@ class BulkJob(models.Model):
     ids_given = models.PositiveIntegerField(default=0, help_text="Lines of an id list, if any")
     target_group = models.ForeignKey("archive.VolumeGroup", null=True, blank=True,
                                      on_delete=models.PROTECT, related_name="+")
+    # a move to the object store: the bucket its copies go to (target_group empty then)
+    target_bucket = models.ForeignKey("archive.Bucket", null=True, blank=True,
+                                      on_delete=models.PROTECT, related_name="+")
     reason = models.TextField()
     requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True,
                                      on_delete=models.SET_NULL, related_name="+")
@@ -47,6 +50,11 @@ class BulkJob(models.Model):
 
     def __str__(self):
         return f"bulk {self.kind} #{self.pk} ({self.state})"
+
+    @property
+    def target(self):
+        """Where a move writes: its volume group or bucket."""
+        return self.target_group or self.target_bucket
 
     @property
     def active(self):

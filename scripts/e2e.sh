@@ -22,10 +22,17 @@ fi
 
 cleanup() {
   kill $(jobs -p) 2>/dev/null || true
+  # the S3 server was started by scripts/s3-server.sh, not as a job of this script
+  [[ -f $GRANARY_DATA_ROOT/log/s3-server.pid ]] && kill "$(cat "$GRANARY_DATA_ROOT/log/s3-server.pid")" 2>/dev/null || true
   wait 2>/dev/null || true
   rm -rf "$GRANARY_DATA_ROOT"
 }
 trap cleanup EXIT
+
+# A demo collection keeps copy 1 in the object store: a local S3 server beside the journeys'.
+source scripts/object-store.sh
+mkdir -p "$GRANARY_DATA_ROOT/log"
+start_object_store "${E2E_S3_PORT:-$((PORT + 1))}" "$GRANARY_DATA_ROOT"
 
 $PY manage.py migrate --noinput -v0
 # Drop nudges earlier runs left on a shared broker *before* seed_demo queues the demo's ingest.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Starts Granary on this machine: web (gunicorn), a worker on every queue, and beat.
-# Ctrl-C stops all three. Settings come from the environment (see deploy/README.md).
+# Starts Granary on this machine: web (gunicorn), a worker on every queue, beat and a local S3
+# object store. Ctrl-C stops them all. Settings come from the environment (see deploy/README.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=.venv/bin/python
@@ -8,9 +8,14 @@ PORT=${PORT:-8000}
 DATA_ROOT=$($PY -c 'import django,os;os.environ.setdefault("DJANGO_SETTINGS_MODULE","backend.settings");django.setup();from django.conf import settings;print(settings.DATA_ROOT)')
 LOGS="$DATA_ROOT/log"
 mkdir -p "$LOGS"
+trap 'trap - EXIT INT TERM; kill 0 2>/dev/null; wait' EXIT INT TERM
+
+# The object store (copy 1 of a demo collection lives there): a local S3 server, S3_PORT.
+S3_PORT=${S3_PORT:-9000}
+source scripts/object-store.sh
+start_object_store "$S3_PORT" "$DATA_ROOT"
 
 logins=$($PY manage.py seed_demo --history)
-trap 'trap - EXIT INT TERM; kill 0 2>/dev/null; wait' EXIT INT TERM
 
 $PY -m celery -A backend worker -Q ingest,archive,distribution,default --concurrency 2 \
   -n "granary@%h" -l INFO --logfile "$LOGS/worker.log" &
@@ -35,9 +40,10 @@ cat <<TXT
   API docs:            http://127.0.0.1:$PORT/api/docs/
   Admin:               http://127.0.0.1:$PORT/admin/
   Data root:           $DATA_ROOT   (logs in $LOGS)
+  Object store (S3):   $GRANARY_S3_ENDPOINT   (objects in $DATA_ROOT/objects)
 
 $logins
 
-  Press Ctrl-C to stop web, worker and beat.
+  Press Ctrl-C to stop web, worker, beat and the object store.
 TXT
 wait

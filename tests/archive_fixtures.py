@@ -70,3 +70,62 @@ def movers_without_waits(settings, cache_bytes=1 << 30):
     settings.GRANARY_WRITE_MAX_WAIT_S = 0
     settings.GRANARY_READ_MAX_WAIT_S = 0
     settings.GRANARY_REMOUNT_DELAY_S = 0
+
+
+def object_tier_rows(buckets, now, seed=7):
+    """Object copies and object work in known numbers, for the board's and /metrics' figures
+    (rows only, no bytes moved), beside tape rows the figures must leave out. Returns the
+    (copies, requests) made."""
+    import random
+    from datetime import timedelta
+
+    from backend.archive.models import FileCopy, Volume
+    from backend.archive.services.queueing import WAITING_FOR_CACHE
+
+    Req = ArchiveRequest
+    rng = random.Random(seed)
+    granule = GranuleFactory()
+    made = iter(File(granule=granule, name=f"object-tier-{n}.dat", size=100, checksum_type="MD5",
+                     checksum="0" * 32) for n in range(10_000))
+
+    def new_file():
+        f = next(made)
+        f.save()
+        return f
+
+    copies, requests = [], []
+    volume = Volume.objects.order_by("pk").first()
+    for bucket in [*buckets, None]:
+        if bucket is None and volume is None:
+            continue
+        for state in ["verified"] * rng.randint(1, 4) + ["bad", "written", "released"]:
+            copies.append(FileCopy(
+                file=new_file(), copy_number=1, bucket=bucket, key=f"k{len(copies)}",
+                volume=None if bucket else volume,
+                length=rng.randint(1, 10_000), checksum_type="MD5", checksum="0" * 32,
+                state=state))
+        for kind in (Req.Kind.MIGRATE, Req.Kind.RECALL):
+            shapes = (
+                [(Req.State.QUEUED, "", None)] * rng.randint(0, 3)
+                + [(Req.State.RUNNING, "", None)] * rng.randint(0, 2)
+                + [(Req.State.DONE, "", now - timedelta(minutes=rng.randint(1, 59)))]
+                * rng.randint(0, 4)
+                + [(Req.State.DONE, "", now - timedelta(minutes=61 + rng.randint(0, 500)))]
+                * rng.randint(1, 3)
+                + [(Req.State.FAILED, f"no such bucket ({kind})",
+                    now - timedelta(minutes=rng.randint(1, 300)))] * rng.randint(0, 2)
+                + [(Req.State.QUEUED, "the store is unreachable", None)] * rng.randint(0, 2)
+                + [(Req.State.QUEUED, WAITING_FOR_CACHE if kind == Req.Kind.MIGRATE
+                    else "waiting for cache space", None)]
+                + [(Req.State.CANCELLED, "cancelled by an operator", now)])
+            for state, error, finished in shapes:
+                size = rng.randint(1, 1 << 20)
+                requests.append(Req(
+                    kind=kind, state=state, priority=Req.Priority.MIGRATION, file=new_file(),
+                    copy_number=1, bucket=bucket, bytes_total=size,
+                    bytes_done=size if state == Req.State.DONE else 0, error=error,
+                    started_at=now - timedelta(hours=9) if state != Req.State.QUEUED else None,
+                    finished_at=finished))
+    FileCopy.objects.bulk_create(copies)
+    Req.objects.bulk_create(requests)
+    return copies, requests

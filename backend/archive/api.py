@@ -12,13 +12,24 @@ from backend.catalog.models import File
 from backend.catalog.pagination import CatalogCursorPagination
 from backend.ids import ID_REGEX
 
-from . import operations
-from .models import ArchiveRequest, Discrepancy, Drive, DriveModel, Reconciliation, Silo, Volume
+from . import object_board, operations
+from .models import (
+    ArchiveRequest,
+    Bucket,
+    Discrepancy,
+    Drive,
+    DriveModel,
+    Reconciliation,
+    Silo,
+    Volume,
+)
 from .serializers import (
     REQUEST_VALUES,
     VOLUME_VALUES,
     ArchiveRequestSerializer,
     AuditSerializer,
+    BucketBoardSerializer,
+    BucketSerializer,
     BulkResultSerializer,
     BulkSerializer,
     CacheEntrySerializer,
@@ -134,6 +145,22 @@ class VolumeGroupView(APIView):
         return Response(operations.volume_groups())
 
 
+class BucketViewSet(OperatorViewSet, viewsets.mixins.ListModelMixin):
+    """Object-store buckets as copy targets; `board/`: each with its figures and health."""
+
+    queryset = Bucket.objects.order_by("name")
+    serializer_class = BucketSerializer
+    pagination_class = None
+    filter_backends = []
+
+    @extend_schema(responses=BucketBoardSerializer(many=True))
+    @action(detail=False, methods=["get"])
+    def board(self, request):
+        """What each bucket holds, its queued and running work, the last hour's puts and gets,
+        its failures and whether its store answers (asked with a short timeout)."""
+        return Response(BucketBoardSerializer(object_board.bucket_board(), many=True).data)
+
+
 class DriveViewSet(OperatorViewSet, viewsets.mixins.ListModelMixin,
                    viewsets.mixins.RetrieveModelMixin):
     serializer_class = DriveSerializer
@@ -211,7 +238,8 @@ class QueueSummaryView(APIView):
 
 
 class FileStatusView(APIView):
-    """Where a file lives: cache state and every copy with volume and position."""
+    """Where a file lives: cache state and every copy on its medium (volume and position, or
+    bucket and key)."""
 
     permission_classes = [IsOperator]
 

@@ -1,10 +1,11 @@
-"""The archive tier's Prometheus figures: requests, queues, drives, cache and the last
-reconciliation (registered with backend.metrics.exposition from ArchiveConfig.ready)."""
+"""The archive tier's Prometheus figures: requests, queues, drives, cache, the object store's
+buckets and the last reconciliation (registered with backend.metrics.exposition from
+ArchiveConfig.ready)."""
 from django.db.models import Count
 
 from backend.metrics.exposition import gauge
 
-from . import operations
+from . import object_board, operations
 from .models import ArchiveRequest, Discrepancy, Drive, Reconciliation
 from .services.cache import cache_usage
 
@@ -35,6 +36,8 @@ def collect():
         drives[(row["silo__name"], row["state"])] = row["n"]
     yield gauge("granary_drives", "Tape drives by silo and state", ["silo", "state"],
                 drives.items())
+
+    yield from object_board.collect()
 
     usage = cache_usage()
     yield gauge("granary_cache_capacity_bytes", "Disk cache capacity", [], [((), usage.capacity)])

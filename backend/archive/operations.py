@@ -24,10 +24,11 @@ from .models import (
     VolumeGroup,
 )
 from .services import cache
-from .services.completeness import file_copies_complete, readable_copies
+from .services.audits import audit_files, start_audit  # noqa: F401 - the operators' API
+from .services.completeness import file_copies_complete
 from .services.paths import volume_path
 from .services.policy import policy_copies
-from .services.queueing import nudge, queue_once
+from .services.queueing import nudge, queue_once, retry_failed  # noqa: F401
 
 
 def label_volumes(silo, media, count, prefix, workers=8):
@@ -110,9 +111,11 @@ def files_on_volume(volume):
 
 
 def file_status(file):
-    """Where a file lives: its cache state and every copy with volume and position."""
+    """Where a file lives: its cache state and every copy on its medium (a volume and
+    position, or a bucket and key)."""
     entry = CacheEntry.objects.filter(file=file).first()
-    copies = (FileCopy.objects.filter(file=file).select_related("volume")
+    copies = (FileCopy.objects.filter(file=file)
+              .select_related("volume__silo", "bucket", "file__granule")
               .order_by("copy_number", "segment"))
     requests = ArchiveRequest.objects.filter(file=file).order_by("-created_at")[:10]
     return {
@@ -247,54 +250,6 @@ def start_repack(volume, requested_by=None):
         )
         transaction.on_commit(nudge)
     return request
-
-
-def start_audit(volume=None, sample=None, requested_by=None):
-    """Queue a fixity audit of every copy on a volume, or of a random sample of all copies."""
-    copies = FileCopy.objects.filter(state=FileCopy.State.VERIFIED)
-    if volume is not None:
-        copies = copies.filter(volume=volume)
-    elif not sample:
-        raise Conflict("name a volume or a sample size")
-    if sample:
-        copies = copies.order_by("?")[:sample]
-    pending = set(ArchiveRequest.objects.filter(
-        kind=ArchiveRequest.Kind.AUDIT,
-        state__in=[ArchiveRequest.State.QUEUED, ArchiveRequest.State.RUNNING],
-    ).values_list("file_id", "copy_number", "volume_id"))
-    created = []
-    with transaction.atomic():
-        for c in copies:
-            if (c.file_id, c.copy_number, c.volume_id) in pending:
-                continue
-            pending.add((c.file_id, c.copy_number, c.volume_id))
-            created.append(ArchiveRequest(
-                kind=ArchiveRequest.Kind.AUDIT, priority=ArchiveRequest.Priority.BACKGROUND,
-                file_id=c.file_id, copy_number=c.copy_number, volume_id=c.volume_id,
-                bytes_total=c.length, requested_by=requested_by,
-            ))
-        ArchiveRequest.objects.bulk_create(created, ignore_conflicts=True)
-        transaction.on_commit(nudge)
-    return len(created)
-
-
-def audit_files(files, requested_by=None):
-    """Queue a fixity audit of every readable verified copy of `files` (one request per file,
-    copy and volume; one already queued or running is shared). Returns {file id: [request
-    ids]}, empty for a file with no readable copy to audit."""
-    out = {f.pk: [] for f in files}
-    segments = (readable_copies().filter(file_id__in=list(out)).order_by()
-                .values_list("file_id", "copy_number", "volume_id").annotate(n=Sum("length")))
-    with transaction.atomic():
-        for file_id, copy_number, volume_id, length in segments:
-            key = {"kind": ArchiveRequest.Kind.AUDIT, "file_id": file_id,
-                   "copy_number": copy_number, "volume_id": volume_id}
-            request = queue_once(priority=ArchiveRequest.Priority.BACKGROUND, bytes_total=length,
-                                 requested_by=requested_by, **key) or ArchiveRequest.objects.get(
-                state__in=[ArchiveRequest.State.QUEUED, ArchiveRequest.State.RUNNING], **key)
-            out[file_id].append(request.pk)
-        transaction.on_commit(nudge)
-    return out
 
 
 def rebuild_catalog(volumes=None, progress=None):
@@ -445,27 +400,6 @@ def queue_summary(now=None):
                                        if row["running_bytes"] else None)
         out.append(row)
     return out
-
-
-def retry_failed(requests):
-    """Put failed requests back in the queue with fresh attempts; returns how many."""
-    count = 0
-    for request in ArchiveRequest.objects.filter(pk__in=[r.pk for r in requests],
-                                                 state=ArchiveRequest.State.FAILED):
-        try:
-            with transaction.atomic():
-                count += ArchiveRequest.objects.filter(pk=request.pk).update(
-                    state=ArchiveRequest.State.QUEUED, attempts=0, error="", drive=None,
-                    finished_at=None)
-        except IntegrityError:
-            # the same work is queued again already (a repair, a newer request): this one
-            # is superseded, not retried twice
-            ArchiveRequest.objects.filter(pk=request.pk).update(
-                state=ArchiveRequest.State.CANCELLED,
-                error="superseded: the same work is queued already")
-    if count:
-        transaction.on_commit(nudge)
-    return count
 
 
 def cancel_queued(requests):

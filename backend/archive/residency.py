@@ -24,10 +24,12 @@ def file_in_cache(file):
     return entry is not None and entry.state != CacheEntry.State.STAGING
 
 
-def tape_copies(file):
+def copies(file):
+    """A file's live copies on every medium, in copy order (from the page's prefetch)."""
     return sorted((c for c in file.copies.all() if c.state != FileCopy.State.RELEASED),
                   key=lambda c: (c.copy_number, c.segment))
 
 
-STORAGE = Storage(in_cache_q=in_cache_q, file_in_cache=file_in_cache, tape_copies=tape_copies,
-                  detail_prefetch=("files__cache_entry", "files__copies__volume__silo"))
+STORAGE = Storage(in_cache_q=in_cache_q, file_in_cache=file_in_cache, copies=copies,
+                  detail_prefetch=("files__cache_entry", "files__copies__volume__silo",
+                                   "files__copies__bucket"))

@@ -6,6 +6,7 @@ from backend.ids import IdField
 
 from .models import (
     ArchiveRequest,
+    Bucket,
     CacheEntry,
     Discrepancy,
     Drive,
@@ -83,8 +84,16 @@ class DriveSerializer(serializers.ModelSerializer):
 
 
 class FileCopySerializer(serializers.ModelSerializer):
-    volume = serializers.CharField(source="volume.label")
-    silo = serializers.CharField(source="volume.silo.name")
+    """A copy on its medium: a tape volume's member (volume, silo, position) or an object in a
+    bucket (bucket, key, ETag); the other medium's fields are null."""
+
+    medium = serializers.ChoiceField(choices=["tape", "object"], help_text="tape or object "
+                                     "(store)")
+    volume = serializers.CharField(source="volume.label", allow_null=True)
+    silo = serializers.CharField(source="volume.silo.name", allow_null=True)
+    bucket = serializers.CharField(source="bucket.name", allow_null=True)
+    key = serializers.SerializerMethodField(help_text="Object store: the object's key")
+    etag = serializers.SerializerMethodField(help_text="Object store: the ETag it answered")
     file = serializers.IntegerField(source="file_id")
     file_name = serializers.CharField(source="file.name")
     granule_id = serializers.CharField(source="file.granule.granule_id")
@@ -92,8 +101,14 @@ class FileCopySerializer(serializers.ModelSerializer):
     class Meta:
         model = FileCopy
         fields = ["file", "file_name", "granule_id", "copy_number", "segment", "file_offset",
-                  "volume", "silo", "position", "length", "checksum_type", "checksum", "state",
-                  "verified_at"]
+                  "medium", "volume", "silo", "position", "bucket", "key", "etag", "length",
+                  "checksum_type", "checksum", "state", "verified_at"]
+
+    def get_key(self, copy) -> str | None:
+        return copy.key if copy.bucket_id else None
+
+    def get_etag(self, copy) -> str | None:
+        return copy.etag if copy.bucket_id else None
 
 
 class CacheEntrySerializer(serializers.ModelSerializer):
@@ -107,19 +122,23 @@ class ArchiveRequestSerializer(serializers.ModelSerializer):
     volume_group = serializers.CharField(source="volume_group.name", allow_null=True,
                                          default=None)
     volume = serializers.CharField(source="volume.label", allow_null=True, default=None)
+    bucket = serializers.CharField(source="bucket.name", allow_null=True, default=None,
+                                   help_text="Object-store work: the bucket written or read")
     drive = serializers.CharField(source="drive.name", allow_null=True, default=None)
     percent_done = serializers.FloatField()
 
     class Meta:
         model = ArchiveRequest
         fields = ["id", "kind", "state", "priority", "file", "file_name", "copy_number",
-                  "volume_group", "volume", "drive", "bytes_total", "bytes_done", "percent_done",
-                  "attempts", "error", "created_at", "started_at", "finished_at"]
+                  "volume_group", "volume", "bucket", "drive", "bytes_total", "bytes_done",
+                  "percent_done", "attempts", "error", "created_at", "started_at",
+                  "finished_at"]
 
 
 REQUEST_VALUES = ["id", "kind", "state", "priority", "file", "file__name", "copy_number",
-                  "volume_group__name", "volume__label", "drive__name", "bytes_total",
-                  "bytes_done", "attempts", "error", "created_at", "started_at", "finished_at"]
+                  "volume_group__name", "volume__label", "bucket__name", "drive__name",
+                  "bytes_total", "bytes_done", "attempts", "error", "created_at", "started_at",
+                  "finished_at"]
 
 
 def request_rows(rows):
@@ -129,7 +148,7 @@ def request_rows(rows):
             "id": r["id"], "kind": r["kind"], "state": r["state"], "priority": r["priority"],
             "file": r["file"], "file_name": r["file__name"], "copy_number": r["copy_number"],
             "volume_group": r["volume_group__name"], "volume": r["volume__label"],
-            "drive": r["drive__name"], "bytes_total": r["bytes_total"],
+            "bucket": r["bucket__name"], "drive": r["drive__name"], "bytes_total": r["bytes_total"],
             "bytes_done": r["bytes_done"], "percent_done": percent(r["bytes_done"],
                                                                    r["bytes_total"]),
             "attempts": r["attempts"], "error": r["error"],
@@ -221,6 +240,63 @@ class VolumeGroupSerializer(serializers.Serializer):
     used_bytes = serializers.IntegerField()
     live_bytes = serializers.IntegerField()
     percent_full = serializers.FloatField()
+
+
+class BucketSerializer(serializers.ModelSerializer):
+    """A bucket of an object store as a copy target, beside the volume groups."""
+
+    medium = serializers.SerializerMethodField(help_text="Always object: policies name buckets "
+                                               "and volume groups alike")
+
+    class Meta:
+        model = Bucket
+        fields = ["name", "medium", "store", "bucket", "prefix", "created_at"]
+        read_only_fields = fields
+
+    def get_medium(self, bucket) -> str:
+        return bucket.medium
+
+
+class BucketWorkSerializer(serializers.Serializer):
+    kind = serializers.CharField(help_text="migrate (puts) or recall (gets)")
+    queued = serializers.IntegerField()
+    queued_bytes = serializers.IntegerField()
+    running = serializers.IntegerField()
+    running_bytes = serializers.IntegerField()
+
+
+class BucketTransfersSerializer(serializers.Serializer):
+    puts = serializers.IntegerField(help_text="Migrations to the bucket done")
+    put_bytes = serializers.IntegerField()
+    gets = serializers.IntegerField(help_text="Recalls the bucket served")
+    get_bytes = serializers.IntegerField()
+
+
+class BucketFailuresSerializer(serializers.Serializer):
+    requests = serializers.IntegerField(
+        help_text="Object work failed, or queued again with an error (the store was down)")
+    last_error = serializers.CharField(help_text="The latest error ('' when none)")
+    last_error_at = serializers.DateTimeField(allow_null=True)
+
+
+class BucketHealthSerializer(serializers.Serializer):
+    ok = serializers.BooleanField(help_text="The store answered for the bucket just now")
+    reason = serializers.CharField(help_text="Why not ('' when it did)")
+
+
+class BucketBoardSerializer(serializers.Serializer):
+    """A bucket on the archive board (documentation of object_board.bucket_board)."""
+
+    name = serializers.CharField()
+    store = serializers.CharField()
+    bucket = serializers.CharField()
+    prefix = serializers.CharField()
+    objects = serializers.IntegerField(help_text="Verified copies it holds")
+    bytes = serializers.IntegerField(help_text="Bytes of those copies")
+    work = BucketWorkSerializer(many=True, help_text="Queued and running object work per kind")
+    last_hour = BucketTransfersSerializer(help_text="Puts and gets finished in the last hour")
+    failures = BucketFailuresSerializer()
+    health = BucketHealthSerializer()
 
 
 class DiscrepancySerializer(serializers.ModelSerializer):

@@ -9,6 +9,7 @@ router = DefaultRouter()
 router.register("archive/silos", api.SiloViewSet, basename="silo")
 router.register("archive/volumes", api.VolumeViewSet, basename="volume")
 router.register("archive/drives", api.DriveViewSet, basename="drive")
+router.register("archive/buckets", api.BucketViewSet, basename="bucket")
 router.register("archive/requests", api.RequestViewSet, basename="archive-request")
 router.register("archive/reconciliation", api.ReconciliationViewSet, basename="reconciliation")
 

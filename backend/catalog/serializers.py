@@ -9,6 +9,9 @@ from .models import Collection, File, Granule
 from .services import RESIDENCIES, collection_page_extent
 from .storage import storage
 
+# the media a copy can lie on (FileCopy.medium in the archive, which the catalog may not import)
+MEDIA = ["tape", "object"]
+
 GEOMETRY_SCHEMA = {
     "type": "object",
     "description": "A GeoJSON geometry (RFC 7946): type and coordinates, [longitude, latitude]",
@@ -151,28 +154,42 @@ class GranuleSerializer(serializers.ModelSerializer):
         return reverse("file-download", args=[browse.pk]) if browse else None
 
 
-class TapeCopySerializer(serializers.Serializer):
+class CopySerializer(serializers.Serializer):
+    """One copy of a file (or one segment of it) and where it lies: a tape volume in a silo, or
+    an object in a bucket; the fields of the other medium are null."""
+
     copy_number = serializers.IntegerField()
-    volume = serializers.CharField(source="volume.label")
-    silo = serializers.CharField(source="volume.silo.name")
-    state = serializers.CharField()
+    segment = serializers.IntegerField(help_text="0 unless the copy spans volumes")
+    medium = serializers.ChoiceField(choices=MEDIA, help_text="tape or object (store)")
+    state = serializers.CharField(help_text="written, verified or bad")
+    length = serializers.IntegerField(help_text="Bytes of this copy (segment)")
+    volume = serializers.CharField(source="volume.label", allow_null=True,
+                                   help_text="Tape: the volume's label")
+    silo = serializers.CharField(source="volume.silo.name", allow_null=True,
+                                 help_text="Tape: the silo the volume is in")
+    bucket = serializers.CharField(source="bucket.name", allow_null=True,
+                                   help_text="Object store: the bucket (as policies name it)")
+    key = serializers.SerializerMethodField(help_text="Object store: the object's key")
+
+    def get_key(self, copy) -> str | None:
+        return copy.key if copy.bucket_id else None
 
 
 class FileStorageSerializer(FileSerializer):
-    """A file with where its bytes are: the disk cache and each copy on tape."""
+    """A file with where its bytes are: the disk cache and each copy on its medium."""
 
     in_cache = serializers.SerializerMethodField(help_text="In the disk cache now")
-    tape_copies = serializers.SerializerMethodField()
+    copies = serializers.SerializerMethodField(help_text="Live copies, copy 1 first")
 
     class Meta(FileSerializer.Meta):
-        fields = [*FileSerializer.Meta.fields, "in_cache", "tape_copies"]
+        fields = [*FileSerializer.Meta.fields, "in_cache", "copies"]
 
     def get_in_cache(self, file) -> bool:
         return storage().file_in_cache(file)
 
-    @extend_schema_field(TapeCopySerializer(many=True))
-    def get_tape_copies(self, file):
-        return TapeCopySerializer(storage().tape_copies(file), many=True).data
+    @extend_schema_field(CopySerializer(many=True))
+    def get_copies(self, file):
+        return CopySerializer(storage().copies(file), many=True).data
 
 
 class GranuleDetailSerializer(GranuleSerializer):

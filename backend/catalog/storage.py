@@ -1,9 +1,10 @@
 """Where a granule's bytes are is the archive's knowledge; the catalog asks for it through here.
 
 Search shows each granule's residency (every file in the disk cache, or not) and a granule page
-lists each file's tape copies, but the catalog sits below the archive in the layers and may not
-import it. So the archive registers how to answer when Django starts (`ArchiveConfig.ready`),
-and the catalog calls the registered `Storage`.
+lists each file's copies and the medium each lies on (tape or object store), but the catalog
+sits below the archive in the layers and may not import it. So the archive registers how to
+answer when Django starts (`ArchiveConfig.ready`), and the catalog calls the registered
+`Storage`.
 """
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -17,7 +18,10 @@ class Storage:
 
     in_cache_q: Callable[[], Q]  # granules whose every file is in the disk cache
     file_in_cache: Callable[[object], bool]
-    tape_copies: Callable[[object], Sequence]  # a file's live copies, in copy order
+    # a file's live copies, in copy order: each with copy_number, segment, state, length, medium
+    # ("tape" or "object") and where it lies (volume.label and volume.silo.name, or bucket.name
+    # and key)
+    copies: Callable[[object], Sequence]
     detail_prefetch: tuple[str, ...] = ()  # what a granule page prefetches to answer the above
 
 

@@ -1,13 +1,15 @@
 """The faults and operator actions of a chaos run. Damage goes where an operator meets it (a
 byte in a volume, a byte in the cache, a volume cut short, failing drives), never to both
 copies of one file: a file damaged once is never chosen again, so anything lost is the
-archive's doing."""
+archive's doing. The big object is never damaged here (a sample order would recall it into the
+squeezed cache): its own check is in s3.py."""
 import os
 import threading
 import time
 
 from django.db.models import Q
 
+from .provider import BIG
 from .watch import with_db
 
 
@@ -22,9 +24,10 @@ def _flip(path, offset):
 class Faults:
     """Each method does one thing to the running archive and returns a line for the log."""
 
-    def __init__(self, rng, operator, fleet, postgres, rabbit, collection_id):
+    def __init__(self, rng, operator, fleet, postgres, rabbit, collection_ids):
         self.rng, self.operator, self.fleet = rng, operator, fleet
-        self.postgres, self.rabbit, self.collection_id = postgres, rabbit, collection_id
+        self.postgres, self.rabbit = postgres, rabbit
+        self.collection_ids = list(collection_ids)
         self.damaged = set()   # file ids with one damaged copy: never damaged again
         self.events = []       # (epoch s, line)
         self.last_disruption = 0.0
@@ -131,14 +134,19 @@ class Faults:
 
         return with_db(lambda: list(
             FileCopy.objects.filter(state=FileCopy.State.VERIFIED,
-                                    file__granule__collection_id=self.collection_id, **filters)
-            .select_related("volume__silo").order_by("volume__label", "position")))
+                                    file__granule__collection_id__in=self.collection_ids,
+                                    **filters)
+            .select_related("volume__silo", "file__granule").order_by("volume__label", "position")))
+
+    @staticmethod
+    def spared(copy):
+        return copy.file.granule.granule_id.startswith(BIG)
 
     def flip_volume_byte(self):
         from backend.archive.services.paths import volume_path
 
         copies = [c for c in self._live_copies(volume__group__name="primary")
-                  if c.file_id not in self.damaged]
+                  if c.file_id not in self.damaged and not self.spared(c)]
         if not copies:
             return self.log("flip volume byte: no verified copy yet")
         copy = self.rng.choice(copies)
@@ -160,7 +168,8 @@ class Faults:
             first = max([i + 1 for i, c in enumerate(members) if c.file_id in self.damaged],
                         default=0)
             first = max(first, len(members) * 3 // 4)
-            if len(members) >= 4 and first < len(members):
+            if len(members) >= 4 and first < len(members) and not any(
+                    self.spared(c) for c in members[first:]):
                 cuts[volume] = members[first:]
         if not cuts:
             return self.log("truncate volume: no volume with four live copies yet")
@@ -178,8 +187,10 @@ class Faults:
         def choose():
             return list(CacheEntry.objects.filter(
                 state=CacheEntry.State.CLEAN, size__gt=0,
-                file__granule__collection_id=self.collection_id)
-                .exclude(file_id__in=self.damaged).select_related("file__granule__collection")
+                file__granule__collection_id__in=self.collection_ids)
+                .exclude(file_id__in=self.damaged)
+                .exclude(file__granule__granule_id__startswith=BIG)
+                .select_related("file__granule__collection")
                 .order_by("file_id")[:200])
 
         entries = with_db(choose)
@@ -198,6 +209,6 @@ class Faults:
         from backend.catalog.models import File
 
         return with_db(lambda: list(
-            File.objects.filter(granule__collection_id=self.collection_id,
+            File.objects.filter(granule__collection_id__in=self.collection_ids,
                                 granule__granule_id__in=granule_ids)
             .filter(~Q(granule__state="deleted")).values_list("pk", flat=True)))

@@ -1,6 +1,7 @@
-"""`manage.py chaos`: the outer process starts the run's own PostgreSQL and RabbitMQ, runs the
-chaos in a child process pointed at them (and at a data root of its own), and stops everything
-it started at the end, also when the run fails or is interrupted."""
+"""`manage.py chaos`: the outer process starts the run's own PostgreSQL and RabbitMQ, picks the
+port and keys of its S3 server (the child starts it: starting it late is one of its faults),
+runs the chaos in a child process pointed at them (and at a data root of its own), and stops
+everything it started at the end, also when the run fails or is interrupted."""
 import json
 import os
 import shutil
@@ -12,7 +13,7 @@ from pathlib import Path
 
 from django.conf import settings
 
-from . import report
+from . import report, s3
 from .fleet import kill_leftovers
 from .services import Postgres, Rabbit
 
@@ -20,12 +21,27 @@ DEFAULTS = {"granules": 1000, "large": 20, "large_mb_min": 20, "large_mb_max": 5
             "varies": 6, "repacks": 3, "seed": 1, "timeout": 900}
 SHORT = {"granules": 200, "large": 2, "large_mb_min": 20, "large_mb_max": 20, "kills": 5,
          "varies": 2, "repacks": 1, "timeout": 300}
+# The S3 side: the big object's size, how long the server stays down at the start, and which
+# of s3.ALL_FAULTS the run does.
+S3_DEFAULTS = {"big_object_gb": 1.0, "s3_late_s": 120.0, "s3_faults": ",".join(s3.ALL_FAULTS)}
+S3_SHORT = {"big_object_gb": 0.0, "s3_late_s": 10.0,
+            "s3_faults": "unreachable,kill,bucket,damage"}
 
 
 def add_arguments(parser):
     for name in DEFAULTS:
         parser.add_argument(f"--{name.replace('_', '-')}", type=int, default=None,
                             help=f"default {DEFAULTS[name]} ({SHORT.get(name, '=')} with --short)")
+    parser.add_argument("--big-object-gb", type=float, default=None,
+                        help=f"the big object's size (default {S3_DEFAULTS['big_object_gb']}, "
+                             f"none with --short); the issue's 5 GB: --big-object-gb 5")
+    parser.add_argument("--s3-late-s", type=float, default=None,
+                        help="seconds the S3 server stays down at the start (default "
+                             f"{S3_DEFAULTS['s3_late_s']:.0f}, {S3_SHORT['s3_late_s']:.0f} "
+                             "with --short)")
+    parser.add_argument("--s3-faults", default=None,
+                        help=f"comma-separated, of {S3_DEFAULTS['s3_faults']} (all by default; "
+                             f"{S3_SHORT['s3_faults']} with --short; '' for none)")
     parser.add_argument("--short", action="store_true",
                         help="the short run of the test suite: " + json.dumps(SHORT))
     parser.add_argument("--lease-s", type=int, help="drive and ingest leases (default 15/30 s)")
@@ -35,8 +51,14 @@ def add_arguments(parser):
 
 
 def options_of(opts):
-    preset = {**DEFAULTS, **(SHORT if opts.get("short") else {})}
-    return {**opts, **{k: preset[k] if opts.get(k) is None else opts[k] for k in DEFAULTS}}
+    preset = {**DEFAULTS, **S3_DEFAULTS,
+              **({**SHORT, **S3_SHORT} if opts.get("short") else {})}
+    out = {**opts, **{k: preset[k] if opts.get(k) is None else opts[k] for k in preset}}
+    out["s3_faults"] = [f for f in out["s3_faults"].split(",") if f]
+    unknown = set(out["s3_faults"]) - set(s3.ALL_FAULTS)
+    if unknown:
+        raise ValueError(f"unknown S3 faults {sorted(unknown)}: choose of {s3.ALL_FAULTS}")
+    return out
 
 
 def outer(opts, write):
@@ -56,6 +78,7 @@ def outer(opts, write):
         result = _child(run_dir, postgres, rabbit)
     finally:
         kill_leftovers(run_dir)
+        s3.kill_leftover(run_dir)
         rabbit.stop()
         postgres.stop()
         keep = opts["keep"] or result is None or not report.passed(result)
@@ -70,7 +93,7 @@ def outer(opts, write):
 
 def _child(run_dir, postgres, rabbit):
     env = dict(os.environ, DATABASE_URL=postgres.url, CELERY_BROKER_URL=rabbit.url,
-               GRANARY_DATA_ROOT=str(run_dir / "data"),
+               GRANARY_DATA_ROOT=str(run_dir / "data"), **s3.environment(),
                CHAOS_SERVICES=json.dumps({"postgres": postgres.spec(), "rabbit": rabbit.spec()}))
     argv = [sys.executable, "manage.py", *sys.argv[1:], "--inner"]
     child = subprocess.Popen(argv, cwd=settings.BASE_DIR, env=env)

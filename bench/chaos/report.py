@@ -4,13 +4,17 @@ from pathlib import Path
 
 from .verify import lost_granules
 
-VERDICT = ("lost", "stuck", "duplicated_work", "corrupt_served", "discrepancies")
+VERDICT = ("lost", "stuck", "duplicated_work", "corrupt_served", "discrepancies",
+           "fault_checks_failed")
 # What the run did, counted from its event log by how each line starts or what it holds.
 DONE = {"kills": "kill -9 ", "broker restarts": "RabbitMQ restarted",
         "database restarts": "PostgreSQL restarted", "varies": "varied off and on",
         "repacks": "repack of ", "faulty drives": "now fail every write",
         "bytes flipped": "flipped a byte", "volumes truncated": "truncated volume",
-        "cache squeezed": "cache squeezed"}
+        "cache squeezed": "cache squeezed", "S3 started late": "S3 server started ",
+        "S3 kills": "S3 server killed -9", "S3 wrong keys": "S3 server ran with other keys",
+        "buckets created": "bucket granary-", "objects deleted": "deleted object ",
+        "objects changed": "flipped a byte of object"}
 
 
 def faults_done(events):
@@ -29,9 +33,11 @@ def judge(run, checked):
     lost = lost_granules(checked, bad)
     stuck = sum(run.result["stuck_detail"].values()) + sum(
         1 for order in run.orders if order.error)
+    s3_faults = run.objects.rows(lost, {granule_of[c["name"]] for c in corrupt})
     return {
         "granules": len(originals),
         "large": sum(1 for o in originals.values() if o.large),
+        "big": sum(1 for o in originals.values() if o.big),
         "bytes": sum(o.size for o in originals.values()),
         "archived": sum(1 for state, _ in checked.values() if state == "archived"),
         "lost": len(lost),
@@ -50,13 +56,33 @@ def judge(run, checked):
         "faults_done": faults_done(run.faults.events),
         "events": run.faults.events,
         "processes_exited": run.fleet.dead(),
+        "s3_faults": s3_faults,
+        "fault_checks_failed": sum(1 for row in s3_faults if not row["ok"]),
+        "reason_samples": run.reasons.samples,
     }
 
 
 def passed(result):
-    """0 lost, stuck, duplicated, corrupt served and (once the archive reconciles) 0
-    discrepancies."""
+    """0 lost, stuck, duplicated, corrupt served, (once the archive reconciles) 0
+    discrepancies, and every S3 fault showed its reason and passed its own check."""
     return all(not result.get(key) for key in VERDICT)
+
+
+def fault_row(row):
+    """One S3 fault: how long it lasted, the reason an operator read meanwhile, what it hit."""
+    if row["expected_reason"]:
+        seen = (f"reason after {row['seen_after_s']} s: \"{_short(row['reason'])}\""
+                if row["reason"] else f"NO reason with \"{row['expected_reason']}\" seen")
+    else:
+        seen = row["detail"]
+    return (f"{row['lasted_s']:.0f} s; {seen}; files {row['files']}, lost {row['lost']}, "
+            f"corrupt served {row['corrupt_served']}; {'ok' if row['ok'] else 'FAILED'}")
+
+
+def _short(reason, width=90):
+    """The reason without the endpoint's address, cut to width."""
+    reason = reason.replace("copy to the object store failed: ", "")
+    return reason if len(reason) <= width else reason[:width - 3] + "..."
 
 
 def table(result):
@@ -64,7 +90,8 @@ def table(result):
         value = result.get(key)
         return missing if value is None else value
 
-    rows = [("granules (large)", f"{result['granules']} ({result['large']})"),
+    rows = [("granules (large, big)",
+             f"{result['granules']} ({result['large']}, {result.get('big', 0)})"),
             ("bytes made", f"{result['bytes'] / 2**20:.1f} MiB"),
             ("archived", result["archived"])]
     rows += [(key, show(key)) for key in VERDICT]
@@ -74,8 +101,9 @@ def table(result):
              ("granules short of 2 good copies", len(result["short_of_copies"])),
              ("5xx answers met (retried)", result["server_errors_seen"]),
              ("duplicate samples", result["duplicate_samples"]),
-             ("faults", ", ".join(f"{k} {v}" for k, v in result["faults_done"].items())),
-             ("run time", f"{result['run_s']:.0f} s"),
+             ("faults", ", ".join(f"{k} {v}" for k, v in result["faults_done"].items()))]
+    rows += [(f"S3: {row['fault']}", fault_row(row)) for row in result.get("s3_faults", [])]
+    rows += [("run time", f"{result['run_s']:.0f} s"),
              ("verdict", "PASS" if passed(result) else "FAIL")]
     width = max(len(k) for k, _ in rows)
     return "\n".join(f"{k:<{width}}  {v}" for k, v in rows)

@@ -1,6 +1,7 @@
-"""The end of a run judged from outside the archive: each granule's catalog state, and its tape
-copies read straight from the volume files and hashed against the MD5 of the bytes the run
-made; plus the archive's own reconciliation."""
+"""The end of a run judged from outside the archive: each granule's catalog state, and its
+copies read straight from the volume files (tape) and from the S3 server's folder (objects: the
+file the server serves for a key) and hashed against the MD5 of the bytes the run made; plus
+the archive's own reconciliation."""
 import hashlib
 
 from .watch import with_db
@@ -18,14 +19,19 @@ def reconcile(repair):
     return found.count() if hasattr(found, "all") else len(found)
 
 
-def _read_copy(segments):
-    """MD5 of a copy's bytes read from its volumes, segment after segment (None: unreadable)."""
+def _read_copy(segments, object_root=None):
+    """MD5 of a copy's bytes read from its volumes, segment after segment, or from its object's
+    file under the S3 server's folder (None: unreadable)."""
     from backend.archive.services.paths import volume_path
 
     digest = hashlib.md5()
     try:
         for segment in segments:
-            with open(volume_path(segment.volume), "rb") as f:
+            if segment.bucket_id is not None and object_root is None:
+                return None
+            path = (object_root / segment.bucket.bucket / segment.key
+                    if segment.bucket_id is not None else volume_path(segment.volume))
+            with open(path, "rb") as f:
                 f.seek(segment.data_offset)
                 left = segment.length
                 while left:
@@ -39,32 +45,33 @@ def _read_copy(segments):
     return digest.hexdigest()
 
 
-def _copies_of(collection_id):
+def _copies_of(collection_ids):
     from backend.archive.models import FileCopy
 
     copies = {}
-    for c in (FileCopy.objects.filter(file__granule__collection_id=collection_id,
+    for c in (FileCopy.objects.filter(file__granule__collection_id__in=collection_ids,
                                       state=FileCopy.State.VERIFIED)
-              .select_related("volume__silo", "file__granule")
+              .select_related("volume__silo", "bucket", "file__granule")
               .order_by("file_id", "copy_number", "file_offset")):
         copies.setdefault(c.file.granule.granule_id, {}).setdefault(c.copy_number, []).append(c)
     return copies
 
 
-def tape_check(collection_id, originals, required_copies=2):
-    """{granule_id: (catalog state, good copies)} for every granule the run made: a good copy
-    is one whose verified segments, read from the volumes, hash to the original MD5."""
+def copies_check(collection_ids, originals, object_root=None):
+    """{granule_id: (catalog state, good copies)} for every granule the run made (granule ids
+    are unique across the run's collections): a good copy is one whose verified segments, read
+    from the volumes or the object's file, hash to the original MD5."""
     from backend.catalog.models import Granule
 
-    states = with_db(lambda: dict(Granule.objects.filter(collection_id=collection_id)
+    states = with_db(lambda: dict(Granule.objects.filter(collection_id__in=collection_ids)
                                   .values_list("granule_id", "state")))
-    copies = with_db(lambda: _copies_of(collection_id))
+    copies = with_db(lambda: _copies_of(collection_ids))
     out = {}
     for granule_id, original in originals.items():
         good = 0
         for segments in copies.get(granule_id, {}).values():
             if sum(s.length for s in segments) == original.size and \
-                    _read_copy(segments) == original.md5:
+                    _read_copy(segments, object_root) == original.md5:
                 good += 1
         out[granule_id] = (states.get(granule_id), good)
     return out

@@ -43,7 +43,8 @@ def granule_page(granule_id):
     files = list(granule.files.order_by("name"))
     file_ids = [f.pk for f in files]
     copies = list(FileCopy.objects.filter(file_id__in=file_ids)
-                  .select_related("volume__group").order_by("copy_number", "segment", "pk"))
+                  .select_related("volume__group", "bucket")
+                  .order_by("copy_number", "segment", "pk"))
     cache = {e.file_id: e for e in CacheEntry.objects.filter(file_id__in=file_ids)}
     for f in files:
         f.copy_rows = [c for c in copies if c.file_id == f.pk]
@@ -93,7 +94,8 @@ def _archive_events(files, copies, cache):
     for c in copies:
         where = f"{names[c.file_id]} copy {c.copy_number}"
         where += f" segment {c.segment}" if c.segment else ""
-        where += f" on {c.volume.label}"
+        where += (f" on {c.volume.label}" if c.volume_id
+                  else f" in the object store ({c.bucket.name})")
         if c.verified_at and c.verified_at <= c.created_at:
             # a mover records a copy once it has read it back: one moment, the verification's
             events.append(Event(c.verified_at, "copy", f"{where} written and verified"))
@@ -103,12 +105,14 @@ def _archive_events(files, copies, cache):
             events.append(Event(c.verified_at, "copy", f"{where} verified"))
     recalls = (ArchiveRequest.objects.filter(file_id__in=list(names),
                                              kind=ArchiveRequest.Kind.RECALL)
-               .order_by("-created_at")[:MAX_ROWS])
+               .select_related("bucket").order_by("-created_at")[:MAX_ROWS])
     for r in recalls:
         events.append(Event(r.created_at, "recall", f"{names[r.file_id]} recall requested"))
         if r.finished_at:
+            # a recall the object store served keeps its bucket; one tape served has none
+            source = f" from the object store ({r.bucket.name})" if r.bucket_id else ""
             events.append(Event(r.finished_at, "recall",
-                                f"{names[r.file_id]} recall {r.state}", reason=r.error))
+                                f"{names[r.file_id]} recall {r.state}{source}", reason=r.error))
     return events
 
 

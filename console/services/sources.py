@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from django.db.models import F, Q, Value
 from django.db.models.functions import Coalesce, Concat
 
-from backend.archive import operations
+from backend.archive import services as archive
 from backend.archive.models import ArchiveRequest
 from distribution import services as distribution
 from distribution.models import OrderItem, SubscriptionDelivery
@@ -73,7 +73,7 @@ def retry_archive(ids):
     (cancelled) by it rather than queued twice, and says so."""
     chosen = list(ArchiveRequest.objects.filter(pk__in=list(ids),
                                                 state=ArchiveRequest.State.FAILED))
-    retried = operations.retry_failed(chosen)
+    retried = archive.retry_failed(chosen)
     superseded = ArchiveRequest.objects.filter(
         pk__in=[r.pk for r in chosen], state=ArchiveRequest.State.CANCELLED)
     return retried, [(pk, error) for pk, error in superseded.values_list("pk", "error")]

@@ -21,7 +21,7 @@ from django.utils import timezone
 
 from backend.accounts.ownership import owned
 from backend.archive import services as archive
-from backend.archive.models import ArchiveRequest, CacheEntry
+from backend.archive.models import ArchiveRequest
 from backend.catalog.models import File
 from backend.errors import Conflict, DomainError
 from backend.nudges import send_on_commit
@@ -100,9 +100,7 @@ NEEDS_CACHE = (
 
 def keep_in_cache(file_ids, until):
     """Keep ready files from the purge until `until` (never shortening a longer residency)."""
-    (CacheEntry.objects.filter(file_id__in=file_ids)
-     .filter(Q(keep_until__isnull=True) | Q(keep_until__lt=until))
-     .update(keep_until=until))
+    archive.keep_until(file_ids, until)
 
 
 def release_cache(items):
@@ -116,9 +114,7 @@ def release_cache(items):
     latest = timezone.now() + retention()
     for item in items:
         if item.file_id not in needed:
-            CacheEntry.objects.filter(file_id=item.file_id,
-                                      keep_until__lte=item.expires_at or latest
-                                      ).update(keep_until=None)
+            archive.end_keep(item.file_id, item.expires_at or latest)
 
 
 def delivered(item):

@@ -17,6 +17,8 @@ pytestmark = pytest.mark.django_db
     ("get", "/api/v1/destinations/1.5/"),
     ("get", "/api/v1/granules/abc/"),
     ("get", "/api/v1/archive/requests/abc/"),
+    ("get", "/api/v1/archive/buckets/abc/"),
+    ("get", "/api/v1/archive/buckets/board/1/"),
     ("get", "/api/v1/cart/abc/"),
     ("get", "/api/v1/config/users/abc/"),
     ("patch", "/api/v1/config/users/1.5/"),

@@ -11,7 +11,7 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from backend.archive import operations, services
-from backend.archive.models import ArchiveRequest, CacheEntry, Drive, FileCopy
+from backend.archive.models import ArchiveRequest, Bucket, CacheEntry, Drive, FileCopy
 from backend.archive.services.paths import volume_path
 from backend.archive.services.reconcile import reconcile
 from backend.metrics.models import TransferRecord
@@ -20,8 +20,10 @@ from tests.archive_fixtures import (
     archive_granules,
     archived_collection,
     movers_without_waits,
+    object_tier_rows,
     small_layout,
 )
+from tests.s3_server import ACCESS_KEY, SECRET_KEY
 
 pytestmark = pytest.mark.django_db
 
@@ -114,3 +116,48 @@ def test_operators_only_and_a_scraper_may_use_an_operators_token(operator_api, u
     scraper = APIClient()
     scraper.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=operator_api.user)}")
     assert scraper.get("/metrics").status_code == 200
+
+
+def test_object_tier_figures_equal_counts_of_the_rows(operator_api, settings, s3_bucket):
+    server, name = s3_bucket
+    settings.GRANARY_OBJECT_STORES = {"default": {
+        "endpoint_url": server.endpoint_url, "access_key": ACCESS_KEY, "secret_key": SECRET_KEY,
+        "region": "us-east-1"}}
+    small_layout()
+    buckets = [Bucket.objects.create(name="archive-s3", bucket=name),
+               Bucket.objects.create(name="offline", store="nowhere", bucket="b")]
+    copies, requests = object_tier_rows(buckets, timezone.now())
+    got = _scrape(operator_api)
+
+    names = {b.pk: b.name for b in buckets}
+    held, held_bytes = Counter(), Counter()
+    for c in copies:
+        if c.bucket_id and c.state == "verified":
+            held[names[c.bucket_id]] += 1
+            held_bytes[names[c.bucket_id]] += c.length
+    assert got["granary_bucket_objects"] == {(("bucket", b),): held[b] for b in names.values()}
+    assert got["granary_bucket_bytes"] == {(("bucket", b),): held_bytes[b]
+                                           for b in names.values()}
+
+    pending = Counter((names[r.bucket_id], r.kind, r.state) for r in requests
+                      if r.bucket_id and r.state in ("queued", "running"))
+    assert got["granary_object_requests"] == {
+        (("bucket", b), ("kind", k), ("state", s)): pending[(b, k, s)]
+        for b in names.values() for k in ("migrate", "recall") for s in ("queued", "running")}
+
+    done = [r for r in requests if r.bucket_id and r.state == "done"]
+    for kind, verb in (("migrate", "put"), ("recall", "get")):
+        assert got[f"granary_object_{verb}s"] == {
+            (("bucket", b),): sum(1 for r in done if r.kind == kind and names[r.bucket_id] == b)
+            for b in names.values()}
+        assert got[f"granary_object_{verb}_bytes"] == {
+            (("bucket", b),): sum(r.bytes_done for r in done
+                                  if r.kind == kind and names[r.bucket_id] == b)
+            for b in names.values()}
+    failing = Counter(names[r.bucket_id] for r in requests
+                      if r.bucket_id and r.state in ("queued", "failed") and r.error
+                      and not r.error.startswith("waiting for"))
+    assert got["granary_object_failures"] == {(("bucket", b),): failing[b]
+                                              for b in names.values()}
+    assert got["granary_bucket_up"] == {(("bucket", "archive-s3"),): 1,
+                                        (("bucket", "offline"),): 0}

@@ -17,7 +17,7 @@ from rest_framework.test import APIClient
 
 from backend.accounts import roles
 from backend.archive import services as archive
-from backend.archive.models import ArchiveRequest, Drive, Reconciliation, Volume
+from backend.archive.models import ArchiveRequest, Bucket, Drive, Reconciliation, Volume
 from console.models import BulkJob
 from distribution.models import CartItem, Destination, Subscription
 from distribution.services import orders
@@ -52,6 +52,8 @@ EXPECTED = {
     ('archive-request-cancel', 'POST'):         (401, 403, 403, 403, 403, 409),
     ('archive-request-detail', 'GET'):          (401, 403, 403, 403, 403, 200),
     ('archive-request-list', 'GET'):            (401, 403, 403, 403, 403, 200),
+    ('bucket-board', 'GET'):                    (401, 403, 403, 403, 403, 200),
+    ('bucket-list', 'GET'):                     (401, 403, 403, 403, 403, 200),
     ('bulk-job-cancel', 'POST'):                (401, 403, 403, 403, 403, 200),
     ('bulk-job-detail', 'GET'):                 (401, 403, 403, 403, 403, 200),
     ('bulk-job-items', 'GET'):                  (401, 403, 403, 403, 403, 200),
@@ -264,6 +266,8 @@ def _world(data_root, settings):
     drive = Drive.objects.order_by("name").first()
     request = ArchiveRequest.objects.order_by("pk").first()
     reconciliation = Reconciliation.objects.create(requested_by=people["operator"])
+    # a bucket whose store has no endpoint: the board shows it down, and still answers
+    Bucket.objects.create(name="matrix-objects", store="unconfigured", bucket="matrix")
     bulk_job = BulkJob.objects.create(kind="verify", reason="matrix", granules_total=0)
 
     clients = {"anonymous": APIClient()}

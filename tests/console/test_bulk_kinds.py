@@ -199,3 +199,51 @@ def test_delete_by_ids_releases_the_tape_copies(operator_api, layout, data_root)
     assert FileCopy.objects.filter(file__granule=kept, state="verified").count() == 4
     state, why = _items(job)[gone.pk]
     assert state == "done" and f"{gone.total_size * 2:,} bytes released" in why
+
+
+def test_move_copies_from_tape_to_the_object_store_and_back(
+        operator_api, layout, data_root, s3_bucket, settings, django_capture_on_commit_callbacks):
+    """An operator sends copy 1 to a bucket (the policy, in the configuration API), then a move
+    job writes the copies already on tape there, verified, and releases the tape segments;
+    moved back to tape, the objects are removed from the bucket."""
+    from backend.archive.models import Bucket
+    from tests.s3_server import ACCESS_KEY, SECRET_KEY
+
+    server, name = s3_bucket
+    settings.GRANARY_OBJECT_STORES = {"default": {
+        "endpoint_url": server.endpoint_url, "access_key": ACCESS_KEY, "secret_key": SECRET_KEY,
+        "region": "us-east-1"}}
+    collection, primary, backup, _ = layout
+    granules = archive(collection, data_root, 2)
+    release(granules)        # the bytes come back from tape for the move
+    files = {f.pk: f for g in granules for f in g.files.all()}
+    Bucket.objects.create(name="objects", bucket=name)
+    policy = operator_api.patch(f"/api/v1/config/collections/{collection.key}/",
+                                {"policy": {"copies": ["objects", "backup"]}}, format="json")
+    assert policy.status_code == 200, policy.content
+
+    job = _job(operator_api, "move", ids=[g.pk for g in granules], target_group="objects")
+    assert drive_to_end(job) == "done"
+    s3 = server.client()
+    for f in files.values():
+        live = FileCopy.objects.get(file=f, copy_number=1, state="verified")
+        assert live.medium == "object" and live.bucket.bucket == name
+        body = s3.get_object(Bucket=name, Key=live.key)["Body"].read()
+        assert hashlib.md5(body).hexdigest() == f.checksum   # the demo's checksums are MD5
+        assert FileCopy.objects.filter(file=f, copy_number=1, state="released",
+                                       volume__group=primary).exists()
+    assert {s for s, _ in _items(job).values()} == {"done"}
+    assert BulkJob.objects.get(pk=job.pk).target.name == "objects"
+    shown = operator_api.get(f"/api/v1/console/bulk/{job.pk}/").json()
+    assert shown["target_group"] == "objects"
+
+    # and back to tape: the objects leave the bucket once the tape copies are verified
+    operator_api.patch(f"/api/v1/config/collections/{collection.key}/",
+                       {"policy": {"copies": ["primary", "backup"]}}, format="json")
+    back = _job(operator_api, "move", ids=[g.pk for g in granules], target_group="primary")
+    with django_capture_on_commit_callbacks(execute=True):
+        assert drive_to_end(back) == "done"
+    for f in files.values():
+        live = FileCopy.objects.filter(file=f, copy_number=1, state="verified")
+        assert {c.volume.group_id for c in live} == {primary.pk}
+    assert "Contents" not in s3.list_objects_v2(Bucket=name)

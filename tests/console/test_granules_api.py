@@ -3,11 +3,16 @@ with its files, copies and timeline, and the lifecycle actions with their refusa
 import pytest
 
 from backend.accounts.models import AuditEvent
+from backend.archive import services as archive
+from backend.archive.models import Bucket, FileCopy
+from backend.archive.services import cache
 from backend.catalog.models import Granule
 from distribution.models import Order
 from ingest.models import IngestGranule, IngestRequest
+from tests.archive_fixtures import archived_collection, staged_granule
 from tests.distribution import conftest as distribution
 from tests.factories import CollectionFactory, GranuleFactory, ProviderFactory
+from tests.s3_server import ACCESS_KEY, SECRET_KEY
 
 # distribution's archive with real bytes and its clients, over the console's own fixtures
 archive_layout, archived = distribution.archive_layout, distribution.archived
@@ -91,6 +96,39 @@ def test_granule_page_shows_files_copies_and_timeline(operator, alice, collectio
     assert f"ordered in order {order.pk}" in texts
     ats = [e["at"] for e in page["timeline"]]
     assert ats == sorted(ats)
+
+
+def test_granule_page_shows_an_object_copy_and_a_recall_from_its_bucket(
+        operator, archive_layout, data_root, settings, s3_bucket, inline):
+    server, name = s3_bucket
+    settings.GRANARY_OBJECT_STORES = {"default": {
+        "endpoint_url": server.endpoint_url, "access_key": ACCESS_KEY,
+        "secret_key": SECRET_KEY, "region": "us-east-1"}}
+    bucket = Bucket.objects.create(name="archive-s3", bucket=name)
+    collection = archived_collection([bucket, archive_layout[1]])
+    granule, sources = staged_granule(collection, data_root / "staging", sizes=(1500,))
+    assert archive.archive_granule(granule, sources).admitted
+    inline(archive.run_until_idle)
+    f = granule.files.get()
+    cache.release(f)
+    archive.make_available([f])
+    inline(archive.run_until_idle)
+
+    page = operator.get(f"{URL}{granule.pk}/").json()
+    stored = FileCopy.objects.get(file=f, copy_number=1)
+    first, second = page["files"][0]["copies"]
+    assert {k: first[k] for k in ("copy_number", "medium", "volume", "volume_group",
+                                  "volume_state", "position", "bucket", "key", "etag",
+                                  "length", "state")} == {
+        "copy_number": 1, "medium": "object", "volume": None, "volume_group": None,
+        "volume_state": None, "position": None, "bucket": "archive-s3", "key": stored.key,
+        "etag": stored.etag, "length": 1500, "state": "verified"}
+    assert (second["medium"], second["volume_group"], second["bucket"]) == (
+        "tape", "backup", None)
+    assert second["volume"] and second["position"] is not None
+    texts = [e["text"] for e in page["timeline"]]
+    assert f"{f.name} copy 1 in the object store (archive-s3) written and verified" in texts
+    assert f"{f.name} recall done from the object store (archive-s3)" in texts
 
 
 def test_lifecycle_through_the_api(operator, collection, archived):

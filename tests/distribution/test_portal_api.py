@@ -4,8 +4,12 @@ the order limits shown in the cart before ordering."""
 import pytest
 from rest_framework.test import APIClient
 
+from backend.archive import services as archive
+from backend.archive.models import Bucket, FileCopy
 from backend.catalog.models import Collection, File
+from tests.archive_fixtures import archived_collection, staged_granule
 from tests.factories import FileFactory
+from tests.s3_server import ACCESS_KEY, SECRET_KEY
 
 from .conftest import evict
 
@@ -18,21 +22,50 @@ def test_granule_page_says_where_each_file_lives(alice, collection, archived):
     assert detail["residency"] == "cache" and detail["browse_url"] is None
     for shown in detail["files"]:
         assert shown["in_cache"] is True
-        copies = [(c["copy_number"], c["state"]) for c in shown["tape_copies"]]
-        assert copies == [(1, "verified"), (2, "verified")]
-        assert {c["silo"] for c in shown["tape_copies"]} == {"silo1", "silo2"}
-        assert all(c["volume"] for c in shown["tape_copies"])
+        copies = [(c["copy_number"], c["state"], c["medium"]) for c in shown["copies"]]
+        assert copies == [(1, "verified", "tape"), (2, "verified", "tape")]
+        assert {c["silo"] for c in shown["copies"]} == {"silo1", "silo2"}
+        assert all(c["volume"] for c in shown["copies"])
+        assert all(c["bucket"] is None and c["key"] is None for c in shown["copies"])
+        assert [c["length"] for c in shown["copies"]] == [shown["size"]] * 2
 
     evict([granule])
     detail = alice.get(f"/api/v1/granules/{granule.pk}/").json()
     assert detail["residency"] == "tape"
     assert [f["in_cache"] for f in detail["files"]] == [False, False]
-    assert all(len(f["tape_copies"]) == 2 for f in detail["files"])
+    assert all(len(f["copies"]) == 2 for f in detail["files"])
 
     # The list stays lean: no storage per file there.
     listed = alice.get("/api/v1/granules/").json()["results"]
     assert {g["id"] for g in listed} == {granule.pk, other.pk}
     assert all("in_cache" not in f for g in listed for f in g["files"])
+
+
+def test_granule_page_names_the_bucket_and_key_of_an_object_copy(alice, archive_layout,
+                                                                  data_root, settings,
+                                                                  s3_bucket, inline):
+    server, name = s3_bucket
+    settings.GRANARY_OBJECT_STORES = {"default": {
+        "endpoint_url": server.endpoint_url, "access_key": ACCESS_KEY,
+        "secret_key": SECRET_KEY, "region": "us-east-1"}}
+    backup = archive_layout[1]
+    bucket = Bucket.objects.create(name="archive-s3", bucket=name, prefix="granary/")
+    collection = archived_collection([bucket, backup], short_name="OISST", version="1")
+    granule, sources = staged_granule(collection, data_root / "staging", sizes=(2000,))
+    assert archive.archive_granule(granule, sources).admitted
+    inline(archive.run_until_idle)
+
+    shown = alice.get(f"/api/v1/granules/{granule.pk}/").json()["files"][0]
+    stored = {c.copy_number: c for c in FileCopy.objects.filter(file_id=shown["id"])}
+    assert shown["copies"] == [
+        {"copy_number": 1, "segment": 0, "medium": "object", "state": "verified",
+         "length": 2000, "volume": None, "silo": None, "bucket": "archive-s3",
+         "key": stored[1].key},
+        {"copy_number": 2, "segment": 0, "medium": "tape", "state": "verified",
+         "length": 2000, "volume": stored[2].volume.label, "silo": "silo2", "bucket": None,
+         "key": None}]
+    assert stored[1].key.startswith("granary/OISST.1/")
+    assert server.client().head_object(Bucket=name, Key=stored[1].key)["ContentLength"] == 2000
 
 
 def test_browse_image_is_shown_to_anonymous_visitors_but_data_is_not(collection, archived):

@@ -112,8 +112,16 @@ test('a collection created in the configuration pages receives an ingest', async
   await page.getByLabel('Title').fill(TITLE);
   await page.getByLabel(/^File patterns/).fill(`^(?P<granule>${SHORT_NAME}\\.\\d{8}T\\d{4})\\.dat$`);
   await page.getByLabel('Number of copies').selectOption('2');
-  await page.getByLabel('Copy 1 volume group').selectOption('primary');
-  await page.getByLabel('Copy 2 volume group').selectOption('backup');
+  // Copy targets are volume groups (tape) and buckets (the object store e2e.sh starts), each
+  // labelled by its medium.
+  const first = page.getByLabel('Copy 1 target');
+  await first.locator('option', { hasText: 'object store: granary-archive' }).waitFor({ state: 'attached' });
+  const offered = await first.locator('option').allInnerTexts();
+  for (const label of ['tape: primary (silo1)', 'tape: backup (silo2)', 'object store: granary-archive']) {
+    assert.ok(offered.includes(label), `${label} is not offered: ${offered.join(', ')}`);
+  }
+  await first.selectOption('primary');
+  await page.getByLabel('Copy 2 target').selectOption('backup');
   await page.getByLabel('Days new granules stay in the cache').fill('3');
   await page.getByLabel('Reason (kept in the audit log)').fill('journey product');
   await shoot(page, 'config-collection-new.png');

@@ -11,10 +11,11 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from backend.archive import services
-from backend.archive.models import ArchiveRequest, Drive, FileCopy, Volume
+from backend.archive.models import ArchiveRequest, Bucket, Drive, FileCopy, Volume
 from backend.archive.services import manager, paths
 from backend.catalog.models import Granule
 from tests.archive_fixtures import archived_collection, small_layout, staged_granule
+from tests.s3_server import ACCESS_KEY, SECRET_KEY
 from tests.workers import ROOT, database_url
 
 FIELDS = ("file_id", "copy_number", "segment", "file_offset", "volume_id", "position",
@@ -150,3 +151,33 @@ def test_help_prints_for_every_command(argv):
                          capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert "usage: manage.py" in out.stdout
+
+
+def test_add_bucket_makes_the_copy_target_and_the_bucket_and_buckets_lists_it(
+        db, settings, s3_bucket):
+    server, taken = s3_bucket
+    settings.GRANARY_OBJECT_STORES = {"default": {
+        "endpoint_url": server.endpoint_url, "access_key": ACCESS_KEY, "secret_key": SECRET_KEY,
+        "region": "us-east-1"}}
+    name = f"{taken}-new"
+    out = archive("add-bucket", "archive-s3", "--bucket", name, "--prefix", "granary/",
+                  "--create")
+    assert out.strip() == (f"bucket archive-s3: {name} on object store default, keys under "
+                           "granary/")
+    bucket = Bucket.objects.get(name="archive-s3")
+    assert (bucket.store, bucket.bucket, bucket.prefix) == ("default", name, "granary/")
+    server.client().head_bucket(Bucket=name)      # made on the server
+
+    listed = archive("buckets").splitlines()
+    assert listed[0].split() == ["bucket", "store", "on", "the", "server", "objects", "held",
+                                 "failures", "health"]
+    assert listed[1].split() == ["archive-s3", "default", f"{name}/granary/", "0", "0.0",
+                                 "MiB", "0", "ok"]
+
+    with pytest.raises(CommandError, match="no object store elsewhere"):
+        archive("add-bucket", "other", "--bucket", "b", "--store", "elsewhere")
+    settings.GRANARY_OBJECT_STORES["down"] = {"endpoint_url": "http://127.0.0.1:9",
+                                              "access_key": "a", "secret_key": "b"}
+    with pytest.raises(CommandError, match="unreachable.*recorded as a copy target"):
+        archive("add-bucket", "later", "--bucket", "b", "--store", "down", "--create")
+    assert "later" in archive("buckets")

@@ -42,6 +42,7 @@ from backend.archive import operations, services, tape
 from backend.archive.invariants import check_all
 from backend.archive.models import (
     ArchiveRequest,
+    Bucket,
     CacheEntry,
     Drive,
     FileCopy,
@@ -56,6 +57,7 @@ from backend.catalog.models import Collection, File, Granule
 from distribution.models import Order, OrderItem, Subscription, SubscriptionDelivery
 from distribution.services import deliveries, orders, subscriptions
 from tests.archive_fixtures import archived_collection, small_layout, staged_granule
+from tests.s3_server import ACCESS_KEY, SECRET_KEY
 
 pytestmark = pytest.mark.django_db
 
@@ -77,13 +79,19 @@ def _wipe():
 
     PolicyCopy.objects.all().delete()
     ArchivePolicy.objects.all().delete()
+    Bucket.objects.all().delete()
     Volume.objects.all().delete()
     VolumeGroup.objects.all().delete()
 
 
-def _md5_of_copy(segments):
+def _md5_of_copy(segments, s3=None):
+    """The MD5 of a copy's bytes read straight from where it lies: the volume files, or the
+    object through the S3 server (not through Granary's own reader)."""
     digest = hashlib.md5()
     for s in sorted(segments, key=lambda s: s.file_offset):
+        if s.bucket_id:
+            digest.update(s3.get_object(Bucket=s.bucket.bucket, Key=s.key)["Body"].read())
+            continue
         with open(paths.volume_path(s.volume), "rb") as volume:
             volume.seek(s.data_offset)
             digest.update(volume.read(s.length))
@@ -91,19 +99,36 @@ def _md5_of_copy(segments):
 
 
 class Archive(RuleBasedStateMachine):
+    # With an S3 server (set by the test), copy 1 lives in a bucket of it and copy 2 on tape.
+    s3_server = None
+    examples = 0
+
     def __init__(self):
         super().__init__()
         _wipe()
         self.root = Path(tempfile.mkdtemp(prefix="granary-stateful-"))
+        stores = {}
+        if self.s3_server is not None:
+            stores = {"GRANARY_OBJECT_STORES": {"default": {
+                "endpoint_url": self.s3_server.endpoint_url, "access_key": ACCESS_KEY,
+                "secret_key": SECRET_KEY, "region": "us-east-1"}}}
         self.overrides = override_settings(
-            DATA_ROOT=self.root, **{f"{n.upper()}_ROOT": self.root / n
-                                    for n in ("staging", "cache", "volumes", "outbox")})
+            DATA_ROOT=self.root, **stores, **{f"{n.upper()}_ROOT": self.root / n
+                                              for n in ("staging", "cache", "volumes", "outbox")})
         self.overrides.enable()
         for name in ("staging", "cache", "volumes", "outbox"):
             (self.root / name).mkdir()
         self.primary, self.backup, _ = small_layout(volumes_per_silo=24, drives_per_silo=2,
                                                     media=TINY_MEDIA)
-        self.collection = archived_collection([self.primary, self.backup])
+        self.bucket = self.s3 = None
+        if self.s3_server is not None:
+            Archive.examples += 1
+            name = f"stateful-{os.getpid()}-{Archive.examples}"
+            self.s3 = self.s3_server.client()
+            self.s3.create_bucket(Bucket=name)
+            self.bucket = Bucket.objects.create(name="objects", bucket=name)
+        self.targets = {1: self.bucket or self.primary, 2: self.backup}
+        self.collection = archived_collection([self.targets[1], self.targets[2]])
         self.originals, self.waiting, self.ingested, self.damaged = {}, [], 0, False
         self.subscriber = create_user("subscriber", roles.USER)[0]
         # what the subscriptions promise: {subscription id: granules matched while it existed}
@@ -177,6 +202,41 @@ class Archive(RuleBasedStateMachine):
             os.unlink(paths.volume_path(copy.volume))
             self.damaged = True
 
+    @precondition(lambda self: self.bucket is not None)
+    @rule(data=st.data(), how=st.sampled_from(["replace", "delete"]))
+    def damage_an_object_behind_our_back(self, data, how):
+        """An object's bytes replaced, or the object deleted, on the server itself."""
+        copies = list(FileCopy.objects.filter(state=FileCopy.State.VERIFIED, bucket=self.bucket)
+                      .select_related("file").order_by("pk"))
+        if not copies:
+            return
+        copy = data.draw(st.sampled_from(copies))
+        on_tape = FileCopy.objects.filter(file_id=copy.file_id, state=FileCopy.State.VERIFIED,
+                                          volume__isnull=False)
+        if sum(s.length for s in on_tape) < copy.file.size:
+            return   # never the last good copy
+        if how == "replace":
+            self.s3.put_object(Bucket=self.bucket.bucket, Key=copy.key,
+                               Body=os.urandom(copy.length))
+        else:
+            self.s3.delete_object(Bucket=self.bucket.bucket, Key=copy.key)
+        self.damaged = True                       # found by the next reconciliation
+
+    @precondition(lambda self: self.bucket is not None)
+    @rule()
+    def the_object_store_goes_away_for_a_while(self):
+        """The store is unreachable while work arrives and the archive runs: nothing fails,
+        nothing is lost; the work waits with the reason and ends once the store is back."""
+        dead = {"default": {"endpoint_url": "http://127.0.0.1:9", "access_key": ACCESS_KEY,
+                            "secret_key": SECRET_KEY, "region": "us-east-1"}}
+        with override_settings(GRANARY_OBJECT_STORES=dead, GRANARY_S3_TIMEOUT_S=0.5):
+            self._admit()
+            services.run_until_idle()
+            assert not Req.objects.filter(state=Req.State.FAILED).exists()
+            waiting = Req.objects.filter(state=Req.State.QUEUED, bucket=self.bucket)
+            assert all("unreachable" in r.error for r in waiting if r.error), [
+                r.error for r in waiting]
+
     @rule(data=st.data())
     def repack(self, data):
         volumes = list(Volume.objects.filter(state__in=["filling", "full"]).order_by("label"))
@@ -214,9 +274,16 @@ class Archive(RuleBasedStateMachine):
 
     @rule(data=st.data())
     def a_mover_dies_holding_work(self, data):
-        queued = list(Req.objects.filter(state=Req.State.QUEUED, kind__in=["migrate", "recall"])
-                      .order_by("pk")[:5])
+        objects = list(Req.objects.filter(state=Req.State.QUEUED, bucket__isnull=False)
+                       .order_by("pk")[:5])
+        if objects:   # an object mover killed: its lease runs out
+            Req.objects.filter(pk__in=[r.pk for r in objects]).update(
+                state=Req.State.RUNNING, lease_until=timezone.now())
+        queued = list(Req.objects.filter(state=Req.State.QUEUED, kind__in=["migrate", "recall"],
+                                         bucket__isnull=True).order_by("pk")[:5])
         drives = list(Drive.objects.exclude(state=Drive.State.OFFLINE).order_by("name"))
+        if objects and not (queued and drives):
+            manager.recover_stale_work()
         if queued and drives:
             drive = data.draw(st.sampled_from(drives))
             Req.objects.filter(pk__in=[r.pk for r in queued]).update(
@@ -310,19 +377,23 @@ class Archive(RuleBasedStateMachine):
         assert not failed, failed
         copies = {}
         for c in FileCopy.objects.exclude(state=FileCopy.State.RELEASED).select_related(
-                "volume__group"):
+                "volume__group", "bucket"):
             copies.setdefault((c.file_id, c.copy_number), []).append(c)
-        groups = {1: self.primary.pk, 2: self.backup.pk}
         for f in File.objects.select_related("granule"):
             assert f.granule.state == Granule.State.ARCHIVED, f
             assert file_copies_complete(f)
-            for number, group in groups.items():
+            for number, target in self.targets.items():
                 segments = copies.get((f.pk, number), [])
                 assert segments and all(s.state == FileCopy.State.VERIFIED for s in segments), (
-                    f, number, [(s.volume.label, s.state) for s in segments])
-                assert {s.volume.group_id for s in segments} == {group}
+                    f, number, [(s.where, s.state) for s in segments])
+                assert {s.volume.group if s.volume_id else s.bucket for s in segments} == {
+                    target}
                 assert sum(s.length for s in segments) == f.size
-                assert _md5_of_copy(segments) == self.originals[f.pk]
+                assert _md5_of_copy(segments, self.s3) == self.originals[f.pk]
+        if self.bucket is not None:   # nothing in the bucket that no copy names
+            listed = self.s3.list_objects_v2(Bucket=self.bucket.bucket).get("Contents", [])
+            assert {o["Key"] for o in listed} == {
+                s.key for segments in copies.values() for s in segments if s.bucket_id}
         self._volumes_add_up()
         self._cache_holds_what_it_says()
         self._subscriptions_keep_their_promises()
@@ -407,7 +478,8 @@ class Archive(RuleBasedStateMachine):
     def _damageable(self, data):
         """A verified copy segment whose file's other copy is whole and good: damaging it
         leaves a good copy to repair from."""
-        candidates = list(FileCopy.objects.filter(state=FileCopy.State.VERIFIED)
+        candidates = list(FileCopy.objects.filter(state=FileCopy.State.VERIFIED,
+                                                  volume__isnull=False)
                           .select_related("volume").order_by("pk"))
         if not candidates:
             return None
@@ -429,7 +501,18 @@ EXAMPLES = int(os.environ.get("GRANARY_STATEFUL_EXAMPLES", "6"))
 STEPS = int(os.environ.get("GRANARY_STATEFUL_STEPS", "12"))
 
 
-def test_the_archive_keeps_every_promise_under_random_work_and_damage(monkeypatch):
+@pytest.fixture(params=["tape", "object store and tape"])
+def media(request):
+    """Both copies on tape; or copy 1 in a bucket of a real S3 server, copy 2 on tape."""
+    if request.param == "tape":
+        yield None
+        return
+    Archive.s3_server = request.getfixturevalue("s3_server")
+    yield Archive.s3_server
+    Archive.s3_server = None
+
+
+def test_the_archive_keeps_every_promise_under_random_work_and_damage(monkeypatch, media):
     monkeypatch.setattr(writing, "SPAN_MIN", 64 << 10)   # files span the tiny volumes
     monkeypatch.setattr(manager, "SPAN_MIN", 64 << 10)
     with override_settings(GRANARY_CACHE_BYTES=1 << 30, GRANARY_WRITE_MAX_WAIT_S=0,

@@ -206,7 +206,7 @@ def check_bucket(bucket, read=None, tally=None):
     there with its length, and its bytes (those of the copies in `read`, or all when None) hash
     to its checksum; an object that no live copy and no migration under way names is an
     orphan (a write whose mover died, a delete that did not reach the store)."""
-    from ..services.objects import pending_keys, store_for
+    from ..services.buckets import pending_keys, store_for
 
     tally = tally if tally is not None else Tally()
     store = store_for(bucket)

@@ -26,30 +26,60 @@ drives, writing, reading, background, manager):
 - policy_copies(collection): the copies a collection's policy requires (ArchiveError if none).
 - MAX_ATTEMPTS: how many times a request is tried before it stays failed.
 - run_until_idle(): every drive worked in this process until none has work (tests, bench).
+- withdraw_granule, restore_granule, delete_granule (RETIRE_REASON_MAX): a granule's
+  lifecycle after archiving, by an operator, audited.
+- queue_copy(file, n, target), complete_copies(files), readable_copies(): a copy written
+  again (bulk moves), and which copies count.
+- audit_files(files), retry_failed(requests): re-verify copies; failed work again.
+- keep_until(file ids, until), end_keep(file id, kept_until): what an order keeps in the
+  cache, and its end (distribution's keeps go through here).
+- add_bucket(name, bucket, store, prefix, create): an object-store bucket as a copy target;
+  object_store_configured(store): whether settings name its endpoint.
 
 State lives in the database; every step is idempotent on ids, so a message lost or delivered
 twice, or a mover killed mid-write, costs time but never data.
 """
 from .admission import archive_granule, archive_granules
-from .cache import touch_if_cached
+from .audits import audit_files
+from .background import queue_copy
+from .buckets import add_bucket, object_store_configured
+from .cache import end_keep, keep_until, touch_if_cached
+from .completeness import complete_copies, readable_copies
 from .manager import run_until_idle
 from .paths import cache_path
 from .policy import ArchiveError, policy_copies
-from .queueing import MAX_ATTEMPTS
+from .queueing import MAX_ATTEMPTS, retry_failed
 from .recall import estimate_availability, make_available
+from .retirement import MAX_REASON as RETIRE_REASON_MAX
+from .retirement import delete as delete_granule
+from .retirement import restore as restore_granule
+from .retirement import withdraw as withdraw_granule
 from .serving import CacheDamaged, open_for_serving
 
 __all__ = [
     "MAX_ATTEMPTS",
+    "RETIRE_REASON_MAX",
     "ArchiveError",
     "CacheDamaged",
+    "add_bucket",
     "archive_granule",
     "archive_granules",
+    "audit_files",
     "cache_path",
+    "complete_copies",
+    "delete_granule",
+    "end_keep",
     "estimate_availability",
+    "keep_until",
     "make_available",
+    "object_store_configured",
     "open_for_serving",
     "policy_copies",
+    "queue_copy",
+    "readable_copies",
+    "restore_granule",
+    "retry_failed",
     "run_until_idle",
     "touch_if_cached",
+    "withdraw_granule",
 ]

@@ -8,8 +8,7 @@ from .completeness import UNREADABLE, copy_complete
 from .paths import volume_path
 from .policy import policy_copies, target_fields
 from .queueing import WAITING_FOR_CACHE, Req, queue_once
-from .reading import fail_unrecallable, unblock_waiting_migrations
-from .recall import make_available
+from .recall import fail_unrecallable, make_available, unblock_waiting_migrations
 
 
 def _pending(file, kind, copy_number=None):

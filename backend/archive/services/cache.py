@@ -182,27 +182,6 @@ def release(file):
     return entry.size
 
 
-def drop_damaged_cache(file):
-    """A cached copy that fails its checksum is dropped when a readable copy on tape can take
-    its place (the next use recalls it; the recall is queued now). Returns True if dropped;
-    False when the cache holds the only copy, which is kept for an operator to judge."""
-    from .recall import make_available
-
-    if not _has_readable_copy(file):
-        return False
-    CacheEntry.objects.filter(file=file).delete()
-    cache_path(file).unlink(missing_ok=True)
-    make_available([file], priority=Req.Priority.BACKGROUND)
-    return True
-
-
-def _has_readable_copy(file):
-    from .reading import recall_candidates
-
-    return any(sum(s.length for s in segments) >= file.size
-               for _, segments in recall_candidates(file))
-
-
 def reserve_cache(nbytes):
     """True when `nbytes` more fit in the cache (purging clean files if need be)."""
     usage = cache_usage()
@@ -266,3 +245,18 @@ def place(source, target):
 def compact_totals():
     """Fold the total rows the statement triggers added into one per state."""
     compact(CacheStateTotal._meta.db_table, ["state"], ["bytes", "entries"])
+
+
+def keep_until(file_ids, until):
+    """Keep files from the purge until `until`, never shortening a longer keep (an order's
+    ready files, a collection's data pool)."""
+    (CacheEntry.objects.filter(file_id__in=file_ids)
+     .filter(Q(keep_until__isnull=True) | Q(keep_until__lt=until))
+     .update(keep_until=until))
+
+
+def end_keep(file_id, kept_until):
+    """Let the purge take a file again, unless it is kept past `kept_until` (a longer keep
+    than the one ending: the collection's data pool)."""
+    CacheEntry.objects.filter(file_id=file_id, keep_until__lte=kept_until).update(
+        keep_until=None)

@@ -20,6 +20,22 @@ def readable_copies():
         volume__state__in=UNREADABLE)
 
 
+def recall_candidates(file):
+    """[(copy_number, [segments])] per copy that can still serve: verified, on readable volumes."""
+    copies = (readable_copies().filter(file=file).select_related("volume", "bucket")
+              .order_by("copy_number", "file_offset"))
+    by_copy = {}
+    for c in copies:
+        by_copy.setdefault(c.copy_number, []).append(c)
+    return list(by_copy.items())
+
+
+def object_copy_for(file, exclude=()):
+    """The readable object copy a recall of `file` reads first, or None (tape then)."""
+    return (readable_copies().filter(file=file, bucket__isnull=False)
+            .exclude(pk__in=list(exclude)).order_by("copy_number").first())
+
+
 def complete_copies(files):
     """{(file id, copy number)} among `files` whose readable verified segments cover the
     whole file."""

@@ -63,11 +63,14 @@ def _set_policy(collection, policy):
     if not 0 <= residency <= MAX_RESIDENCY_DAYS:
         raise DomainError(f"between 0 and {MAX_RESIDENCY_DAYS} days", "cache_residency_days")
     groups = _targets(policy.get("copies", kept["copies"]) or [])
-    if (before is not None and before["copies"] != [g.name for g in groups]
+    if (before is not None and len(before["copies"]) != len(groups)
             and collection.granules.exists()):
-        raise Conflict(f"{collection.key} holds granules written to {', '.join(before['copies'])};"
-                       " its copies cannot move to other groups here (archived granules would "
-                       "no longer have the copies their policy asks for)", "copies")
+        raise Conflict(f"{collection.key} holds granules with {len(before['copies'])} copies "
+                       f"each; the number of copies cannot change here (archived granules "
+                       "would not have the copies their policy asks for)", "copies")
+    # A copy sent to another target (a volume group or a bucket, another medium even) applies
+    # to new granules at once; the copies already written stay where they are, and count,
+    # until a bulk "move copies" job writes them to the new target and releases the old.
     policy_row, _ = ArchivePolicy.objects.update_or_create(
         collection=collection, defaults={"cache_residency_days": residency})
     if before is None or before["copies"] != [g.name for g in groups]:

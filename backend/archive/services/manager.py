@@ -359,15 +359,12 @@ def _silo_heartbeats():
 
 def tick():
     """Beat and nudges: recover dead movers' work, then start every free drive."""
-    from ..tasks import run_drive as run_drive_task
-    from ..tasks import run_objects as run_objects_task
-
     _silo_heartbeats()
     recover_stale_work()
     advance_background()
     if queued_work().exists():
         for _ in range(max(settings.GRANARY_OBJECT_MOVERS, 1)):
-            send(run_objects_task)
+            send("backend.archive.run_objects")
     if not Req.objects.filter(state=Req.State.QUEUED).exists() and not Drive.objects.filter(
             mounted_volume__isnull=False).exists():
         return 0
@@ -375,5 +372,5 @@ def tick():
     free = Drive.objects.exclude(state=Drive.State.OFFLINE).filter(
         Q(lease_until__isnull=True) | Q(lease_until__lt=now)).values_list("pk", "silo__name")
     for drive_id, silo in free:
-        send(run_drive_task, drive_id, queue=drive_queue(silo))
+        send("backend.archive.run_drive", drive_id, queue=drive_queue(silo))
     return len(free)

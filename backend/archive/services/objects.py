@@ -16,42 +16,31 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F, Q
+from django.db.models import F
 from django.utils import timezone
 
 from backend.catalog import bulk, checksums
 from backend.metrics.services import record_transfer
 
 from ..media import CopyMissing, MediumError
-from ..media.objectstore import ObjectStore
 from ..models import Bucket, FileCopy
-from .completeness import complete_granules_if_archived, readable_copies
-from .paths import cache_location, member_name
+from .buckets import object_key, object_metadata, store_for
+from .cache import reserve_cache
+from .completeness import complete_granules_if_archived, object_copy_for, readable_copies
+from .damage import mark_bad
+from .paths import cache_location
 from .queueing import WAITING_FOR_CACHE, Req, claim_leased, requeue
+from .reading import recalled
+from .recall import fail_unrecallable
+from .writing import (
+    cached_file_changed,
+    clean_complete_files,
+    in_cache,
+    release_replaced,
+    segment_numbers,
+)
 
 log = logging.getLogger(__name__)
-
-
-def store_for(bucket):
-    """The medium of a Bucket row."""
-    stores = settings.GRANARY_OBJECT_STORES
-    return ObjectStore(bucket.store, bucket.bucket, stores.get(bucket.store),
-                       part_bytes=settings.GRANARY_S3_PART_BYTES,
-                       timeout_s=settings.GRANARY_S3_TIMEOUT_S)
-
-
-def object_key(bucket, file):
-    """Where a file's copy lies in a bucket: self-describing, as a tape member's name is."""
-    return f"{bucket.prefix}{member_name(file)}"
-
-
-def object_metadata(file, copy_number):
-    """The headers an object carries, so the catalog can be rebuilt from the bucket alone."""
-    granule = file.granule
-    return {"granule-id": granule.granule_id, "collection": granule.collection.key,
-            "granule-version": granule.version, "file": file.name, "file-size": file.size,
-            "checksum-type": file.checksum_type, "checksum": file.checksum,
-            "copy": copy_number}
 
 
 def queued_work():
@@ -120,11 +109,15 @@ def _work(batch):
     """(requests finished, whether a store failed as a whole) for a claimed batch."""
     migrations = [r for r in batch if r.kind == Req.Kind.MIGRATE]
     recalls = [r for r in batch if r.kind == Req.Kind.RECALL]
-    others = [r for r in batch if r not in migrations and r not in recalls]
+    audits = [r for r in batch if r.kind == Req.Kind.AUDIT]
+    others = [r for r in batch if r not in migrations + recalls + audits]
     if others:
         requeue(others, "not object-store work", charge=True)
     buckets = Bucket.objects.in_bulk({r.bucket_id for r in batch})
     done, down = 0, False
+    if audits:
+        d, dn = _audit(audits, buckets)
+        done, down = done + d, down or dn
     if migrations:
         d, dn = _migrate(migrations, buckets)
         done, down = done + d, down or dn
@@ -154,8 +147,6 @@ def _settle_failures(failed, verb):
 # -- migrations ----------------------------------------------------------------------------------
 
 def _migrate(requests, buckets):
-    from .writing import in_cache
-
     requests = in_cache(requests)
     if not requests:
         return 0, False
@@ -192,8 +183,6 @@ def _cache_changed(f):
 
 
 def _source_changed(request):
-    from .writing import cached_file_changed
-
     cached_file_changed(request)
 
 
@@ -201,8 +190,6 @@ def _source_changed(request):
 def _record_object_writes(written, buckets, started):
     """Record the objects a batch stored: copies VERIFIED, requests done, cache entries clean
     where every copy is now verified, transfers, and the granules now archived."""
-    from .writing import clean_complete_files, release_replaced, segment_numbers
-
     now = timezone.now()
     requests = [r for r, _ in written]
     segments = segment_numbers(requests)
@@ -232,18 +219,9 @@ def _record_object_writes(written, buckets, started):
 
 # -- recalls -------------------------------------------------------------------------------------
 
-def object_copy_for(file, exclude=()):
-    """The readable object copy a recall of `file` reads first, or None (tape then)."""
-    return (readable_copies().filter(file=file, bucket__isnull=False)
-            .exclude(pk__in=list(exclude)).order_by("copy_number").first())
-
-
 def _recall(requests, buckets):
     """Fetch recalls' files from their first readable object copy, a few at once. The copies
     are looked up here, not in the threads, which touch no database."""
-    from .cache import reserve_cache
-    from .reading import fail_unrecallable, recalled
-
     started = timezone.now()
     todo, elsewhere = [], []
     for request in requests:
@@ -291,6 +269,48 @@ def _recall(requests, buckets):
     return done, down
 
 
+# -- audits --------------------------------------------------------------------------------------
+
+def _audit(requests, buckets):
+    """Re-read each audited object copy and check it; a bad one is marked for repair."""
+    copies = {}
+    for c in FileCopy.objects.filter(
+            file_id__in=[r.file_id for r in requests], bucket_id__in=list(buckets),
+            state=FileCopy.State.VERIFIED).select_related("bucket"):
+        copies[(c.file_id, c.copy_number, c.bucket_id)] = c
+
+    def check(request):
+        copy = copies.get((request.file_id, request.copy_number, request.bucket_id))
+        if copy is None:
+            return request, None, None
+        try:
+            return request, copy, store_for(copy.bucket).verify(
+                copy.key, copy.length, copy.checksum_type, copy.checksum, copy.version_id)
+        except CopyMissing:
+            return request, copy, False
+        except MediumError as exc:
+            return request, copy, exc
+
+    with _pool() as pool:
+        results = list(pool.map(check, requests))
+    now, done, failed = timezone.now(), 0, []
+    for request, copy, outcome in results:
+        if isinstance(outcome, MediumError):
+            failed.append((request, outcome))
+            continue
+        error = ""
+        if outcome is True:
+            FileCopy.objects.filter(pk=copy.pk).update(verified_at=now)
+        elif copy is not None:
+            mark_bad([copy], f"fixity audit of {copy.where}")
+            error = f"bad copy in {copy.bucket.name}; repair queued"
+        Req.objects.filter(pk=request.pk, state=Req.State.RUNNING).update(
+            state=Req.State.DONE, bytes_done=request.bytes_total, finished_at=now, error=error,
+            lease_until=None)
+        done += 1
+    return done, _settle_failures(failed, "audit in the object store failed")
+
+
 class _Changed(MediumError):
     """The object's bytes are not the catalog's."""
 
@@ -316,8 +336,6 @@ def _fetch(file, copy, store):
 
 
 def _mark_bad_object(copy, reason):
-    from .damage import mark_bad
-
     mark_bad([copy], reason)
 
 
@@ -331,64 +349,3 @@ def _read_elsewhere(request, reason, tape_only=False):
     Req.objects.filter(pk=request.pk, state=Req.State.RUNNING).update(
         state=Req.State.QUEUED, drive=None, lease_until=None, error=reason[:1000],
         bucket_id=nxt.bucket_id if nxt else None)
-
-
-# -- what a bucket should hold, and removing what it should not ----------------------------------
-
-def pending_keys(bucket):
-    """Keys that migrations under way to `bucket` write (the object may be there before its
-    copy is recorded)."""
-    requests = (Req.objects.filter(kind=Req.Kind.MIGRATE, bucket=bucket,
-                                   state__in=[Req.State.QUEUED, Req.State.RUNNING])
-                .select_related("file__granule__collection"))
-    return {object_key(bucket, r.file) for r in requests}
-
-
-def delete_objects(places):
-    """Remove objects [(bucket id, key, version id)] no live copy names any more; best effort:
-    an object the store keeps (it is down) is found by reconciliation as an orphan and removed
-    then. Returns how many were removed."""
-    buckets = Bucket.objects.in_bulk({b for b, _, _ in places})
-    live = set(FileCopy.objects.filter(
-        bucket_id__in=list(buckets), key__in=[k for _, k, _ in places]).exclude(
-        state=FileCopy.State.RELEASED).values_list("bucket_id", "key"))
-    removed = 0
-    for bucket_id, key, version_id in places:
-        if (bucket_id, key) in live or bucket_id not in buckets:
-            continue
-        try:
-            store_for(buckets[bucket_id]).delete(key, version_id)
-            removed += 1
-        except MediumError as exc:
-            log.warning("object %s in %s not removed now: %s", key, buckets[bucket_id], exc)
-    return removed
-
-
-def delete_orphan(bucket_id, key):
-    """Remove an object no live copy and no migration names (checked again first)."""
-    bucket = Bucket.objects.filter(pk=bucket_id).first()
-    if bucket is None:
-        return "the bucket is gone"
-    if key in pending_keys(bucket) or FileCopy.objects.filter(bucket=bucket, key=key).exclude(
-            state=FileCopy.State.RELEASED).exists():
-        return "a copy names it now; nothing done"
-    try:
-        store_for(bucket).delete(key)
-    except MediumError as exc:
-        return f"not removed: {exc}"
-    return f"removed {key} from {bucket.name}"
-
-
-def recheck(copy):
-    """Whether an object copy's bytes hash to its checksum now (a repair checks again)."""
-    try:
-        return store_for(copy.bucket).verify(copy.key, copy.length, copy.checksum_type,
-                                             copy.checksum, copy.version_id)
-    except CopyMissing:
-        return False
-
-
-def stale_object_work(now):
-    """Running object work whose mover's lease ran out (the mover died)."""
-    return Req.objects.filter(state=Req.State.RUNNING, bucket__isnull=False).filter(
-        Q(lease_until__lt=now) | Q(lease_until__isnull=True))

@@ -115,7 +115,25 @@ def requeue(requests, error, charge=True):
 
 def nudge():
     """Wake the storage manager: the broker message is only a hint, the queue is the database."""
-    # imported here: the tasks import the manager, which imports this module
-    from ..tasks import tick
+    send("backend.archive.tick")
 
-    send(tick)
+
+def retry_failed(requests):
+    """Put failed requests back in the queue with fresh attempts; returns how many."""
+    count = 0
+    for request in ArchiveRequest.objects.filter(pk__in=[r.pk for r in requests],
+                                                 state=ArchiveRequest.State.FAILED):
+        try:
+            with transaction.atomic():
+                count += ArchiveRequest.objects.filter(pk=request.pk).update(
+                    state=ArchiveRequest.State.QUEUED, attempts=0, error="", drive=None,
+                    finished_at=None)
+        except IntegrityError:
+            # the same work is queued again already (a repair, a newer request): this one
+            # is superseded, not retried twice
+            ArchiveRequest.objects.filter(pk=request.pk).update(
+                state=ArchiveRequest.State.CANCELLED,
+                error="superseded: the same work is queued already")
+    if count:
+        transaction.on_commit(nudge)
+    return count

@@ -3,7 +3,6 @@ import logging
 import os
 
 from django.db import transaction
-from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
 from backend.catalog import checksums
@@ -14,25 +13,15 @@ from .. import hardware, tape
 from ..models import CacheEntry, Drive, FileCopy
 from ..signals import file_recalled
 from .cache import reserve_cache
-from .completeness import readable_copies
+from .completeness import recall_candidates
 from .damage import mark_bad, volume_unreadable
 from .drives import drive_error, drive_ok, set_drive
 from .paths import cache_path, volume_path
 from .queueing import WAITING_FOR_CACHE, Req, requeue
-from .recall import make_available
+from .recall import fail_unrecallable
 from .serving import fingerprint
 
 log = logging.getLogger(__name__)
-
-
-def recall_candidates(file):
-    """[(copy_number, [segments])] per copy that can still serve: verified, on readable volumes."""
-    copies = (readable_copies().filter(file=file).select_related("volume", "bucket")
-              .order_by("copy_number", "file_offset"))
-    by_copy = {}
-    for c in copies:
-        by_copy.setdefault(c.copy_number, []).append(c)
-    return list(by_copy.items())
 
 
 class _DamagedCopy(Exception):
@@ -80,61 +69,6 @@ def read_copies(drive, volume, requests):
 
 class _MediaError(tape.VolumeError):
     """The whole cartridge fails to read (an injected media fault)."""
-
-
-def wait_for_recall(migrations):
-    """Migrations whose file left the cache: recall it from a readable copy and hold them out
-    of the scheduler's view until it lands; with no readable copy they fail with the reason."""
-    for request in migrations:
-        # the catalog's entry names bytes that are gone: forget it, or the file looks cached
-        CacheEntry.objects.filter(file=request.file).exclude(
-            state=CacheEntry.State.STAGING).delete()
-        await_file(request, Req.State.RUNNING)
-
-
-def await_file(request, state):
-    """Bring a migration's file back: the request (in `state`) goes back to the queue, waiting
-    unscheduled for a recall when one is needed, or fails when no copy can be read."""
-    f = request.file
-    answer = make_available([f], priority=Req.Priority.BACKGROUND)[0]
-    if not answer.error:
-        Req.objects.filter(pk=request.pk, state=state).update(
-            state=Req.State.QUEUED, drive=None,
-            error="" if answer.ready else WAITING_FOR_CACHE)
-    else:
-        Req.objects.filter(pk=request.pk, state=state).update(
-            state=Req.State.FAILED, drive=None, finished_at=timezone.now(),
-            error=f"{f.name} is neither in the cache nor readable on tape")
-
-
-def unblock_waiting_migrations():
-    """A migration waits for its file only while a recall for it is under way: one whose recall
-    failed, was cancelled or never came asks again, goes on if the file is back, or fails with
-    the reason. A wait never outlives its recall."""
-    recalling = Req.objects.filter(file_id=OuterRef("file_id"), kind=Req.Kind.RECALL,
-                                   state__in=[Req.State.QUEUED, Req.State.RUNNING])
-    waiting = (Req.objects.filter(kind=Req.Kind.MIGRATE, state=Req.State.QUEUED,
-                                  error=WAITING_FOR_CACHE)
-               .exclude(Exists(recalling)).select_related("file"))
-    for request in waiting:
-        await_file(request, Req.State.QUEUED)
-
-
-def fail_unrecallable(request_ids=None):
-    """Fail queued recalls whose file has no readable copy left and is not in the cache: they
-    would otherwise wait forever. The reason names what happened; an operator who brings a
-    suspect volume back can retry them."""
-    queued = Req.objects.filter(kind=Req.Kind.RECALL, state=Req.State.QUEUED)
-    if request_ids is not None:
-        queued = queued.filter(pk__in=request_ids)
-    readable = readable_copies().filter(file_id=OuterRef("file_id"))
-    cached = CacheEntry.objects.filter(file_id=OuterRef("file_id")).exclude(
-        state=CacheEntry.State.STAGING)
-    lost = queued.filter(~Exists(readable), ~Exists(cached))
-    return lost.update(
-        state=Req.State.FAILED, finished_at=timezone.now(),
-        error="no readable copy on tape: every copy failed its check or lies on a suspect "
-              "volume; repair or clear the volume, then retry")
 
 
 def _recall_from(drive, volume, request, segments):

@@ -2,7 +2,8 @@
 from dataclasses import dataclass
 
 from django.db import transaction
-from django.db.models import Count, Q, Sum
+from django.db.models import Count, Exists, OuterRef, Q, Sum
+from django.utils import timezone
 
 from backend.catalog import checksums
 from backend.catalog.models import File
@@ -10,11 +11,10 @@ from backend.catalog.models import File
 from .. import hardware
 from ..models import CacheEntry, Drive
 from .cache import touch, touch_if_cached
-from .completeness import readable_copies
-from .objects import object_copy_for
+from .completeness import object_copy_for, readable_copies, recall_candidates
 from .paths import cache_path
 from .policy import ArchiveError
-from .queueing import Req, nudge, queue_once
+from .queueing import WAITING_FOR_CACHE, Req, nudge, queue_once
 
 
 @dataclass
@@ -142,3 +142,75 @@ def open_verified(file):
         raise ArchiveError(f"the cached copy of {file.name} fails its checksum")
     touch([file])
     return open(path, "rb")
+
+
+def drop_damaged_cache(file):
+    """A cached copy that fails its checksum is dropped when a readable copy on tape can take
+    its place (the next use recalls it; the recall is queued now). Returns True if dropped;
+    False when the cache holds the only copy, which is kept for an operator to judge."""
+    if not _has_readable_copy(file):
+        return False
+    CacheEntry.objects.filter(file=file).delete()
+    cache_path(file).unlink(missing_ok=True)
+    make_available([file], priority=Req.Priority.BACKGROUND)
+    return True
+
+
+def _has_readable_copy(file):
+    return any(sum(s.length for s in segments) >= file.size
+               for _, segments in recall_candidates(file))
+
+
+def wait_for_recall(migrations):
+    """Migrations whose file left the cache: recall it from a readable copy and hold them out
+    of the scheduler's view until it lands; with no readable copy they fail with the reason."""
+    for request in migrations:
+        # the catalog's entry names bytes that are gone: forget it, or the file looks cached
+        CacheEntry.objects.filter(file=request.file).exclude(
+            state=CacheEntry.State.STAGING).delete()
+        await_file(request, Req.State.RUNNING)
+
+
+def await_file(request, state):
+    """Bring a migration's file back: the request (in `state`) goes back to the queue, waiting
+    unscheduled for a recall when one is needed, or fails when no copy can be read."""
+    f = request.file
+    answer = make_available([f], priority=Req.Priority.BACKGROUND)[0]
+    if not answer.error:
+        Req.objects.filter(pk=request.pk, state=state).update(
+            state=Req.State.QUEUED, drive=None,
+            error="" if answer.ready else WAITING_FOR_CACHE)
+    else:
+        Req.objects.filter(pk=request.pk, state=state).update(
+            state=Req.State.FAILED, drive=None, finished_at=timezone.now(),
+            error=f"{f.name} is neither in the cache nor readable on tape")
+
+
+def unblock_waiting_migrations():
+    """A migration waits for its file only while a recall for it is under way: one whose recall
+    failed, was cancelled or never came asks again, goes on if the file is back, or fails with
+    the reason. A wait never outlives its recall."""
+    recalling = Req.objects.filter(file_id=OuterRef("file_id"), kind=Req.Kind.RECALL,
+                                   state__in=[Req.State.QUEUED, Req.State.RUNNING])
+    waiting = (Req.objects.filter(kind=Req.Kind.MIGRATE, state=Req.State.QUEUED,
+                                  error=WAITING_FOR_CACHE)
+               .exclude(Exists(recalling)).select_related("file"))
+    for request in waiting:
+        await_file(request, Req.State.QUEUED)
+
+
+def fail_unrecallable(request_ids=None):
+    """Fail queued recalls whose file has no readable copy left and is not in the cache: they
+    would otherwise wait forever. The reason names what happened; an operator who brings a
+    suspect volume back can retry them."""
+    queued = Req.objects.filter(kind=Req.Kind.RECALL, state=Req.State.QUEUED)
+    if request_ids is not None:
+        queued = queued.filter(pk__in=request_ids)
+    readable = readable_copies().filter(file_id=OuterRef("file_id"))
+    cached = CacheEntry.objects.filter(file_id=OuterRef("file_id")).exclude(
+        state=CacheEntry.State.STAGING)
+    lost = queued.filter(~Exists(readable), ~Exists(cached))
+    return lost.update(
+        state=Req.State.FAILED, finished_at=timezone.now(),
+        error="no readable copy on tape: every copy failed its check or lies on a suspect "
+              "volume; repair or clear the volume, then retry")

@@ -16,6 +16,7 @@ from django.utils import timezone
 from kombu.exceptions import OperationalError
 
 from backend.errors import Conflict, DomainError
+from backend.nudges import task_named
 
 from .. import invariants
 from ..models import Discrepancy, Reconciliation
@@ -46,10 +47,8 @@ def start(full=False, sample=None, repair=False, requested_by=None):
 
 
 def _enqueue(run_id):
-    from ..tasks import reconcile as reconcile_task
-
     try:
-        reconcile_task.delay(run_id)
+        task_named("backend.archive.reconcile").delay(run_id)
     except OperationalError:
         log.warning("reconciliation %s waits for the broker; the next daily run does it", run_id)
 

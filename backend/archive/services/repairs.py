@@ -26,7 +26,7 @@ from ..invariants.records import (
 )
 from ..media import MediumError
 from ..models import CacheEntry, FileCopy, Volume
-from . import objects
+from . import buckets
 from .paths import cache_path, volume_path
 from .queueing import Req, nudge, queue_once, requeue
 from .recall import make_available
@@ -95,7 +95,7 @@ def apply(discrepancy):
                 inv.OBJECT_SIZE):
         return _bad_copy(discrepancy)
     if kind == inv.OBJECT_ORPHAN:
-        return objects.delete_orphan(discrepancy.extra.get("bucket_id"),
+        return buckets.delete_orphan(discrepancy.extra.get("bucket_id"),
                                      discrepancy.extra.get("key", ""))
     if kind in CACHE_KINDS:
         return _drop_cached(discrepancy)
@@ -141,7 +141,7 @@ def _bad_copy(d):
                 else "the copy is no longer verified; nothing to do")
     if copy.bucket_id:
         try:
-            if objects.recheck(copy):
+            if buckets.recheck(copy):
                 return "its object matches now; nothing done"
         except MediumError as exc:
             return f"not checked again, nothing done: {exc}"

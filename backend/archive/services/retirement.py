@@ -16,7 +16,7 @@ from backend.errors import Conflict, DomainError
 
 from ..models import CacheEntry, FileCopy, Volume
 from ..signals import granule_retired
-from . import objects
+from . import buckets
 from .paths import cache_path
 from .queueing import Req
 
@@ -120,8 +120,7 @@ def _release_copies(files):
                 live_bytes=F("live_bytes") - length, file_count=F("file_count") - 1)
             released += length
     copies.update(state=FileCopy.State.RELEASED)
-    if places:
-        # an object is removed once the release is committed; one the store keeps (it is down)
-        # is found by reconciliation as an orphan and removed then
-        transaction.on_commit(lambda: objects.delete_objects(places))
+    # an object is removed once the release is committed; one the store keeps (it is down) is
+    # found by reconciliation as an orphan and removed then
+    buckets.remove_on_commit(places)
     return released

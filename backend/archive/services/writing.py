@@ -14,12 +14,13 @@ from backend.metrics.services import record_transfer
 
 from .. import hardware, tape
 from ..models import CacheEntry, Drive, FileCopy, Volume
-from .cache import drop_damaged_cache
+from .buckets import remove_on_commit
 from .completeness import complete_granules_if_archived, files_copies_complete
 from .damage import volume_truncated, volume_unreadable
 from .drives import drive_error, drive_ok, set_drive
 from .paths import cache_location, member_name, volume_path
 from .queueing import Req, requeue
+from .recall import drop_damaged_cache, wait_for_recall
 
 log = logging.getLogger(__name__)
 
@@ -93,8 +94,6 @@ def write_copies(drive, volume, requests):
 def in_cache(requests):
     """The requests whose file is in the cache. Each of the others waits, unscheduled, for a
     recall from a readable copy (the recall clears the wait), or fails when there is none."""
-    from .reading import wait_for_recall
-
     missing = [r for r in requests if not os.path.exists(cache_location(r.file))]
     if missing:
         wait_for_recall(missing)
@@ -214,11 +213,15 @@ def release_replaced(requests, now):
                      .values_list("pk", "created_at"))
     old = [row for row in older if row[6] < queued_at[by_pair[row[1:3]]]]
     for _, _, _, state, volume_id, length, _ in old:
-        if state == FileCopy.State.VERIFIED:
+        if state == FileCopy.State.VERIFIED and volume_id:
             Volume.objects.filter(pk=volume_id).update(
                 live_bytes=F("live_bytes") - length, file_count=F("file_count") - 1)
     FileCopy.objects.filter(pk__in=[row[0] for row in old]).update(
         state=FileCopy.State.RELEASED)
+    # objects replaced by a copy elsewhere (a move off the bucket) leave it once committed
+    remove_on_commit(list(FileCopy.objects.filter(
+        pk__in=[row[0] for row in old], bucket__isnull=False).values_list(
+        "bucket_id", "key", "version_id")))
 
 
 def _expected_checksum(file, offset, length, spanning):

@@ -7,18 +7,24 @@ as if for the first time. Archive work queued by `start` (recalls, audits, migra
 shared with whoever else asked for the same bytes, and the item waits until it is final."""
 from dataclasses import dataclass, field
 
-from backend.archive import operations
 from backend.archive.models import ArchiveRequest, FileCopy, Silo
-from backend.archive.services import ArchiveError, make_available, policy_copies, retirement
-from backend.archive.services.background import queue_copy
-from backend.archive.services.completeness import complete_copies, readable_copies
-from backend.archive.services.queueing import Req
+from backend.archive.services import (
+    ArchiveError,
+    audit_files,
+    complete_copies,
+    delete_granule,
+    make_available,
+    policy_copies,
+    queue_copy,
+    readable_copies,
+    withdraw_granule,
+)
 from backend.catalog.models import Granule
 from ingest.models import IngestGranule
 from ingest.services import outcome as ingest_outcome
 
 DONE, SKIPPED, FAILED, WAITING = "done", "skipped", "failed", "waiting"
-ACTIVE = (Req.State.QUEUED, Req.State.RUNNING)
+ACTIVE = (ArchiveRequest.State.QUEUED, ArchiveRequest.State.RUNNING)
 
 
 @dataclass
@@ -52,12 +58,12 @@ def reingest(job, granule):
 
 def withdraw(job, granule):
     """Hidden from users, kept on tape (the retirement service refuses what is not archived)."""
-    retirement.withdraw(granule, by=job.requested_by, reason=job.reason)
+    withdraw_granule(granule, by=job.requested_by, reason=job.reason)
     return Result(DONE, "withdrawn: hidden from search and new orders, kept on tape")
 
 
 def delete(job, granule):
-    released = retirement.delete(granule, by=job.requested_by, reason=job.reason)
+    released = delete_granule(granule, by=job.requested_by, reason=job.reason)
     return Result(DONE, f"deleted; {released:,} bytes released on tape")
 
 
@@ -80,7 +86,7 @@ def verify(job, granule):
     files = _files(granule)
     if not files:
         return Result(SKIPPED, "the granule has no files")
-    queued = operations.audit_files(files, requested_by=job.requested_by)
+    queued = audit_files(files, requested_by=job.requested_by)
     bare = [f.name for f in files if not queued[f.pk]]
     if bare:
         return Result(FAILED, f"{bare[0]} has no readable copy on tape to re-read")
@@ -91,13 +97,14 @@ def verify(job, granule):
 def move(job, granule):
     """Write the copy that the collection's policy puts on the target group onto it, where it
     is not there already; the old copy is released once the new one is verified."""
-    target = job.target_group
+    target = job.target
     files = _files(granule)
     try:
         wanted = dict(policy_copies(granule.collection))
     except ArchiveError as exc:
         return Result(FAILED, str(exc))
-    number = next((n for n, g in wanted.items() if g.pk == target.pk), None)
+    number = next((n for n, g in wanted.items()
+                   if g.medium == target.medium and g.pk == target.pk), None)
     if number is None:
         return Result(FAILED, f"the policy of {granule.collection.key} puts no copy on "
                               f"{target.name}; change the policy first (a copy off its "
@@ -105,8 +112,8 @@ def move(job, granule):
     complete = complete_copies(files)
     requests = []
     for f in files:
-        where = _copy_volumes(f, number)
-        if (f.pk, number) in complete and where and all(g == target.pk for g, _ in where):
+        where = _copy_targets(f, number)
+        if (f.pk, number) in complete and where == {(target.medium, target.pk)}:
             continue
         clash = _silo_clash(f, number, target)
         if clash:
@@ -114,8 +121,9 @@ def move(job, granule):
         request, error = queue_copy(f, number, target, requested_by=job.requested_by)
         if error:
             return Result(FAILED, f"{f.name}: {error}")
-        request = request or Req.objects.filter(file=f, kind=Req.Kind.MIGRATE, state__in=ACTIVE,
-                                                copy_number=number).first()
+        request = request or ArchiveRequest.objects.filter(
+            file=f, kind=ArchiveRequest.Kind.MIGRATE, state__in=ACTIVE,
+            copy_number=number).first()
         requests.append(request.pk)
     if not requests:
         return Result(SKIPPED, f"copy {number} is on {target.name} already")
@@ -123,16 +131,17 @@ def move(job, granule):
                            f"{target.name}", requests)
 
 
-def _copy_volumes(file, number):
-    """{(group id, silo id)} of the volumes holding live segments of this copy."""
-    return set(readable_copies().filter(file=file, copy_number=number)
-               .values_list("volume__group_id", "volume__silo_id"))
+def _copy_targets(file, number):
+    """{(medium, volume group or bucket id)} where the live segments of this copy lie."""
+    return {("object", bucket) if bucket else ("tape", group)
+            for group, bucket in readable_copies().filter(file=file, copy_number=number)
+            .values_list("volume__group_id", "bucket_id")}
 
 
 def _silo_clash(file, number, target):
     """Why the copy may not go to `target`: another copy of the file is in its silo (copies
     are kept in different silos where there are several); '' when it may."""
-    if target.silo_id is None or Silo.objects.count() < 2:
+    if target.medium != "tape" or target.silo_id is None or Silo.objects.count() < 2:
         return ""
     other = (FileCopy.objects.filter(file=file, state=FileCopy.State.VERIFIED,
                                      volume__silo_id=target.silo_id)
@@ -157,7 +166,7 @@ def check(kind, items):
         mine = [requests.get(pk) for pk in item.requests]
         if any(r is not None and r.state in ACTIVE for r in mine):
             continue
-        lost = [r for r in mine if r is None or r.state != Req.State.DONE]
+        lost = [r for r in mine if r is None or r.state != ArchiveRequest.State.DONE]
         flagged = [r for r in mine if r is not None and r.error]
         if lost:
             why = lost[0].error if lost[0] is not None else "its archive request is gone"

@@ -5,7 +5,7 @@ from django.db.models import Count, Q
 from django.utils import timezone
 
 from backend.accounts import audit
-from backend.archive.models import VolumeGroup
+from backend.archive.models import Bucket, VolumeGroup
 from backend.catalog.models import Granule
 from backend.errors import Conflict, DomainError
 from backend.nudges import send_on_commit
@@ -18,18 +18,20 @@ S = BulkItem.State
 
 
 def target_group(kind, name):
-    """The volume group a move writes to (required for a move, refused for other kinds)."""
+    """The copy target a move writes to, a volume group or a bucket (required for a move,
+    refused for other kinds)."""
     if kind != BulkJob.Kind.MOVE:
         if name not in (None, ""):
             raise DomainError("target_group is only for a move", "target_group")
         return None
     if not name:
-        raise DomainError("a move needs target_group: the volume group to write to",
+        raise DomainError("a move needs target_group: the volume group or bucket to write to",
                           "target_group")
-    group = VolumeGroup.objects.filter(name=name).select_related("silo").first()
-    if group is None:
-        raise DomainError(f"unknown volume group {name!r}", "target_group")
-    return group
+    target = (VolumeGroup.objects.filter(name=name).select_related("silo").first()
+              or Bucket.objects.filter(name=name).first())
+    if target is None:
+        raise DomainError(f"no volume group or bucket {name!r}", "target_group")
+    return target
 
 
 def dry_run(kind, selection):
@@ -58,7 +60,9 @@ def create(kind, selection, *, by, reason, query=None, group=None):
         raise DomainError("the selection holds no granule", "query" if query else "ids")
     with transaction.atomic():
         job = BulkJob.objects.create(
-            kind=kind, query=query, ids_given=selection.lines, target_group=group,
+            kind=kind, query=query, ids_given=selection.lines,
+            target_group=group if getattr(group, "medium", "") == "tape" else None,
+            target_bucket=group if getattr(group, "medium", "") == "object" else None,
             reason=reason, requested_by=by, requested_by_name=getattr(by, "username", ""))
         total = _make_items(job, selection.granule_ids)
         job.granules_total, job.bytes_total = len(selection.granule_ids), total

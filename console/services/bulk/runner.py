@@ -30,8 +30,8 @@ J = BulkJob.State
 def run(job_id):
     """Act on the job's pending items chunk by chunk, follow up its waiting ones, finish it
     when nothing is left. Returns the job's state."""
-    job = BulkJob.objects.select_related("target_group__silo", "requested_by").filter(
-        pk=job_id).first()
+    job = BulkJob.objects.select_related(
+        "target_group__silo", "target_bucket", "requested_by").filter(pk=job_id).first()
     if job is None or not job.active:
         return job.state if job else None
     if job.state == J.QUEUED:

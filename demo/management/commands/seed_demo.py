@@ -7,11 +7,16 @@ from django.db import transaction
 from backend.accounts.models import Provider
 from backend.accounts.services import create_user
 from backend.archive import operations
+from backend.archive import services as archive
 from backend.catalog.models import Collection
 from backend.cli import Command as DomainCommand
 from demo import activity, history
 from demo.definitions import DEMO_COLLECTIONS, DEMO_PROVIDERS, DEMO_USERS
 from demo.granules import deliver_demo_granules
+
+# Copy 1 of these collections lives in the object store (copy 2 on tape) when there is one.
+IN_OBJECT_STORE = ("GHRSST_OISST_L4",)
+DEMO_BUCKET = "granary-archive"
 
 
 class Command(DomainCommand):
@@ -51,6 +56,17 @@ class Command(DomainCommand):
             f"{made} demo granules archived; {transfers} synthetic transfers recorded over the "
             f"last {history.DAYS} days ({time.monotonic() - began:.1f} s).")
 
+    def _bucket(self):
+        """The demo's object-store bucket when an object store is configured (make run starts
+        one), else None: those collections then keep both copies on tape."""
+        if not archive.object_store_configured():
+            return None
+        try:
+            return archive.add_bucket(DEMO_BUCKET, DEMO_BUCKET, create=True)
+        except (archive.ArchiveError, OSError) as exc:
+            self.stderr.write(f"the object store is not usable ({exc}); all copies go to tape")
+        return None
+
     def _catalog_and_users(self):
         for spec in DEMO_COLLECTIONS:
             fields = dict(spec)
@@ -66,9 +82,11 @@ class Command(DomainCommand):
                                                          defaults={"title": spec["title"]})
             provider.collections.add(*collections_of[spec["name"]])
         primary, backup = operations.install_layout()
+        bucket = self._bucket()
         for collection in Collection.objects.all():
             if not hasattr(collection, "archive_policy"):
-                operations.set_policy(collection, [primary, backup])
+                first = bucket if bucket and collection.short_name in IN_OBJECT_STORE else primary
+                operations.set_policy(collection, [first, backup])
         self.stdout.write(f"{len(DEMO_COLLECTIONS)} demo collections ready.")
         lines = ["Logins (role / user / password / API token):"]
         for spec in DEMO_USERS:

@@ -10,8 +10,10 @@ from pathlib import Path
 
 from django.core.management.base import CommandError
 
-from backend.archive import operations, scheduler, simulator
+from backend.archive import object_board, operations, scheduler, simulator
+from backend.archive.media import MediumError
 from backend.archive.models import Drive, Volume
+from backend.archive.services import add_bucket
 from backend.archive.services import reconcile as reconciliation
 from backend.archive.services.cache import cache_usage
 from backend.archive.services.manager import recover_stale_work, run_until_idle
@@ -122,9 +124,32 @@ def _file_status(command, opts):
     command.stdout.write(f"cache: {cache}")
     command.stdout.write(f"copies required: {status['required_copies']}  "
                          f"complete: {'yes' if status['complete'] else 'no'}")
-    _rows(command, ("copy", "segment", "volume", "silo", "position", "length", "state"),
-          [(c.copy_number, c.segment, c.volume.label, c.volume.silo.name, c.position, c.length,
+    _rows(command, ("copy", "segment", "medium", "where", "position", "length", "state"),
+          [(c.copy_number, c.segment, c.medium,
+            f"{c.volume.label} in {c.volume.silo.name}" if c.volume_id
+            else f"{c.bucket.name}: {c.key}", c.position if c.volume_id else "-", c.length,
             c.state) for c in status["copies"]])
+
+
+def _buckets(command, opts):
+    _rows(command, ("bucket", "store", "on the server", "objects", "held", "failures",
+                    "health"),
+          [(b["name"], b["store"], f"{b['bucket']}/{b['prefix']}", b["objects"],
+            _mib(b["bytes"]), b["failures"]["requests"],
+            "ok" if b["health"]["ok"] else b["health"]["reason"])
+           for b in object_board.bucket_board()])
+
+
+def _add_bucket(command, opts):
+    try:
+        bucket = add_bucket(opts["name"], opts["bucket"], store=opts["store"],
+                            prefix=opts["prefix"], create=opts["create"])
+    except MediumError as exc:   # the store refused or is down: its reason, not a traceback
+        raise CommandError(f"{exc}; {opts['name']} is recorded as a copy target: run this "
+                           "again with --create once the store answers") from exc
+    command.stdout.write(f"bucket {bucket.name}: {bucket.bucket} on object store "
+                         f"{bucket.store}" + (f", keys under {bucket.prefix}" if bucket.prefix
+                                              else ""))
 
 
 def _drives(command, opts):
@@ -259,6 +284,16 @@ def _label_arguments(parser):
     parser.add_argument("--prefix", required=True, help="label prefix, e.g. C")
 
 
+def _add_bucket_arguments(parser):
+    parser.add_argument("name", help="the copy target's name in policies")
+    parser.add_argument("--bucket", required=True, help="the bucket's name on the server")
+    parser.add_argument("--store", default="default",
+                        help="an entry of GRANARY_OBJECT_STORES (default: default)")
+    parser.add_argument("--prefix", default="", help="keys start with this")
+    parser.add_argument("--create", action="store_true",
+                        help="make the bucket on the server when it is not there")
+
+
 def _audit_arguments(parser):
     parser.add_argument("--volume")
     parser.add_argument("--sample", type=int)
@@ -295,6 +330,10 @@ SUBCOMMANDS = {
                         lambda p: p.add_argument("volume"), _files),
     "file-status": Subcommand("A file's cache state and every copy",
                               lambda p: p.add_argument("file"), _file_status),
+    "buckets": Subcommand("Object-store buckets: what each holds, failures, health", _none,
+                          _buckets),
+    "add-bucket": Subcommand("Add an object-store bucket as a copy target",
+                             _add_bucket_arguments, _add_bucket),
     "drives": Subcommand("Drive status", _none, _drives),
     "queue": Subcommand("Request queue with % done", _queue_arguments, _queue),
     "vary": Subcommand("Vary a drive on or off", _vary_arguments, _vary),

@@ -2,14 +2,23 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent, type ReactNode } from 'react';
 import { Link, useNavigate, useParams } from 'react-router';
 
+import { bucketsQuery } from '../../lib/api/archive/buckets';
 import { volumeGroupsQuery } from '../../lib/api/archive/volumeGroups';
 import { configCollectionQuery, updateCollection } from '../../lib/api/config/collection';
 import { createCollection } from '../../lib/api/config/collections';
 import { configKeys } from '../../lib/api/config/keys';
-import type { CollectionConfig, VolumeGroup } from '../../lib/api/types';
+import type { CollectionConfig } from '../../lib/api/types';
 import { Field, invalid } from '../../components/Field';
 import { LoadedPage } from '../../components/LoadedPage';
-import { bodyOf, emptyForm, formFrom, UNITS, type FormState, type Unit } from './collectionForm';
+import {
+  bodyOf,
+  copyTargets,
+  emptyForm,
+  formFrom,
+  UNITS,
+  type FormState,
+  type Unit,
+} from './collectionForm';
 import { errorsOf } from './errors';
 
 const MAX_COPIES = 4;
@@ -238,6 +247,10 @@ function PolicyFields({
   errors: Record<string, string>;
 }) {
   const groups = useQuery(volumeGroupsQuery());
+  const buckets = useQuery(bucketsQuery());
+  const targets = copyTargets(groups.data ?? [], buckets.data ?? []);
+  const tape = targets.filter((t) => t.medium === 'tape');
+  const objects = targets.filter((t) => t.medium === 'object');
   const copiesError = errors.copies ?? errors.policy;
   const resize = (count: number) =>
     set(
@@ -277,11 +290,11 @@ function PolicyFields({
         </Field>
       </div>
       <div className="config-form__row">
-        {form.copies.map((group, index) => (
-          <Field key={index} id={`cf-copy-${index + 1}`} label={`Copy ${index + 1} volume group`}>
+        {form.copies.map((target, index) => (
+          <Field key={index} id={`cf-copy-${index + 1}`} label={`Copy ${index + 1} target`}>
             <select
               id={`cf-copy-${index + 1}`}
-              value={group}
+              value={target}
               onChange={(e) =>
                 set(
                   'copies',
@@ -290,12 +303,23 @@ function PolicyFields({
               }
               {...invalid('cf-copies', copiesError)}
             >
-              <option value="">Choose a group…</option>
-              {(groups.data ?? []).map((g) => (
-                <option key={g.name} value={g.name}>
-                  {groupLabel(g)}
-                </option>
-              ))}
+              <option value="">Choose a volume group or bucket…</option>
+              <optgroup label="Tape: volume groups">
+                {tape.map((t) => (
+                  <option key={t.name} value={t.name}>
+                    {t.label}
+                  </option>
+                ))}
+              </optgroup>
+              {objects.length > 0 && (
+                <optgroup label="Object store: buckets">
+                  {objects.map((t) => (
+                    <option key={t.name} value={t.name}>
+                      {t.label}
+                    </option>
+                  ))}
+                </optgroup>
+              )}
             </select>
           </Field>
         ))}
@@ -305,13 +329,12 @@ function PolicyFields({
           {copiesError}
         </p>
       )}
-      <p className="hint">Where there are several silos, each copy goes to another silo.</p>
+      <p className="hint">
+        Each copy goes to a volume group (tape) or a bucket (object store). Where there are
+        several silos, each tape copy goes to another silo.
+      </p>
     </fieldset>
   );
-}
-
-function groupLabel(group: VolumeGroup): string {
-  return `${group.name} (${group.role}${group.silo ? `, silo ${group.silo}` : ''})`;
 }
 
 function ExtentFields({

@@ -66,6 +66,18 @@ beforeEach(() => {
     http.get('/api/v1/archive/volume-groups/', () =>
       HttpResponse.json([group('primary', 'silo1'), group('backup', 'silo2', 'backup')]),
     ),
+    http.get('/api/v1/archive/buckets/', () =>
+      HttpResponse.json([
+        {
+          name: 'archive-s3',
+          medium: 'object',
+          store: 'default',
+          bucket: 'granary-archive',
+          prefix: '',
+          created_at: '2026-11-01T00:00:00Z',
+        },
+      ]),
+    ),
     http.get('/api/v1/config/collections/', () => HttpResponse.json([config()])),
   );
 });
@@ -96,9 +108,16 @@ describe('collections', () => {
     await fill(user, screen.getByLabelText('Title'), 'A new one');
     await fill(user, screen.getByLabelText(/^File patterns/), '^(?P<granule>N\\d+)\\.nc$');
     await user.selectOptions(screen.getByLabelText('Number of copies'), '2');
-    await screen.findAllByRole('option', { name: 'backup (backup, silo silo2)' });
-    await user.selectOptions(screen.getByLabelText('Copy 1 volume group'), 'primary');
-    await user.selectOptions(screen.getByLabelText('Copy 2 volume group'), 'backup');
+    await screen.findAllByRole('option', { name: 'object store: archive-s3' });
+    const first = screen.getByLabelText('Copy 1 target');
+    expect(within(first).getByRole('group', { name: 'Tape: volume groups' })).toHaveTextContent(
+      'tape: primary (silo1)tape: backup (silo2)',
+    );
+    expect(
+      within(first).getByRole('group', { name: 'Object store: buckets' }),
+    ).toHaveTextContent('object store: archive-s3');
+    await user.selectOptions(first, 'archive-s3');
+    await user.selectOptions(screen.getByLabelText('Copy 2 target'), 'backup');
     await fill(user, screen.getByLabelText('One granule every'), '5');
     await fill(user, screen.getByLabelText('Archived within (after its end)'), '2');
     await user.click(screen.getByRole('button', { name: 'Create collection' }));
@@ -111,7 +130,7 @@ describe('collections', () => {
       file_patterns: ['^(?P<granule>N\\d+)\\.nc$'],
       cadence_seconds: 300,
       latency_target_seconds: 7200,
-      policy: { copies: ['primary', 'backup'], cache_residency_days: 0 },
+      policy: { copies: ['archive-s3', 'backup'], cache_residency_days: 0 },
     });
   }, 20_000);
 
@@ -137,7 +156,7 @@ describe('collections', () => {
     const patterns = screen.getByLabelText(/^File patterns/);
     await waitFor(() => expect(patterns).toHaveAttribute('aria-invalid', 'true'));
     expect(patterns).toHaveAccessibleDescription(/missing \)/);
-    expect(screen.getByLabelText('Copy 1 volume group')).toHaveAccessibleDescription(
+    expect(screen.getByLabelText('Copy 1 target')).toHaveAccessibleDescription(
       'This list may not be empty.',
     );
   });
@@ -154,11 +173,11 @@ describe('collections', () => {
     const user = userEvent.setup();
     renderApp('/config/collections/SST.1');
     const cadence = await screen.findByLabelText('One granule every', {}, { timeout: 5000 });
-    await screen.findAllByRole('option', { name: 'backup (backup, silo silo2)' });
+    await screen.findAllByRole('option', { name: 'tape: backup (silo2)' });
     expect(cadence).toHaveValue(5);
     expect(screen.getByLabelText('One granule every: unit')).toHaveValue('minutes');
     expect(screen.getByLabelText('Archived within (after its end): unit')).toHaveValue('hours');
-    expect(screen.getByLabelText('Copy 2 volume group')).toHaveValue('backup');
+    expect(screen.getByLabelText('Copy 2 target')).toHaveValue('backup');
     expect(screen.getByLabelText(/^Variables/)).toHaveValue('sst | K | sea surface temperature');
     await fill(user, screen.getByLabelText('Title'), 'Renamed');
     await user.click(screen.getByRole('button', { name: 'Save changes' }));

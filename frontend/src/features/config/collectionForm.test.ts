@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 
-import { bodyOf, describeSeconds, emptyForm, splitSeconds } from './collectionForm';
+import {
+  bodyOf,
+  copyTargets,
+  describeSeconds,
+  emptyForm,
+  splitSeconds,
+} from './collectionForm';
 
 describe('durations', () => {
   it('shows seconds in the largest unit that divides them', () => {
@@ -43,5 +49,32 @@ describe('the body sent', () => {
 
   it('sends what is not a number as typed, for the API to name', () => {
     expect(bodyOf({ ...emptyForm(), extent_north: 'north' }).extent_north).toBe('north');
+  });
+});
+
+describe('copy targets', () => {
+  it('offers volume groups and buckets, each labelled by its medium', () => {
+    const group = { volumes: 1, capacity_bytes: 0, used_bytes: 0, live_bytes: 0, percent_full: 0 };
+    const targets = copyTargets(
+      [
+        { ...group, name: 'primary', role: 'primary', silo: 'silo1' },
+        { ...group, name: 'deep', role: 'backup', silo: null },
+      ],
+      [
+        {
+          name: 'archive-s3',
+          medium: 'object',
+          store: 'default',
+          bucket: 'granary-archive',
+          prefix: 'granary/',
+          created_at: '2026-11-01T00:00:00Z',
+        },
+      ],
+    );
+    expect(targets).toEqual([
+      { name: 'primary', medium: 'tape', label: 'tape: primary (silo1)' },
+      { name: 'deep', medium: 'tape', label: 'tape: deep (backup)' },
+      { name: 'archive-s3', medium: 'object', label: 'object store: archive-s3' },
+    ]);
   });
 });

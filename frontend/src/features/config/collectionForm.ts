@@ -1,8 +1,12 @@
 import type {
+  Bucket,
   CollectionAccess,
   CollectionConfig,
   CollectionConfigChange,
+  Medium,
+  VolumeGroup,
 } from '../../lib/api/types';
+import { MEDIUM_NAMES } from '../../lib/media';
 import { listOf } from './errors';
 
 export const UNITS = { seconds: 1, minutes: 60, hours: 3600, days: 86400 } as const;
@@ -170,4 +174,30 @@ export function describeSeconds(seconds: number | null | undefined): string {
   if (seconds == null) return '—';
   const [value, unit] = splitSeconds(seconds, 'seconds');
   return `${value} ${value === '1' ? unit.slice(0, -1) : unit}`;
+}
+
+/** A place a policy may send a copy: a volume group (tape) or a bucket (object store). */
+export interface CopyTarget {
+  name: string;
+  medium: Medium;
+  label: string;
+}
+
+/** The copy targets a policy may name, tape first, each labelled by its medium:
+ * "tape: primary (silo1)", "object store: archive-s3". */
+export function copyTargets(groups: VolumeGroup[], buckets: Bucket[]): CopyTarget[] {
+  const tape = groups.map((g) => {
+    const about = [g.role !== g.name ? g.role : '', g.silo ?? ''].filter(Boolean).join(', ');
+    return {
+      name: g.name,
+      medium: 'tape' as const,
+      label: `${MEDIUM_NAMES.tape}: ${g.name}${about ? ` (${about})` : ''}`,
+    };
+  });
+  const objects = buckets.map((b) => ({
+    name: b.name,
+    medium: 'object' as const,
+    label: `${MEDIUM_NAMES.object}: ${b.name}`,
+  }));
+  return [...tape, ...objects];
 }

@@ -3,7 +3,7 @@ import userEvent from '@testing-library/user-event';
 import { http, HttpResponse } from 'msw';
 import { beforeEach, describe, expect, it } from 'vitest';
 
-import type { ConsoleGranulePage } from '../../lib/api/types';
+import type { ConsoleCopy, ConsoleFile, ConsoleGranulePage } from '../../lib/api/types';
 import { renderApp } from '../../test/renderApp';
 import { asOperator, server } from '../../test/server';
 import { granulePage } from './fixtures';
@@ -59,6 +59,47 @@ describe('operator: one granule', () => {
     const timeline = screen.getByRole('list', { name: 'Timeline' });
     expect(within(timeline).getAllByRole('listitem')).toHaveLength(2);
     expect(timeline).toHaveTextContent('received in ingest request 3 (bulk, MODAPS)');
+  });
+
+  it('shows a copy in the object store with its bucket and key, and no position', async () => {
+    const [file] = current.files as [ConsoleFile];
+    const [tape, other] = file.copies as [ConsoleCopy, ConsoleCopy];
+    const key = 'MOD09.061/MOD09.A2026001.0000/MOD09.A2026001.0000.hdf';
+    current.files = [
+      {
+        ...file,
+        copies: [
+          {
+            ...tape,
+            medium: 'object',
+            volume: null,
+            volume_group: null,
+            volume_state: null,
+            position: null,
+            bucket: 'archive-s3',
+            key,
+            etag: '0cc175b9c0f1b6a831c399e269772661',
+          },
+          other,
+        ],
+      },
+    ];
+    renderApp('/dashboards/granules/7');
+    const copies = await screen.findByRole('table', { name: 'Copies of MOD09.A2026001.0000.hdf' });
+    const cells = within(within(copies).getByRole('row', { name: /^1 / })).getAllByRole('cell');
+    expect(cells.map((cell) => cell.textContent)).toEqual([
+      'object store',
+      'bucket archive-s3',
+      key,
+      '—',
+      '3.00 KB',
+      'verified',
+      expect.any(String),
+      expect.any(String),
+    ]);
+    const second = within(copies).getByRole('row', { name: /^2 / });
+    expect(second).toHaveTextContent('tape');
+    expect(second).toHaveTextContent('B00001');
   });
 
   it('withdraws with a reason, after a confirming step', async () => {

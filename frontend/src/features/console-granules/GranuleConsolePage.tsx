@@ -7,6 +7,7 @@ import { Loaded } from '../../components/Loaded';
 import { consoleGranuleQuery } from '../../lib/api/console/granule';
 import type { ConsoleCopy, ConsoleFile, ConsoleGranulePage } from '../../lib/api/types';
 import { formatBytes, formatDateTime, formatUtcRange } from '../../lib/format';
+import { MEDIUM_NAMES } from '../../lib/media';
 import { LifecycleActions } from './LifecycleActions';
 import { GranuleStateBadge } from './states';
 import { Timeline } from './Timeline';
@@ -74,9 +75,26 @@ const COPY_COLUMNS: Column<ConsoleCopy>[] = [
     rowHeader: true,
     cell: (c) => (c.segment ? `${c.copy_number}.${c.segment}` : String(c.copy_number)),
   },
-  { label: 'Volume', cell: (c) => c.volume },
-  { label: 'Group', cell: (c) => c.volume_group ?? '—' },
-  { label: 'Position', numeric: true, cell: (c) => c.position.toLocaleString('en') },
+  { label: 'Medium', cell: (c) => MEDIUM_NAMES[c.medium] },
+  {
+    label: 'Volume / bucket',
+    cell: (c) =>
+      c.medium === 'object' ? `bucket ${c.bucket}` : <span className="mono">{c.volume}</span>,
+  },
+  {
+    label: 'Group / key',
+    cell: (c) =>
+      c.medium === 'object' ? (
+        <span className="mono wrap">{c.key}</span>
+      ) : (
+        (c.volume_group ?? '—')
+      ),
+  },
+  {
+    label: 'Position',
+    numeric: true,
+    cell: (c) => (c.position === null ? '—' : c.position.toLocaleString('en')),
+  },
   { label: 'Length', numeric: true, cell: (c) => formatBytes(c.length) },
   { label: 'State', cell: (c) => c.state },
   { label: 'Written', cell: (c) => formatDateTime(c.written_at) },
@@ -98,7 +116,7 @@ function FileCopies({ file }: { file: ConsoleFile }) {
         rowKey={(c) => c.id}
         caption={`Copies of ${file.name}`}
         captionHidden
-        empty={<p className="dash-note">No tape copy.</p>}
+        empty={<p className="dash-note">No copy yet.</p>}
       />
     </div>
   );

@@ -2,7 +2,7 @@ import { screen, within } from '@testing-library/react';
 import { http, HttpResponse } from 'msw';
 import { describe, expect, it, vi } from 'vitest';
 
-import type { GranuleDetail } from '../../lib/api/types';
+import type { GranuleDetail, StoredCopy, StoredFile } from '../../lib/api/types';
 import { granule } from '../../test/granules';
 import { renderApp } from '../../test/renderApp';
 import { server } from '../../test/server';
@@ -10,6 +10,20 @@ import { server } from '../../test/server';
 vi.mock('../../components/map/LazyBoxMap', () => ({
   LazyBoxMap: ({ label }: { label: string }) => <div role="region" aria-label={label} />,
 }));
+
+function tapeCopy(copyNumber: number, volume: string, silo: string): StoredCopy {
+  return {
+    copy_number: copyNumber,
+    segment: 0,
+    medium: 'tape',
+    state: 'verified',
+    length: 1_500_000,
+    volume,
+    silo,
+    bucket: null,
+    key: null,
+  };
+}
 
 function detail(overrides: Partial<GranuleDetail> = {}): GranuleDetail {
   const base = granule({
@@ -29,10 +43,7 @@ function detail(overrides: Partial<GranuleDetail> = {}): GranuleDetail {
         checksum_type: 'MD5',
         checksum: '0cc175b9c0f1b6a831c399e269772661',
         in_cache: false,
-        tape_copies: [
-          { copy_number: 1, volume: 'A00001', silo: 'silo1', state: 'verified' },
-          { copy_number: 2, volume: 'B00001', silo: 'silo2', state: 'verified' },
-        ],
+        copies: [tapeCopy(1, 'A00001', 'silo1'), tapeCopy(2, 'B00001', 'silo2')],
       },
       {
         id: 51,
@@ -42,7 +53,7 @@ function detail(overrides: Partial<GranuleDetail> = {}): GranuleDetail {
         checksum_type: 'MD5',
         checksum: '92eb5ffee6ae2fec3ad71c777531578f',
         in_cache: true,
-        tape_copies: [],
+        copies: [],
       },
     ],
     browse_url: '/api/v1/files/51/download',
@@ -78,14 +89,52 @@ describe('GranulePage', () => {
     expect(data).toHaveTextContent('1.50 MB');
     expect(data).toHaveTextContent('MD5 0cc175b9c0f1b6a831c399e269772661');
     expect(data).toHaveTextContent('Not in cache');
-    expect(data).toHaveTextContent('Copy 1: A00001 in silo1');
-    expect(data).toHaveTextContent('Copy 2: B00001 in silo2');
+    expect(data).toHaveTextContent('Copy 1: tape · A00001 in silo1');
+    expect(data).toHaveTextContent('Copy 2: tape · B00001 in silo2');
     expect(browse).toHaveTextContent('Browse image');
     expect(browse).toHaveTextContent('In cache');
     expect(screen.getByRole('link', { name: 'Log in to order' })).toHaveAttribute(
       'href',
       '/login?next=%2Fgranules%2F5',
     );
+  });
+
+  it('names the bucket and key of a copy in the object store', async () => {
+    const base = detail();
+    const [data, browse] = base.files as [StoredFile, StoredFile];
+    const key = 'MOD10C1.061/MOD10C1.A2026305.061/MOD10C1.A2026305.061.hdf';
+    server.use(
+      http.get('/api/v1/granules/5/', () =>
+        HttpResponse.json({
+          ...base,
+          files: [
+            {
+              ...data,
+              copies: [
+                {
+                  ...tapeCopy(1, '', ''),
+                  medium: 'object',
+                  volume: null,
+                  silo: null,
+                  bucket: 'archive-s3',
+                  key,
+                },
+                { ...tapeCopy(2, 'B00001', 'silo2'), state: 'bad' },
+              ],
+            },
+            browse,
+          ],
+        }),
+      ),
+    );
+    renderApp('/granules/5');
+
+    const row = (await screen.findAllByRole('row'))[1] as HTMLElement;
+    expect(row).toHaveTextContent(`Copy 1: object store · bucket archive-s3, key ${key}`);
+    expect(row).toHaveTextContent('Copy 2: tape · B00001 in silo2 (bad)');
+    expect(
+      screen.getByText(/1 of 2 files are in the archive only \(tape or object store\)/),
+    ).toBeInTheDocument();
   });
 
   it('says why a granule cannot be shown', async () => {

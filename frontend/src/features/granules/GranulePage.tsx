@@ -3,7 +3,7 @@ import { useState, type ReactNode } from 'react';
 import { Link, useLocation, useParams } from 'react-router';
 
 import { granuleQuery } from '../../lib/api/granules/granule';
-import type { GranuleDetail, StoredFile } from '../../lib/api/types';
+import type { GranuleDetail, StoredCopy, StoredFile } from '../../lib/api/types';
 import { Facts, type Fact } from '../../components/Facts';
 import { type Column, DataTable } from '../../components/DataTable';
 import { checksumColumn, sizeColumn } from '../../components/fileColumns';
@@ -13,6 +13,7 @@ import { AddToCartButton } from '../../components/cart/AddToCartButton';
 import { useCart } from '../../components/cart/useCart';
 import { LazyBoxMap } from '../../components/map/LazyBoxMap';
 import { formatBBox, formatBytes, formatUtc } from '../../lib/format';
+import { MEDIUM_NAMES } from '../../lib/media';
 import './granules.css';
 
 const ROLES: Record<string, string> = {
@@ -64,7 +65,7 @@ function GranuleView({ granule, back }: { granule: GranuleDetail; back: ReactNod
   const { loggedIn } = useCart();
   const location = useLocation();
   const attributes = Object.entries(granule.attributes);
-  const onTape = granule.files.filter((file) => !file.in_cache).length;
+  const notCached = granule.files.filter((file) => !file.in_cache).length;
   return (
     <section className="page granule-page" aria-labelledby="granule-heading">
       {back}
@@ -148,9 +149,9 @@ function GranuleView({ granule, back }: { granule: GranuleDetail; back: ReactNod
 
       <section className="page-section" aria-labelledby="files-heading">
         <h2 id="files-heading">Files and where they live</h2>
-        <p className={onTape ? 'notice notice--tape' : 'notice notice--ok'}>
-          {onTape
-            ? `${onTape} of ${granule.files.length} files are on tape only: an order recalls them into the disk cache first, which takes minutes.`
+        <p className={notCached ? 'notice notice--tape' : 'notice notice--ok'}>
+          {notCached
+            ? `${notCached} of ${granule.files.length} files are ${archivedOnly(granule.files)}: an order recalls them into the disk cache first${recallTakes(granule.files)}.`
             : 'Every file is in the disk cache: an order is ready at once.'}
         </p>
         <DataTable
@@ -163,6 +164,22 @@ function GranuleView({ granule, back }: { granule: GranuleDetail; back: ReactNod
       </section>
     </section>
   );
+}
+
+function mediaOutOfCache(files: StoredFile[]): Set<string> {
+  return new Set(files.filter((f) => !f.in_cache).flatMap((f) => f.copies.map((c) => c.medium)));
+}
+
+/** Where the files not in the cache are: tape only, the object store only, or both. */
+function archivedOnly(files: StoredFile[]): string {
+  const media = mediaOutOfCache(files);
+  if (!media.has('object')) return 'on tape only';
+  return media.has('tape') ? 'in the archive only (tape or object store)' : 'in the object store only';
+}
+
+/** A tape recall waits for a mount; an object store answers at once. */
+function recallTakes(files: StoredFile[]): string {
+  return mediaOutOfCache(files).has('object') ? '' : ', which takes minutes';
 }
 
 const FILE_COLUMNS: Column<StoredFile>[] = [
@@ -183,22 +200,41 @@ const FILE_COLUMNS: Column<StoredFile>[] = [
     cell: (file) => (file.in_cache ? 'In cache' : <span className="muted">Not in cache</span>),
   },
   {
-    label: 'Tape copies',
+    label: 'Copies',
     cell: (file) =>
-      file.tape_copies.length === 0 ? (
+      file.copies.length === 0 ? (
         <span className="muted">None yet</span>
       ) : (
         <ul className="copies">
-          {file.tape_copies.map((copy) => (
-            <li key={`${copy.copy_number}-${copy.volume}`}>
-              Copy {copy.copy_number}: <span className="mono">{copy.volume}</span> in {copy.silo}
-              {copy.state !== 'verified' && <span className="muted"> ({copy.state})</span>}
+          {file.copies.map((copy) => (
+            <li key={`${copy.copy_number}-${copy.segment}`}>
+              <CopyLine copy={copy} />
             </li>
           ))}
         </ul>
       ),
   },
 ];
+
+/** "Copy 1: tape · V00012 in silo1" or "Copy 1: object store · bucket archive-s3, key …". */
+function CopyLine({ copy }: { copy: StoredCopy }) {
+  const number = copy.segment ? `${copy.copy_number}.${copy.segment}` : copy.copy_number;
+  return (
+    <>
+      Copy {number}: {MEDIUM_NAMES[copy.medium]} ·{' '}
+      {copy.medium === 'object' ? (
+        <>
+          bucket {copy.bucket}, key <span className="mono wrap">{copy.key}</span>
+        </>
+      ) : (
+        <>
+          <span className="mono">{copy.volume}</span> in {copy.silo}
+        </>
+      )}
+      {copy.state !== 'verified' && <span className="muted"> ({copy.state})</span>}
+    </>
+  );
+}
 
 function BrowseImage({ url, granule }: { url: string; granule: string }) {
   const [failed, setFailed] = useState(false);

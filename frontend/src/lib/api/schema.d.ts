@@ -5,6 +5,43 @@
  */
 
 export interface paths {
+    "/api/v1/archive/buckets/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Object-store buckets as copy targets; `board/`: each with its figures and health. */
+        get: operations["api_v1_archive_buckets_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/archive/buckets/board/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description What each bucket holds, its queued and running work, the last hour's puts and gets,
+         *     its failures and whether its store answers (asked with a short timeout).
+         */
+        get: operations["api_v1_archive_buckets_board_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/archive/cache/": {
         parameters: {
             query?: never;
@@ -109,7 +146,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Where a file lives: cache state and every copy with volume and position. */
+        /**
+         * @description Where a file lives: cache state and every copy on its medium (volume and position, or
+         *     bucket and key).
+         */
         get: operations["api_v1_archive_files_retrieve"];
         put?: never;
         post?: never;
@@ -1765,6 +1805,8 @@ export interface components {
             copy_number: number | null;
             volume_group: string | null;
             volume: string | null;
+            /** @description Object-store work: the bucket written or read */
+            bucket: string | null;
             drive: string | null;
             /** Format: int64 */
             bytes_total: number;
@@ -1807,6 +1849,70 @@ export interface components {
         };
         AuditRequest: {
             sample?: number;
+        };
+        /** @description A bucket of an object store as a copy target, beside the volume groups. */
+        Bucket: {
+            readonly name: string;
+            /** @description Always object: policies name buckets and volume groups alike */
+            readonly medium: string;
+            /** @default default */
+            readonly store: string;
+            /** @description The bucket's name on the server */
+            readonly bucket: string;
+            /**
+             * @description Keys start with this
+             * @default
+             */
+            readonly prefix: string;
+            /** Format: date-time */
+            readonly created_at: string;
+        };
+        /** @description A bucket on the archive board (documentation of object_board.bucket_board). */
+        BucketBoard: {
+            name: string;
+            store: string;
+            bucket: string;
+            prefix: string;
+            /** @description Verified copies it holds */
+            objects: number;
+            /** @description Bytes of those copies */
+            bytes: number;
+            /** @description Queued and running object work per kind */
+            work: components["schemas"]["BucketWork"][];
+            /** @description Puts and gets finished in the last hour */
+            last_hour: components["schemas"]["BucketTransfers"];
+            failures: components["schemas"]["BucketFailures"];
+            health: components["schemas"]["BucketHealth"];
+        };
+        BucketFailures: {
+            /** @description Object work failed, or queued again with an error (the store was down) */
+            requests: number;
+            /** @description The latest error ('' when none) */
+            last_error: string;
+            /** Format: date-time */
+            last_error_at: string | null;
+        };
+        BucketHealth: {
+            /** @description The store answered for the bucket just now */
+            ok: boolean;
+            /** @description Why not ('' when it did) */
+            reason: string;
+        };
+        BucketTransfers: {
+            /** @description Migrations to the bucket done */
+            puts: number;
+            put_bytes: number;
+            /** @description Recalls the bucket served */
+            gets: number;
+            get_bytes: number;
+        };
+        BucketWork: {
+            /** @description migrate (puts) or recall (gets) */
+            kind: string;
+            queued: number;
+            queued_bytes: number;
+            running: number;
+            running_bytes: number;
         };
         BulkItem: {
             readonly id: number;
@@ -2105,6 +2211,42 @@ export interface components {
             op: components["schemas"]["OpEnum"];
             value: string | number | boolean | (string | number)[];
         };
+        /**
+         * @description A copy with where it lies: on tape (volume, its group and state, the member's position)
+         *     or in the object store (bucket, key, ETag); the other medium's fields are null.
+         */
+        ConsoleCopy: {
+            readonly id: number;
+            /** Format: int64 */
+            copy_number: number;
+            /** Format: int64 */
+            segment: number;
+            /**
+             * @description tape or object (store)
+             *
+             *     * `tape` - tape
+             *     * `object` - object
+             */
+            medium: components["schemas"]["MediumEnum"];
+            volume: string | null;
+            volume_group: string | null;
+            volume_state: string | null;
+            /** @description Tape: the member's byte offset */
+            readonly position: number | null;
+            bucket: string | null;
+            /** @description Object store: the object's key */
+            readonly key: string | null;
+            /** @description Object store: the ETag it answered */
+            readonly etag: string | null;
+            /** Format: int64 */
+            length: number;
+            /** @description written, verified, bad or released */
+            state: string;
+            /** Format: date-time */
+            written_at: string;
+            /** Format: date-time */
+            verified_at: string | null;
+        };
         ConsoleFile: {
             readonly id: number;
             name: string;
@@ -2114,7 +2256,7 @@ export interface components {
             checksum_type: components["schemas"]["FileChecksumTypeEnum"];
             checksum: string;
             cache: components["schemas"]["CacheState"] | null;
-            copies: components["schemas"]["Copy"][];
+            copies: components["schemas"]["ConsoleCopy"][];
         };
         ConsoleGranule: {
             readonly id: number;
@@ -2143,28 +2285,33 @@ export interface components {
             files: components["schemas"]["ConsoleFile"][];
             timeline: components["schemas"]["GranuleEvent"][];
         };
+        /**
+         * @description One copy of a file (or one segment of it) and where it lies: a tape volume in a silo, or
+         *     an object in a bucket; the fields of the other medium are null.
+         */
         Copy: {
-            readonly id: number;
-            /** Format: int64 */
             copy_number: number;
-            /** Format: int64 */
+            /** @description 0 unless the copy spans volumes */
             segment: number;
-            volume: string;
-            volume_group: string | null;
-            volume_state: string;
             /**
-             * Format: int64
-             * @description Byte offset of the member header on the volume
+             * @description tape or object (store)
+             *
+             *     * `tape` - tape
+             *     * `object` - object
              */
-            position: number;
-            /** Format: int64 */
-            length: number;
-            /** @description written, verified, bad or released */
+            medium: components["schemas"]["MediumEnum"];
+            /** @description written, verified or bad */
             state: string;
-            /** Format: date-time */
-            written_at: string;
-            /** Format: date-time */
-            verified_at: string | null;
+            /** @description Bytes of this copy (segment) */
+            length: number;
+            /** @description Tape: the volume's label */
+            volume: string | null;
+            /** @description Tape: the silo the volume is in */
+            silo: string | null;
+            /** @description Object store: the bucket (as policies name it) */
+            bucket: string | null;
+            /** @description Object store: the object's key */
+            readonly key: string | null;
         };
         /** @description Documentation of services.daily(): bytes per UTC day and the targets in bytes. */
         Daily: {
@@ -2411,6 +2558,10 @@ export interface components {
          * @enum {string}
          */
         FileChecksumTypeEnum: "MD5" | "SHA256" | "CKSUM" | "ADLER32";
+        /**
+         * @description A copy on its medium: a tape volume's member (volume, silo, position) or an object in a
+         *     bucket (bucket, key, ETag); the other medium's fields are null.
+         */
         FileCopy: {
             file: number;
             file_name: string;
@@ -2424,13 +2575,25 @@ export interface components {
              * @description Segment start in the file
              */
             file_offset: number;
-            volume: string;
-            silo: string;
+            /**
+             * @description tape or object (store)
+             *
+             *     * `tape` - tape
+             *     * `object` - object
+             */
+            medium: components["schemas"]["MediumEnum"];
+            volume: string | null;
+            silo: string | null;
             /**
              * Format: int64
              * @description Byte offset of the member header on the volume
              */
             position: number;
+            bucket: string | null;
+            /** @description Object store: the object's key */
+            readonly key: string | null;
+            /** @description Object store: the ETag it answered */
+            readonly etag: string | null;
             /** Format: int64 */
             length: number;
             checksum_type: string;
@@ -2482,7 +2645,7 @@ export interface components {
          * @enum {string}
          */
         FileSpecRoleEnum: "data" | "metadata" | "browse" | "qa";
-        /** @description A file with where its bytes are: the disk cache and each copy on tape. */
+        /** @description A file with where its bytes are: the disk cache and each copy on its medium. */
         FileStorage: {
             readonly id: number;
             name: string;
@@ -2493,7 +2656,8 @@ export interface components {
             checksum: string;
             /** @description In the disk cache now */
             readonly in_cache: boolean;
-            readonly tape_copies: components["schemas"]["TapeCopy"][];
+            /** @description Live copies, copy 1 first */
+            readonly copies: components["schemas"]["Copy"][];
         };
         /**
          * @description * `geojson` - geojson
@@ -2855,6 +3019,12 @@ export interface components {
             readonly roles: components["schemas"]["UserRoleEnum"][];
             readonly providers: string[];
         };
+        /**
+         * @description * `tape` - tape
+         *     * `object` - object
+         * @enum {string}
+         */
+        MediumEnum: "tape" | "object";
         /**
          * @description * `notify` - Notify by email
          *     * `push` - Push into a destination directory
@@ -3372,13 +3542,13 @@ export interface components {
             pinned?: boolean;
         };
         Policy: {
-            /** @description Volume group of each copy, copy 1 first */
+            /** @description Copy target of each copy, copy 1 first: a volume group (tape) or a bucket (object store) */
             copies: string[];
             /** @default 0 */
             cache_residency_days?: number;
         };
         PolicyRequest: {
-            /** @description Volume group of each copy, copy 1 first */
+            /** @description Copy target of each copy, copy 1 first: a volume group (tape) or a bucket (object store) */
             copies: string[];
             /** @default 0 */
             cache_residency_days?: number;
@@ -3841,12 +4011,6 @@ export interface components {
             until: string | null;
             note: string;
         };
-        TapeCopy: {
-            copy_number: number;
-            volume: string;
-            silo: string;
-            state: string;
-        };
         TargetsRequest: {
             /**
              * Format: double
@@ -4134,6 +4298,116 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    api_v1_archive_buckets_list: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Bucket"][];
+                };
+            };
+            /** @description The request is malformed or invalid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such thing (or not the caller's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    api_v1_archive_buckets_board_list: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BucketBoard"][];
+                };
+            };
+            /** @description The request is malformed or invalid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such thing (or not the caller's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     api_v1_archive_cache_retrieve: {
         parameters: {
             query?: never;

@@ -30,7 +30,10 @@ export type BBox = NonNullable<Granule['bbox']>;
 export type Residency = Schemas['ResidencyEnum'];
 export type GranuleDetail = Schemas['GranuleDetail'];
 export type StoredFile = Schemas['FileStorage'];
-export type TapeCopy = Schemas['TapeCopy'];
+/** One copy of a file and where it lies: a tape volume in a silo, or an object in a bucket. */
+export type StoredCopy = Schemas['Copy'];
+/** The kind of storage a copy lies on: tape, or an object store. */
+export type Medium = Schemas['MediumEnum'];
 export type GranuleFacets = Schemas['GranuleFacets'];
 export type FacetValue = Schemas['FacetValue'];
 export type Timeline = Schemas['Timeline'];
@@ -87,6 +90,11 @@ export type PdrState = Schemas['PdrStateEnum'];
 // Archive (operators)
 export type ArchiveRequest = Schemas['ArchiveRequest'];
 export type ArchiveRequestKind = Schemas['KindEnum'];
+/** An object-store bucket as a copy target, beside the volume groups. */
+export type Bucket = Schemas['Bucket'];
+/** A bucket on the archive board: what it holds, its work, transfers, failures and health. */
+export type BucketFigures = Schemas['BucketBoard'];
+export type BucketWork = Schemas['BucketWork'];
 export type BulkAction = Schemas['BulkRequest'];
 export type BulkResult = Schemas['BulkResult'];
 export type CacheUsage = Schemas['CacheUsage'];
@@ -136,7 +144,7 @@ export type GranuleState = ConsoleGranule['state'];
 export type GranuleStateCounts = Schemas['StateCounts'];
 export type ConsoleGranulePage = Schemas['ConsoleGranulePage'];
 export type ConsoleFile = Schemas['ConsoleFile'];
-export type ConsoleCopy = Schemas['Copy'];
+export type ConsoleCopy = Schemas['ConsoleCopy'];
 export type GranuleEvent = Schemas['GranuleEvent'];
 
 // Configuration (operators)

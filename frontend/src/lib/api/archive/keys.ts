@@ -1,6 +1,8 @@
 /** Cache keys of the archive tier (operators): one root, so a change refreshes the board. */
 export const archiveKeys = {
   all: ['archive'] as const,
+  buckets: () => [...archiveKeys.all, 'buckets'] as const,
+  bucketBoard: () => [...archiveKeys.all, 'bucket-board'] as const,
   cache: () => [...archiveKeys.all, 'cache'] as const,
   drives: () => [...archiveKeys.all, 'drives'] as const,
   queues: () => [...archiveKeys.all, 'queues'] as const,

@@ -1,0 +1,115 @@
+"""Buckets as copy targets: the medium of each, where a file's object lies in it, and removing
+objects no live copy names (after a delete, a move off the bucket, a reconciliation's orphan)."""
+import logging
+
+from django.conf import settings
+from django.db import transaction
+
+from ..media import CopyMissing, MediumError
+from ..media.objectstore import ObjectStore
+from ..models import Bucket, FileCopy
+from .paths import member_name
+from .queueing import Req
+
+log = logging.getLogger(__name__)
+
+
+def store_for(bucket):
+    """The medium of a Bucket row."""
+    stores = settings.GRANARY_OBJECT_STORES
+    return ObjectStore(bucket.store, bucket.bucket, stores.get(bucket.store),
+                       part_bytes=settings.GRANARY_S3_PART_BYTES,
+                       timeout_s=settings.GRANARY_S3_TIMEOUT_S)
+
+
+def add_bucket(name, bucket, store="default", prefix="", create=False):
+    """A bucket as a copy target, made once (the same name again returns it); with create, the
+    bucket is made on the server when it is not there (MediumError when the store fails)."""
+    from backend.errors import DomainError
+
+    if store not in settings.GRANARY_OBJECT_STORES:
+        raise DomainError(f"no object store {store} in GRANARY_OBJECT_STORES", "store")
+    row, _ = Bucket.objects.get_or_create(name=name, defaults={
+        "bucket": bucket, "store": store, "prefix": prefix})
+    if create:
+        store_for(row).create_bucket()
+    return row
+
+
+def object_store_configured(store="default"):
+    """Whether settings name an endpoint for `store`."""
+    return bool(settings.GRANARY_OBJECT_STORES.get(store, {}).get("endpoint_url"))
+
+
+def object_key(bucket, file):
+    """Where a file's copy lies in a bucket: self-describing, as a tape member's name is."""
+    return f"{bucket.prefix}{member_name(file)}"
+
+
+def object_metadata(file, copy_number):
+    """The headers an object carries, so the catalog can be rebuilt from the bucket alone."""
+    granule = file.granule
+    return {"granule-id": granule.granule_id, "collection": granule.collection.key,
+            "granule-version": granule.version, "file": file.name, "file-size": file.size,
+            "checksum-type": file.checksum_type, "checksum": file.checksum,
+            "copy": copy_number}
+
+
+def pending_keys(bucket):
+    """Keys that migrations under way to `bucket` write (the object may be there before its
+    copy is recorded)."""
+    requests = (Req.objects.filter(kind=Req.Kind.MIGRATE, bucket=bucket,
+                                   state__in=[Req.State.QUEUED, Req.State.RUNNING])
+                .select_related("file__granule__collection"))
+    return {object_key(bucket, r.file) for r in requests}
+
+
+def delete_objects(places):
+    """Remove objects [(bucket id, key, version id)] no live copy names any more; best effort:
+    an object the store keeps (it is down) is found by reconciliation as an orphan and removed
+    then. Returns how many were removed."""
+    buckets = Bucket.objects.in_bulk({b for b, _, _ in places})
+    live = set(FileCopy.objects.filter(
+        bucket_id__in=list(buckets), key__in=[k for _, k, _ in places]).exclude(
+        state=FileCopy.State.RELEASED).values_list("bucket_id", "key"))
+    removed = 0
+    for bucket_id, key, version_id in places:
+        if (bucket_id, key) in live or bucket_id not in buckets:
+            continue
+        try:
+            store_for(buckets[bucket_id]).delete(key, version_id)
+            removed += 1
+        except MediumError as exc:
+            log.warning("object %s in %s not removed now: %s", key, buckets[bucket_id], exc)
+    return removed
+
+
+def delete_orphan(bucket_id, key):
+    """Remove an object no live copy and no migration names (checked again first)."""
+    bucket = Bucket.objects.filter(pk=bucket_id).first()
+    if bucket is None:
+        return "the bucket is gone"
+    if key in pending_keys(bucket) or FileCopy.objects.filter(bucket=bucket, key=key).exclude(
+            state=FileCopy.State.RELEASED).exists():
+        return "a copy names it now; nothing done"
+    try:
+        store_for(bucket).delete(key)
+    except MediumError as exc:
+        return f"not removed: {exc}"
+    return f"removed {key} from {bucket.name}"
+
+
+def recheck(copy):
+    """Whether an object copy's bytes hash to its checksum now (a repair checks again)."""
+    try:
+        return store_for(copy.bucket).verify(copy.key, copy.length, copy.checksum_type,
+                                             copy.checksum, copy.version_id)
+    except CopyMissing:
+        return False
+
+
+def remove_on_commit(places):
+    """Remove objects [(bucket id, key, version id)] once the transaction that released their
+    copies commits (delete_objects checks again that no live copy names them)."""
+    if places:
+        transaction.on_commit(lambda: delete_objects(places))
