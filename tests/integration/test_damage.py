@@ -461,7 +461,7 @@ def test_a_waiting_migration_with_nothing_left_to_read_fails_with_its_reason(arc
 
     migration.refresh_from_db()
     assert migration.state == Req.State.FAILED
-    assert "neither in the cache nor readable on tape" in migration.error
+    assert "neither in the cache nor readable in any copy" in migration.error
 
 
 def test_a_copy_written_again_onto_the_volume_of_the_one_it_replaces_keeps_its_counts(archive):

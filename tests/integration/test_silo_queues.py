@@ -88,7 +88,7 @@ def test_without_the_setting_drive_work_goes_to_the_archive_queue(two_silos, set
     settings.GRANARY_ARCHIVE_QUEUE_PER_SILO = False
     sent = []
     monkeypatch.setattr(manager, "send", lambda task, *args, queue=None: sent.append(
-        (task.name, args, queue)))
+        (getattr(task, "name", task), args, queue)))
     assert manager.tick() == 4
     assert sorted(sent) == sorted(("backend.archive.run_drive", (pk,), None)
                                   for pk in Drive.objects.values_list("pk", flat=True))

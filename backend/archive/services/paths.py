@@ -3,9 +3,16 @@ from pathlib import Path
 
 from django.conf import settings
 
+from ..media.tapevolume import TapeVolume
+
 
 def volume_path(volume):
     return str(settings.VOLUMES_ROOT / volume.silo.name / volume.label)
+
+
+def medium_of(volume):
+    """A volume as a medium (its reads and listing behind the storage seam)."""
+    return TapeVolume(volume_path(volume), volume.label)
 
 
 # Cache files sit in buckets of this many file ids: a directory is made once per bucket, not

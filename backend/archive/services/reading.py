@@ -10,13 +10,14 @@ from backend.catalog.models import File
 from backend.metrics.services import record_transfer
 
 from .. import hardware, tape
+from ..media import CopyMissing, MediumError
 from ..models import CacheEntry, Drive, FileCopy
 from ..signals import file_recalled
 from .cache import reserve_cache
 from .completeness import recall_candidates
 from .damage import mark_bad, volume_unreadable
 from .drives import drive_error, drive_ok, set_drive
-from .paths import cache_path, volume_path
+from .paths import cache_path, medium_of
 from .queueing import WAITING_FOR_CACHE, Req, requeue
 from .recall import fail_unrecallable
 from .serving import fingerprint
@@ -57,7 +58,7 @@ def read_copies(drive, volume, requests):
         except _DamagedCopy as exc:
             requeue([request], str(exc), charge=False)
             fail_unrecallable([request.pk])
-        except (tape.VolumeMissing, _MediaError) as exc:
+        except (MediumError, _MediaError) as exc:
             volume_unreadable(volume, str(exc))
             requeue([r for r in requests if r not in done], f"volume {volume.label}: {exc}",
                     charge=False)
@@ -132,11 +133,9 @@ def _read_segment(drive, volume, segment, out):
     """Copy one segment from the volume into the recall file, checked on the way; a member that
     fails (short, or other bytes) is marked bad and the caller reads another copy."""
     try:
-        digest = tape.read(volume_path(volume), segment.data_offset, segment.length,
-                           segment.checksum_type, sink=out.write)
-    except tape.VolumeMissing:
-        raise
-    except tape.VolumeError as exc:
+        digest = medium_of(volume).read(segment.data_offset, segment.length,
+                                        segment.checksum_type, sink=out.write)
+    except CopyMissing as exc:
         mark_bad([segment], str(exc))
         raise _DamagedCopy(f"copy {segment.copy_number} on {volume.label}: {exc}") from exc
     hardware.pause(hardware.transfer_seconds(drive.model, segment.length))
@@ -155,11 +154,11 @@ def _audit(drive, volume, request):
         try:
             if volume.fault == "bad":
                 raise tape.VolumeError("media error (injected)")
-            digest = tape.read(volume_path(volume), segment.data_offset, segment.length,
-                               segment.checksum_type)
+            digest = medium_of(volume).read(segment.data_offset, segment.length,
+                                            segment.checksum_type)
             hardware.pause(hardware.transfer_seconds(drive.model, segment.length))
             ok = checksums.same(segment.checksum_type, digest, segment.checksum)
-        except tape.VolumeError as exc:
+        except (tape.VolumeError, MediumError) as exc:
             ok, digest = False, str(exc)
         if ok:
             FileCopy.objects.filter(pk=segment.pk).update(verified_at=now)

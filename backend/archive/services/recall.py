@@ -145,7 +145,7 @@ def open_verified(file):
 
 
 def drop_damaged_cache(file):
-    """A cached copy that fails its checksum is dropped when a readable copy on tape can take
+    """A cached copy that fails its checksum is dropped when a readable copy elsewhere can take
     its place (the next use recalls it; the recall is queued now). Returns True if dropped;
     False when the cache holds the only copy, which is kept for an operator to judge."""
     if not _has_readable_copy(file):
@@ -183,7 +183,7 @@ def await_file(request, state):
     else:
         Req.objects.filter(pk=request.pk, state=state).update(
             state=Req.State.FAILED, drive=None, finished_at=timezone.now(),
-            error=f"{f.name} is neither in the cache nor readable on tape")
+            error=f"{f.name} is neither in the cache nor readable in any copy")
 
 
 def unblock_waiting_migrations():
@@ -212,5 +212,5 @@ def fail_unrecallable(request_ids=None):
     lost = queued.filter(~Exists(readable), ~Exists(cached))
     return lost.update(
         state=Req.State.FAILED, finished_at=timezone.now(),
-        error="no readable copy on tape: every copy failed its check or lies on a suspect "
-              "volume; repair or clear the volume, then retry")
+        error="no readable copy: every copy failed its check, is missing from its bucket or "
+              "lies on a suspect volume; repair or clear the volume, then retry")

@@ -89,7 +89,7 @@ def verify(job, granule):
     queued = audit_files(files, requested_by=job.requested_by)
     bare = [f.name for f in files if not queued[f.pk]]
     if bare:
-        return Result(FAILED, f"{bare[0]} has no readable copy on tape to re-read")
+        return Result(FAILED, f"{bare[0]} has no readable copy to re-read")
     requests = [pk for ids in queued.values() for pk in ids]
     return Result(WAITING, f"{len(requests)} copies being re-read", requests)
 
