@@ -14,6 +14,11 @@ Each is run with copy 1 in the bucket alone ("bucket") and with copy 2 on tape a
 ("bucket + tape"). The clock runs from the request over HTTP until every granule is ARCHIVED
 with every copy its policy asks for verified, as in ingest-large and ingest-small. The staged
 files sit in the page cache for every side alike (written just before, 20+ GB of RAM here).
+
+CPU seconds are counted per process for each phase, the S3 server's ("s3") among them: it
+shares the machine's cores with Granary, so its cost per byte or per object is part of the
+answer. Over plain HTTP botocore signs every body with SHA256 (and the server checks it), on
+both sides alike.
 """
 import base64
 import hashlib
@@ -244,26 +249,37 @@ def run(options):
         cache_gb = str(max(64, 4 * len(LARGE_RUNS) * n_files * size / 2**30))
         env = {"GRANARY_S3_ENDPOINT": server.endpoint_url, "GRANARY_S3_ACCESS_KEY": access,
                "GRANARY_S3_SECRET_KEY": secret, "GRANARY_CACHE_GB": cache_gb}
-        large, small, cpu = {}, {}, {}
+        large, small, cpu, direct = {}, {}, {}, {}
+
+        def own_cpu():
+            """CPU seconds of the S3 server and of this process (the direct client)."""
+            times = os.times()
+            return {"s3": live._cpu(server.pid), "client": times.user + times.system}
+
+        def direct_run(name, files):
+            before = own_cpu()
+            seconds, keys = direct_upload(client, DIRECT_BUCKET, files, part, threads)
+            direct[name], cpu[f"direct_{name}"] = seconds, _cpu_delta(before, own_cpu())
+            _check_and_drop(client, DIRECT_BUCKET, keys, files)
+
         with live.running(token, env) as web:
-            direct_before, keys = direct_upload(client, DIRECT_BUCKET, paths, part, threads)
-            _check_and_drop(client, DIRECT_BUCKET, keys, paths)
+            def cpu_now():
+                return {**web.cpu_seconds(), "s3": live._cpu(server.pid)}
+
+            direct_run("large_before", paths)
             for run_name, _, _ in LARGE_RUNS:
-                before = web.cpu_seconds()
+                before = cpu_now()
                 seconds = _ingest_bulk(web, large_work[run_name])
-                cpu[f"large_{run_name}"] = _cpu_delta(before, web.cpu_seconds())
+                cpu[f"large_{run_name}"] = _cpu_delta(before, cpu_now())
                 large[run_name] = {"s": round(seconds, 3),
                                    "mb_s": round(n_files * size / seconds / 1e6, 1)}
-            direct_after, keys = direct_upload(client, DIRECT_BUCKET, paths, part, threads)
-            _check_and_drop(client, DIRECT_BUCKET, keys, paths)
+            direct_run("large_after", paths)
 
-            small_direct_s, keys = direct_upload(client, DIRECT_BUCKET, small_files, part,
-                                                 threads)
-            _check_and_drop(client, DIRECT_BUCKET, keys, small_files)
+            direct_run("small", small_files)
             for run_name in ("tape_before", "bucket_tape", "bucket", "tape_after"):
-                before = web.cpu_seconds()
+                before = cpu_now()
                 times = ingest_small.through_both(web, small_work[run_name])
-                cpu[f"small_{run_name}"] = _cpu_delta(before, web.cpu_seconds())
+                cpu[f"small_{run_name}"] = _cpu_delta(before, cpu_now())
                 small[run_name] = _small_figures(n, times, cpu[f"small_{run_name}"])
 
         _expect([collections[c] for _, c, _ in LARGE_RUNS], n_files, copies)
@@ -275,20 +291,27 @@ def run(options):
         s3_pid = server.pid
     finally:
         server.stop()   # by its PID (SIGTERM, then SIGKILL after 10 s)
-    return _result(options, n_files, size, n, per_pdr, threads, part, direct_before,
-                   direct_after, small_direct_s, large, small, cpu, objects, s3_pid)
+    return _result(options, n_files, size, n, per_pdr, threads, part, direct, large, small, cpu,
+                   objects, s3_pid)
 
 
-def _result(options, n_files, size, n, per_pdr, threads, part, direct_before, direct_after,
-            small_direct_s, large, small, cpu, objects, s3_pid):
+def _result(options, n_files, size, n, per_pdr, threads, part, direct, large, small, cpu,
+            objects, s3_pid):
     from . import ingest_small, live
     from .s3server import rclone_binary
 
     total = n_files * size
+    direct_before, direct_after = direct["large_before"], direct["large_after"]
+    small_direct_s = direct["small"]
     direct_s = (direct_before + direct_after) / 2
     direct_mb_s = total / direct_s / 1e6
-    for figures in large.values():
+    gb = total / 1e9
+    for run_name, figures in large.items():
         figures["ratio_to_direct"] = round(figures["mb_s"] / direct_mb_s, 3)
+        figures["cpu_s"] = cpu[f"large_{run_name}"]
+        figures["cpu_s_per_gb"] = round(sum(figures["cpu_s"].values()) / gb, 2)
+    direct_cpu = {k: round((cpu["direct_large_before"][k] + cpu["direct_large_after"][k]) / 2, 2)
+                  for k in cpu["direct_large_before"]}
     tape = {way: (small["tape_before"][way] + small["tape_after"][way]) / 2
             for way in ("bulk_s", "pdr_s", "bulk_accepted_s", "pdr_accepted_s")}
     small["tape"] = _small_figures(n, tape, {
@@ -316,6 +339,8 @@ def _result(options, n_files, size, n, per_pdr, threads, part, direct_before, di
                    "after_s": round(direct_after, 3), "mb_s": round(direct_mb_s, 1),
                    "mb_s_before": round(total / direct_before / 1e6, 1),
                    "mb_s_after": round(total / direct_after / 1e6, 1),
+                   "cpu_s": direct_cpu,
+                   "cpu_s_per_gb": round(sum(direct_cpu.values()) / gb, 2),
                    "small_puts_s": round(small_direct_s, 3),
                    "small_puts_per_s": round(n / small_direct_s, 1)},
         "large": large, "small": small, "cpu_s": cpu, "ratios": ratios, "goals": goals,
@@ -338,6 +363,11 @@ def _result(options, n_files, size, n, per_pdr, threads, part, direct_before, di
         ("ingest, bucket + tape copy 2", f"{large['bucket_tape']['mb_s']:.1f} MB/s "
                                          f"({large['bucket_tape']['s']:.2f} s)"),
         ("  ratio to direct", f"{ratios['large_bucket_tape_to_direct']:.3f}"),
+        ("CPU s per GB, all processes: direct | bucket | bucket + tape",
+         f"{result['direct']['cpu_s_per_gb']} | {large['bucket']['cpu_s_per_gb']} | "
+         f"{large['bucket_tape']['cpu_s_per_gb']}"),
+        ("  bucket by process", ", ".join(f"{k} {round(v / gb, 2)}"
+                                          for k, v in large["bucket"]["cpu_s"].items())),
         ("small granules per way in, per run", f"{n} of 4 KiB, bulk API and PDRs of {per_pdr}"),
         ("direct PUTs of the same 4 KiB files", f"{n / small_direct_s:.1f} objects/s "
                                                 f"({threads} at once)"),

@@ -94,7 +94,9 @@ GRANARY_S3_TIMEOUT_S = float(env("GRANARY_S3_TIMEOUT_S", "10"))
 # Object movers: how many objects one mover sends at once, and its lease on the work it holds
 # (renewed while it works; work whose mover died is taken again after it runs out).
 GRANARY_OBJECT_CONCURRENCY = int(env("GRANARY_OBJECT_CONCURRENCY", "8"))
-GRANARY_OBJECT_MOVERS = int(env("GRANARY_OBJECT_MOVERS", "2"))
+GRANARY_OBJECT_MOVERS = int(env("GRANARY_OBJECT_MOVERS", "1"))
+# A mover works this long, then sends itself again behind the drives' tasks (0: until done).
+GRANARY_OBJECT_SLICE_S = float(env("GRANARY_OBJECT_SLICE_S", "10"))
 GRANARY_OBJECT_LEASE_S = int(env("GRANARY_OBJECT_LEASE_S", "60"))
 
 INSTALLED_APPS = [

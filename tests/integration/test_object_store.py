@@ -311,3 +311,21 @@ def test_the_invariants_hold_for_object_copies_and_see_a_copy_in_the_wrong_bucke
     other = Bucket.objects.create(name="elsewhere", bucket="elsewhere-bucket")
     FileCopy.objects.update(bucket=other)
     assert kinds(inv.check_records()) == [inv.COPY_WRONG_GROUP]
+
+
+def test_a_mover_gives_its_worker_slot_back_after_its_time_slice(tier, monkeypatch):
+    """A worker's slots are shared with the drives' tasks: a mover with more work than its
+    slice sends itself again behind them instead of looping until the queue is empty."""
+    _, bucket, _, _, root = tier
+    collection = archived_collection([bucket])
+    for _ in range(5):
+        granule, sources = staged_granule(collection, root / "staging", sizes=(300,))
+        services.archive_granule(granule, sources)
+    sent = []
+    monkeypatch.setattr(objects, "BATCH", 2)
+    monkeypatch.setattr(objects, "send", lambda name, *args, **kw: sent.append(name))
+    assert objects.run_object_movers(max_seconds=1e-9) == 2
+    assert sent == ["backend.archive.run_objects"]
+    assert Req.objects.filter(state="queued").count() == 3
+    assert objects.run_object_movers(max_seconds=0) == 3
+    assert not Granule.objects.exclude(state=Granule.State.ARCHIVED).exists()

@@ -139,11 +139,10 @@ class ObjectStore:
                           "(the cached file changed?)")
 
     def _multipart(self, key, source, size, digest, metadata):
-        """Send the file in parts; (answer, the ETags the object may have, bytes sent). S3
-        answers MD5(part MD5s)-N; some servers (rclone) the MD5 of the whole, which is then
-        hashed too, unless the catalog's checksum is that MD5 already."""
+        """Send the file in parts; (answer, the ETags the object may have, bytes sent). S3 and
+        rclone answer MD5(part MD5s)-N; a server answering another kind has the object read
+        back. The catalog's MD5, when that is its checksum, is the whole object's MD5 too."""
         part = max(self.part_bytes, -(-size // MAX_PARTS))
-        whole = None if getattr(digest, "name", "") == "md5" else hashlib.md5(usedforsecurity=False)
         upload = self._call("create_multipart_upload", key, Key=key, Metadata=metadata)
         upload_id, parts, md5s, sent = upload["UploadId"], [], [], 0
         # read in order (the checksum is of the whole), send a few parts at once
@@ -160,8 +159,6 @@ class ObjectStore:
                     number += 1
                     sent += len(body)
                     digest.update(body)
-                    if whole is not None:
-                        whole.update(body)
                     md5 = hashlib.md5(body, usedforsecurity=False).digest()
                     md5s.append(md5)
                     parts.append(pool.submit(self._part, key, upload_id, number, body, md5, room))
@@ -176,8 +173,8 @@ class ObjectStore:
                 pass   # the server is gone: its reconciliation lists the leftover parts
             raise
         parts_etag = hashlib.md5(b"".join(md5s), usedforsecurity=False).hexdigest()
-        return answer, {f"{parts_etag}-{len(md5s)}",
-                        (whole or digest).hexdigest()}, sent
+        whole = digest.hexdigest() if getattr(digest, "name", "") == "md5" else None
+        return answer, {f"{parts_etag}-{len(md5s)}", whole} - {None}, sent
 
     def _part(self, key, upload_id, number, body, md5, room):
         try:

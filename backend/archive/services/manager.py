@@ -306,7 +306,7 @@ def run_until_idle(max_rounds=10000, parallel=False):
     total = 0
     for _ in range(max_rounds):
         advance_background()
-        moved = run_object_movers()
+        moved = run_object_movers(max_seconds=0)
         drive_ids = list(Drive.objects.exclude(state=Drive.State.OFFLINE).values_list(
             "pk", flat=True))
         if parallel:

@@ -11,6 +11,7 @@ the file has one.
 import logging
 import os
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 
@@ -21,6 +22,7 @@ from django.utils import timezone
 
 from backend.catalog import bulk, checksums
 from backend.metrics.services import record_transfer
+from backend.nudges import send
 
 from ..media import CopyMissing, MediumError
 from ..models import Bucket, FileCopy
@@ -49,51 +51,75 @@ def queued_work():
             .exclude(kind=Req.Kind.MIGRATE, error=WAITING_FOR_CACHE))
 
 
-def run_object_movers(max_batches=1000):
-    """Work queued object requests in this process until none is left or the store fails;
-    returns how many were finished (a Celery task, and run_until_idle in tests and bench)."""
-    batch_size = max(settings.GRANARY_OBJECT_CONCURRENCY * 8, 1)
-    finished = 0
-    for _ in range(max_batches):
-        ids = list(queued_work().order_by("priority", "created_at").values_list(
-            "pk", flat=True)[:batch_size])
-        if not ids:
-            break
-        lease = timedelta(seconds=settings.GRANARY_OBJECT_LEASE_S)
-        batch = claim_leased(ids, timezone.now() + lease)
-        if not batch:
-            continue   # another mover took them
-        keeper = _LeaseKeeper([r.pk for r in batch], lease)
-        keeper.start()
-        try:
-            done, store_down = _work(batch)
-        except Exception as exc:   # noqa: BLE001 - the batch must be left claimable
-            log.exception("object mover failed")
-            requeue(batch, f"the object mover failed: {exc}"[:500])
-            raise
-        finally:
-            keeper.stop()
-        finished += done
-        if store_down:
-            break
+def run_object_movers(max_seconds=None):
+    """Work queued object requests in this process until none is left, the store fails, or
+    `max_seconds` (GRANARY_OBJECT_SLICE_S; 0: no limit) have passed: then the mover sends
+    itself again behind the work queued meanwhile, so a worker's slots are not held from the
+    drives' tasks. Returns how many requests were finished (a Celery task, and run_until_idle
+    in tests and bench)."""
+    limit = settings.GRANARY_OBJECT_SLICE_S if max_seconds is None else max_seconds
+    started, finished = time.monotonic(), 0
+    lease = timedelta(seconds=settings.GRANARY_OBJECT_LEASE_S)
+    keeper = _LeaseKeeper(lease)
+    keeper.start()
+    try:
+        with _pool() as pool:
+            while True:
+                ids = list(queued_work().order_by("priority", "created_at").values_list(
+                    "pk", flat=True)[:BATCH])
+                if not ids:
+                    break
+                batch = claim_leased(ids, timezone.now() + lease)
+                if not batch:
+                    continue   # another mover took them
+                keeper.hold([r.pk for r in batch])
+                try:
+                    done, store_down = _work(batch, pool)
+                except Exception as exc:   # noqa: BLE001 - the batch must be left claimable
+                    log.exception("object mover failed")
+                    requeue(batch, f"the object mover failed: {exc}"[:500])
+                    raise
+                finally:
+                    keeper.hold([])
+                finished += done
+                if store_down:
+                    break
+                if limit and time.monotonic() - started > limit:
+                    if queued_work().exists():
+                        send("backend.archive.run_objects")
+                    break
+    finally:
+        keeper.stop()
     return finished
 
 
-class _LeaseKeeper(threading.Thread):
-    """Renews the lease on a batch while it is worked, so a mover killed -9 frees its work
-    soon and a long upload never outlives its lease."""
+# Requests claimed at once: large enough that a batch of small objects costs one claim and one
+# recording transaction per few hundred, small enough that a lease keeper renews them in one
+# statement.
+BATCH = 256
 
-    def __init__(self, ids, lease):
+
+class _LeaseKeeper(threading.Thread):
+    """Renews the lease on the batch a mover holds while it works, so a mover killed -9 frees
+    its work soon and a long upload never outlives its lease."""
+
+    def __init__(self, lease):
         super().__init__(daemon=True, name="object-lease")
-        self.ids, self.lease, self.stopped = ids, lease, threading.Event()
+        self.ids, self.lease, self.stopped = [], lease, threading.Event()
+
+    def hold(self, ids):
+        self.ids = list(ids)
 
     def run(self):
         from django.db import DatabaseError, connection
 
         try:
             while not self.stopped.wait(max(self.lease.total_seconds() / 3, 0.1)):
+                ids = self.ids
+                if not ids:
+                    continue
                 try:
-                    Req.objects.filter(pk__in=self.ids, state=Req.State.RUNNING).update(
+                    Req.objects.filter(pk__in=ids, state=Req.State.RUNNING).update(
                         lease_until=timezone.now() + self.lease)
                 except DatabaseError:
                     log.warning("object work: lease not renewed this time")
@@ -105,7 +131,7 @@ class _LeaseKeeper(threading.Thread):
         self.join()
 
 
-def _work(batch):
+def _work(batch, pool):
     """(requests finished, whether a store failed as a whole) for a claimed batch."""
     migrations = [r for r in batch if r.kind == Req.Kind.MIGRATE]
     recalls = [r for r in batch if r.kind == Req.Kind.RECALL]
@@ -116,13 +142,13 @@ def _work(batch):
     buckets = Bucket.objects.in_bulk({r.bucket_id for r in batch})
     done, down = 0, False
     if audits:
-        d, dn = _audit(audits, buckets)
+        d, dn = _audit(audits, buckets, pool)
         done, down = done + d, down or dn
     if migrations:
-        d, dn = _migrate(migrations, buckets)
+        d, dn = _migrate(migrations, buckets, pool)
         done, down = done + d, down or dn
     if recalls:
-        d, dn = _recall(recalls, buckets)
+        d, dn = _recall(recalls, buckets, pool)
         done, down = done + d, down or dn
     return done, down
 
@@ -146,7 +172,7 @@ def _settle_failures(failed, verb):
 
 # -- migrations ----------------------------------------------------------------------------------
 
-def _migrate(requests, buckets):
+def _migrate(requests, buckets, pool):
     requests = in_cache(requests)
     if not requests:
         return 0, False
@@ -164,8 +190,7 @@ def _migrate(requests, buckets):
         except OSError as exc:   # the cached file went away under us
             return request, None, MediumError(f"cannot read the cached file: {exc}")
 
-    with _pool() as pool:
-        results = list(pool.map(send, requests))
+    results = list(pool.map(send, requests))
     written = [(r, stored) for r, stored, exc in results if exc is None]
     failed = [(r, exc) for r, _, exc in results if exc is not None]
     changed = [(r, exc) for r, exc in failed if not exc.whole and _cache_changed(r.file)]
@@ -219,7 +244,7 @@ def _record_object_writes(written, buckets, started):
 
 # -- recalls -------------------------------------------------------------------------------------
 
-def _recall(requests, buckets):
+def _recall(requests, buckets, pool):
     """Fetch recalls' files from their first readable object copy, a few at once. The copies
     are looked up here, not in the threads, which touch no database."""
     started = timezone.now()
@@ -243,8 +268,7 @@ def _recall(requests, buckets):
         except MediumError as exc:
             return request, copy, exc
 
-    with _pool() as pool:
-        results = list(pool.map(fetch, todo))
+    results = list(pool.map(fetch, todo))
     done, failed = 0, []
     for request, copy, outcome in results:
         if isinstance(outcome, (CopyMissing, _Changed)):
@@ -271,7 +295,7 @@ def _recall(requests, buckets):
 
 # -- audits --------------------------------------------------------------------------------------
 
-def _audit(requests, buckets):
+def _audit(requests, buckets, pool):
     """Re-read each audited object copy and check it; a bad one is marked for repair."""
     copies = {}
     for c in FileCopy.objects.filter(
@@ -291,8 +315,7 @@ def _audit(requests, buckets):
         except MediumError as exc:
             return request, copy, exc
 
-    with _pool() as pool:
-        results = list(pool.map(check, requests))
+    results = list(pool.map(check, requests))
     now, done, failed = timezone.now(), 0, []
     for request, copy, outcome in results:
         if isinstance(outcome, MediumError):
