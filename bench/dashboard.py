@@ -33,6 +33,7 @@ ENDPOINTS = [
     ("archive board: volumes p2", "{volumes_next}"),
     ("archive board: volume groups", "/api/v1/archive/volume-groups/"),
     ("archive board: repacks", "/api/v1/archive/requests/?state=done&kind=repack&limit=200"),
+    ("archive board: object store", "/api/v1/archive/buckets/board/"),
     ("queues", "/api/v1/archive/queues/"),
     ("failures: archive requests", "/api/v1/archive/requests/?state=failed&limit=200"),
     ("failures: recalls only", "/api/v1/archive/requests/?state=failed&kind=recall&limit=200"),

@@ -435,6 +435,9 @@ class ArchiveRequest(models.Model):
                          condition=models.Q(volume__isnull=False)),
             models.Index(fields=["requested_by"], name="request_user",
                          condition=models.Q(requested_by__isnull=False)),
+            # Partial: the object tier's board and metrics read its finished work by bucket.
+            models.Index(fields=["bucket", "state", "finished_at"], name="request_bucket",
+                         condition=models.Q(bucket__isnull=False)),
             # Partial and covering: the queues board sums the pending work per kind, state and
             # group from this index alone; done and failed requests (nearly all, tens of
             # millions in a few years) are not in it.

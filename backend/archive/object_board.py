@@ -3,12 +3,14 @@ holds, the object movers' work, the puts and gets done, the failures, and whethe
 answers.
 
 Every bucket's store is asked at once, in threads, and the board waits at most HEALTH_WAIT_S
-for the answers: a store that is down or slow costs the board that wait and shows its reason,
-never an error. A store still not answering is asked again only once its last question ends,
-so a board polled every few seconds never piles up threads on a dead endpoint.
+for the answers: a store that is down or slow costs the board that wait once and shows its
+reason, never an error. A store still not answering is asked again only once its last question
+ends (boards in between wait for nothing), so a board polled every few seconds neither piles up
+threads on a dead endpoint nor waits on each poll.
 """
 import json
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import wait as wait_for
 from datetime import timedelta
@@ -34,7 +36,7 @@ WAITS = (WAITING_FOR_CACHE, "waiting for cache space")
 
 _lock = threading.Lock()
 _pool = None
-_asking = {}    # (store config, bucket on the server) -> the question still out
+_asking = {}    # (store config, bucket on the server) -> (the question still out, its deadline)
 
 
 def _ask(store):
@@ -45,8 +47,10 @@ def _ask(store):
 
 
 def health_of(buckets, wait_s=HEALTH_WAIT_S):
-    """{bucket pk: Health} for these buckets, each store asked once at a time."""
+    """{bucket pk: Health} for these buckets, each store asked once at a time: a question an
+    earlier board left out is waited for only what remains of its own wait_s."""
     global _pool
+    now = time.monotonic()
     questions = {}
     with _lock:
         if _pool is None:
@@ -57,18 +61,20 @@ def health_of(buckets, wait_s=HEALTH_WAIT_S):
             store = store_for(bucket)
             store.timeout_s = min(store.timeout_s, HEALTH_TIMEOUT_S)
             asked = _asking.get(place)
-            if asked is None or asked.done():
-                asked = _asking[place] = _pool.submit(_ask, store)
+            if asked is None or asked[0].done():
+                asked = _asking[place] = (_pool.submit(_ask, store), now + wait_s)
             questions[bucket.pk] = (place, asked, store.where)
-    wait_for([asked for _, asked, _ in questions.values()], timeout=wait_s)
+    until = max((deadline for _, (_, deadline), _ in questions.values()), default=now)
+    wait_for([future for _, (future, _), _ in questions.values()],
+             timeout=max(0.0, until - time.monotonic()))
     answers = {}
     with _lock:
-        for pk, (place, asked, where) in questions.items():
-            if not asked.done():
+        for pk, (place, (future, _), where) in questions.items():
+            if not future.done():
                 answers[pk] = Health(False, f"{where} did not answer within {wait_s:g} s")
                 continue
-            answers[pk] = asked.result()
-            if _asking.get(place) is asked:
+            answers[pk] = future.result()
+            if _asking.get(place, (None,))[0] is future:
                 del _asking[place]
     return answers
 

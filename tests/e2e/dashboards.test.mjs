@@ -164,6 +164,15 @@ test('the archive board shows the drives and cache, and a drive varies off and o
     assert.ok(list.length > 0, 'the demo archive has no drives');
     for (const drive of list) await page.getByRole('row', { name: new RegExp(`^${drive.name} `) }).waitFor();
     await page.getByRole('meter', { name: 'Cache used' }).waitFor();
+    // The object tier beside the silos: the demo's bucket on the local S3 server e2e.sh starts.
+    const board = await api(page, '/api/v1/archive/buckets/board/');
+    assert.equal(board.status, 200);
+    assert.deepEqual(board.body.map((/** @type {any} */ b) => [b.name, b.health]),
+      [['granary-archive', { ok: true, reason: '' }]]);
+    const bucket = page.getByRole('table', { name: 'Buckets: 1 of 1 answering' })
+      .getByRole('row', { name: /^granary-archive / });
+    await bucket.waitFor();
+    assert.match(await bucket.innerText(), /\bup\b/);
     await page.getByRole('table', { name: 'Volume groups' }).waitFor();
     const histogram = page.getByRole('img', { name: / volumes: / });
     await histogram.waitFor();

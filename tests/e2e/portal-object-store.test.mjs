@@ -80,6 +80,11 @@ test('a granule whose copy 1 is in the object store is recalled from it and down
     await logIn(page, USER, '/search');
     await page.goto(`${BASE_URL}/granules/${granule.id}`, { waitUntil: 'load' });
     await page.getByRole('heading', { name: granule.granule_id }).waitFor();
+    // The granule page names each copy's medium and place: the bucket and key, then the tape.
+    const files = page.getByRole('table', { name: `Files of ${granule.granule_id}` });
+    const shown = await files.getByRole('row', { name: new RegExp(data.name.replaceAll('.', '\\.')) }).innerText();
+    assert.match(shown, /Copy 1: object store · bucket granary-archive, key \S+/, shown);
+    assert.match(shown, /Copy 2: tape · [A-Z]\d{5} in silo\d/, shown);
     await shoot(page, 'object-store-granule.png');
     await page.getByRole('button', { name: `Add ${granule.granule_id} to the cart` }).click();
     await page.getByRole('link', { name: /is in the cart/ }).waitFor();

@@ -29,10 +29,12 @@ def add_bucket(name, bucket, store="default", prefix="", create=False):
 
     if store not in settings.GRANARY_OBJECT_STORES:
         raise DomainError(f"no object store {store} in GRANARY_OBJECT_STORES", "store")
-    row, _ = Bucket.objects.get_or_create(name=name, defaults={
-        "bucket": bucket, "store": store, "prefix": prefix})
+    row = Bucket.objects.filter(name=name).first() or Bucket(
+        name=name, bucket=bucket, store=store, prefix=prefix)
     if create:
-        store_for(row).create_bucket()
+        store_for(row).create_bucket()   # first: a store that fails leaves no row behind
+    if row.pk is None:
+        row.save()
     return row
 
 

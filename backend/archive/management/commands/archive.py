@@ -134,8 +134,8 @@ def _file_status(command, opts):
 def _buckets(command, opts):
     _rows(command, ("bucket", "store", "on the server", "objects", "held", "failures",
                     "health"),
-          [(b["name"], b["store"], f"{b['bucket']}/{b['prefix']}", b["objects"],
-            _mib(b["bytes"]), b["failures"]["requests"],
+          [(b["name"], b["store"], "/".join(filter(None, (b["bucket"], b["prefix"]))),
+            b["objects"], _mib(b["bytes"]), b["failures"]["requests"],
             "ok" if b["health"]["ok"] else b["health"]["reason"])
            for b in object_board.bucket_board()])
 
@@ -145,8 +145,8 @@ def _add_bucket(command, opts):
         bucket = add_bucket(opts["name"], opts["bucket"], store=opts["store"],
                             prefix=opts["prefix"], create=opts["create"])
     except MediumError as exc:   # the store refused or is down: its reason, not a traceback
-        raise CommandError(f"{exc}; {opts['name']} is recorded as a copy target: run this "
-                           "again with --create once the store answers") from exc
+        raise CommandError(f"{exc}; nothing was recorded: run this again once the store "
+                           "answers") from exc
     command.stdout.write(f"bucket {bucket.name}: {bucket.bucket} on object store "
                          f"{bucket.store}" + (f", keys under {bucket.prefix}" if bucket.prefix
                                               else ""))

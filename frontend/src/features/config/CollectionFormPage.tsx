@@ -330,8 +330,8 @@ function PolicyFields({
         </p>
       )}
       <p className="hint">
-        Each copy goes to a volume group (tape) or a bucket (object store). Where there are
-        several silos, each tape copy goes to another silo.
+        Each copy goes to a volume group (tape) or a bucket (object store). Where there are several
+        silos, each tape copy goes to another silo.
       </p>
     </fieldset>
   );

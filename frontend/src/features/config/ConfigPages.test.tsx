@@ -113,9 +113,9 @@ describe('collections', () => {
     expect(within(first).getByRole('group', { name: 'Tape: volume groups' })).toHaveTextContent(
       'tape: primary (silo1)tape: backup (silo2)',
     );
-    expect(
-      within(first).getByRole('group', { name: 'Object store: buckets' }),
-    ).toHaveTextContent('object store: archive-s3');
+    expect(within(first).getByRole('group', { name: 'Object store: buckets' })).toHaveTextContent(
+      'object store: archive-s3',
+    );
     await user.selectOptions(first, 'archive-s3');
     await user.selectOptions(screen.getByLabelText('Copy 2 target'), 'backup');
     await fill(user, screen.getByLabelText('One granule every'), '5');

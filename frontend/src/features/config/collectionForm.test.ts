@@ -1,12 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
-import {
-  bodyOf,
-  copyTargets,
-  describeSeconds,
-  emptyForm,
-  splitSeconds,
-} from './collectionForm';
+import { bodyOf, copyTargets, describeSeconds, emptyForm, splitSeconds } from './collectionForm';
 
 describe('durations', () => {
   it('shows seconds in the largest unit that divides them', () => {

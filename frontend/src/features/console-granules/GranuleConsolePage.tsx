@@ -84,11 +84,7 @@ const COPY_COLUMNS: Column<ConsoleCopy>[] = [
   {
     label: 'Group / key',
     cell: (c) =>
-      c.medium === 'object' ? (
-        <span className="mono wrap">{c.key}</span>
-      ) : (
-        (c.volume_group ?? '—')
-      ),
+      c.medium === 'object' ? <span className="mono wrap">{c.key}</span> : (c.volume_group ?? '—'),
   },
   {
     label: 'Position',

@@ -3,7 +3,7 @@ import userEvent from '@testing-library/user-event';
 import { http, HttpResponse } from 'msw';
 import { beforeEach, describe, expect, it } from 'vitest';
 
-import type { Drive, Volume } from '../../lib/api/types';
+import type { BucketFigures, Drive, Volume } from '../../lib/api/types';
 import { renderApp } from '../../test/renderApp';
 import { asOperator, page, server } from '../../test/server';
 
@@ -48,9 +48,50 @@ function volume(label: string, state: Volume['state'], percent: number): Volume 
 }
 
 let drives: Drive[];
+let buckets: BucketFigures[];
+
+function bucket(overrides: Partial<BucketFigures> = {}): BucketFigures {
+  return {
+    name: 'archive-s3',
+    store: 'default',
+    bucket: 'granary-archive',
+    prefix: 'granary/',
+    objects: 1234,
+    bytes: 5e9,
+    work: [
+      { kind: 'migrate', queued: 3, queued_bytes: 2e6, running: 1, running_bytes: 1e6 },
+      { kind: 'recall', queued: 0, queued_bytes: 0, running: 0, running_bytes: 0 },
+    ],
+    last_hour: { puts: 40, put_bytes: 80e6, gets: 2, get_bytes: 4e6 },
+    failures: { requests: 0, last_error: '', last_error_at: null },
+    health: { ok: true, reason: '' },
+    ...overrides,
+  };
+}
 
 beforeEach(() => {
   asOperator();
+  buckets = [
+    bucket(),
+    bucket({
+      name: 'offsite',
+      store: 'remote',
+      bucket: 'far',
+      prefix: '',
+      objects: 0,
+      bytes: 0,
+      last_hour: { puts: 0, put_bytes: 0, gets: 0, get_bytes: 0 },
+      failures: {
+        requests: 5,
+        last_error: 'object store remote (https://far.example) is unreachable',
+        last_error_at: '2026-11-27T00:40:00Z',
+      },
+      health: {
+        ok: false,
+        reason: 'object store remote (https://far.example) did not answer within 2.5 s',
+      },
+    }),
+  ];
   drives = [
     drive({
       name: 'silo1-d1',
@@ -78,6 +119,7 @@ beforeEach(() => {
         low_watermark: 0.4,
       }),
     ),
+    http.get('/api/v1/archive/buckets/board/', () => HttpResponse.json(buckets)),
     http.get('/api/v1/archive/volume-groups/', () =>
       HttpResponse.json([
         {
@@ -107,6 +149,7 @@ beforeEach(() => {
             copy_number: null,
             volume_group: 'primary',
             volume: 'A00007',
+            bucket: null,
             drive: null,
             bytes_total: 4.94e6,
             bytes_done: 4.94e6,
@@ -191,6 +234,37 @@ describe('archive board', () => {
     expect(await screen.findByRole('alert')).toHaveTextContent(
       'Could not vary silo1-d1 off: silo1-d1 is writing A00001; vary it off when the mount ends.',
     );
+  });
+
+  it('shows the object store beside the silos: holdings, work, transfers, failures, health', async () => {
+    renderApp('/dashboards/archive');
+
+    const table = await screen.findByRole('table', { name: 'Buckets: 1 of 2 answering' });
+    const up = within(table).getByRole('row', { name: /archive-s3/ });
+    const cells = within(up)
+      .getAllByRole('cell')
+      .map((cell) => cell.textContent);
+    expect(cells).toEqual([
+      'up',
+      '1,234',
+      '5.00 GB',
+      '3 queued · 1 running (3.00 MB)',
+      '—',
+      '40 · 80.0 MB',
+      '2 · 4.00 MB',
+      '—',
+    ]);
+    const down = within(table).getByRole('row', { name: /offsite/ });
+    expect(down).toHaveTextContent('down object store remote (https://far.example) did not answer');
+    expect(down).toHaveTextContent('5: object store remote (https://far.example) is unreachable');
+  });
+
+  it('says when no bucket is configured', async () => {
+    buckets = [];
+    renderApp('/dashboards/archive');
+    expect(
+      await screen.findByText('No bucket is configured: every copy goes to tape.'),
+    ).toBeInTheDocument();
   });
 
   it('shows the cache gauge with its watermarks', async () => {

@@ -1,17 +1,33 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useId, useState } from 'react';
 
+import { bucketBoardQuery } from '../../lib/api/archive/bucketBoard';
 import { cacheQuery } from '../../lib/api/archive/cache';
 import { drivesQuery, varyDrive } from '../../lib/api/archive/drives';
 import { archiveKeys } from '../../lib/api/archive/keys';
 import { archiveRequestsQuery } from '../../lib/api/archive/requests';
 import { volumeGroupsQuery } from '../../lib/api/archive/volumeGroups';
 import { volumesQuery, type VolumeList } from '../../lib/api/archive/volumes';
-import type { ArchiveRequest, CacheUsage, Drive, VolumeGroup } from '../../lib/api/types';
+import type {
+  ArchiveRequest,
+  BucketFigures,
+  BucketWork,
+  CacheUsage,
+  Drive,
+  VolumeGroup,
+} from '../../lib/api/types';
 import { type Column, DataTable } from '../../components/DataTable';
 import { Loaded } from '../../components/Loaded';
 import { OutcomeNotice, type Outcome } from '../../components/OutcomeNotice';
-import { formatBytes, formatCount, formatNumber, formatPercent, formatUtc } from '../../lib/format';
+import { StateBadge } from '../../components/StateBadge';
+import {
+  formatBytes,
+  formatCount,
+  formatDateTime,
+  formatNumber,
+  formatPercent,
+  formatUtc,
+} from '../../lib/format';
 import { HistogramChart } from './charts/HistogramChart';
 
 export function ArchivePage() {
@@ -19,19 +35,29 @@ export function ArchivePage() {
   const cache = useQuery(cacheQuery());
   const volumes = useQuery(volumesQuery());
   const groups = useQuery(volumeGroupsQuery());
+  const buckets = useQuery(bucketBoardQuery());
   const repacks = useQuery(archiveRequestsQuery('done', 'repack'));
 
   return (
     <section className="page" aria-labelledby="archive-heading">
       <div className="page__header">
         <h1 id="archive-heading">Archive</h1>
-        <p className="page__lead">Silos and drives, the RAID cache, and the tape volumes.</p>
+        <p className="page__lead">
+          Silos and drives, the object store, the RAID cache, and the tape volumes.
+        </p>
       </div>
 
       <section className="dash-section" aria-labelledby="drives-heading">
         <h2 id="drives-heading">Drives</h2>
         <Loaded query={drives} what="the drives">
           {(data) => <DriveBoard drives={data} />}
+        </Loaded>
+      </section>
+
+      <section className="dash-section" aria-labelledby="objects-heading">
+        <h2 id="objects-heading">Object store</h2>
+        <Loaded query={buckets} what="the object store">
+          {(data) => <BucketTable buckets={data} />}
         </Loaded>
       </section>
 
@@ -175,6 +201,82 @@ function DriveBoard({ drives }: { drives: Drive[] }) {
         />
       ))}
     </>
+  );
+}
+
+function waiting(work: BucketWork | undefined): string {
+  if (!work || work.queued + work.running === 0) return '—';
+  return `${formatCount(work.queued)} queued · ${formatCount(work.running)} running (${formatBytes(work.queued_bytes + work.running_bytes)})`;
+}
+
+const BUCKET_COLUMNS: Column<BucketFigures>[] = [
+  {
+    label: 'Bucket',
+    rowHeader: true,
+    cell: (b) => (
+      <span>
+        {b.name}
+        <span className="muted small mono">
+          {' '}
+          {b.store}: {b.bucket}
+          {b.prefix && `/${b.prefix}`}
+        </span>
+      </span>
+    ),
+  },
+  {
+    label: 'Health',
+    className: 'wrap',
+    cell: (b) =>
+      b.health.ok ? (
+        <StateBadge tone="ok">up</StateBadge>
+      ) : (
+        <span>
+          <StateBadge tone="bad">down</StateBadge> {b.health.reason}
+        </span>
+      ),
+  },
+  { label: 'Objects', numeric: true, cell: (b) => formatCount(b.objects) },
+  { label: 'Held', numeric: true, cell: (b) => formatBytes(b.bytes) },
+  { label: 'Puts waiting', cell: (b) => waiting(b.work.find((w) => w.kind === 'migrate')) },
+  { label: 'Gets waiting', cell: (b) => waiting(b.work.find((w) => w.kind === 'recall')) },
+  {
+    label: 'Puts, last hour',
+    numeric: true,
+    cell: (b) => `${formatCount(b.last_hour.puts)} · ${formatBytes(b.last_hour.put_bytes)}`,
+  },
+  {
+    label: 'Gets, last hour',
+    numeric: true,
+    cell: (b) => `${formatCount(b.last_hour.gets)} · ${formatBytes(b.last_hour.get_bytes)}`,
+  },
+  {
+    label: 'Failures',
+    className: 'wrap',
+    cell: (b) =>
+      b.failures.requests === 0 ? (
+        '—'
+      ) : (
+        <span>
+          {formatCount(b.failures.requests)}: {b.failures.last_error}
+          <span className="muted small"> {formatDateTime(b.failures.last_error_at)}</span>
+        </span>
+      ),
+  },
+];
+
+/** The object tier beside the silos: per bucket what it holds, its work, transfers, health. */
+function BucketTable({ buckets }: { buckets: BucketFigures[] }) {
+  const up = buckets.filter((b) => b.health.ok).length;
+  return (
+    <DataTable
+      columns={BUCKET_COLUMNS}
+      rows={buckets}
+      rowKey={(b) => b.name}
+      rowProps={(b) => ({ 'data-bucket': b.name })}
+      caption={`Buckets: ${up} of ${buckets.length} answering`}
+      empty={<p className="dash-note">No bucket is configured: every copy goes to tape.</p>}
+    />
   );
 }
 

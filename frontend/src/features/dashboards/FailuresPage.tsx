@@ -202,8 +202,11 @@ function FailedTable({
       ),
     },
     {
-      label: 'Group / volume',
-      cell: (row) => [row.volume_group, row.volume].filter(Boolean).join(' / ') || '—',
+      label: 'Where',
+      cell: (row) =>
+        [row.volume_group, row.volume, row.bucket && `bucket ${row.bucket}`]
+          .filter(Boolean)
+          .join(' / ') || '—',
     },
     { label: 'Attempts', numeric: true, cell: (row) => row.attempts },
     { label: 'Error', className: 'wrap', cell: (row) => row.error || '—' },

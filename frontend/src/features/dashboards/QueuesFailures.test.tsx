@@ -71,6 +71,7 @@ function failed(id: number, overrides: Partial<ArchiveRequest> = {}): ArchiveReq
     copy_number: 1,
     volume_group: 'primary',
     volume: 'A00001',
+    bucket: null,
     drive: null,
     bytes_total: 1e6,
     bytes_done: 0,

@@ -174,7 +174,9 @@ function mediaOutOfCache(files: StoredFile[]): Set<string> {
 function archivedOnly(files: StoredFile[]): string {
   const media = mediaOutOfCache(files);
   if (!media.has('object')) return 'on tape only';
-  return media.has('tape') ? 'in the archive only (tape or object store)' : 'in the object store only';
+  return media.has('tape')
+    ? 'in the archive only (tape or object store)'
+    : 'in the object store only';
 }
 
 /** A tape recall waits for a mount; an object store answers at once. */

@@ -1943,6 +1943,7 @@ export interface components {
             readonly query: unknown;
             /** @description Lines of an id list, if any */
             readonly ids_given: number;
+            /** @description A move's volume group or bucket */
             readonly target_group: string | null;
             readonly reason: string;
             readonly requested_by: string;
@@ -3052,7 +3053,7 @@ export interface components {
             reason?: string;
             /** @default false */
             dry_run?: boolean;
-            /** @description For a move: the volume group to write to */
+            /** @description For a move: the volume group or bucket to write to */
             target_group?: string;
         };
         NewUser: {
