@@ -18,7 +18,7 @@ from .buckets import remove_on_commit
 from .completeness import complete_granules_if_archived, files_copies_complete
 from .damage import volume_truncated, volume_unreadable
 from .drives import drive_error, drive_ok, set_drive
-from .paths import cache_location, member_name, volume_path
+from .paths import cache_location, medium_of, member_name, volume_path
 from .queueing import Req, requeue
 from .recall import drop_damaged_cache, wait_for_recall
 
@@ -54,7 +54,7 @@ def write_copies(drive, volume, requests):
         return set()
     set_drive(drive, state=Drive.State.WRITING)
     try:
-        writer = tape.VolumeWriter(volume_path(volume), volume.end_of_data)
+        writer = medium_of(volume).writer(volume.end_of_data)
     except tape.VolumeError as exc:
         _volume_cannot_take_writes(drive, volume, requests, exc)
         return set()
