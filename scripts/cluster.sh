@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Granary as several hosts (network namespaces) and a journey through them: see
-# bench/cluster/ and deploy/README.md ("Several hosts"). Needs root (ip netns).
+# Granary as several hosts (network namespaces; the object store, an S3 server, on a host of its
+# own) and a journey through them: see bench/cluster/ and deploy/README.md ("Several hosts").
+# Needs root (ip netns).
 # Usage: scripts/cluster.sh [--net N] [--keep]   (hosts on 10.N.0.0/24, default 77)
 set -euo pipefail
 cd "$(dirname "$0")/.."

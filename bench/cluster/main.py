@@ -1,8 +1,10 @@
 """`manage.py cluster`: the outer process (root namespace) makes the network, starts PostgreSQL
-and RabbitMQ on the bridge address and runs the journey in a child on the client host; it
-removes all of it on the way out, also when the run fails or is interrupted."""
+and RabbitMQ on the bridge address, picks the object store's keys and runs the journey in a
+child on the client host; it removes all of it on the way out, also when the run fails or is
+interrupted."""
 import json
 import os
+import secrets
 import shutil
 import signal
 import subprocess
@@ -14,6 +16,7 @@ from django.conf import settings
 from bench import live
 from bench.chaos.services import Postgres, Rabbit, free_port
 
+from .hosts import s3_endpoint
 from .network import Network
 
 # Short leases so the archive notices a dead host (its drives, its silo) within a short run.
@@ -92,9 +95,18 @@ def _stop_rabbit(rabbit):
         os.kill(pid, signal.SIGKILL)
 
 
+def object_store_environment(network):
+    """GRANARY_S3_* of a run: the S3 server on the objects host, keys of the run's own (the
+    server is started again with the same ones)."""
+    return {"GRANARY_S3_ENDPOINT": s3_endpoint(network),
+            "GRANARY_S3_ACCESS_KEY": f"cluster-{secrets.token_hex(6)}",
+            "GRANARY_S3_SECRET_KEY": secrets.token_hex(20),
+            "GRANARY_S3_REGION": "us-east-1", "GRANARY_S3_TIMEOUT_S": "5"}
+
+
 def _child(opts, run_dir, network, postgres, rabbit):
     env = dict(os.environ, DATABASE_URL=postgres.url, CELERY_BROKER_URL=rabbit.url,
-               GRANARY_DATA_ROOT=str(run_dir / "data"))
+               GRANARY_DATA_ROOT=str(run_dir / "data"), **object_store_environment(network))
     argv = network.exec_argv("client", [sys.executable, "manage.py", "cluster", "--inner",
                                         "--net", str(opts["net"]), "--run-dir", str(run_dir)])
     child = subprocess.Popen(argv, cwd=settings.BASE_DIR, env=env)
@@ -123,8 +135,9 @@ def cleanup(net):
 
 
 def host_environment(network, run_dir):
-    """The settings every host gets: the database and broker on the bridge address, the shared
-    data root, drives bound to their silo's queue, and the timers of a short run."""
+    """The settings every host gets: the database and broker on the bridge address, the object
+    store on its host (GRANARY_S3_*: this process has them from the outer one), the shared data
+    root, drives bound to their silo's queue, and the timers of a short run."""
     return dict(os.environ, **live.NO_WAITS, **LEASES, GRANARY_LOG_LEVEL="INFO",
                 DJANGO_SETTINGS_MODULE="backend.settings", GRANARY_ARCHIVE_QUEUE_PER_SILO="1",
                 GRANARY_DATA_ROOT=str(run_dir / "data"),
@@ -132,10 +145,11 @@ def host_environment(network, run_dir):
 
 
 def inner(opts):
-    """The client host: set the database up, start every host, run the journey."""
+    """The client host: start the object store's host, set the database up (its bucket made on
+    that host's server), start the other hosts, run the journey."""
     from pathlib import Path
 
-    from .hosts import Hosts
+    from .hosts import OBJECTS, Hosts
     from .journey import Failed, Journey, say
 
     run_dir, network = Path(opts["run_dir"]), Network(opts["net"])
@@ -143,8 +157,9 @@ def inner(opts):
     hosts = Hosts(network, host_environment(network, run_dir), run_dir)
     started = time.monotonic()
     try:
+        hosts.start_objects()  # before the set-up, which makes the bucket on the server
         tokens, collections = _setup()
-        hosts.start_all()
+        hosts.start_all(but=(OBJECTS,))
         Journey(network, hosts, tokens, collections).run()
     except Failed as exc:
         say(f"  FAILED  {exc}")
@@ -156,23 +171,32 @@ def inner(opts):
 
 
 def _setup():
-    """Migrate; the demo's archive layout (silo1 and silo2, four drives each); a collection
-    with the two-copy policy (silo1, silo2) and one keeping a single copy on silo1; a
-    provider, an operator and a user. Returns ({role: token}, [collection keys])."""
+    """Migrate; the demo's archive layout (silo1 and silo2, four drives each); a bucket on the
+    objects host (made on the server); a collection with the two-copy policy (silo1, silo2),
+    one keeping a single copy on silo1, and one with copy 1 in the bucket and copy 2 on tape
+    (silo2); a provider, an operator and a user. Returns ({role: token}, [collection keys]:
+    two copies, one copy, object store)."""
     from django.core.management import call_command
 
     from backend.accounts import roles
     from backend.accounts.services import create_user
     from backend.archive import operations
+    from backend.archive.services import add_bucket
     from backend.catalog.models import Collection
+
+    from .hosts import BUCKET, S3_BUCKET
 
     call_command("migrate", verbosity=0)
     primary, backup = operations.install_layout()
+    bucket = add_bucket(BUCKET, S3_BUCKET, create=True)
     two = Collection.objects.create(short_name="CLUSTER", version="1", title="two copies")
     one = Collection.objects.create(short_name="CLUSTER1", version="1", title="one copy")
+    objects = Collection.objects.create(short_name="CLUSTERO", version="1",
+                                        title="copy 1 in the object store, copy 2 on tape")
     operations.set_policy(two, [primary, backup])
     operations.set_policy(one, [primary])
-    tokens = {"provider": live.provider_token("CLUSTER", [two, one]),
+    operations.set_policy(objects, [bucket, backup])
+    tokens = {"provider": live.provider_token("CLUSTER", [two, one, objects]),
               "operator": create_user("cluster-operator", roles.OPERATOR)[2],
               "user": create_user("cluster-user", roles.USER)[2]}
-    return tokens, [two.key, one.key]
+    return tokens, [two.key, one.key, objects.key]

@@ -1,12 +1,13 @@
 """Hosts as Linux network namespaces on one bridge: each namespace has its own loopback and one
 veth link (eth0) with its own address in 10.N.0.0/24; the bridge in the root namespace holds
-10.N.0.1, where PostgreSQL and RabbitMQ listen. The file system is not namespaced, so every host
-sees the same data root, as hosts mounting one shared file system would. Needs root."""
+10.N.0.1, where PostgreSQL and RabbitMQ listen; the object store (an S3 server) is a host of its
+own. The file system is not namespaced, so every host sees the same data root, as hosts mounting
+one shared file system would. Needs root."""
 import subprocess
 
 # host -> last byte of its address (the root namespace, on the bridge, is .1)
 ADDRESSES = {"web": 10, "ingest": 11, "archive": 12, "distribution": 13, "default": 14,
-             "sm-silo1": 21, "sm-silo2": 22, "client": 100}
+             "sm-silo1": 21, "sm-silo2": 22, "objects": 30, "client": 100}
 
 
 def ip(*args, check=True):

@@ -12,9 +12,10 @@ from bench.cluster import main
 
 
 class Command(DomainCommand):
-    help = ("Start web, a worker per queue and a storage manager per silo as hosts in network "
-            "namespaces, run an ingest, a tape recall and a download from a client host, take "
-            "one storage manager host down and back; print every check")
+    help = ("Start web, a worker per queue, a storage manager per silo and an S3 object store "
+            "as hosts in network namespaces, run ingests, tape and object-store recalls and "
+            "downloads from a client host, take one storage manager host and the object store "
+            "down and back; print every check")
 
     def add_arguments(self, parser):
         parser.add_argument("--net", type=int, default=77,
