@@ -127,13 +127,17 @@ def test_a_recall_reads_the_object_store_and_checks_the_bytes(tier):
     assert paths.cache_path(f).read_bytes() == data[f.pk]
 
 
-def test_an_object_replaced_behind_our_back_is_never_served_and_is_rewritten(tier):
+@pytest.mark.parametrize("damage", ["replaced", "deleted"])
+def test_an_object_damaged_behind_our_back_is_never_served_and_is_rewritten(tier, damage):
     server, bucket = tier[0], tier[1]
     granule, data = archive_object_only(tier, with_tape=True)
     purge_all(granule)
     f = granule.files.get()
     copy = FileCopy.objects.get(file=f, bucket=bucket)
-    server.client().put_object(Bucket=bucket.bucket, Key=copy.key, Body=b"x" * f.size)
+    if damage == "replaced":
+        server.client().put_object(Bucket=bucket.bucket, Key=copy.key, Body=b"x" * f.size)
+    else:
+        server.client().delete_object(Bucket=bucket.bucket, Key=copy.key)
 
     services.make_available([f])
     objects.run_object_movers()
@@ -147,22 +151,6 @@ def test_an_object_replaced_behind_our_back_is_never_served_and_is_rewritten(tie
     good = FileCopy.objects.get(file=f, bucket=bucket, state="verified")
     assert object_bytes(server, bucket, good.key) == data[f.pk]
     assert FileCopy.objects.get(pk=copy.pk).state == FileCopy.State.RELEASED
-
-
-def test_an_object_deleted_behind_our_back_is_read_from_tape_and_rewritten(tier):
-    server, bucket = tier[0], tier[1]
-    granule, data = archive_object_only(tier, with_tape=True)
-    purge_all(granule)
-    f = granule.files.get()
-    copy = FileCopy.objects.get(file=f, bucket=bucket)
-    server.client().delete_object(Bucket=bucket.bucket, Key=copy.key)
-
-    services.make_available([f])
-    services.run_until_idle()
-    assert paths.cache_path(f).read_bytes() == data[f.pk]
-    services.run_until_idle()
-    good = FileCopy.objects.get(file=f, bucket=bucket, state="verified")
-    assert object_bytes(server, bucket, good.key) == data[f.pk]
 
 
 def test_with_no_other_copy_a_damaged_object_fails_the_recall_with_its_reason(tier):
