@@ -102,9 +102,11 @@ class Faults:
     def repack(self):
         from backend.archive.models import Volume
 
+        # not a volume of the big object: its repack would recall it into the squeezed cache
         labels = with_db(lambda: list(
             Volume.objects.filter(state__in=[Volume.State.FULL, Volume.State.FILLING],
                                   file_count__gt=0).order_by("-state", "label")
+            .exclude(copies__file__granule__granule_id__startswith=BIG)
             .values_list("label", flat=True)))
         full = [label for label in labels[:4]]
         for label in self.rng.sample(full, len(full)):

@@ -30,8 +30,9 @@ TAPE, OBJECTS, LATE = "CHAOS", "CHAOSOBJ", "CHAOSLATE"
 DEAL = [{"T": TAPE, "O": OBJECTS, "L": LATE}[k] + ".1" for k in "TOTLTOTOTOTLTOTOTLTO"]
 
 
-def _setup(options, total_bytes):
-    """Database, layout (two silos of four drives, volumes small enough to fill and span),
+def _setup(options, total_bytes, big_bytes=0):
+    """Database, layout (two silos of four drives, volumes small enough to fill and span, sized
+    by the bytes without the big object, which spans many),
     the run's three collections with two-copy policies (two of them copy 1 in a bucket), and
     the three accounts; ([collections], {role: token})."""
     from backend.accounts import roles
@@ -40,7 +41,7 @@ def _setup(options, total_bytes):
     from backend.archive.models import Bucket, VolumeGroup
 
     call_command("migrate", verbosity=0)
-    capacity = max(64 * MB, total_bytes // 8)  # several times SPAN_MIN (16 MiB)
+    capacity = max(64 * MB, (total_bytes - big_bytes) // 8)  # several times SPAN_MIN (16 MiB)
     volumes = int(2 * total_bytes / capacity) + 6
     collections = live.layout([TAPE, OBJECTS, LATE], capacity_bytes=capacity,
                               drives_per_silo=4, volumes_per_silo=volumes)
@@ -49,6 +50,7 @@ def _setup(options, total_bytes):
                for name, bucket in s3.BUCKETS.items()}
     operations.set_policy(collections[1], [buckets[s3.OBJECTS], groups["primary"]])
     operations.set_policy(collections[2], [buckets[s3.LATE], groups["backup"]])
+    s3.install_reason_log()
     tokens = {"provider": live.provider_token("CHAOS", collections),
               "operator": create_user("chaos-operator", roles.OPERATOR)[2],
               "user": create_user("chaos-user", roles.USER)[2]}
@@ -106,7 +108,7 @@ class Run:
         rows = plan(self.rng, self.options["granules"], self.options["large"],
                     (self.options["large_mb_min"], self.options["large_mb_max"]), DEAL,
                     big_bytes=big, big_collection=f"{OBJECTS}.1")
-        self.collections, tokens = _setup(self.options, sum(r[1] for r in rows))
+        self.collections, tokens = _setup(self.options, sum(r[1] for r in rows), big)
         self.collection_ids = [c.pk for c in self.collections]
         self.largest = max(r[1] for r in rows if not r[0].startswith(BIG))
         self.fleet = Fleet(self.run_dir, _environment(self.options), free_port())
@@ -151,8 +153,8 @@ class Run:
                 self._do(action)
             self._big_step()
             time.sleep(self.rng.uniform(0.5, 2.0))
-        for action in self.objects.catch_up():
-            self._do(action)
+        for action in self.objects.catch_up():   # no batch left: an order meets the fault
+            self._do(action, during=self._probe_order)
         if "damage" in self.options["s3_faults"] and not any(
                 r.phrase == s3.FAILED_CHECK for r in self.objects.records):
             self._do("s3_damage")   # a short run: the slots were over before the damage
@@ -208,7 +210,7 @@ class Run:
         chosen = (self._archived("large")[:max(2, self.options["large"] // 3)]
                   + self._archived("small")[:10])
         files = self.faults.files_of([g for _, g in chosen])
-        self.apis["operator"].call("POST", "/api/v1/archive/cache/release/", {"files": files})
+        self._release(files)
         size = sum(self.provider.originals[g].size for _, g in chosen)
         # smaller than the order, yet any file of the run fits below the high watermark
         cache_gb = max(size * 0.6, self.largest * 1.6) / 2**30
@@ -221,8 +223,11 @@ class Run:
     def s3_damage(self):
         """An object deleted and one's bytes replaced behind Granary's back, their cache copies
         released and their granules ordered with a few other object-copy granules: each recall
-        reads the object first."""
-        damaged = self.objects.damage()
+        reads the object first. Done once the server is up, never during a store fault: the
+        next waits until the recalls met the damage."""
+        if not self.s3.up or (self.objects.up_thread and self.objects.up_thread.is_alive()):
+            return self.faults.log("S3 damage: the server is not up yet; done after the slots")
+        damaged = self.objects.damage({pk for order in self.orders for pk in order.granule_pks})
         if not damaged:
             return
         from backend.catalog.models import Granule
@@ -235,8 +240,25 @@ class Run:
         names = with_db(lambda: list(Granule.objects.filter(pk__in=pks).values_list(
             "granule_id", flat=True)))
         files = self.faults.files_of(names)
-        self.apis["operator"].call("POST", "/api/v1/archive/cache/release/", {"files": files})
+        self._release(files)
         self._order(pks, "object order")
+        self.objects.await_damage()
+
+    def _probe_order(self):
+        """A user's order of two granules whose copy 1 is an object, their cache copies
+        released: object work for a store fault to meet when no batch is left to submit (with
+        the store down, the recalls are served from tape with the store's reason)."""
+        from backend.catalog.models import Granule
+
+        ordered = {pk for order in self.orders for pk in order.granule_pks}
+        chosen = with_db(lambda: list(Granule.objects.filter(
+            collection_id__in=self.collection_ids[1:], state=Granule.State.ARCHIVED)
+            .exclude(granule_id__startswith=BIG).exclude(granule_id__startswith=LARGE)
+            .exclude(pk__in=ordered).exclude(files__pk__in=list(self.faults.damaged))
+            .order_by("pk").values_list("pk", "granule_id")[:2]))
+        if chosen:
+            self._release(self.faults.files_of([g for _, g in chosen]))
+            self._order([pk for pk, _ in chosen], "probe order")
 
     def _big_step(self, wait=False):
         """Once the big object is archived: release its cache copy and order it (it is
@@ -251,8 +273,7 @@ class Run:
             archived = self._archived("big")
             if archived:
                 files = self.faults.files_of([big.granule_id])
-                self.apis["operator"].call("POST", "/api/v1/archive/cache/release/",
-                                           {"files": files})
+                self._release(files)
                 self.big_order = self._order([archived[0][0]], "big object order")
             elif not wait or time.monotonic() > deadline:
                 return
@@ -260,6 +281,14 @@ class Run:
                 time.sleep(2)
         if wait and self.big_order.is_alive():
             self.big_order.join(timeout=max(1, deadline - time.monotonic()))
+
+    def _release(self, files):
+        """Release the files' clean cache copies, as an operator would, one file at a time: a
+        file already purged (409, not in the cache) needs nothing, and one refusal must not
+        keep the others in the cache."""
+        for pk in files:
+            self.apis["operator"].call("POST", "/api/v1/archive/cache/release/",
+                                       {"files": [pk]}, ok=(200, 409))
 
     def _order(self, pks, label, wait=False, patience_s=None):
         order = OrderRun(self.apis["user"], pks, self._by_name(),

@@ -14,9 +14,11 @@ bucket; an object deleted and another's bytes replaced behind Granary's back, th
 recall must serve the tape copy's bytes, mark the object bad and have it written again); and
 the big object (a GB or more) written in parts, recalled from its bucket and downloaded.
 
-A store fault lasts until the archive has recorded its reason on a request an operator can read
-(Reasons samples the errors of object work twice a second), at most REASON_WAIT_S: a fault whose
-reason never showed, or whose own check failed, fails the run.
+A store fault lasts until the archive has recorded its reason on a request an operator can read,
+at most REASON_WAIT_S: a fault whose reason never showed, or whose own check failed, fails the
+run. The reasons are caught by a trigger the run adds to its own database (REASON_LOG): every
+reason set on object work, or naming an object, is logged as it is written, so one that lasts a
+few milliseconds (a recall whose object failed its check, served from tape at once) is seen too.
 """
 import os
 import secrets
@@ -111,29 +113,51 @@ class Change:
     error: str
 
 
+# The run's own database only: a log of the reasons set on archive requests (object work, or a
+# reason naming an object), written by a trigger in the transaction that sets them.
+REASON_LOG = """
+CREATE TABLE IF NOT EXISTS chaos_reason_log (
+    id bigserial PRIMARY KEY, at double precision NOT NULL, request_id bigint NOT NULL,
+    file_id bigint, kind text NOT NULL, state text NOT NULL, error text NOT NULL);
+CREATE OR REPLACE FUNCTION chaos_log_reason() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF NEW.error <> '' AND (NEW.bucket_id IS NOT NULL OR NEW.error LIKE '%object%')
+            AND (TG_OP = 'INSERT' OR NEW.error IS DISTINCT FROM OLD.error) THEN
+        INSERT INTO chaos_reason_log (at, request_id, file_id, kind, state, error)
+        VALUES (extract(epoch FROM clock_timestamp()), NEW.id, NEW.file_id, NEW.kind,
+                NEW.state, NEW.error);
+    END IF;
+    RETURN NULL;
+END $$;
+DROP TRIGGER IF EXISTS chaos_reason_log ON archive_archiverequest;
+CREATE TRIGGER chaos_reason_log AFTER INSERT OR UPDATE OF error ON archive_archiverequest
+    FOR EACH ROW EXECUTE FUNCTION chaos_log_reason();
+"""
+
+
+def install_reason_log():
+    """Add the reason log to the run's database (after migrate)."""
+    with connection.cursor() as cursor:
+        cursor.execute(REASON_LOG)
+
+
 class Reasons(threading.Thread):
-    """Samples the reasons the archive records on object work (and on recalls whose object
-    copy failed) every `every` s, from a thread of its own; keeps each change of a request's
-    reason with when it was seen."""
+    """Reads the reason log every `every` s, from a thread of its own: each reason set on a
+    request, with when it was set."""
 
     def __init__(self, every=0.5):
         super().__init__(daemon=True, name="chaos-reasons")
         self.every, self.stopped = every, threading.Event()
-        self.changes, self.last, self.samples, self.errors = [], {}, 0, 0
+        self.changes, self.last_id, self.samples, self.errors = [], 0, 0, 0
 
     def sample(self):
-        from django.db.models import Q
-
-        from backend.archive.models import ArchiveRequest
-
-        rows = (ArchiveRequest.objects.filter(Q(bucket__isnull=False) | Q(error__contains="object"))
-                .exclude(error="").values_list("pk", "file_id", "kind", "state", "error"))
-        now, seen = time.time(), {}
-        for pk, file_id, kind, state, error in rows:
-            seen[pk] = error
-            if self.last.get(pk) != error:
-                self.changes.append(Change(now, pk, file_id, kind, state, error))
-        self.last = seen
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT id, at, request_id, file_id, kind, state, error "
+                           "FROM chaos_reason_log WHERE id > %s ORDER BY id", [self.last_id])
+            rows = cursor.fetchall()
+        for row_id, at, request_id, file_id, kind, state, error in rows:
+            self.changes.append(Change(at, request_id, file_id, kind, state, error))
+            self.last_id = row_id
         self.samples += 1
 
     def run(self):
@@ -149,8 +173,10 @@ class Reasons(threading.Thread):
             connection.close()
 
     def stop(self):
+        """Stop after a last read."""
         self.stopped.set()
         self.join()
+        with_db(self.sample)
 
     def find(self, phrase, since, until=None, files=None):
         return [c for c in list(self.changes)
@@ -209,9 +235,11 @@ class ObjectFaults:
         self.records.append(record)
         return record
 
-    def _finish(self, record, phrase_files=None):
+    def _finish(self, record):
+        """The fault is over: the requests its reason was recorded on while it lasted (and
+        in the few seconds movers already under way took to meet its end)."""
         record.end = time.time()
-        found = self.reasons.find(record.phrase, record.start, record.end + 5, phrase_files)
+        found = self.reasons.find(record.phrase, record.start, record.end + 5)
         record.saw(found[0] if found else None)
         record.files |= {c.file_id for c in found}
 
@@ -321,9 +349,10 @@ class ObjectFaults:
 
     # --- damage behind Granary's back -------------------------------------------------------
 
-    def damage(self):
+    def damage(self, ordered=()):
         """Delete one object and replace another's bytes (a byte flipped in the file the server
-        serves: same size, other bytes); returns their granules' pks, to be ordered."""
+        serves: same size, other bytes), of granules no order holds (`ordered`: their cache
+        copies could not be released); returns their granules' pks, to be ordered."""
         from backend.archive.models import FileCopy
 
         faults = self.run.faults
@@ -332,6 +361,7 @@ class ObjectFaults:
                                     file__granule__collection_id__in=faults.collection_ids,
                                     length__gt=0, length__lt=1 << 20)
             .exclude(file__granule__granule_id__startswith=BIG)
+            .exclude(file__granule_id__in=list(ordered))
             .select_related("bucket", "file").order_by("file_id")[:400]))
         copies = [c for c in copies if c.file_id not in faults.damaged]
         if len(copies) < 2:
@@ -353,6 +383,18 @@ class ObjectFaults:
         self.log(f"deleted object {record.detail} (file {gone.file_id}) and flipped a byte of "
                  f"object {other.detail} (file {changed.file_id})")
         return [gone.file.granule_id, changed.file.granule_id]
+
+    def await_damage(self, timeout=REASON_WAIT_S):
+        """Wait until each damaged object's recall met the damage (its reason recorded): the
+        next store fault must not find these recalls still queued (with the store down they
+        are rightly read from tape, and the damage is left to reconciliation)."""
+        for record in self.records:
+            if record.phrase == FAILED_CHECK and not record.reason:
+                record.saw(self.reasons.wait_for(FAILED_CHECK, record.start, timeout,
+                                                 files=record.files))
+                self.log(f"{record.fault}: the recall met it after {record.seen_after_s} s"
+                         if record.reason else f"{record.fault}: no recall met it in "
+                         f"{timeout:.0f} s")
 
     def end_damage(self):
         """At the end of the run: the reason each damaged object's recall carried, and whether
@@ -413,6 +455,9 @@ class ObjectFaults:
         """One row per fault: how long, the reason seen, the files it touched, what was lost."""
         from backend.catalog.models import File
 
+        for r in self.records:   # a store fault's requests: those its reason was set on
+            if r.phrase and r.phrase != FAILED_CHECK and r.end is not None:
+                r.files |= {c.file_id for c in self.reasons.find(r.phrase, r.start, r.end + 5)}
         files = set().union(*(r.files for r in self.records)) if self.records else set()
         granule_of = with_db(lambda: dict(File.objects.filter(pk__in=files).values_list(
             "pk", "granule__granule_id")))

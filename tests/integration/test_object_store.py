@@ -317,3 +317,51 @@ def test_a_mover_gives_its_worker_slot_back_after_its_time_slice(tier, monkeypat
     assert Req.objects.filter(state="queued").count() == 3
     assert objects.run_object_movers(max_seconds=0) == 3
     assert not Granule.objects.exclude(state=Granule.State.ARCHIVED).exists()
+
+
+def test_a_missing_bucket_holds_up_no_other_buckets_work(tier, monkeypatch):
+    """Found by the chaos run: more than a batch of work for a bucket that does not exist
+    was claimed first on every run, and another bucket's granules waited as long."""
+    _, bucket, _, _, root = tier
+    monkeypatch.setattr(objects, "BATCH", 8)
+    missing = Bucket.objects.create(name="missing", bucket="no-such-bucket-here")
+    late, fine = archived_collection([missing]), archived_collection([bucket])
+    for _ in range(10):                       # queued first: the oldest work
+        granule, sources = staged_granule(late, root / "staging", sizes=(100,))
+        services.archive_granule(granule, sources)
+    granule, sources = staged_granule(fine, root / "staging", sizes=(100,))
+    services.archive_granule(granule, sources)
+    objects.run_object_movers(max_seconds=0)
+    assert Req.objects.get(file__granule=granule).state == Req.State.DONE
+    waiting = Req.objects.filter(bucket=missing)
+    assert {(r.state, r.attempts) for r in waiting} == {("queued", 0)}
+    tried = [r.error for r in waiting if r.error]   # the batch that met the missing bucket
+    assert tried and all("does not exist" in error for error in tried)
+
+
+def test_a_cached_file_gone_before_its_send_is_recalled_not_a_crash(tier, monkeypatch):
+    """Found by the chaos run: the file left the cache between the check and the send, and
+    the mover crashed on it (FileNotFoundError), charging its whole batch."""
+    _, bucket, primary, _, root = tier
+    collection = archived_collection([primary, bucket])
+    granule, sources = staged_granule(collection, root / "staging", sizes=(700,))
+    services.archive_granule(granule, sources)
+    services.run_until_idle()                 # the tape copy first: something to recall from
+    f = granule.files.get()
+    Req.objects.filter(file=f, bucket=bucket).update(state="queued")
+    real = objects.in_cache
+
+    def in_cache_then_gone(requests):
+        kept = real(requests)
+        paths.cache_path(f).unlink()
+        return kept
+
+    monkeypatch.setattr(objects, "in_cache", in_cache_then_gone)
+    objects.run_object_movers(max_seconds=0)
+    migration = Req.objects.get(file=f, kind="migrate", bucket=bucket)
+    assert (migration.state, migration.attempts) == ("queued", 0)
+    monkeypatch.setattr(objects, "in_cache", real)
+    services.run_until_idle()
+    granule.refresh_from_db()
+    assert granule.state == Granule.State.ARCHIVED
+    assert FileCopy.objects.filter(file=f, bucket=bucket, state="verified").exists()

@@ -33,7 +33,7 @@ from .damage import mark_bad
 from .paths import cache_location
 from .queueing import WAITING_FOR_CACHE, Req, claim_leased, requeue
 from .reading import recalled
-from .recall import fail_unrecallable
+from .recall import fail_unrecallable, wait_for_recall
 from .writing import (
     cached_file_changed,
     clean_complete_files,
@@ -58,15 +58,16 @@ def run_object_movers(max_seconds=None):
     drives' tasks. Returns how many requests were finished (a Celery task, and run_until_idle
     in tests and bench)."""
     limit = settings.GRANARY_OBJECT_SLICE_S if max_seconds is None else max_seconds
-    started, finished = time.monotonic(), 0
+    started, finished, down = time.monotonic(), 0, set()
     lease = timedelta(seconds=settings.GRANARY_OBJECT_LEASE_S)
     keeper = _LeaseKeeper(lease)
     keeper.start()
     try:
         with _pool() as pool:
             while True:
-                ids = list(queued_work().order_by("priority", "created_at").values_list(
-                    "pk", flat=True)[:BATCH])
+                # a bucket whose store failed as a whole waits; the others' work goes on
+                ids = list(queued_work().exclude(bucket_id__in=down).order_by(
+                    "priority", "created_at").values_list("pk", flat=True)[:BATCH])
                 if not ids:
                     break
                 batch = claim_leased(ids, timezone.now() + lease)
@@ -74,7 +75,7 @@ def run_object_movers(max_seconds=None):
                     continue   # another mover took them
                 keeper.hold([r.pk for r in batch])
                 try:
-                    done, store_down = _work(batch, pool)
+                    done, failed_buckets = _work(batch, pool)
                 except Exception as exc:   # noqa: BLE001 - the batch must be left claimable
                     log.exception("object mover failed")
                     requeue(batch, f"the object mover failed: {exc}"[:500])
@@ -82,8 +83,7 @@ def run_object_movers(max_seconds=None):
                 finally:
                     keeper.hold([])
                 finished += done
-                if store_down:
-                    break
+                down |= failed_buckets
                 if limit and time.monotonic() - started > limit:
                     if queued_work().exists():
                         send("backend.archive.run_objects")
@@ -132,7 +132,7 @@ class _LeaseKeeper(threading.Thread):
 
 
 def _work(batch, pool):
-    """(requests finished, whether a store failed as a whole) for a claimed batch."""
+    """(requests finished, ids of the buckets whose store failed as a whole) for a batch."""
     migrations = [r for r in batch if r.kind == Req.Kind.MIGRATE]
     recalls = [r for r in batch if r.kind == Req.Kind.RECALL]
     audits = [r for r in batch if r.kind == Req.Kind.AUDIT]
@@ -140,16 +140,16 @@ def _work(batch, pool):
     if others:
         requeue(others, "not object-store work", charge=True)
     buckets = Bucket.objects.in_bulk({r.bucket_id for r in batch})
-    done, down = 0, False
+    done, down = 0, set()
     if audits:
         d, dn = _audit(audits, buckets, pool)
-        done, down = done + d, down or dn
+        done, down = done + d, down | dn
     if migrations:
         d, dn = _migrate(migrations, buckets, pool)
-        done, down = done + d, down or dn
+        done, down = done + d, down | dn
     if recalls:
         d, dn = _recall(recalls, buckets, pool)
-        done, down = done + d, down or dn
+        done, down = done + d, down | dn
     return done, down
 
 
@@ -159,11 +159,12 @@ def _pool():
 
 
 def _settle_failures(failed, verb):
-    """Requeue or fail what could not be moved; True when a store failed as a whole."""
-    down = False
+    """Requeue or fail what could not be moved; the ids of the buckets whose store failed as a
+    whole (their work goes back uncharged)."""
+    down = set()
     for request, exc in failed:
         if isinstance(exc, MediumError) and exc.whole:
-            down = True
+            down.add(request.bucket_id)
             requeue([request], f"{verb}: {exc}"[:1000], charge=False)
         else:
             requeue([request], f"{verb}: {exc}"[:1000])
@@ -193,12 +194,16 @@ def _migrate(requests, buckets, pool):
     results = list(pool.map(send, requests))
     written = [(r, stored) for r, stored, exc in results if exc is None]
     failed = [(r, exc) for r, _, exc in results if exc is not None]
-    changed = [(r, exc) for r, exc in failed if not exc.whole and _cache_changed(r.file)]
-    failed = [(r, exc) for r, exc in failed if (r, exc) not in changed]
+    gone = [r for r, exc in failed if not exc.whole and not os.path.exists(cache_location(r.file))]
+    changed = [(r, exc) for r, exc in failed
+               if not exc.whole and r not in gone and _cache_changed(r.file)]
+    failed = [(r, exc) for r, exc in failed if (r, exc) not in changed and r not in gone]
     if written:
         _record_object_writes(written, buckets, started)
     for request, _ in changed:
         _source_changed(request)
+    # the cached file left between the check and the send: recalled first, as in_cache does
+    wait_for_recall(gone)
     return len(written), _settle_failures(failed, "copy to the object store failed")
 
 
@@ -281,14 +286,13 @@ def _recall(requests, buckets, pool):
             done += 1
     for request in elsewhere:
         _read_elsewhere(request, "the object copy failed its check; reading another copy")
-    down = False
+    down = set()
     for request, exc in failed:
         if exc.whole and _tape_can_serve(request.file):
+            down.add(request.bucket_id)
             _read_elsewhere(request, f"{exc}; reading the tape copy instead", tape_only=True)
-            down = True
         else:
-            down = _settle_failures([(request, exc)],
-                                    "recall from the object store failed") or down
+            down |= _settle_failures([(request, exc)], "recall from the object store failed")
     fail_unrecallable([r.pk for r in elsewhere])
     return done, down
 
