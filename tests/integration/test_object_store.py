@@ -337,31 +337,3 @@ def test_a_missing_bucket_holds_up_no_other_buckets_work(tier, monkeypatch):
     assert {(r.state, r.attempts) for r in waiting} == {("queued", 0)}
     tried = [r.error for r in waiting if r.error]   # the batch that met the missing bucket
     assert tried and all("does not exist" in error for error in tried)
-
-
-def test_a_cached_file_gone_before_its_send_is_recalled_not_a_crash(tier, monkeypatch):
-    """Found by the chaos run: the file left the cache between the check and the send, and
-    the mover crashed on it (FileNotFoundError), charging its whole batch."""
-    _, bucket, primary, _, root = tier
-    collection = archived_collection([primary, bucket])
-    granule, sources = staged_granule(collection, root / "staging", sizes=(700,))
-    services.archive_granule(granule, sources)
-    services.run_until_idle()                 # the tape copy first: something to recall from
-    f = granule.files.get()
-    Req.objects.filter(file=f, bucket=bucket).update(state="queued")
-    real = objects.in_cache
-
-    def in_cache_then_gone(requests):
-        kept = real(requests)
-        paths.cache_path(f).unlink()
-        return kept
-
-    monkeypatch.setattr(objects, "in_cache", in_cache_then_gone)
-    objects.run_object_movers(max_seconds=0)
-    migration = Req.objects.get(file=f, kind="migrate", bucket=bucket)
-    assert (migration.state, migration.attempts) == ("queued", 0)
-    monkeypatch.setattr(objects, "in_cache", real)
-    services.run_until_idle()
-    granule.refresh_from_db()
-    assert granule.state == Granule.State.ARCHIVED
-    assert FileCopy.objects.filter(file=f, bucket=bucket, state="verified").exists()
