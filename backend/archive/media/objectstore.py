@@ -214,12 +214,6 @@ class ObjectStore:
             answer["Body"].close()
         return digest.hexdigest(), count
 
-    def open_range(self, key, offset, length, version_id=""):
-        """`length` bytes from `offset` (a ranged GET), for small reads."""
-        chunks = []
-        self.read(key, "MD5", chunks.append, offset, length, version_id)
-        return b"".join(chunks)
-
     def verify(self, key, length, checksum_type, checksum, version_id=""):
         """Whether the object holds the catalog's bytes (a CopyMissing when it is gone)."""
         digest, count = self.read(key, checksum_type, version_id=version_id)

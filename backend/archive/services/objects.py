@@ -201,7 +201,7 @@ def _migrate(requests, buckets, pool):
     if written:
         _record_object_writes(written, buckets, started)
     for request, _ in changed:
-        _source_changed(request)
+        cached_file_changed(request)
     # the cached file left between the check and the send: recalled first, as in_cache does
     wait_for_recall(gone)
     return len(written), _settle_failures(failed, "copy to the object store failed")
@@ -211,9 +211,6 @@ def _cache_changed(f):
     digest, size = checksums.of_file(f.checksum_type, cache_location(f))
     return size != f.size or not checksums.same(f.checksum_type, digest, f.checksum)
 
-
-def _source_changed(request):
-    cached_file_changed(request)
 
 
 @transaction.atomic
@@ -277,7 +274,7 @@ def _recall(requests, buckets, pool):
     done, failed = 0, []
     for request, copy, outcome in results:
         if isinstance(outcome, (CopyMissing, _Changed)):
-            _mark_bad_object(copy, str(outcome))
+            mark_bad([copy], str(outcome))
             elsewhere.append(request)
         elif isinstance(outcome, MediumError):
             failed.append((request, outcome))
@@ -361,9 +358,6 @@ def _fetch(file, copy, store):
                        f"checksum ({count} of {file.size} bytes read)")
     return partial
 
-
-def _mark_bad_object(copy, reason):
-    mark_bad([copy], reason)
 
 
 def _tape_can_serve(file):
