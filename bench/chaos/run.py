@@ -9,7 +9,7 @@ from django.core.management import call_command
 
 from bench import live
 
-from . import report, s3, verify
+from . import reasons, report, s3, verify
 from .client import Api
 from .faults import Faults
 from .fleet import Fleet
@@ -50,7 +50,7 @@ def _setup(options, total_bytes, big_bytes=0):
                for name, bucket in s3.BUCKETS.items()}
     operations.set_policy(collections[1], [buckets[s3.OBJECTS], groups["primary"]])
     operations.set_policy(collections[2], [buckets[s3.LATE], groups["backup"]])
-    s3.install_reason_log()
+    reasons.install_reason_log()
     tokens = {"provider": live.provider_token("CHAOS", collections),
               "operator": create_user("chaos-operator", roles.OPERATOR)[2],
               "user": create_user("chaos-user", roles.USER)[2]}
@@ -126,7 +126,7 @@ class Run:
                              self.rabbit, self.collection_ids)
         self.sampler = Sampler()
         self.sampler.start()
-        self.reasons = s3.Reasons()
+        self.reasons = reasons.Reasons()
         self.reasons.start()
         self.objects = s3.ObjectFaults(self, self.s3, self.reasons, s3_faults,
                                        self.options["s3_late_s"])
