@@ -35,7 +35,9 @@ class ConsoleCopySerializer(serializers.ModelSerializer):
     volume_group = serializers.CharField(source="volume.group.name", allow_null=True,
                                          default=None)
     volume_state = serializers.CharField(source="volume.state", allow_null=True)
-    position = serializers.SerializerMethodField(help_text="Tape: the member's byte offset")
+    position = serializers.SerializerMethodField(
+        help_text="The member's byte offset on its tape volume, or in its pack (a tar object "
+                  "that holds small files); null for an object of its own")
     bucket = serializers.CharField(source="bucket.name", allow_null=True)
     key = serializers.SerializerMethodField(help_text="Object store: the object's key")
     etag = serializers.SerializerMethodField(help_text="Object store: the ETag it answered")
@@ -49,7 +51,7 @@ class ConsoleCopySerializer(serializers.ModelSerializer):
                   "written_at", "verified_at"]
 
     def get_position(self, copy) -> int | None:
-        return copy.position if copy.volume_id else None
+        return copy.position if copy.volume_id or copy.data_offset else None
 
     def get_key(self, copy) -> str | None:
         return copy.key if copy.bucket_id else None

@@ -27,3 +27,18 @@ def s3_bucket(s3_server):
     yield s3_server, bucket
     if s3_server.pid is None:
         s3_server.start()
+
+
+def copy_bytes(s3, copy):
+    """An object copy's bytes as a plain S3 client sees them, not through Granary's reader: the
+    object, or for a member of a pack (small files share one tar object), the member Python's
+    tarfile finds at the copy's data offset."""
+    import io
+    import tarfile
+
+    data = s3.get_object(Bucket=copy.bucket.bucket, Key=copy.key)["Body"].read()
+    if not copy.data_offset:
+        return data
+    with tarfile.open(fileobj=io.BytesIO(data)) as pack:
+        member = next(m for m in pack.getmembers() if m.offset_data == copy.data_offset)
+        return pack.extractfile(member).read()

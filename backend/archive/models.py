@@ -289,6 +289,8 @@ class FileCopy(models.Model):
         """Where the copy lies, for people: its volume, or its bucket and key."""
         if self.volume_id:
             return str(self.volume)
+        if self.data_offset:   # a member of a pack
+            return f"{self.bucket.name}/{self.key} at byte {self.data_offset}"
         return f"{self.bucket.name}/{self.key}"
 
 

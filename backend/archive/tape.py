@@ -247,6 +247,31 @@ class VolumeWriter:
             self._fd = None
 
 
+class Pack:
+    """Small files gathered in memory into one tar, in the volumes' own format: an object
+    store keeps them as one object (a PUT per few hundred files, not per file), and each file
+    is read back by a ranged GET of its member's data."""
+
+    def __init__(self):
+        self._buffer = bytearray()
+
+    def __len__(self):
+        return len(self._buffer)
+
+    def add(self, name, data, headers):
+        """Append `data` as member `name`; (position, data_offset) of the member."""
+        position = len(self._buffer)
+        self._buffer += _header(name, len(data), headers)
+        data_offset = len(self._buffer)
+        self._buffer += data
+        self._buffer += b"\0" * _pad(len(data))
+        return position, data_offset
+
+    def body(self):
+        """The pack's bytes, the end-of-archive marker last."""
+        return bytes(self._buffer) + END_OF_ARCHIVE
+
+
 def cut(path, end_of_data):
     """Drop everything past `end_of_data` (members that did not read back) and end the archive
     there, so a tar reader lists exactly what the catalog keeps."""

@@ -170,9 +170,16 @@ class CopySerializer(serializers.Serializer):
     bucket = serializers.CharField(source="bucket.name", allow_null=True,
                                    help_text="Object store: the bucket (as policies name it)")
     key = serializers.SerializerMethodField(help_text="Object store: the object's key")
+    offset = serializers.SerializerMethodField(
+        help_text="Object store: where the file's bytes start in the object (small files share "
+                  "a pack, a tar object; a ranged GET of `length` bytes from here reads one); 0 "
+                  "for an object of its own")
 
     def get_key(self, copy) -> str | None:
         return copy.key if copy.bucket_id else None
+
+    def get_offset(self, copy) -> int | None:
+        return copy.data_offset if copy.bucket_id else None
 
 
 class FileStorageSerializer(FileSerializer):

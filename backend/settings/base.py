@@ -89,6 +89,10 @@ GRANARY_OBJECT_STORES = {
 }
 # Larger objects are sent in parts of this size (each part's MD5 checked by the server).
 GRANARY_S3_PART_BYTES = int(float(env("GRANARY_S3_PART_MB", "64")) * 2**20)
+# Files smaller than this are gathered into packs (one tar object of at most PACK_MB, a PUT per
+# pack, each file read back by a ranged GET): an object per 4 KB file costs a request each.
+GRANARY_S3_PACK_BELOW_BYTES = int(float(env("GRANARY_S3_PACK_BELOW_MB", "1")) * 2**20)
+GRANARY_S3_PACK_BYTES = int(float(env("GRANARY_S3_PACK_MB", "32")) * 2**20)
 # Seconds to wait for the object store to connect or answer before calling it unreachable.
 GRANARY_S3_TIMEOUT_S = float(env("GRANARY_S3_TIMEOUT_S", "10"))
 # Object movers: how many objects one mover sends at once, and its lease on the work it holds

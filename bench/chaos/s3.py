@@ -24,6 +24,7 @@ import os
 import secrets
 import threading
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -253,39 +254,63 @@ class ObjectFaults:
     # --- damage behind Granary's back -------------------------------------------------------
 
     def damage(self, ordered=()):
-        """Delete one object and replace another's bytes (a byte flipped in the file the server
-        serves: same size, other bytes), of granules no order holds (`ordered`: their cache
-        copies could not be released); returns their granules' pks, to be ordered."""
+        """Delete one object and replace another's bytes (a byte flipped in a file's bytes as
+        the server serves them: same size, other bytes), of granules no order holds (`ordered`:
+        their cache copies could not be released); returns their granules' pks, to be ordered.
+        A deleted pack (small files share one) loses every member, so only a pack whose every
+        member may be lost is deleted; when there is none yet, a second byte is flipped."""
         from backend.archive.models import FileCopy
 
         faults = self.run.faults
-        copies = with_db(lambda: list(
-            FileCopy.objects.filter(state=FileCopy.State.VERIFIED, bucket__isnull=False,
-                                    file__granule__collection_id__in=faults.collection_ids,
-                                    length__gt=0, length__lt=1 << 20)
+        copies = with_db(lambda: [c for c in FileCopy.objects.filter(
+            state=FileCopy.State.VERIFIED, bucket__isnull=False, length__lt=1 << 20,
+            file__granule__collection_id__in=faults.collection_ids)
             .exclude(file__granule__granule_id__startswith=BIG)
             .exclude(file__granule_id__in=list(ordered))
-            .select_related("bucket", "file").order_by("file_id")[:400]))
-        copies = [c for c in copies if c.file_id not in faults.damaged]
-        if len(copies) < 2:
+            .select_related("bucket", "file").order_by("file_id")[:2000]
+            if c.file_id not in faults.damaged])
+        by_key = {}
+        for c in copies:
+            by_key.setdefault(c.key, []).append(c)
+        members = with_db(lambda: Counter(FileCopy.objects.filter(
+            bucket__isnull=False, key__in=list(by_key)).exclude(
+            state=FileCopy.State.RELEASED).values_list("key", flat=True)))
+        whole = sorted(k for k, found in by_key.items() if len(found) == members[k])
+        gone_key = self.run.rng.choice(whole) if whole else None
+        flippable = [c for c in copies if c.length and c.key != gone_key]
+        if len(flippable) < (1 if gone_key else 2):
             return self.log("S3 damage: fewer than two verified objects yet") or []
-        gone, changed = self.run.rng.sample(copies, 2)
-        record = self._record("object deleted behind Granary's back", FAILED_CHECK)
-        self.server.client().delete_object(Bucket=gone.bucket.bucket, Key=gone.key)
-        record.files, record.detail = {gone.file_id}, f"{gone.bucket.bucket}/{gone.key}"
-        path = self.server.path(changed.bucket.bucket, changed.key)
-        with open(path, "r+b") as f:
-            f.seek(changed.length // 2)
+        changed = self.run.rng.sample(flippable, 1 if gone_key else 2)
+        start, damaged = time.time(), []
+        if gone_key:
+            gone = by_key[gone_key]
+            bucket = gone[0].bucket.bucket
+            record = self._record("object deleted behind Granary's back", FAILED_CHECK, start)
+            self.server.client().delete_object(Bucket=bucket, Key=gone_key)
+            record.files = {c.file_id for c in gone}
+            record.detail = f"{bucket}/{gone_key} ({len(gone)} file(s))"
+            damaged += gone
+            self.log(f"deleted object {record.detail}: files {sorted(record.files)}")
+        else:
+            self.log("S3 damage: no pack whose every member may be lost; two bytes flipped")
+        for copy in changed:
+            self._flip(copy)
+            record = self._record("object bytes replaced behind Granary's back", FAILED_CHECK,
+                                  start)
+            record.files, record.detail = {copy.file_id}, f"{copy.bucket.bucket}/{copy.key}"
+            damaged.append(copy)
+            self.log(f"flipped a byte of file {copy.file_id} in object {record.detail}")
+        faults.damaged |= {c.file_id for c in damaged}
+        return [c.file.granule_id for c in damaged]
+
+    def _flip(self, copy):
+        """Flip a byte in the middle of the copy's bytes, in the file the server serves."""
+        at = copy.data_offset + copy.length // 2
+        with open(self.server.path(copy.bucket.bucket, copy.key), "r+b") as f:
+            f.seek(at)
             byte = f.read(1)
-            f.seek(changed.length // 2)
+            f.seek(at)
             f.write(bytes([byte[0] ^ 0xFF]))
-        other = self._record("object bytes replaced behind Granary's back", FAILED_CHECK,
-                             record.start)
-        other.files, other.detail = {changed.file_id}, f"{changed.bucket.bucket}/{changed.key}"
-        faults.damaged |= {gone.file_id, changed.file_id}
-        self.log(f"deleted object {record.detail} (file {gone.file_id}) and flipped a byte of "
-                 f"object {other.detail} (file {changed.file_id})")
-        return [gone.file.granule_id, changed.file.granule_id]
 
     def await_damage(self, timeout=REASON_WAIT_S):
         """Wait until each damaged object's recall met the damage (its reason recorded): the

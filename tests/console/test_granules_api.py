@@ -121,8 +121,9 @@ def test_granule_page_shows_an_object_copy_and_a_recall_from_its_bucket(
                                   "volume_state", "position", "bucket", "key", "etag",
                                   "length", "state")} == {
         "copy_number": 1, "medium": "object", "volume": None, "volume_group": None,
-        "volume_state": None, "position": None, "bucket": "archive-s3", "key": stored.key,
+        "volume_state": None, "position": 0, "bucket": "archive-s3", "key": stored.key,
         "etag": stored.etag, "length": 1500, "state": "verified"}
+    assert stored.data_offset > 0   # a small file: the first member of a pack, at byte 0
     assert (second["medium"], second["volume_group"], second["bucket"]) == (
         "tape", "backup", None)
     assert second["volume"] and second["position"] is not None

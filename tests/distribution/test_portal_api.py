@@ -52,6 +52,7 @@ def test_granule_page_names_the_bucket_and_key_of_an_object_copy(alice, archive_
     bucket = Bucket.objects.create(name="archive-s3", bucket=name, prefix="granary/")
     collection = archived_collection([bucket, backup], short_name="OISST", version="1")
     granule, sources = staged_granule(collection, data_root / "staging", sizes=(2000,))
+    data = next(iter(sources.values())).read_bytes()
     assert archive.archive_granule(granule, sources).admitted
     inline(archive.run_until_idle)
 
@@ -60,12 +61,16 @@ def test_granule_page_names_the_bucket_and_key_of_an_object_copy(alice, archive_
     assert shown["copies"] == [
         {"copy_number": 1, "segment": 0, "medium": "object", "state": "verified",
          "length": 2000, "volume": None, "silo": None, "bucket": "archive-s3",
-         "key": stored[1].key},
+         "key": stored[1].key, "offset": stored[1].data_offset},
         {"copy_number": 2, "segment": 0, "medium": "tape", "state": "verified",
          "length": 2000, "volume": stored[2].volume.label, "silo": "silo2", "bucket": None,
-         "key": None}]
-    assert stored[1].key.startswith("granary/OISST.1/")
-    assert server.client().head_object(Bucket=name, Key=stored[1].key)["ContentLength"] == 2000
+         "key": None, "offset": None}]
+    assert stored[1].key.startswith("granary/packs/")   # a small file: in a pack
+    # a ranged GET of length bytes from offset, by a plain client, reads the file
+    ranged = server.client().get_object(
+        Bucket=name, Key=shown["copies"][0]["key"],
+        Range=f"bytes={shown['copies'][0]['offset']}-{shown['copies'][0]['offset'] + 1999}")
+    assert ranged["Body"].read() == data
 
 
 def test_browse_image_is_shown_to_anonymous_visitors_but_data_is_not(collection, archived):

@@ -13,6 +13,7 @@ from backend.archive.models import ArchiveRequest, Bucket, FileCopy
 from backend.catalog.models import Granule
 from tests.distribution.conftest import body, client_for, evict
 from tests.ingest.builders import staged_granules
+from tests.s3_fixtures import copy_bytes
 from tests.s3_server import ACCESS_KEY, SECRET_KEY
 
 pytestmark = pytest.mark.django_db
@@ -52,8 +53,7 @@ def test_ingested_to_the_object_store_and_ordered_back_from_it(
     for f in (f for g in granules for f in g.files.all()):
         [one] = FileCopy.objects.filter(file=f, copy_number=1, state="verified")
         assert one.bucket_id == bucket.pk
-        stored = s3.get_object(Bucket=bucket.bucket, Key=one.key)["Body"].read()
-        assert hashlib.md5(stored).hexdigest() == f.checksum
+        assert hashlib.md5(copy_bytes(s3, one)).hexdigest() == f.checksum
         assert FileCopy.objects.filter(file=f, copy_number=2, state="verified",
                                        volume__isnull=False).exists()
 

@@ -57,6 +57,7 @@ from backend.catalog.models import Collection, File, Granule
 from distribution.models import Order, OrderItem, Subscription, SubscriptionDelivery
 from distribution.services import deliveries, orders, subscriptions
 from tests.archive_fixtures import archived_collection, small_layout, staged_granule
+from tests.s3_fixtures import copy_bytes
 from tests.s3_server import ACCESS_KEY, SECRET_KEY
 
 pytestmark = pytest.mark.django_db
@@ -90,7 +91,7 @@ def _md5_of_copy(segments, s3=None):
     digest = hashlib.md5()
     for s in sorted(segments, key=lambda s: s.file_offset):
         if s.bucket_id:
-            digest.update(s3.get_object(Bucket=s.bucket.bucket, Key=s.key)["Body"].read())
+            digest.update(copy_bytes(s3, s))
             continue
         with open(paths.volume_path(s.volume), "rb") as volume:
             volume.seek(s.data_offset)

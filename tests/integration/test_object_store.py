@@ -2,6 +2,9 @@
 written and verified, granules ARCHIVED only when every target holds a verified copy, recalls,
 damage behind Granary's back, and a store that is down, misconfigured or refusing us."""
 import hashlib
+import io
+import tarfile
+import time
 from datetime import timedelta
 
 import pytest
@@ -17,6 +20,7 @@ from tests.archive_fixtures import (
     small_layout,
     staged_granule,
 )
+from tests.s3_fixtures import copy_bytes as s3_copy_bytes
 from tests.s3_server import ACCESS_KEY, SECRET_KEY
 
 pytestmark = pytest.mark.django_db
@@ -46,6 +50,10 @@ def object_bytes(server, bucket, key):
     return server.client().get_object(Bucket=bucket.bucket, Key=key)["Body"].read()
 
 
+def copy_bytes(server, copy):
+    return s3_copy_bytes(server.client(), copy)
+
+
 def md5(data):
     return hashlib.md5(data).hexdigest()
 
@@ -62,13 +70,16 @@ def test_archived_only_when_object_and_tape_copies_are_verified(tier):
     assert objects.run_object_movers() == 2
     granule.refresh_from_db()
     assert granule.state == Granule.State.ARCHIVING   # the tape copy is still to write
-    for pk, data in originals.items():
-        copy = FileCopy.objects.get(file_id=pk, copy_number=1)
+    copies = FileCopy.objects.filter(copy_number=1).select_related("bucket", "file")
+    assert {c.key for c in copies} == {copies[0].key}   # two small files: one pack
+    pack = object_bytes(server, bucket, copies[0].key)
+    for copy in copies:
         assert copy.medium == "object" and copy.volume_id is None
         assert copy.state == FileCopy.State.VERIFIED
-        assert object_bytes(server, bucket, copy.key) == data
-        assert copy.etag == md5(data)   # a single-part object's ETag is the MD5 of its bytes
-        assert copy.key.startswith(f"{collection.key}/{granule.granule_id}/")
+        assert copy_bytes(server, copy) == originals[copy.file_id]
+        assert copy.etag == md5(pack)   # a single-part object's ETag is the MD5 of its bytes
+    with tarfile.open(fileobj=io.BytesIO(pack)) as tar:   # a pack is a tar any reader lists
+        assert sorted(tar.getnames()) == sorted(paths.member_name(c.file) for c in copies)
 
     services.run_until_idle()
     granule.refresh_from_db()
@@ -88,6 +99,7 @@ def test_a_large_file_goes_in_parts_and_reads_back_whole(tier):
     assert granule.state == Granule.State.ARCHIVED
     copy = FileCopy.objects.get()
     stored = object_bytes(server, bucket, copy.key)
+    assert copy.data_offset == 0 and copy.key.startswith(f"{collection.key}/")   # not packed
     assert hashlib.sha256(stored).hexdigest() == hashlib.sha256(data).hexdigest()
     # S3's multipart ETag: MD5 of the parts' MD5s, then the number of parts (5 + 5 + 2 MiB)
     parts = [data[i:i + (5 << 20)] for i in range(0, len(data), 5 << 20)]
@@ -149,7 +161,7 @@ def test_an_object_damaged_behind_our_back_is_never_served_and_is_rewritten(tier
     assert paths.cache_path(f).read_bytes() == data[f.pk]
     # and background repair wrote the object copy again from them
     good = FileCopy.objects.get(file=f, bucket=bucket, state="verified")
-    assert object_bytes(server, bucket, good.key) == data[f.pk]
+    assert copy_bytes(server, good) == data[f.pk]
     assert FileCopy.objects.get(pk=copy.pk).state == FileCopy.State.RELEASED
 
 
@@ -241,10 +253,11 @@ def kinds(found):
     return sorted(v.kind for v in found)
 
 
-def test_reconciliation_lists_the_bucket_against_the_catalog_and_repairs(tier):
+def test_reconciliation_lists_the_bucket_against_the_catalog_and_repairs(tier, settings):
     from backend.archive import invariants as inv
     from backend.archive.services import reconcile
 
+    settings.GRANARY_S3_PACK_BELOW_BYTES = 0   # an object per file (packs: the test below)
     server, bucket = tier[0], tier[1]
     granule, data = archive_object_only(tier, sizes=(3000, 4000, 5000, 6000), with_tape=True)
     assert inv.check_all(read_bytes=True) == []
@@ -271,15 +284,64 @@ def test_reconciliation_lists_the_bucket_against_the_catalog_and_repairs(tier):
     assert inv.check_all(read_bytes=True) == []
     for f in granule.files.all():
         good = FileCopy.objects.get(file=f, bucket=bucket, state="verified")
-        assert object_bytes(server, bucket, good.key) == data[f.pk]
+        assert copy_bytes(server, good) == data[f.pk]
     keys = {o["Key"] for o in s3.list_objects_v2(Bucket=bucket.bucket)["Contents"]}
     assert "stray/left-behind.dat" not in keys and len(keys) == 4
 
 
-def test_deleting_a_granule_removes_its_objects(tier, django_capture_on_commit_callbacks):
+def test_reconciliation_checks_each_member_of_a_pack(tier):
+    """Small files share a pack: a flipped byte is the one member's fault, the others stay;
+    a pack no copy names is an orphan unless a migration under way may have written it."""
+    from backend.archive import invariants as inv
+    from backend.archive.services import reconcile
+
+    server, bucket = tier[0], tier[1]
+    granule, data = archive_object_only(tier, sizes=(3000, 4000, 5000), with_tape=True)
+    by_size = {c.length: c for c in FileCopy.objects.filter(bucket=bucket)}
+    (key,) = {c.key for c in by_size.values()}
+    s3 = server.client()
+    pack = bytearray(object_bytes(server, bucket, key))
+    with tarfile.open(fileobj=io.BytesIO(bytes(pack))) as tar:
+        offsets = {m.size: m.offset_data for m in tar.getmembers()}
+    pack[offsets[4000] + 10] ^= 0xFF
+    s3.put_object(Bucket=bucket.bucket, Key=key, Body=bytes(pack))
+    done = Req.objects.filter(kind="migrate", bucket=bucket).first()
+    stray = f"packs/2026/01/02/r{done.pk}-0badc0de.tar"   # a dead mover's pack: its work is done
+    s3.put_object(Bucket=bucket.bucket, Key=stray, Body=b"d" * 1024)
+
+    run = reconcile.reconcile(full=True, repair=True)
+    found = {d.kind: d for d in run.discrepancies.all()}
+    assert sorted(found) == sorted([inv.COPY_BYTES, inv.OBJECT_ORPHAN])
+    assert found[inv.COPY_BYTES].copy_id == by_size[4000].pk
+    assert found[inv.OBJECT_ORPHAN].extra["key"] == stray
+
+    services.run_until_idle()
+    assert inv.check_all(read_bytes=True) == []
+    for f in granule.files.all():
+        good = FileCopy.objects.get(file=f, bucket=bucket, state="verified")
+        assert copy_bytes(server, good) == data[f.pk]
+    keys = {o["Key"] for o in s3.list_objects_v2(Bucket=bucket.bucket)["Contents"]}
+    assert key in keys and stray not in keys   # the pack still holds two good members
+
+
+def test_a_pack_named_after_work_under_way_is_not_an_orphan():
+    from backend.archive.services.buckets import Pending
+
+    pending = Pending({"c/g/f.nc"}, {7})
+    assert "c/g/f.nc" in pending
+    assert "packs/2026/11/28/r7-0a1b2c3d.tar" in pending
+    assert "archive/packs/2026/11/28/r7-0a1b2c3d.tar" in pending   # under a bucket's prefix
+    assert "packs/2026/11/28/r70-0a1b2c3d.tar" not in pending
+    assert "packs/2026/11/28/r7-0a1b2c3d.tar.bak" not in pending
+    assert "c/g/other.nc" not in pending
+
+
+def test_deleting_a_granule_removes_its_objects(tier, django_capture_on_commit_callbacks,
+                                                settings):
     from backend.archive.services import retirement
     from tests.factories import UserFactory
 
+    settings.GRANARY_S3_PACK_BELOW_BYTES = 0   # an object per file
     server, bucket = tier[0], tier[1]
     granule, _ = archive_object_only(tier, sizes=(100, 200))
     assert len(server.client().list_objects_v2(Bucket=bucket.bucket)["Contents"]) == 2
@@ -288,6 +350,34 @@ def test_deleting_a_granule_removes_its_objects(tier, django_capture_on_commit_c
     assert released == 300
     assert "Contents" not in server.client().list_objects_v2(Bucket=bucket.bucket)
     assert set(FileCopy.objects.values_list("state", flat=True)) == {"released"}
+
+
+def test_a_pack_is_removed_when_its_last_member_is(tier, django_capture_on_commit_callbacks):
+    from backend.archive.services import retirement
+    from tests.factories import UserFactory
+
+    server, bucket, _, _, root = tier
+    collection = archived_collection([bucket])
+    granules = []
+    for size in (100, 200):
+        granule, sources = staged_granule(collection, root / "staging", sizes=(size,))
+        services.archive_granule(granule, sources)
+        granules.append((granule, next(iter(sources.values())).read_bytes()))
+    services.run_until_idle()
+    (key,) = set(FileCopy.objects.values_list("key", flat=True))   # one pack holds both
+    (first, _), (second, data) = granules
+    with django_capture_on_commit_callbacks(execute=True):
+        retirement.delete(first, by=UserFactory(), reason="superseded")
+    listed = server.client().list_objects_v2(Bucket=bucket.bucket)["Contents"]
+    assert [o["Key"] for o in listed] == [key]   # the other member still lives in it
+    purge_all(second)
+    f = second.files.get()
+    services.make_available([f])
+    services.run_until_idle()
+    assert paths.cache_path(f).read_bytes() == data   # read by a ranged GET of its member
+    with django_capture_on_commit_callbacks(execute=True):
+        retirement.delete(second, by=UserFactory(), reason="superseded")
+    assert "Contents" not in server.client().list_objects_v2(Bucket=bucket.bucket)
 
 
 def test_the_invariants_hold_for_object_copies_and_see_a_copy_in_the_wrong_bucket(tier):
@@ -337,3 +427,77 @@ def test_a_missing_bucket_holds_up_no_other_buckets_work(tier, monkeypatch):
     assert {(r.state, r.attempts) for r in waiting} == {("queued", 0)}
     tried = [r.error for r in waiting if r.error]   # the batch that met the missing bucket
     assert tried and all("does not exist" in error for error in tried)
+
+
+def test_a_cached_file_gone_before_its_send_is_recalled_not_a_crash(tier, monkeypatch):
+    """Found by the chaos run: the file left the cache between the check and the send, and
+    the mover crashed on it (FileNotFoundError), charging its whole batch."""
+    _, bucket, primary, _, root = tier
+    collection = archived_collection([primary, bucket])
+    granule, sources = staged_granule(collection, root / "staging", sizes=(700,))
+    services.archive_granule(granule, sources)
+    services.run_until_idle()                 # the tape copy first: something to recall from
+    f = granule.files.get()
+    Req.objects.filter(file=f, bucket=bucket).update(state="queued")
+    real, taken = objects.in_cache, []
+
+    def in_cache_then_gone(requests):   # once: the recall that brings it back must not loop
+        kept = real(requests)
+        if not taken:
+            taken.append(paths.cache_path(f))
+            paths.cache_path(f).unlink()
+        return kept
+
+    monkeypatch.setattr(objects, "in_cache", in_cache_then_gone)
+    objects.run_object_movers(max_seconds=0)
+    migration = Req.objects.get(file=f, kind="migrate", bucket=bucket)
+    assert taken and migration.attempts == 0   # not charged for the file that went away
+    assert Req.objects.filter(file=f, kind="recall").exists()   # brought back instead
+    monkeypatch.setattr(objects, "in_cache", real)
+    services.run_until_idle()
+    granule.refresh_from_db()
+    assert granule.state == Granule.State.ARCHIVED
+    assert FileCopy.objects.filter(file=f, bucket=bucket, state="verified").exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_lease_keeper_renews_a_slow_batch_and_never_waits_on_the_mover(
+        tier, monkeypatch, settings):
+    """A batch that outlasts its lease keeps it (another mover must not take the work), and
+    the keeper skips rows a transaction of the mover holds instead of waiting on them: a keeper
+    blocked on the mover's lock hung the mover's stop() (its join) in a test's transaction."""
+    from django.db import connection, transaction
+
+    settings.GRANARY_OBJECT_LEASE_S = 1   # the keeper renews every third of a second
+    _, bucket, _, _, root = tier
+    collection = archived_collection([bucket])
+    granule, sources = staged_granule(collection, root / "staging", sizes=(300,))
+    services.archive_granule(granule, sources)
+    request = Req.objects.get(bucket=bucket)
+    keepers, leases, rounds = [], [], []
+    real_keeper, real_pack = objects._LeaseKeeper, objects._send_pack
+
+    def keeper(lease):
+        keepers.append(real_keeper(lease))
+        return keepers[-1]
+
+    def slow_pack(requests, bucket):   # in a thread of the mover's pool
+        try:
+            leases.append(Req.objects.get(pk=request.pk).lease_until)
+            time.sleep(1.2)
+            leases.append(Req.objects.get(pk=request.pk).lease_until)
+            with transaction.atomic():   # the mover holds the row, as its recording does
+                Req.objects.select_for_update().get(pk=request.pk)
+                rounds.append(keepers[0].rounds)
+                time.sleep(1.2)
+                rounds.append(keepers[0].rounds)
+        finally:
+            connection.close()
+        return real_pack(requests, bucket)
+
+    monkeypatch.setattr(objects, "_LeaseKeeper", keeper)
+    monkeypatch.setattr(objects, "_send_pack", slow_pack)
+    assert objects.run_object_movers(max_seconds=0) == 1
+    assert leases[1] > leases[0]          # renewed while the batch worked
+    assert rounds[1] > rounds[0]          # kept going while the row was held: not waiting
+    assert Req.objects.get(pk=request.pk).state == "done"

@@ -147,3 +147,33 @@ def test_read_many_reports_a_torn_volume(volume):
     os.truncate(path, one.data_offset + 100)
     with pytest.raises(tape.VolumeError, match="ends at"):
         tape.read_many(str(path), [(one.data_offset, one.length, "MD5")])
+
+
+def test_a_pack_is_a_tar_that_gnu_tar_and_tarfile_read_at_the_offsets_it_gives(tmp_path):
+    """An object store's pack of small files: GNU tar extracts every member, and each member's
+    bytes lie where the pack said (Python's tarfile finds the same data offsets)."""
+    import tarfile
+
+    members = {"C.1/G1/a.nc": os.urandom(4096), "C.1/G2/" + "é" * 80 + ".nc": os.urandom(1),
+               "C.1/G3/empty.txt": b"", "C.1/G4/b.h5": os.urandom(70_001)}
+    pack, where = tape.Pack(), {}
+    for name, data in members.items():
+        where[name] = pack.add(name, data, {"granule-id": name.split("/")[1], "copy": 1})
+    body = pack.body()
+    assert len(body) % tape.TAR_BLOCK == 0 and len(pack) + 2 * tape.TAR_BLOCK == len(body)
+    for name, (_, data_offset) in where.items():
+        assert body[data_offset:data_offset + len(members[name])] == members[name]
+    with tarfile.open(fileobj=io.BytesIO(body)) as tar:
+        found = {m.name: m for m in tar.getmembers()}
+        assert list(found) == list(members)
+        for name, m in found.items():
+            assert (m.offset, m.offset_data) == where[name]
+            assert tar.extractfile(m).read() == members[name]
+            assert m.pax_headers["SCHILY.xattr.user.granary.granule-id"] == name.split("/")[1]
+    path = tmp_path / "pack.tar"
+    path.write_bytes(body)
+    out = tmp_path / "out"
+    out.mkdir()
+    subprocess.run(["tar", "xf", str(path), "-C", str(out)], check=True, capture_output=True)
+    for name, data in members.items():
+        assert (out / name).read_bytes() == data

@@ -219,7 +219,7 @@ def check_bucket(bucket, read=None, tally=None):
     fields = (*COPY_FIELDS, "key", "version_id")
     copies = list(FileCopy.objects.filter(bucket=bucket).exclude(
         state=FileCopy.State.RELEASED).order_by("pk").values(*fields))
-    found, named = [], {c["key"] for c in copies} | pending
+    found, named = [], {c["key"] for c in copies}
     for c in copies:
         if c["state"] != FileCopy.State.VERIFIED:
             continue
@@ -229,23 +229,34 @@ def check_bucket(bucket, read=None, tally=None):
             found.append(Violation(OBJECT_MISSING, f"{_name(c)} copy {c['copy_number']}: object "
                                    f"{c['key']} is missing from bucket {bucket.name}",
                                    file_id=c["file_id"], copy_id=c["pk"], extra=at))
-        elif obj.length != c["length"]:
+        elif _wrong_size(obj, c):
             found.append(Violation(OBJECT_SIZE, f"{_name(c)} copy {c['copy_number']}: object "
                                    f"{c['key']} in {bucket.name} has {obj.length} bytes, not "
-                                   f"{c['length']}", file_id=c["file_id"], copy_id=c["pk"],
-                                   extra=at))
+                                   f"{_expected_size(c)}", file_id=c["file_id"],
+                                   copy_id=c["pk"], extra=at))
         elif read is None or c["pk"] in read:
             found += _object_bytes(store, bucket, c, tally)
     found += [Violation(OBJECT_ORPHAN, f"object {key} in bucket {bucket.name} ({o.length} bytes) "
                         "is in no copy of the catalog", extra={"bucket_id": bucket.pk, "key": key})
-              for key, o in sorted(listed.items()) if key not in named]
+              for key, o in sorted(listed.items()) if key not in named and key not in pending]
     return found
+
+
+def _wrong_size(obj, c):
+    """A whole object has the copy's length; a pack at least reaches past its member's data."""
+    if c["data_offset"]:
+        return obj.length < c["data_offset"] + c["length"]
+    return obj.length != c["length"]
+
+
+def _expected_size(c):
+    return f"at least {c['data_offset'] + c['length']}" if c["data_offset"] else c["length"]
 
 
 def _object_bytes(store, bucket, c, tally):
     try:
         good = store.verify(c["key"], c["length"], c["checksum_type"], c["checksum"],
-                            c["version_id"])
+                            c["version_id"], c["data_offset"])
     except CopyMissing:
         good = False
     except MediumError as exc:

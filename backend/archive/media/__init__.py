@@ -37,6 +37,8 @@ class Stored:
     length: int
     etag: str = ""
     version_id: str = ""
+    position: int = 0      # where a pack's member starts (its header), 0 for a whole object
+    data_offset: int = 0   # where a pack's member's bytes start, 0 for a whole object
 
 
 @dataclass

@@ -84,6 +84,9 @@ class ObjectStore:
             if code in _REFUSED:
                 return MediumError(f"{self.where} refused Granary's credentials ({code})",
                                    whole=True)
+            if code == "InvalidRange" and key:
+                return CopyMissing(f"object {key} in bucket {self.bucket} is shorter than the "
+                                   "catalog says")
             if code in _MISSING and key:
                 return CopyMissing(f"object {key} is missing from bucket {self.bucket}")
             if code in _MISSING:
@@ -116,19 +119,26 @@ class ObjectStore:
             if size <= self.part_bytes:
                 body = source.read()
                 digest.update(body)
-                md5 = hashlib.md5(body, usedforsecurity=False)
                 self._check_sent(digest, checksum_type, checksum, key, len(body), size)
-                answer = self._call("put_object", key, Key=key, Body=body, Metadata=metadata,
-                                    ContentMD5=_b64(md5.digest()))
-                expected = {md5.hexdigest()}
-            else:
-                answer, expected, sent = self._multipart(key, source, size, digest, metadata)
-                self._check_sent(digest, checksum_type, checksum, key, sent, size,
-                                 delete=True)
+                return self.put(key, body, metadata)
+            answer, expected, sent = self._multipart(key, source, size, digest, metadata)
+            self._check_sent(digest, checksum_type, checksum, key, sent, size, delete=True)
         etag = answer.get("ETag", "").strip('"')
         if etag not in expected:
             self._read_back(key, size, checksum_type, checksum)
         return Stored(key, size, etag, answer.get("VersionId") or "")
+
+    def put(self, key, body, metadata=None):
+        """Store `body` (bytes already proven to be the catalog's) as one object, its MD5 sent
+        for the server to check and its ETag compared with that MD5 (read back when the
+        server answers ETags of another kind)."""
+        md5 = hashlib.md5(body, usedforsecurity=False)
+        answer = self._call("put_object", key, Key=key, Body=body, ContentMD5=_b64(md5.digest()),
+                            Metadata={k: str(v) for k, v in (metadata or {}).items()})
+        etag = answer.get("ETag", "").strip('"')
+        if etag != md5.hexdigest():
+            self._read_back(key, len(body), "MD5", md5.hexdigest())
+        return Stored(key, len(body), etag, answer.get("VersionId") or "")
 
     def _check_sent(self, digest, checksum_type, checksum, key, sent, size, delete=False):
         if sent == size and checksums.same(checksum_type, digest.hexdigest(), checksum):
@@ -214,9 +224,11 @@ class ObjectStore:
             answer["Body"].close()
         return digest.hexdigest(), count
 
-    def verify(self, key, length, checksum_type, checksum, version_id=""):
-        """Whether the object holds the catalog's bytes (a CopyMissing when it is gone)."""
-        digest, count = self.read(key, checksum_type, version_id=version_id)
+    def verify(self, key, length, checksum_type, checksum, version_id="", offset=0):
+        """Whether the object (or, from `offset`, the member of a pack) holds the catalog's
+        bytes (a CopyMissing when it is gone)."""
+        digest, count = self.read(key, checksum_type, version_id=version_id, offset=offset,
+                                  length=length if offset else None)
         return count == length and checksums.same(checksum_type, digest, checksum)
 
     # -- the rest ------------------------------------------------------------------------------

@@ -1,9 +1,12 @@
 """Buckets as copy targets: the medium of each, where a file's object lies in it, and removing
 objects no live copy names (after a delete, a move off the bucket, a reconciliation's orphan)."""
 import logging
+import re
+import secrets
 
 from django.conf import settings
 from django.db import transaction
+from django.utils import timezone
 
 from ..media import CopyMissing, MediumError
 from ..media.objectstore import ObjectStore
@@ -48,6 +51,17 @@ def object_key(bucket, file):
     return f"{bucket.prefix}{member_name(file)}"
 
 
+PACKS = "packs/"
+_PACK_REQUEST = re.compile(r"(?:^|/)packs/\d{4}/\d{2}/\d{2}/r(\d+)-[0-9a-f]+\.tar$")
+
+
+def pack_key(bucket, first_request_id):
+    """Where a pack of small files lies: named after the first request it carries, so a pack
+    whose requests are still under way is known not to be an orphan."""
+    return (f"{bucket.prefix}{PACKS}{timezone.now():%Y/%m/%d}/r{first_request_id}-"
+            f"{secrets.token_hex(4)}.tar")
+
+
 def object_metadata(file, copy_number):
     """The headers an object carries, so the catalog can be rebuilt from the bucket alone."""
     granule = file.granule
@@ -57,13 +71,25 @@ def object_metadata(file, copy_number):
             "copy": copy_number}
 
 
+class Pending:
+    """The keys migrations under way to a bucket write (an object, or a pack named after one
+    of them, may be there before its copies are recorded): `key in pending`."""
+
+    def __init__(self, keys, request_ids):
+        self.keys, self.request_ids = keys, request_ids
+
+    def __contains__(self, key):
+        if key in self.keys:
+            return True
+        found = _PACK_REQUEST.search(key)
+        return found is not None and int(found.group(1)) in self.request_ids
+
+
 def pending_keys(bucket):
-    """Keys that migrations under way to `bucket` write (the object may be there before its
-    copy is recorded)."""
-    requests = (Req.objects.filter(kind=Req.Kind.MIGRATE, bucket=bucket,
-                                   state__in=[Req.State.QUEUED, Req.State.RUNNING])
-                .select_related("file__granule__collection"))
-    return {object_key(bucket, r.file) for r in requests}
+    requests = list(Req.objects.filter(kind=Req.Kind.MIGRATE, bucket=bucket,
+                                       state__in=[Req.State.QUEUED, Req.State.RUNNING])
+                    .select_related("file__granule__collection"))
+    return Pending({object_key(bucket, r.file) for r in requests}, {r.pk for r in requests})
 
 
 def delete_objects(places):
@@ -105,7 +131,7 @@ def recheck(copy):
     """Whether an object copy's bytes hash to its checksum now (a repair checks again)."""
     try:
         return store_for(copy.bucket).verify(copy.key, copy.length, copy.checksum_type,
-                                             copy.checksum, copy.version_id)
+                                             copy.checksum, copy.version_id, copy.data_offset)
     except CopyMissing:
         return False
 

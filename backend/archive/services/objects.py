@@ -24,13 +24,14 @@ from backend.catalog import bulk, checksums
 from backend.metrics.services import record_transfer
 from backend.nudges import send
 
-from ..media import CopyMissing, MediumError
+from .. import tape
+from ..media import CopyMissing, MediumError, Stored
 from ..models import Bucket, FileCopy
-from .buckets import object_key, object_metadata, store_for
+from .buckets import object_key, object_metadata, pack_key, store_for
 from .cache import reserve_cache
 from .completeness import complete_granules_if_archived, object_copy_for, readable_copies
 from .damage import mark_bad
-from .paths import cache_location
+from .paths import cache_location, member_name
 from .queueing import WAITING_FOR_CACHE, Req, claim_leased, requeue
 from .reading import recalled
 from .recall import fail_unrecallable, wait_for_recall
@@ -106,6 +107,7 @@ class _LeaseKeeper(threading.Thread):
     def __init__(self, lease):
         super().__init__(daemon=True, name="object-lease")
         self.ids, self.lease, self.stopped = [], lease, threading.Event()
+        self.rounds = 0   # renewals done (a keeper waiting on a lock does none)
 
     def hold(self, ids):
         self.ids = list(ids)
@@ -119,12 +121,20 @@ class _LeaseKeeper(threading.Thread):
                 if not ids:
                     continue
                 try:
-                    Req.objects.filter(pk__in=ids, state=Req.State.RUNNING).update(
-                        lease_until=timezone.now() + self.lease)
+                    self._renew(ids)
+                    self.rounds += 1
                 except DatabaseError:
                     log.warning("object work: lease not renewed this time")
         finally:
             connection.close()
+
+    def _renew(self, ids):
+        """Renew the rows no transaction holds: one the mover is recording is finished by it,
+        and a keeper waiting on the mover's lock would hold up the mover's stop() (its join)."""
+        with transaction.atomic():
+            free = list(Req.objects.select_for_update(skip_locked=True).filter(
+                pk__in=ids, state=Req.State.RUNNING).values_list("pk", flat=True))
+            Req.objects.filter(pk__in=free).update(lease_until=timezone.now() + self.lease)
 
     def stop(self):
         self.stopped.set()
@@ -174,24 +184,32 @@ def _settle_failures(failed, verb):
 # -- migrations ----------------------------------------------------------------------------------
 
 def _migrate(requests, buckets, pool):
+    """Send a batch's files: each large one as an object of its own, the small ones (below
+    GRANARY_S3_PACK_BELOW_BYTES) gathered into packs, a PUT per pack."""
     requests = in_cache(requests)
     if not requests:
         return 0, False
     started = timezone.now()
+    below = settings.GRANARY_S3_PACK_BELOW_BYTES
+    jobs = ([(False, [r]) for r in requests if r.file.size >= below]
+            + [(True, pack) for pack in _packs([r for r in requests if r.file.size < below])])
 
-    def send(request):
+    def send(job):
+        packed, (request, *_) = job
+        if packed:
+            return _send_pack(job[1], buckets[request.bucket_id])
         f, bucket = request.file, buckets[request.bucket_id]
         try:
             stored = store_for(bucket).write(
                 object_key(bucket, f), cache_location(f), f.size, f.checksum_type, f.checksum,
                 object_metadata(f, request.copy_number))
-            return request, stored, None
+            return [(request, stored, None)]
         except MediumError as exc:
-            return request, None, exc
+            return [(request, None, exc)]
         except OSError as exc:   # the cached file went away under us
-            return request, None, MediumError(f"cannot read the cached file: {exc}")
+            return [(request, None, MediumError(f"cannot read the cached file: {exc}"))]
 
-    results = list(pool.map(send, requests))
+    results = [item for items in pool.map(send, jobs) for item in items]
     written = [(r, stored) for r, stored, exc in results if exc is None]
     failed = [(r, exc) for r, _, exc in results if exc is not None]
     gone = [r for r, exc in failed if not exc.whole and not os.path.exists(cache_location(r.file))]
@@ -205,6 +223,54 @@ def _migrate(requests, buckets, pool):
     # the cached file left between the check and the send: recalled first, as in_cache does
     wait_for_recall(gone)
     return len(written), _settle_failures(failed, "copy to the object store failed")
+
+
+def _packs(requests):
+    """Small files' requests cut into packs: one bucket each, at most GRANARY_S3_PACK_BYTES."""
+    packs, size = [], 0
+    for request in sorted(requests, key=lambda r: (r.bucket_id, r.pk)):
+        fits = packs and packs[-1][0].bucket_id == request.bucket_id and (
+            size + request.file.size <= settings.GRANARY_S3_PACK_BYTES)
+        if not fits:
+            packs.append([])
+            size = 0
+        packs[-1].append(request)
+        size += request.file.size
+    return packs
+
+
+def _send_pack(requests, bucket):
+    """Gather the requests' cached files into one tar and PUT it; [(request, Stored, None) or
+    (request, None, MediumError)]. A file that cannot be read, or whose bytes are not the
+    catalog's, stays out of the pack and fails alone."""
+    pack, members, out = tape.Pack(), [], []
+    for request in requests:
+        f = request.file
+        try:
+            with open(cache_location(f), "rb") as source:
+                data = source.read()
+        except OSError as exc:
+            out.append((request, None, MediumError(f"cannot read the cached file: {exc}")))
+            continue
+        digest = checksums.hasher(f.checksum_type)
+        digest.update(data)
+        if len(data) != f.size or not checksums.same(f.checksum_type, digest.hexdigest(),
+                                                     f.checksum):
+            out.append((request, None, MediumError(
+                f"the bytes read for {f.name} do not match the catalog checksum (the cached "
+                "file changed?)")))
+            continue
+        where = pack.add(member_name(f), data, object_metadata(f, request.copy_number))
+        members.append((request, where))
+    if not members:
+        return out
+    key = pack_key(bucket, min(r.pk for r, _ in members))
+    try:
+        stored = store_for(bucket).put(key, pack.body(), {"pack-members": len(members)})
+    except MediumError as exc:
+        return out + [(r, None, exc) for r, _ in members]
+    return out + [(r, Stored(key, r.file.size, stored.etag, stored.version_id, *where), None)
+                  for r, where in members]
 
 
 def _cache_changed(f):
@@ -227,7 +293,8 @@ def _record_object_writes(written, buckets, started):
             FileCopy, file_id=f.pk, copy_number=request.copy_number,
             segment=segments.get((f.pk, request.copy_number), 0), file_offset=0,
             volume_id=None, bucket_id=request.bucket_id, key=stored.key, etag=stored.etag,
-            version_id=stored.version_id, position=0, data_offset=0, length=f.size,
+            version_id=stored.version_id, position=stored.position,
+            data_offset=stored.data_offset, length=f.size,
             checksum_type=f.checksum_type, checksum=f.checksum,
             state=FileCopy.State.VERIFIED, verified_at=now))
         collection = f.granule.collection
@@ -310,7 +377,8 @@ def _audit(requests, buckets, pool):
             return request, None, None
         try:
             return request, copy, store_for(copy.bucket).verify(
-                copy.key, copy.length, copy.checksum_type, copy.checksum, copy.version_id)
+                copy.key, copy.length, copy.checksum_type, copy.checksum, copy.version_id,
+                copy.data_offset)
         except CopyMissing:
             return request, copy, False
         except MediumError as exc:
@@ -349,7 +417,8 @@ def _fetch(file, copy, store):
     partial.parent.mkdir(parents=True, exist_ok=True)
     with open(partial, "wb") as out:
         digest, count = store.read(copy.key, file.checksum_type, out.write,
-                                   version_id=copy.version_id)
+                                   version_id=copy.version_id, offset=copy.data_offset,
+                                   length=copy.length if copy.data_offset else None)
         out.flush()
         os.fsync(out.fileno())
     if count != file.size or not checksums.same(file.checksum_type, digest, file.checksum):

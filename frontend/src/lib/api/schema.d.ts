@@ -2232,7 +2232,7 @@ export interface components {
             volume: string | null;
             volume_group: string | null;
             volume_state: string | null;
-            /** @description Tape: the member's byte offset */
+            /** @description The member's byte offset on its tape volume, or in its pack (a tar object that holds small files); null for an object of its own */
             readonly position: number | null;
             bucket: string | null;
             /** @description Object store: the object's key */
@@ -2313,6 +2313,8 @@ export interface components {
             bucket: string | null;
             /** @description Object store: the object's key */
             readonly key: string | null;
+            /** @description Object store: where the file's bytes start in the object (small files share a pack, a tar object; a ranged GET of `length` bytes from here reads one); 0 for an object of its own */
+            readonly offset: number | null;
         };
         /** @description Documentation of services.daily(): bytes per UTC day and the targets in bytes. */
         Daily: {
