@@ -22,6 +22,7 @@ function tapeCopy(copyNumber: number, volume: string, silo: string): StoredCopy 
     silo,
     bucket: null,
     key: null,
+    offset: null,
   };
 }
 
@@ -118,6 +119,16 @@ describe('GranulePage', () => {
                   silo: null,
                   bucket: 'archive-s3',
                   key,
+                  offset: 0,
+                },
+                {
+                  ...tapeCopy(3, '', ''),
+                  medium: 'object',
+                  volume: null,
+                  silo: null,
+                  bucket: 'archive-s3',
+                  key: 'packs/2026/11/28/r7-0a1b2c3d.tar',
+                  offset: 1536,
                 },
                 { ...tapeCopy(2, 'B00001', 'silo2'), state: 'bad' },
               ],
@@ -131,6 +142,10 @@ describe('GranulePage', () => {
 
     const row = (await screen.findAllByRole('row'))[1] as HTMLElement;
     expect(row).toHaveTextContent(`Copy 1: object store · bucket archive-s3, key ${key}`);
+    expect(row).not.toHaveTextContent(`${key} from byte`);
+    expect(row).toHaveTextContent(
+      'Copy 3: object store · bucket archive-s3, key packs/2026/11/28/r7-0a1b2c3d.tar from byte 1,536',
+    );
     expect(row).toHaveTextContent('Copy 2: tape · B00001 in silo2 (bad)');
     expect(
       screen.getByText(/1 of 2 files are in the archive only \(tape or object store\)/),

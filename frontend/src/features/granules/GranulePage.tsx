@@ -218,7 +218,8 @@ const FILE_COLUMNS: Column<StoredFile>[] = [
   },
 ];
 
-/** "Copy 1: tape · V00012 in silo1" or "Copy 1: object store · bucket archive-s3, key …". */
+/** "Copy 1: tape · V00012 in silo1" or "Copy 1: object store · bucket archive-s3, key …" (and
+ * "from byte N" for a small file in a pack, a tar object many files share). */
 function CopyLine({ copy }: { copy: StoredCopy }) {
   const number = copy.segment ? `${copy.copy_number}.${copy.segment}` : copy.copy_number;
   return (
@@ -227,6 +228,7 @@ function CopyLine({ copy }: { copy: StoredCopy }) {
       {copy.medium === 'object' ? (
         <>
           bucket {copy.bucket}, key <span className="mono wrap">{copy.key}</span>
+          {copy.offset ? ` from byte ${copy.offset.toLocaleString('en')}` : ''}
         </>
       ) : (
         <>
