@@ -63,6 +63,29 @@ def test_recall_from_tape_only(archive):
     assert ArchiveRequest.objects.get(kind="recall").state == "done"
 
 
+def test_a_recall_that_lands_between_the_checks_is_not_queued_again(archive, monkeypatch):
+    """Found by the chaos run: an order's refresh read the cache (not there), a recall then
+    committed its DONE and the cache entry together, and the refresh found no active recall and
+    queued the same recall again (read committed: each statement sees the latest commits)."""
+    from backend.archive.services import recall
+
+    collection, root = archive
+    granule, sources = staged_granule(collection, root / "staging", sizes=(4000,))
+    services.archive_granule(granule, sources)
+    services.run_until_idle()
+    f = granule.files.get()
+    real, calls = recall.touch_if_cached, []
+
+    def before_the_recall_committed(file):   # the first look predates the recall's commit
+        calls.append(file.pk)
+        return False if len(calls) == 1 else real(file)
+
+    monkeypatch.setattr(recall, "touch_if_cached", before_the_recall_committed)
+    [answer] = services.make_available([f])
+    assert answer.ready and len(calls) == 2
+    assert not ArchiveRequest.objects.filter(kind="recall").exists()
+
+
 def test_many_recalls_on_one_volume_share_a_mount_in_position_order(archive):
     collection, root = archive
     granules = [staged_granule(collection, root / "staging", sizes=(100000,))[0:2]

@@ -37,6 +37,11 @@ def make_available(files, requested_by=None, priority=Req.Priority.USER):
             request = (Req.objects.select_for_update()
                        .filter(file=f, kind=Req.Kind.RECALL,
                                state__in=[Req.State.QUEUED, Req.State.RUNNING]).first())
+            if request is None and touch_if_cached(f):
+                # a recall that committed after the check above left it cached: its DONE and
+                # the cache entry commit together, so one of the two reads sees it
+                out.append(Availability(f.pk, True))
+                continue
             if request is None:
                 if not readable_copies().filter(file=f).exists():
                     out.append(Availability(f.pk, False, error="no readable copy"))
