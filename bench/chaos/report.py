@@ -14,7 +14,7 @@ DONE = {"kills": "kill -9 ", "broker restarts": "RabbitMQ restarted",
         "cache squeezed": "cache squeezed", "S3 started late": "S3 server started ",
         "S3 kills": "S3 server killed -9", "S3 wrong keys": "S3 server ran with other keys",
         "buckets created": "bucket granary-", "objects deleted": "deleted object ",
-        "objects changed": "flipped a byte of object"}
+        "objects changed": "changed a byte of object "}
 
 
 def faults_done(events):

@@ -292,14 +292,14 @@ class ObjectFaults:
             damaged += gone
             self.log(f"deleted object {record.detail}: files {sorted(record.files)}")
         else:
-            self.log("S3 damage: no pack whose every member may be lost; two bytes flipped")
+            self.log("S3 damage: no pack whose every member may be lost; two objects changed")
         for copy in changed:
             self._flip(copy)
             record = self._record("object bytes replaced behind Granary's back", FAILED_CHECK,
                                   start)
             record.files, record.detail = {copy.file_id}, f"{copy.bucket.bucket}/{copy.key}"
             damaged.append(copy)
-            self.log(f"flipped a byte of file {copy.file_id} in object {record.detail}")
+            self.log(f"changed a byte of object {record.detail} (file {copy.file_id})")
         faults.damaged |= {c.file_id for c in damaged}
         return [c.file.granule_id for c in damaged]
 
