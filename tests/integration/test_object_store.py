@@ -55,6 +55,15 @@ def copy_bytes(server, copy):
     return s3_copy_bytes(server.client(), copy)
 
 
+def every_object_copy_good(server, bucket, granule, data):
+    """Each file of the granule has a verified copy in the bucket holding its bytes; the keys
+    the bucket lists."""
+    for f in granule.files.all():
+        good = FileCopy.objects.get(file=f, bucket=bucket, state="verified")
+        assert copy_bytes(server, good) == data[f.pk]
+    return {o["Key"] for o in server.client().list_objects_v2(Bucket=bucket.bucket)["Contents"]}
+
+
 def md5(data):
     return hashlib.md5(data).hexdigest()
 
@@ -283,10 +292,7 @@ def test_reconciliation_lists_the_bucket_against_the_catalog_and_repairs(tier, s
     services.run_until_idle()
     services.run_until_idle()
     assert inv.check_all(read_bytes=True) == []
-    for f in granule.files.all():
-        good = FileCopy.objects.get(file=f, bucket=bucket, state="verified")
-        assert copy_bytes(server, good) == data[f.pk]
-    keys = {o["Key"] for o in s3.list_objects_v2(Bucket=bucket.bucket)["Contents"]}
+    keys = every_object_copy_good(server, bucket, granule, data)
     assert "stray/left-behind.dat" not in keys and len(keys) == 4
 
 
@@ -318,10 +324,7 @@ def test_reconciliation_checks_each_member_of_a_pack(tier):
 
     services.run_until_idle()
     assert inv.check_all(read_bytes=True) == []
-    for f in granule.files.all():
-        good = FileCopy.objects.get(file=f, bucket=bucket, state="verified")
-        assert copy_bytes(server, good) == data[f.pk]
-    keys = {o["Key"] for o in s3.list_objects_v2(Bucket=bucket.bucket)["Contents"]}
+    keys = every_object_copy_good(server, bucket, granule, data)
     assert key in keys and stray not in keys   # the pack still holds two good members
 
 

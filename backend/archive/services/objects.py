@@ -252,10 +252,8 @@ def _send_pack(requests, bucket):
         except OSError as exc:
             out.append((request, None, MediumError(f"cannot read the cached file: {exc}")))
             continue
-        digest = checksums.hasher(f.checksum_type)
-        digest.update(data)
-        if len(data) != f.size or not checksums.same(f.checksum_type, digest.hexdigest(),
-                                                     f.checksum):
+        if len(data) != f.size or not checksums.same(
+                f.checksum_type, checksums.of_bytes(f.checksum_type, data), f.checksum):
             out.append((request, None, MediumError(
                 f"the bytes read for {f.name} do not match the catalog checksum (the cached "
                 "file changed?)")))
