@@ -4,6 +4,7 @@ from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import DataError
 from rest_framework import exceptions
+from rest_framework.negotiation import BaseContentNegotiation
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
@@ -59,3 +60,14 @@ def exception_handler(exc, context):
         return response
     response.data = {"detail": _sentence(data), "errors": data}
     return response
+
+
+class FirstRenderer(BaseContentNegotiation):
+    """The view's first renderer whatever Accept says: for endpoints with one answer format
+    (STAC's JSON, Prometheus' text), where a 406 would only hide a working answer."""
+
+    def select_parser(self, request, parsers):
+        return parsers[0] if parsers else None
+
+    def select_renderer(self, request, renderers, format_suffix=None):
+        return renderers[0], renderers[0].media_type

@@ -8,6 +8,16 @@ imports nothing from Django so every layer, pure policy included, may raise it.
 """
 
 
+def listed(items, sep=", ", cap=20):
+    """`items` joined for a sentence: at most `cap` of them, then how many more (an order of
+    100,000 unknown ids must not answer with all of them)."""
+    items = [str(i) for i in items]
+    head = sep.join(items[:cap])
+    if len(items) <= cap:
+        return head
+    return f"{head} (and {len(items) - cap:,} more, {len(items):,} in all)"
+
+
 class DomainError(Exception):
     """A request refused: `detail` says why, `status` classifies it, `field` names the culprit.
 

@@ -13,7 +13,10 @@ the end), against references measured in the same run:
 Each is run with copy 1 in the bucket alone ("bucket") and with copy 2 on tape as well
 ("bucket + tape"). The clock runs from the request over HTTP until every granule is ARCHIVED
 with every copy its policy asks for verified, as in ingest-large and ingest-small. The staged
-files sit in the page cache for every side alike (written just before, 20+ GB of RAM here).
+files sit in the page cache for every side alike (written just before, 20+ GB of RAM here), and
+each large-file run starts with no dirty pages left by the one before (sync, untimed): without
+it the run after a 2 GiB write shared the disk with that write's flush (direct "before" and
+"after" differed by up to 40 %).
 
 CPU seconds are counted per process for each phase, the S3 server's ("s3") among them: it
 shares the machine's cores with Granary, so its cost per byte or per object is part of the
@@ -139,7 +142,9 @@ def _ingest_bulk(web, granules):
         last.update(web.call("GET", f"/api/v1/ingest/requests/{answer['id']}/?granules=0")[1])
         return last["state"] in ("completed", "failed")
 
-    web.wait(finished, 3600, "the bulk request", interval=0.1)
+    # four looks a second: a finer poll costs the web process (which shares the two cores with
+    # the run it watches) more CPU than it saves in the clock's resolution
+    web.wait(finished, 3600, "the bulk request", interval=0.25)
     if last["state"] != "completed":
         raise RuntimeError(f"the bulk request ended {last['state']}: {last}")
     return time.perf_counter() - started
@@ -257,6 +262,7 @@ def run(options):
             return {"s3": live._cpu(server.pid), "client": times.user + times.system}
 
         def direct_run(name, files):
+            os.sync()
             before = own_cpu()
             seconds, keys = direct_upload(client, DIRECT_BUCKET, files, part, threads)
             direct[name], cpu[f"direct_{name}"] = seconds, _cpu_delta(before, own_cpu())
@@ -268,6 +274,7 @@ def run(options):
 
             direct_run("large_before", paths)
             for run_name, _, _ in LARGE_RUNS:
+                os.sync()
                 before = cpu_now()
                 seconds = _ingest_bulk(web, large_work[run_name])
                 cpu[f"large_{run_name}"] = _cpu_delta(before, cpu_now())

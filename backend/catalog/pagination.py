@@ -41,7 +41,8 @@ class GranuleKeysetPagination(CatalogCursorPagination):
     tie-breaker), so a page is "the rows after these values", exact under ties and as cheap
     deep into the results as on the first page; DRF's own cursor keeps only the first key
     plus an offset. `ordering` is a comma-separated list of fields, `-` for descending;
-    `limit` is bounded, and anything outside the bounds is a 400 that says so.
+    `limit` is clamped to its bounds, as DRF's pagination and STAC servers do, and the page
+    says so (`limit`, `note`); a limit that is not a whole number is a 400.
     """
 
     page_size = 50
@@ -51,7 +52,7 @@ class GranuleKeysetPagination(CatalogCursorPagination):
         from .services import keyset_q, sort_values
 
         self.base_url = request.build_absolute_uri()
-        self.page_size = self._limit(request)
+        self.page_size, self.note = self._limit(request)
         self.sort = self._sort(request)
         order = self.order()
         after, self.reverse = self._cursor(request)
@@ -78,17 +79,34 @@ class GranuleKeysetPagination(CatalogCursorPagination):
         return ",".join(("-" if desc else "") + name for name, desc in self.sort)
 
     def _limit(self, request):
+        """(page size, a note when the asked limit was clamped, else None)."""
         raw = request.query_params.get(self.page_size_query_param)
         if raw in (None, ""):
-            return self.page_size
+            return self.page_size, None
         try:
             limit = int(raw)
         except ValueError:
-            limit = None
-        if limit is None or not self.min_page_size <= limit <= self.max_page_size:
-            raise DomainError(f"limit must be a whole number from {self.min_page_size} to "
-                              f"{self.max_page_size}, not {raw!r}.", "limit")
-        return limit
+            raise DomainError(f"limit must be a whole number (pages hold {self.min_page_size} "
+                              f"to {self.max_page_size}), not {raw[:40]!r}.", "limit") from None
+        used = min(max(limit, self.min_page_size), self.max_page_size)
+        if used == limit:
+            return limit, None
+        return used, (f"limit {limit} is outside {self.min_page_size}..{self.max_page_size}: "
+                      f"pages hold {used}")
+
+    def get_paginated_response(self, data):
+        response = super().get_paginated_response(data)
+        response.data["limit"] = self.page_size
+        if self.note:
+            response.data["note"] = self.note
+        return response
+
+    def get_paginated_response_schema(self, schema):
+        page = super().get_paginated_response_schema(schema)
+        page["properties"]["limit"] = {"type": "integer", "description": "Granules per page"}
+        page["properties"]["note"] = {
+            "type": "string", "description": "Present when the asked limit was clamped"}
+        return page
 
     def _sort(self, request):
         raw = request.query_params.get("ordering") or DEFAULT_GRANULE_SORT

@@ -8,12 +8,12 @@ from django.urls import get_script_prefix, reverse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.exceptions import NotFound
-from rest_framework.negotiation import BaseContentNegotiation
 from rest_framework.permissions import AllowAny
 from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from backend.api import FirstRenderer
 from backend.parsers import JSONParser
 
 from . import services, stac, stac_query, stac_search
@@ -25,16 +25,6 @@ CORS_HEADERS = {
     "Access-Control-Allow-Headers": "Accept, Authorization, Content-Type",
     "Access-Control-Max-Age": "86400",
 }
-
-
-class JSONOnly(BaseContentNegotiation):
-    """STAC answers JSON whatever the Accept header says (browsers send text/html first)."""
-
-    def select_parser(self, request, parsers):
-        return parsers[0] if parsers else None
-
-    def select_renderer(self, request, renderers, format_suffix=None):
-        return renderers[0], renderers[0].media_type
 
 
 def _search_parameters():
@@ -58,7 +48,7 @@ class StacView(APIView):
 
     renderer_classes = [JSONRenderer]
     parser_classes = [JSONParser]
-    content_negotiation_class = JSONOnly
+    content_negotiation_class = FirstRenderer   # JSON, also to browsers asking text/html
     permission_classes = [AllowAny]
     media_type = stac.JSON
 

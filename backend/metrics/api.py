@@ -1,12 +1,13 @@
 """Dashboard figures for operators: thin views over metrics.services."""
 from django.http import HttpResponse
 from drf_spectacular.utils import extend_schema
-from prometheus_client import CONTENT_TYPE_LATEST
 from rest_framework import serializers
+from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from backend.accounts.permissions import IsOperator
+from backend.api import FirstRenderer
 
 from . import services
 from .exposition import scrape
@@ -67,9 +68,15 @@ class ThroughputSerializer(serializers.Serializer):
         child=serializers.FloatField()))
 
 
+MAX_TB_PER_DAY = 100_000
+
+
 class TargetsSerializer(serializers.Serializer):
-    ingest = serializers.FloatField(min_value=0, required=False, help_text="TB per day")
-    distribution = serializers.FloatField(min_value=0, required=False, help_text="TB per day")
+    # 0..100,000 TB (100 PB) a day: far above any archive's, and a figure whose bytes fit
+    ingest = serializers.FloatField(min_value=0, max_value=MAX_TB_PER_DAY, required=False,
+                                    help_text="TB per day, 0..100000")
+    distribution = serializers.FloatField(min_value=0, max_value=MAX_TB_PER_DAY,
+                                          required=False, help_text="TB per day, 0..100000")
 
 
 class DailyTargetsSerializer(serializers.Serializer):
@@ -131,6 +138,10 @@ class PrometheusView(APIView):
 
     permission_classes = [IsOperator]
 
+    renderer_classes = [JSONRenderer]   # for refusals; the scrape is written as it is
+    content_negotiation_class = FirstRenderer   # any Accept: text/plain;version=0.0.4 too
+
     @extend_schema(exclude=True)
     def get(self, request):
-        return HttpResponse(scrape(), content_type=CONTENT_TYPE_LATEST)
+        body, content_type = scrape(request.headers.get("Accept", ""))
+        return HttpResponse(body, content_type=content_type)

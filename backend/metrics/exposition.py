@@ -3,8 +3,9 @@
 The database is the source of truth and the web runs as several processes, so nothing is
 counted in process memory: each app registers a collector that reads its own tables (metrics
 imports no app; the apps call `register` from their AppConfig.ready)."""
-from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client import CollectorRegistry
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+from prometheus_client.exposition import choose_encoder
 
 from .models import QueueHeartbeat, TransferRecord, TransferRollup
 
@@ -73,5 +74,8 @@ def collect_transfers():
 register("metrics", collect_transfers)
 
 
-def scrape():
-    return generate_latest(registry)
+def scrape(accept=""):
+    """(body, content type): OpenMetrics when `accept` asks for it, else Prometheus' text
+    format 0.0.4 (prometheus-client's own negotiation)."""
+    encoder, content_type = choose_encoder(accept)
+    return encoder(registry), content_type

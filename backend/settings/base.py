@@ -270,6 +270,10 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
         "control_folder": str(BROKER_DIR / "control"),
         "processed_folder": str(BROKER_DIR / "processed"),
         "store_processed": False,
+        # kombu looks for new messages once a second by default: a second per hop (request ->
+        # ingest chunk -> archive tick -> mover) that RabbitMQ does not cost; a tenth of one
+        # is a listdir, ten times a second, per worker
+        "polling_interval": float(env("GRANARY_BROKER_POLL_S", "0.1")),
     }
     for _folder in ("out", "control", "processed"):
         (BROKER_DIR / _folder).mkdir(parents=True, exist_ok=True)
@@ -314,6 +318,9 @@ CELERY_BEAT_SCHEDULE = {
 # Ingest: granules move through the pipeline in chunks (one task each) under a lease; the sweeper
 # re-kicks work idle for longer than the stale time; staged copies go after the retention.
 GRANARY_INGEST_CHUNK = int(env("GRANARY_INGEST_CHUNK", "1000"))
+# ... and a chunk ends at the granule that brings it to this many bytes: large granules are
+# checked side by side by the workers, and the first go on to the archive while others are read.
+GRANARY_INGEST_CHUNK_BYTES = int(float(env("GRANARY_INGEST_CHUNK_MB", "256")) * 2**20)
 # A chunk with less than this to checksum is staged and validated in one write: its "staged"
 # would last milliseconds; above it, "staged" shows while the checksums are read.
 GRANARY_INGEST_QUICK_BYTES = int(float(env("GRANARY_INGEST_QUICK_MB", "256")) * 2**20)

@@ -2,7 +2,7 @@
 from backend.accounts.ownership import get_owned, owned
 from backend.catalog.models import Granule
 from backend.catalog.services import visible_collections
-from backend.errors import DomainError, Forbidden
+from backend.errors import DomainError, Forbidden, listed
 
 from ..models import Order
 
@@ -28,12 +28,12 @@ def orderable_granules(user, granule_ids):
     found = {g.pk: g for g in Granule.objects.select_related("collection").filter(pk__in=ids)}
     missing = [i for i in ids if i not in found]
     if missing:
-        raise DomainError(f"There is no granule {', '.join(map(str, missing))}.", "granules")
+        raise DomainError(f"There is no granule {listed(missing)}.", "granules")
     visible = set(visible_collections(user).filter(
         pk__in={g.collection_id for g in found.values()}).values_list("pk", flat=True))
     hidden = sorted({g.collection.key for g in found.values() if g.collection_id not in visible})
     if hidden:
-        raise Forbidden(f"Collection {', '.join(hidden)} is restricted and you are not "
+        raise Forbidden(f"Collection {listed(hidden)} is restricted and you are not "
                         "approved to order it.")
     unarchived = [g for g in found.values() if g.state != Granule.State.ARCHIVED]
     if unarchived:

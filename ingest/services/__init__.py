@@ -4,6 +4,7 @@ archive; PDRDs and PANs out.
 - accept: submit(provider, granules, ...) checks a request as a whole (shape, names, rights)
   and stores it with one row per granule; nothing is written when any granule is malformed.
 - pipeline: process_chunk(request_id, start, stop) carries up to GRANARY_INGEST_CHUNK granules
+  (fewer when they reach GRANARY_INGEST_CHUNK_BYTES)
   through the pipeline under a lease, with bulk state updates (registration: the catalog and
   the archive tier). A granule that fails gets a reason (and an ECS disposition) and never
   holds up the others; outcome.retry() sends failed granules round again.

@@ -9,7 +9,7 @@ from django.db import IntegrityError, transaction
 from backend.catalog import bulk, checksums, shapes
 from backend.catalog.geo import BBoxError, make_bbox
 from backend.catalog.models import Collection, File
-from backend.errors import DomainError
+from backend.errors import DomainError, listed
 from backend.nudges import send_on_commit
 
 from .. import names, pdr
@@ -195,9 +195,7 @@ def check_granules(provider, granules, *, require_checksum=True):
 
 
 def _summary(errors):
-    more = f" (and {len(errors) - MAX_ERRORS} more)" if len(errors) > MAX_ERRORS else ""
-    head = "; ".join(errors[:MAX_ERRORS])
-    return f"The request was not accepted: {head}{more}."
+    return f"The request was not accepted: {listed(errors, '; ', MAX_ERRORS)}."
 
 
 def submit(provider, granules, *, way=IngestRequest.Way.BULK, user=None, idempotency_key=None,

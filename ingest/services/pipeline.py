@@ -30,21 +30,33 @@ def claimable(now):
         Q(lease_until__isnull=True) | Q(lease_until__lt=now))
 
 
-def chunk_ranges(positions, size):
-    """[start, stop) position ranges holding at most `size` of the given sorted positions."""
-    positions = list(positions)
-    return [(positions[i], positions[min(i + size, len(positions)) - 1] + 1)
-            for i in range(0, len(positions), size)]
+def chunk_ranges(rows, size, max_bytes=0):
+    """[start, stop) position ranges over sorted (position, bytes) rows, each holding at most
+    `size` granules and ending at the granule that brings it to `max_bytes` (0: no bound). Large
+    granules so get chunks of their own: the ingest workers read them side by side, and the
+    first reach the archive while the others are still being checked."""
+    ranges, start, count, held = [], None, 0, 0
+    for position, nbytes in rows:
+        if start is None:
+            start, count, held = position, 0, 0
+        count, held = count + 1, held + (nbytes or 0)
+        if count >= size or (max_bytes and held >= max_bytes):
+            ranges.append((start, position + 1))
+            start = None
+    if start is not None:
+        ranges.append((start, position + 1))
+    return ranges
 
 
 def kick(request_id):
-    """Queue one chunk task per GRANARY_INGEST_CHUNK granules that wait for a worker."""
+    """Queue one chunk task per GRANARY_INGEST_CHUNK granules (or GRANARY_INGEST_CHUNK_BYTES)
+    that wait for a worker."""
     from ..tasks import process_chunk
 
     now = timezone.now()
     waiting = claimable(now).filter(request_id=request_id)
-    ranges = chunk_ranges(waiting.order_by("position").values_list("position", flat=True),
-                          settings.GRANARY_INGEST_CHUNK)
+    ranges = chunk_ranges(waiting.order_by("position").values_list("position", "bytes_total"),
+                          settings.GRANARY_INGEST_CHUNK, settings.GRANARY_INGEST_CHUNK_BYTES)
     # the sweeper leaves them alone for a while; rows written just now (a new request) need no
     # touch, and rewriting thousands of rows (every index of each) is the costly part of a kick
     stale = now - timedelta(seconds=settings.GRANARY_INGEST_STALE_S / 2)
@@ -58,10 +70,11 @@ def run_request(request_id, chunk=None, on_chunk=None):
     """Process every waiting granule of a request in this process (CLI, tests); on_chunk(stop)
     is called after each chunk with the position it reached."""
     now = timezone.now()
-    positions = (claimable(now).filter(request_id=request_id).order_by("position")
-                 .values_list("position", flat=True))
+    rows = (claimable(now).filter(request_id=request_id).order_by("position")
+            .values_list("position", "bytes_total"))
     taken = 0
-    for start, stop in chunk_ranges(positions, chunk or settings.GRANARY_INGEST_CHUNK):
+    for start, stop in chunk_ranges(rows, chunk or settings.GRANARY_INGEST_CHUNK,
+                                    settings.GRANARY_INGEST_CHUNK_BYTES):
         taken += process_chunk(request_id, start, stop)
         if on_chunk:
             on_chunk(stop)

@@ -128,6 +128,25 @@ def test_negative_target_is_refused(operator_api):
     assert response.status_code == 400 and "distribution" in response.json()["detail"]
 
 
+@pytest.mark.parametrize("body", [{"distribution": 1e300}, {"ingest": 100_001},
+                                  {"ingest": "1e309"}, {"ingest": "NaN"}, {"ingest": [1]}])
+def test_a_target_past_the_bound_is_refused_and_the_dashboards_keep_answering(operator_api, body):
+    """1e300 TB was saved, and /daily/ and /today/ answered 500 from then on (issue 34, 11)."""
+    response = operator_api.put("/api/v1/metrics/targets/", body, format="json")
+    assert response.status_code == 400, response.content
+    assert operator_api.get("/api/v1/metrics/targets/").json() == {"ingest": 1.0,
+                                                                  "distribution": 2.0}
+    for path in ("daily/", "today/"):
+        assert operator_api.get(f"/api/v1/metrics/{path}").status_code == 200
+
+
+def test_the_largest_target_allowed_has_its_bytes(operator_api):
+    assert operator_api.put("/api/v1/metrics/targets/", {"ingest": 100_000},
+                            format="json").status_code == 200
+    today = operator_api.get("/api/v1/metrics/today/").json()
+    assert today["directions"]["ingest"]["target_bytes"] == 10**17   # 100,000 TB
+
+
 def test_bulk_records_keep_the_rollups_equal_to_one_by_one():
     c = CollectionFactory(short_name="MOD021KM", version="061")
     spans = [(at(1, 23, 50), at(2, 0, 10), 7 * GB), (at(2, 5), at(2, 5, 1), 3), (at(2, 6),

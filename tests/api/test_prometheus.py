@@ -118,6 +118,27 @@ def test_operators_only_and_a_scraper_may_use_an_operators_token(operator_api, u
     assert scraper.get("/metrics").status_code == 200
 
 
+@pytest.mark.parametrize("accept, kind", [
+    ("text/plain", "text/plain; version=0.0.4"),
+    ("text/plain;version=0.0.4", "text/plain; version=0.0.4"),
+    ("application/json", "text/plain; version=0.0.4"),
+    ("application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5,*/*;q=0.1",
+     "application/openmetrics-text; version=1.0.0"),
+])
+def test_every_accept_a_scraper_sends_gets_the_figures(operator_api, accept, kind):
+    """`Accept: text/plain` answered 406 (issue 34, item 13); Prometheus' own scrape asks
+    OpenMetrics first. Each answer parses with prometheus-client's parser of its format."""
+    from prometheus_client.openmetrics.parser import (
+        text_string_to_metric_families as openmetrics_families,
+    )
+
+    response = operator_api.get("/metrics", HTTP_ACCEPT=accept)
+    assert response.status_code == 200 and response["Content-Type"].startswith(kind)
+    parse = openmetrics_families if "openmetrics" in kind else text_string_to_metric_families
+    names = {f.name for f in parse(response.content.decode())}
+    assert "granary_transfers" in names
+
+
 def test_object_tier_figures_equal_counts_of_the_rows(operator_api, settings, s3_bucket):
     server, name = s3_bucket
     settings.GRANARY_OBJECT_STORES = {"default": {

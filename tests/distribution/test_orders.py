@@ -71,6 +71,16 @@ def test_unknown_and_malformed_granules_are_400(alice, db):
     assert response.status_code == 400 and "cart is empty" in response.json()["detail"]
 
 
+def test_an_order_of_many_unknown_ids_names_a_few_and_counts_them(alice, db):
+    """100,000 unknown ids answered a 1.3 MB 400 listing every one (issue 34, item 15)."""
+    ids = list(range(10**6, 10**6 + 100_000))
+    response = alice.post("/api/v1/orders/", {"granules": ids}, format="json")
+    assert response.status_code == 400 and len(response.content) < 2000
+    detail = response.json()["detail"]
+    assert detail.startswith("granules: There is no granule 1000000, 1000001, ")
+    assert "(and 99,980 more, 100,000 in all)" in detail
+
+
 def test_another_users_order_is_404_but_operators_see_and_cancel(alice, bob, operator,
                                                                    collection, archived):
     [granule] = archived(collection)

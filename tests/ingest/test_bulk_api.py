@@ -124,6 +124,20 @@ def test_requests_of_many_granules_go_in_chunks(client, provider, collection, se
     assert all(g.attempts == 1 for g in IngestGranule.objects.all())
 
 
+def test_large_granules_go_in_chunks_of_their_own(client, provider, collection, settings,
+                                                 django_capture_on_commit_callbacks):
+    """A chunk ends at the granule that brings it to GRANARY_INGEST_CHUNK_BYTES, so two ingest
+    workers check large granules side by side instead of one reading them all."""
+    settings.GRANARY_INGEST_CHUNK, settings.GRANARY_INGEST_CHUNK_BYTES = 1000, 100
+    sizes = [60, 60, 150, 10, 10, 10, 90, 5]
+    granules = [granule(collection, f"L{i}", [stage(provider, f"l/L{i}.dat", size=n)], hour=i)
+                for i, n in enumerate(sizes)]
+    with django_capture_on_commit_callbacks(execute=False):
+        assert client.post(URL, {"granules": granules}, format="json").status_code == 202
+    # by hand: [60, 60] reaches 120; [150]; [10, 10, 10, 90] reaches 120; [5] is what is left
+    assert pipeline.kick(IngestRequest.objects.get().pk) == 4
+
+
 def test_only_own_requests_are_visible(client, provider, collection, user_api, operator_api):
     body = client.post(URL, {"granules": staged_granules(provider, collection, 1)},
                        format="json").json()

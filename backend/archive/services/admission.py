@@ -152,7 +152,8 @@ def _register_in_cache(batch):
     for f, _, _ in missing:
         per_granule[f.granule_id] = per_granule.get(f.granule_id, 0) + 1
     if new:
-        transaction.on_commit(nudge)
+        objects = any(target.medium == "object" for _, _, target in missing)
+        transaction.on_commit(lambda: nudge(objects=objects))
     complete_granules_if_archived([g.pk for g, _, _, _ in batch if g.pk not in per_granule])
     return [per_granule.get(g.pk, 0) for g, _, _, _ in batch]
 

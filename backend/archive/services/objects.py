@@ -12,7 +12,7 @@ import logging
 import os
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from datetime import timedelta
 
 from django.conf import settings
@@ -57,41 +57,87 @@ def run_object_movers(max_seconds=None):
     `max_seconds` (GRANARY_OBJECT_SLICE_S; 0: no limit) have passed: then the mover sends
     itself again behind the work queued meanwhile, so a worker's slots are not held from the
     drives' tasks. Returns how many requests were finished (a Celery task, and run_until_idle
-    in tests and bench)."""
+    in tests and bench).
+
+    Objects are sent while the next work is claimed: a batch's uploads run in the pool while
+    the mover takes what was queued since, as long as the pool has a free thread, so files
+    that reach the cache one by one (large granules, each checked by an ingest worker) go out
+    side by side instead of waiting for the batch before them. Every database write stays in
+    this thread; the pool's threads only move bytes."""
     limit = settings.GRANARY_OBJECT_SLICE_S if max_seconds is None else max_seconds
     started, finished, down = time.monotonic(), 0, set()
     lease = timedelta(seconds=settings.GRANARY_OBJECT_LEASE_S)
     keeper = _LeaseKeeper(lease)
     keeper.start()
+    sending, out_of_time, took = [], False, False
     try:
         with _pool() as pool:
-            while True:
-                # a bucket whose store failed as a whole waits; the others' work goes on
-                ids = list(queued_work().exclude(bucket_id__in=down).order_by(
-                    "priority", "created_at").values_list("pk", flat=True)[:BATCH])
-                if not ids:
-                    break
-                batch = claim_leased(ids, timezone.now() + lease)
-                if not batch:
-                    continue   # another mover took them
-                keeper.hold([r.pk for r in batch])
-                try:
-                    done, failed_buckets = _work(batch, pool)
-                except Exception as exc:   # noqa: BLE001 - the batch must be left claimable
-                    log.exception("object mover failed")
-                    requeue(batch, f"the object mover failed: {exc}"[:500])
-                    raise
-                finally:
-                    keeper.hold([])
-                finished += done
-                down |= failed_buckets
-                if limit and time.monotonic() - started > limit:
-                    if queued_work().exists():
-                        send("backend.archive.run_objects")
-                    break
+            try:
+                while True:
+                    for batch, on_way in [item for item in sending if item[1].done()]:
+                        sending.remove((batch, on_way))
+                        done, failed_buckets = _settled(batch, keeper, _record_sent, on_way)
+                        finished, down = finished + done, down | failed_buckets
+                    # at least one batch per call, however short the slice
+                    out_of_time = out_of_time or bool(
+                        limit and took and time.monotonic() - started > limit)
+                    busy = sum(len(on_way.pending()) for _, on_way in sending)
+                    batch = ([] if out_of_time or busy >= settings.GRANARY_OBJECT_CONCURRENCY
+                             else _claim(down, lease))
+                    if batch:
+                        took = True
+                        keeper.add(r.pk for r in batch)
+                        done, failed_buckets, on_way = _settled(batch, keeper, _work, batch,
+                                                                pool, keep=True)
+                        finished, down = finished + done, down | failed_buckets
+                        if on_way is not None:
+                            sending.append((batch, on_way))
+                        else:
+                            keeper.drop(r.pk for r in batch)
+                        continue
+                    if not sending:
+                        break
+                    wait([f for _, on_way in sending for f in on_way.pending()],
+                         timeout=0.5, return_when=FIRST_COMPLETED)
+            except BaseException as exc:
+                # what is still on its way goes back to the queue uncharged once its threads
+                # are done (the pool's exit waits for them): nothing is left to a lease
+                wait([f for _, on_way in sending for f in on_way.futures])
+                for batch, _ in sending:
+                    requeue(batch, f"the object mover stopped: {exc}"[:500], charge=False)
+                raise
+        if out_of_time and queued_work().exists():
+            send("backend.archive.run_objects")
     finally:
         keeper.stop()
     return finished
+
+
+def _claim(down, lease):
+    """A batch of queued object work claimed under a lease ([] when none is left); a bucket
+    whose store failed as a whole waits, the others' work goes on."""
+    while True:
+        ids = list(queued_work().exclude(bucket_id__in=down).order_by(
+            "priority", "created_at").values_list("pk", flat=True)[:BATCH])
+        if not ids:
+            return []
+        batch = claim_leased(ids, timezone.now() + lease)
+        if batch:
+            return batch
+        # another mover took them: look again
+
+
+def _settled(batch, keeper, step, *args, keep=False):
+    """Run step(*args) for a batch; a failure puts the batch back (charged) and is raised."""
+    try:
+        return step(*args)
+    except Exception as exc:   # noqa: BLE001 - the batch must be left claimable
+        log.exception("object mover failed")
+        requeue(batch, f"the object mover failed: {exc}"[:500])
+        raise
+    finally:
+        if not keep:
+            keeper.drop(r.pk for r in batch)
 
 
 # Requests claimed at once: large enough that a batch of small objects costs one claim and one
@@ -106,11 +152,14 @@ class _LeaseKeeper(threading.Thread):
 
     def __init__(self, lease):
         super().__init__(daemon=True, name="object-lease")
-        self.ids, self.lease, self.stopped = [], lease, threading.Event()
+        self.ids, self.lease, self.stopped = frozenset(), lease, threading.Event()
         self.rounds = 0   # renewals done (a keeper waiting on a lock does none)
 
-    def hold(self, ids):
-        self.ids = list(ids)
+    def add(self, ids):
+        self.ids = self.ids | set(ids)
+
+    def drop(self, ids):
+        self.ids = self.ids - set(ids)
 
     def run(self):
         from django.db import DatabaseError, connection
@@ -121,7 +170,7 @@ class _LeaseKeeper(threading.Thread):
                 if not ids:
                     continue
                 try:
-                    self._renew(ids)
+                    self._renew(list(ids))
                     self.rounds += 1
                 except DatabaseError:
                     log.warning("object work: lease not renewed this time")
@@ -142,7 +191,9 @@ class _LeaseKeeper(threading.Thread):
 
 
 def _work(batch, pool):
-    """(requests finished, ids of the buckets whose store failed as a whole) for a batch."""
+    """(requests finished, ids of the buckets whose store failed as a whole, the batch's
+    migrations on their way or None): audits and recalls are done here, migrations are sent
+    and recorded by _record_sent once their objects are stored."""
     migrations = [r for r in batch if r.kind == Req.Kind.MIGRATE]
     recalls = [r for r in batch if r.kind == Req.Kind.RECALL]
     audits = [r for r in batch if r.kind == Req.Kind.AUDIT]
@@ -150,17 +201,16 @@ def _work(batch, pool):
     if others:
         requeue(others, "not object-store work", charge=True)
     buckets = Bucket.objects.in_bulk({r.bucket_id for r in batch})
-    done, down = 0, set()
+    done, down, on_way = 0, set(), None
     if audits:
         d, dn = _audit(audits, buckets, pool)
         done, down = done + d, down | dn
     if migrations:
-        d, dn = _migrate(migrations, buckets, pool)
-        done, down = done + d, down | dn
+        on_way = _migrate(migrations, buckets, pool)
     if recalls:
         d, dn = _recall(recalls, buckets, pool)
         done, down = done + d, down | dn
-    return done, down
+    return done, down, on_way
 
 
 def _pool():
@@ -183,12 +233,26 @@ def _settle_failures(failed, verb):
 
 # -- migrations ----------------------------------------------------------------------------------
 
+class _OnItsWay:
+    """A batch's migrations sent to the pool: its futures, and what _record_sent needs."""
+
+    def __init__(self, futures, buckets, started):
+        self.futures, self.buckets, self.started = futures, buckets, started
+
+    def pending(self):
+        return [f for f in self.futures if not f.done()]
+
+    def done(self):
+        return not self.pending()
+
+
 def _migrate(requests, buckets, pool):
     """Send a batch's files: each large one as an object of its own, the small ones (below
-    GRANARY_S3_PACK_BELOW_BYTES) gathered into packs, a PUT per pack."""
+    GRANARY_S3_PACK_BELOW_BYTES) gathered into packs, a PUT per pack. Returns them on their
+    way (None when no file is in the cache)."""
     requests = in_cache(requests)
     if not requests:
-        return 0, False
+        return None
     started = timezone.now()
     below = settings.GRANARY_S3_PACK_BELOW_BYTES
     jobs = ([(False, [r]) for r in requests if r.file.size >= below]
@@ -209,7 +273,14 @@ def _migrate(requests, buckets, pool):
         except OSError as exc:   # the cached file went away under us
             return [(request, None, MediumError(f"cannot read the cached file: {exc}"))]
 
-    results = [item for items in pool.map(send, jobs) for item in items]
+    return _OnItsWay([pool.submit(send, job) for job in jobs], buckets, started)
+
+
+def _record_sent(on_way):
+    """Record a batch's migrations once every object of it is stored or has failed: (requests
+    finished, ids of the buckets whose store failed as a whole)."""
+    results = [item for future in on_way.futures for item in future.result()]
+    buckets, started = on_way.buckets, on_way.started
     written = [(r, stored) for r, stored, exc in results if exc is None]
     failed = [(r, exc) for r, _, exc in results if exc is not None]
     gone = [r for r, exc in failed if not exc.whole and not os.path.exists(cache_location(r.file))]

@@ -113,9 +113,12 @@ def requeue(requests, error, charge=True):
         request.save(update_fields=["attempts", "error", "drive", "state", "finished_at"])
 
 
-def nudge():
-    """Wake the storage manager: the broker message is only a hint, the queue is the database."""
+def nudge(objects=False):
+    """Wake the storage manager: the broker message is only a hint, the queue is the database.
+    With `objects`, a mover is woken at once too, not a hop later by the tick."""
     send("backend.archive.tick")
+    if objects:
+        send("backend.archive.run_objects")
 
 
 def retry_failed(requests):

@@ -3292,6 +3292,10 @@ export interface components {
              */
             previous: string | null;
             results: components["schemas"]["ConsoleGranule"][];
+            /** @description Granules per page */
+            limit?: number;
+            /** @description Present when the asked limit was clamped */
+            note?: string;
         };
         PaginatedFileCopyList: {
             /**
@@ -3318,6 +3322,10 @@ export interface components {
              */
             previous: string | null;
             results: components["schemas"]["Granule"][];
+            /** @description Granules per page */
+            limit?: number;
+            /** @description Present when the asked limit was clamped */
+            note?: string;
         };
         PaginatedIngestRequestList: {
             /**
@@ -4017,12 +4025,12 @@ export interface components {
         TargetsRequest: {
             /**
              * Format: double
-             * @description TB per day
+             * @description TB per day, 0..100000
              */
             ingest?: number;
             /**
              * Format: double
-             * @description TB per day
+             * @description TB per day, 0..100000
              */
             distribution?: number;
         };
