@@ -413,6 +413,38 @@ def test_a_mover_gives_its_worker_slot_back_after_its_time_slice(tier, monkeypat
     assert not Granule.objects.exclude(state=Granule.State.ARCHIVED).exists()
 
 
+def test_a_mover_sends_the_next_batch_while_one_is_on_its_way(tier, monkeypatch, settings):
+    """Large granules reach the cache one by one (an ingest chunk each): the mover waited for
+    a batch's objects to be stored before it claimed what came after, so a file queued a moment
+    later waited out the whole upload before it. Each upload here waits (10 s at most) until
+    the other has started: both must be on their way at once."""
+    import threading
+
+    from backend.archive.media.objectstore import ObjectStore
+
+    _, bucket, _, _, root = tier
+    settings.GRANARY_S3_PACK_BELOW_BYTES = 0   # objects of their own, not a pack
+    collection = archived_collection([bucket])
+    for _ in range(2):
+        granule, sources = staged_granule(collection, root / "staging", sizes=(3000,))
+        services.archive_granule(granule, sources)
+    both, met, real_write = threading.Event(), [], ObjectStore.write
+
+    def write(store, key, *args, **kwargs):   # in a thread of the mover's pool
+        met.append(key)
+        if len(met) == 2:
+            both.set()
+        met.append(both.wait(10))
+        return real_write(store, key, *args, **kwargs)
+
+    monkeypatch.setattr(objects, "BATCH", 1)   # a batch per file, as they arrive
+    monkeypatch.setattr(ObjectStore, "write", write)
+    assert objects.run_object_movers(max_seconds=0) == 2
+    assert [m for m in met if isinstance(m, bool)] == [True, True]
+    assert not Granule.objects.exclude(state=Granule.State.ARCHIVED).exists()
+    assert FileCopy.objects.filter(bucket=bucket, state="verified").count() == 2
+
+
 def test_a_missing_bucket_holds_up_no_other_buckets_work(tier, monkeypatch):
     """Found by the chaos run: more than a batch of work for a bucket that does not exist
     was claimed first on every run, and another bucket's granules waited as long."""
