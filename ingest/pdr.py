@@ -35,8 +35,6 @@ METADATA_ERROR = "METADATA PREPROCESSING ERROR"
 FILE_IO_ERROR = "FILE I/O ERROR"
 ARCHIVE_ERROR = "DATA ARCHIVE ERROR"
 INTERNAL_ERROR = "ECS INTERNAL ERROR"
-# A file that passed its own checks whose file group failed on another file's fault.
-GROUP_NOT_ARCHIVED = "NOT ARCHIVED: ANOTHER FILE OF ITS FILE GROUP FAILED"
 
 # FILE_TYPE -> role of the file in the catalog.
 FILE_TYPES = {"SCIENCE": "data", "DATA": "data", "METADATA": "metadata", "BROWSE": "browse",

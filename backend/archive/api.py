@@ -42,6 +42,7 @@ from .serializers import (
     QueueRowSerializer,
     ReconcileSerializer,
     ReconciliationSerializer,
+    ReleasedSerializer,
     ReleaseSerializer,
     RepairResultSerializer,
     RepairSerializer,
@@ -281,13 +282,15 @@ class ReleaseView(APIView):
 
     permission_classes = [IsOperator]
 
-    @extend_schema(request=ReleaseSerializer, responses={200: {"type": "object"}})
+    @extend_schema(request=ReleaseSerializer, responses=ReleasedSerializer)
     def post(self, request):
         form = ReleaseSerializer(data=request.data)
         form.is_valid(raise_exception=True)
-        files = _named_files(form.validated_data["files"])
-        freed = operations.release(files)
-        return Response({"files": [f.pk for f in files], "freed_bytes": freed})
+        released = operations.release(_named_files(form.validated_data["files"]))
+        return Response({"files": [f.pk for f in released.files],
+                         "freed_bytes": released.freed_bytes,
+                         "kept": [{"file": f.pk, "reason": reason}
+                                  for f, reason in released.kept]})
 
 
 class CacheView(APIView):

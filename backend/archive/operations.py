@@ -4,6 +4,7 @@ Each is exposed as an API endpoint and a `manage.py archive ...` subcommand; bot
 wrappers over these functions. The movers themselves live in the services package.
 """
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 
 from django.db import IntegrityError, transaction
 from django.db.models import Count, F, Sum
@@ -11,7 +12,7 @@ from django.utils import timezone
 
 from backend.catalog.models import File
 from backend.dbtriggers import compact, kept, refill
-from backend.errors import Conflict
+from backend.errors import Conflict, listed
 
 from . import tape
 from .models import (
@@ -59,11 +60,14 @@ def label_volumes(silo, media, count, prefix, workers=8):
 
 
 def vary_drive(drive, online, reason=""):
-    """Vary a drive off (it takes no new work) or on (errors forgiven)."""
+    """Vary a drive off (it takes no new work) or on (errors forgiven). Varying on a drive
+    that is at work leaves its state to the mover that holds it (it was shown idle while it
+    wrote)."""
     with transaction.atomic():
         drive = Drive.objects.select_for_update().get(pk=drive.pk)
         if online:
-            drive.state = Drive.State.IDLE
+            if drive.state == Drive.State.OFFLINE:
+                drive.state = Drive.State.IDLE
             drive.consecutive_errors = 0
             drive.offline_reason = ""
         else:
@@ -150,9 +154,30 @@ def pin(files, pinned=True):
     return [cache.set_pinned(f, pinned) for f in files]
 
 
+@dataclass
+class Released:
+    """What a release did: the files dropped from the cache and their bytes, and the files it
+    left there, each with the reason the purge would keep it too."""
+
+    files: list
+    freed_bytes: int
+    kept: list   # [(file, reason)]
+
+
 def release(files):
-    """Drop the cache copies of `files` now; they stay on tape. Returns the bytes freed."""
-    return sum(cache.release(f) for f in files)
+    """Drop the cache copies of `files` now (they stay on their copies), each on its own: a
+    file the purge must keep is listed with its reason and holds up none of the others. A
+    Conflict, with every reason, when none could be released."""
+    done, freed, kept = [], 0, []
+    for f in files:
+        try:
+            freed += cache.release(f)
+            done.append(f)
+        except Conflict as exc:
+            kept.append((f, str(exc)))
+    if kept and not done:
+        raise Conflict(listed([reason for _, reason in kept], "; "))
+    return Released(done, freed, kept)
 
 
 def find_file(ref):

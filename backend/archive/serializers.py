@@ -191,6 +191,19 @@ class ReleaseSerializer(serializers.Serializer):
     files = serializers.ListField(child=IdField(), min_length=1, max_length=10000)
 
 
+class _KeptSerializer(serializers.Serializer):
+    file = serializers.IntegerField()
+    reason = serializers.CharField(help_text="Why the cache keeps it (as the purge would)")
+
+
+class ReleasedSerializer(serializers.Serializer):
+    """What a release did: each file on its own, the kept ones with their reason."""
+
+    files = serializers.ListField(child=serializers.IntegerField(), help_text="Released")
+    freed_bytes = serializers.IntegerField()
+    kept = _KeptSerializer(many=True)
+
+
 class PinSerializer(ReleaseSerializer):
     pinned = serializers.BooleanField(default=True)
 

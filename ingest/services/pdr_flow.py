@@ -154,14 +154,15 @@ def answer_again(row):
 
 def _file_dispositions(state, why, spec):
     """(directory, name, disposition) of each file of a granule: a file at fault gets its own
-    failure, a sound file of a failed granule says it was not archived because of another."""
+    failure; a sound file of a failed granule gets the granule's, as ECS and Cumulus answer
+    (a PAN has only their dispositions; which file was at fault is in the request's reason)."""
     at_fault = spec.get("failed_files") or {}
     out = []
     for f in spec["files"]:
         if state == G.ARCHIVED:
             disposition = pdr.SUCCESSFUL
         elif at_fault:
-            disposition = at_fault.get(f["name"], pdr.GROUP_NOT_ARCHIVED)
+            disposition = at_fault.get(f["name"], why or pdr.INTERNAL_ERROR)
         else:
             disposition = why or pdr.INTERNAL_ERROR
         out.append((f.get("directory", ""), f["name"], disposition))
@@ -178,7 +179,7 @@ def answer_pdr_of(request_id):
                              .order_by("position").values_list("state", "disposition", "spec")):
         files += _file_dispositions(state, why, spec)
     text = pdr.pan(files, timezone.now())
-    failures = [d for _, _, d in files if d not in (pdr.SUCCESSFUL, pdr.GROUP_NOT_ARCHIVED)]
+    failures = [d for _, _, d in files if d != pdr.SUCCESSFUL]
     Pdr.objects.filter(pk=row.pk).update(
         state=Pdr.State.ANSWERED, pan=text, disposition=failures[0] if failures
         else pdr.SUCCESSFUL, updated_at=timezone.now())

@@ -73,6 +73,16 @@ def test_vary_off_a_busy_drive_is_a_conflict(operator_api, archived):
     assert response.json()["detail"] == "drive silo1-d1 is writing; try again when idle"
 
 
+def test_vary_on_leaves_a_drive_at_work_as_it_is(operator_api, archived):
+    """It marked a writing drive idle while its mover held the lease (issue 34, item 24);
+    the errors are still forgiven."""
+    Drive.objects.filter(name="silo1-d1").update(state=Drive.State.WRITING, consecutive_errors=2)
+    on = operator_api.post("/api/v1/archive/drives/silo1-d1/vary/", {"online": True},
+                           format="json").json()
+    assert on["state"] == "writing"
+    assert Drive.objects.get(name="silo1-d1").consecutive_errors == 0
+
+
 def test_request_queue_with_percent_done_and_cancel(operator_api, archived):
     f = archived.files.first()
     from backend.archive.models import CacheEntry

@@ -45,7 +45,7 @@ def test_released_granule_is_on_tape_and_an_order_recalls_it(operator_api, user_
 
     answer = _release(operator_api, files)
     assert answer.status_code == 200, answer.json()
-    assert answer.json() == {"files": [f.pk for f in files], "freed_bytes": 12000}
+    assert answer.json() == {"files": [f.pk for f in files], "freed_bytes": 12000, "kept": []}
     assert not CacheEntry.objects.filter(file__in=files).exists()
     assert not any(p.exists() for p in paths)
 
@@ -85,6 +85,30 @@ def test_release_refuses_what_the_purge_would_keep(operator_api, archived, layou
     assert CacheEntry.objects.filter(file__in=[first, second]).count() == 2
 
 
+def test_release_drops_what_it_can_and_says_why_it_kept_the_rest(operator_api, archived):
+    """The first file that could not go stopped the release of the others (issue 34, 23)."""
+    pinned, free = archived.files.order_by("name")
+    cache.set_pinned(pinned, True)
+    answer = _release(operator_api, [pinned, free])
+    assert answer.status_code == 200
+    assert answer.json() == {"files": [free.pk], "freed_bytes": free.size, "kept": [
+        {"file": pinned.pk, "reason": f"{pinned.name} is pinned; unpin it first"}]}
+    assert list(CacheEntry.objects.filter(file__granule=archived).values_list(
+        "file_id", flat=True)) == [pinned.pk]
+
+
+def test_the_command_line_release_lists_what_it_kept(archived):
+    pinned, free = archived.files.order_by("name")
+    cache.set_pinned(pinned, True)
+    out = io.StringIO()
+    call_command("archive", "release", str(pinned.pk), str(free.pk), stdout=out)
+    assert out.getvalue().splitlines() == [
+        f"1 files released from the cache ({free.size / 2**20:.1f} MiB); they are on their "
+        "copies only now",
+        f"kept: {pinned.name} is pinned; unpin it first"]
+    assert not CacheEntry.objects.filter(file=free).exists()
+
+
 def test_release_is_for_operators_only(user_api, archived):
     assert _release(user_api, list(archived.files.all())).status_code == 403
     assert CacheEntry.objects.filter(file__granule=archived).count() == 2
@@ -95,7 +119,8 @@ def test_release_from_the_command_line(archived):
     out = io.StringIO()
     call_command("archive", "release", f"MOD10C1.061:{archived.granule_id}/{small.name}",
                  stdout=out)
-    assert "1 files released from the cache (0.0 MiB); they are on tape only now" in out.getvalue()
+    assert ("1 files released from the cache (0.0 MiB); they are on their copies only now"
+            in out.getvalue())
     assert not CacheEntry.objects.filter(file=small).exists()
     with pytest.raises(CommandError, match=f"{small.name} is not in the cache"):
         call_command("archive", "release", str(small.pk), stdout=io.StringIO())

@@ -14,6 +14,17 @@ from tests.ingest.builders import area, s4pa_pdr, stage_pdr_group
 pytestmark = pytest.mark.django_db
 
 PDR_URL = "/api/v1/ingest/pdrs/"
+# The long PAN's file dispositions of the ECS-provider interface (SDP ICD 423-41-57), which
+# S4PA and Cumulus answer too: a PAN says nothing else.
+ECS_PAN_DISPOSITIONS = (
+    "SUCCESSFUL", "NETWORK FAILURE", "UNABLE TO ESTABLISH FTP/KFTP CONNECTION",
+    "ALL FILE GROUPS/FILES NOT FOUND", "FTP/KFTP FAILURE", "POST-TRANSFER FILE SIZE CHECK FAILURE",
+    "FTP/KFTP COMMAND FAILURE", "DUPLICATE FILE NAME IN GRANULE", "METADATA PREPROCESSING ERROR",
+    "RESOURCE ALLOCATION FAILURE", "ECS INTERNAL ERROR", "DATA ARCHIVE ERROR",
+    "INCORRECT NUMBER OF METADATA FILES", "INCORRECT NUMBER OF SCIENCE FILES",
+    "INCORRECT NUMBER OF FILES", "DATA CONVERSION FAILURE", "REQUEST CANCELLED",
+    "UNKNOWN DATA TYPE", "INVALID OR MISSING FILE TYPE", "FILE I/O ERROR",
+    "CHECKSUM VERIFICATION FAILURE")
 DIR = "/data/MOD021KM/2024/001"
 
 
@@ -106,11 +117,16 @@ def test_pan_names_each_failed_file(client, provider, collection, drain):
     assert pan.value("MESSAGE_TYPE") == "LONGPAN" and pan.value("NO_OF_FILES") == "4"
     assert pan.values("FILE_DIRECTORY") == [DIR] * 4
     # the broken data file fails its checksum; its sound .met neighbour is not archived with it
-    # and says so, not that its own checksum failed
+    # and carries its granule's disposition: a PAN has only the ECS dispositions (issue 34,
+    # item 17); the request's granule says which file was at fault
     assert pan.values("FILE_NAME")[2] == broken.name
     assert pan.values("DISPOSITION") == ["SUCCESSFUL", "SUCCESSFUL",
                                          "CHECKSUM VERIFICATION FAILURE",
-                                         pdr.GROUP_NOT_ARCHIVED]
+                                         "CHECKSUM VERIFICATION FAILURE"]
+    assert set(pan.values("DISPOSITION")) <= set(ECS_PAN_DISPOSITIONS)
+    failed = [g for g in client.get(body["request"]).json()["granules"]
+              if g["state"] == "failed"]
+    assert len(failed) == 1 and broken.name in failed[0]["reason"]
     assert Granule.objects.filter(state="archived").count() == 1
 
     # fixed and retried: the PAN is written anew
@@ -140,7 +156,8 @@ def test_pan_says_what_happened_to_each_file_of_a_failed_group(client, provider,
     names = [f[1] for _, group in files for f in group]
     assert pan.values("FILE_NAME") == names
     assert pan.values("DISPOSITION") == ["POST-TRANSFER FILE SIZE CHECK FAILURE",
-                                         pdr.GROUP_NOT_ARCHIVED, pdr.GROUP_NOT_ARCHIVED,
+                                         "POST-TRANSFER FILE SIZE CHECK FAILURE",
+                                         "CHECKSUM VERIFICATION FAILURE",
                                          "CHECKSUM VERIFICATION FAILURE"]
     # the PDR's own disposition names a real failure, not the neighbours' consequence
     assert body["disposition"] == "POST-TRANSFER FILE SIZE CHECK FAILURE"

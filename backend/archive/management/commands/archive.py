@@ -208,9 +208,11 @@ def _pin(command, opts):
 
 def _release(command, opts):
     files = [operations.find_file(ref) for ref in opts["files"]]
-    freed = operations.release(files)
-    command.stdout.write(f"{len(files)} files released from the cache ({_mib(freed)}); "
-                         "they are on tape only now")
+    released = operations.release(files)
+    command.stdout.write(f"{len(released.files)} files released from the cache "
+                         f"({_mib(released.freed_bytes)}); they are on their copies only now")
+    for _, reason in released.kept:
+        command.stdout.write(f"kept: {reason}")
 
 
 def _cache(command, opts):

@@ -3679,6 +3679,13 @@ export interface components {
         ReleaseRequest: {
             files: number[];
         };
+        /** @description What a release did: each file on its own, the kept ones with their reason. */
+        Released: {
+            /** @description Released */
+            files: number[];
+            freed_bytes: number;
+            kept: components["schemas"]["_Kept"][];
+        };
         RepairRequest: {
             /** @description Discrepancies to repair (all if none) */
             ids?: number[];
@@ -4290,6 +4297,11 @@ export interface components {
             gaps: number;
             late_count: number | null;
         };
+        _Kept: {
+            file: number;
+            /** @description Why the cache keeps it (as the purge would) */
+            reason: string;
+        };
         Error: {
             detail: string;
             errors?: unknown;
@@ -4582,7 +4594,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": Record<string, never>;
+                    "application/json": components["schemas"]["Released"];
                 };
             };
             /** @description The request is malformed or invalid */
