@@ -79,8 +79,14 @@ def subscription_index(subscription):
 
 
 def delete_subscription(subscription):
-    """Delete a subscription with its standing order, letting the cache purge its files."""
+    """Delete a subscription with its standing order, letting the cache purge its files.
+
+    Its row is locked first, as a worker recording a delivery locks it: a delivery being
+    recorded is waited for and deleted with the rest. Without the lock the rows to delete were
+    collected before the worker's delivery committed, and the commit failed on it (a 500)."""
     with transaction.atomic():
+        if not Subscription.objects.select_for_update().filter(pk=subscription.pk).exists():
+            return   # deleted meanwhile: what the caller asked for is done
         order = Order.objects.filter(subscription=subscription).first()
         if order is not None:
             release_cache(list(order.items.filter(state=OrderItem.State.READY)))

@@ -3,6 +3,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 from django.core import mail
+from django.db import connection
 
 from backend.archive.signals import granule_archived
 from backend.catalog.models import Collection, Granule
@@ -163,6 +164,54 @@ def test_deleting_a_subscription_while_it_is_applied_stops_the_apply(alice, coll
     monkeypatch.setattr(deliveries, "deliver", deliver_then_delete)
     assert deliveries.apply_since(sub["id"], T0 - timedelta(days=3650)) == 1
     assert len(made) == 1
+    assert not Subscription.objects.exists() and not SubscriptionDelivery.objects.exists()
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql",
+                    reason="row locks are PostgreSQL's; SQLite runs one writer at a time")
+@pytest.mark.django_db(transaction=True)
+def test_deleting_a_subscription_while_a_delivery_is_recorded_is_not_a_500(alice, collection,
+                                                                            archived):
+    """Issue 34, item 12: the DELETE collected the rows to remove, then a worker committed a
+    delivery for the subscription, and the DELETE's commit failed on it (IntegrityError, 500).
+    Here the worker holds the subscription's row (as _deliver_once does) while the DELETE is
+    sent, and records its delivery only then."""
+    import threading
+    import time
+
+    from django.db import transaction
+
+    [granule] = archived(collection, 1)
+    sub = _subscribe(alice).json()
+    SubscriptionDelivery.objects.all().delete()
+    held, go, answers = threading.Event(), threading.Event(), []
+
+    def worker():
+        try:
+            with transaction.atomic():
+                Subscription.objects.select_for_update().get(pk=sub["id"])
+                held.set()
+                go.wait(10)
+                SubscriptionDelivery.objects.create(subscription_id=sub["id"], granule=granule)
+        finally:
+            connection.close()
+
+    def delete():
+        try:
+            answers.append(alice.delete(f"/api/v1/subscriptions/{sub['id']}/").status_code)
+        finally:
+            connection.close()
+
+    recording = threading.Thread(target=worker)
+    recording.start()
+    assert held.wait(10)
+    deleting = threading.Thread(target=delete)
+    deleting.start()
+    time.sleep(0.5)   # the DELETE reaches the held row (a slower one only makes it easier)
+    go.set()
+    recording.join(20)
+    deleting.join(20)
+    assert answers == [204]
     assert not Subscription.objects.exists() and not SubscriptionDelivery.objects.exists()
 
 
