@@ -62,7 +62,7 @@ def test_list_filters_pages_and_counts(operator):
 
 @pytest.mark.parametrize("query, field", [
     ("state=gone", "state"), ("collection=NOPE.1", "collection"), ("start=junk", "start"),
-    ("limit=0", "limit"), ("cursor=abc", "cursor"), ("ordering=secret", "ordering"),
+    ("limit=zero", "limit"), ("cursor=abc", "cursor"), ("ordering=secret", "ordering"),
     ("colour=red", "filters"),
 ])
 def test_bad_list_queries_are_400(operator, query, field):

@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from backend.archive import services
 from backend.archive.models import ArchiveRequest, Bucket, CacheEntry, FileCopy
-from backend.archive.services import cache, manager, objects, paths
+from backend.archive.services import cache, manager, object_writes, objects, paths
 from backend.catalog.models import Granule
 from tests.archive_fixtures import (
     archived_collection,
@@ -475,7 +475,7 @@ def test_a_cached_file_gone_before_its_send_is_recalled_not_a_crash(tier, monkey
     services.run_until_idle()                 # the tape copy first: something to recall from
     f = granule.files.get()
     Req.objects.filter(file=f, bucket=bucket).update(state="queued")
-    real, taken = objects.in_cache, []
+    real, taken = object_writes.in_cache, []
 
     def in_cache_then_gone(requests):   # once: the recall that brings it back must not loop
         kept = real(requests)
@@ -484,12 +484,12 @@ def test_a_cached_file_gone_before_its_send_is_recalled_not_a_crash(tier, monkey
             paths.cache_path(f).unlink()
         return kept
 
-    monkeypatch.setattr(objects, "in_cache", in_cache_then_gone)
+    monkeypatch.setattr(object_writes, "in_cache", in_cache_then_gone)
     objects.run_object_movers(max_seconds=0)
     migration = Req.objects.get(file=f, kind="migrate", bucket=bucket)
     assert taken and migration.attempts == 0   # not charged for the file that went away
     assert Req.objects.filter(file=f, kind="recall").exists()   # brought back instead
-    monkeypatch.setattr(objects, "in_cache", real)
+    monkeypatch.setattr(object_writes, "in_cache", real)
     services.run_until_idle()
     granule.refresh_from_db()
     assert granule.state == Granule.State.ARCHIVED
@@ -513,7 +513,7 @@ def test_the_lease_keeper_renews_a_slow_batch_and_never_waits_on_the_mover(
     services.archive_granule(granule, sources)
     request = Req.objects.get(bucket=bucket)
     keepers, leases, rounds = [], [], []
-    real_keeper, real_pack = objects._LeaseKeeper, objects._send_pack
+    real_keeper, real_pack = objects._LeaseKeeper, object_writes._send_pack
 
     def keeper(lease):
         keepers.append(real_keeper(lease))
@@ -534,7 +534,7 @@ def test_the_lease_keeper_renews_a_slow_batch_and_never_waits_on_the_mover(
         return real_pack(requests, bucket)
 
     monkeypatch.setattr(objects, "_LeaseKeeper", keeper)
-    monkeypatch.setattr(objects, "_send_pack", slow_pack)
+    monkeypatch.setattr(object_writes, "_send_pack", slow_pack)
     assert objects.run_object_movers(max_seconds=0) == 1
     assert leases[1] > leases[0]          # renewed while the batch worked
     assert rounds[1] > rounds[0]          # kept going while the row was held: not waiting
