@@ -32,7 +32,7 @@ EXCLUDED_PREFIXES = ("admin/",)
 # HEAD answers as GET does, OPTIONS describes the route: neither is a right of its own.
 IMPLIED_METHODS = ("head", "options")
 # Function views answer any method; the one each is used with.
-FUNCTION_VIEW_METHODS = {"health": ("GET",), "spa": ("GET",)}
+FUNCTION_VIEW_METHODS = {"spa": ("GET",)}
 # Catch-all routes, asked at a path of their own.
 FIXED_PATHS = {"spa": "/orders", "stac:unknown": "/stac/nowhere"}
 # Where a call names the provider it acts for: the first provider's.

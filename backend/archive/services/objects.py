@@ -66,7 +66,8 @@ def run_object_movers(max_seconds=None):
                 while True:
                     for batch, on_way in [item for item in sending if item[1].done()]:
                         sending.remove((batch, on_way))
-                        done, failed_buckets = _settled(batch, keeper, record_sent, on_way)
+                        done, failed_buckets = _settled(batch, record_sent, on_way)
+                        keeper.drop(r.pk for r in batch)
                         finished, down = finished + done, down | failed_buckets
                     # at least one batch per call, however short the slice
                     out_of_time = out_of_time or bool(
@@ -77,8 +78,7 @@ def run_object_movers(max_seconds=None):
                     if batch:
                         took = True
                         keeper.add(r.pk for r in batch)
-                        done, failed_buckets, on_way = _settled(batch, keeper, _work, batch,
-                                                                pool, keep=True)
+                        done, failed_buckets, on_way = _settled(batch, _work, batch, pool)
                         finished, down = finished + done, down | failed_buckets
                         if on_way is not None:
                             sending.append((batch, on_way))
@@ -117,7 +117,7 @@ def _claim(down, lease):
         # another mover took them: look again
 
 
-def _settled(batch, keeper, step, *args, keep=False):
+def _settled(batch, step, *args):
     """Run step(*args) for a batch; a failure puts the batch back (charged) and is raised."""
     try:
         return step(*args)
@@ -125,9 +125,6 @@ def _settled(batch, keeper, step, *args, keep=False):
         log.exception("object mover failed")
         requeue(batch, f"the object mover failed: {exc}"[:500])
         raise
-    finally:
-        if not keep:
-            keeper.drop(r.pk for r in batch)
 
 
 # Requests claimed at once: large enough that a batch of small objects costs one claim and one
