@@ -32,6 +32,10 @@ class Reconciliation(models.Model):
     copies_read = models.PositiveIntegerField(default=0)
     cache_files_read = models.PositiveIntegerField(default=0)
     discrepancy_count = models.PositiveIntegerField(default=0)
+    notes = models.JSONField(
+        default=list, blank=True,
+        help_text="What it saw that breaks no promise (bytes past a volume's end of data): "
+                  "told, never counted as discrepancies")
     error = models.TextField(blank=True)
 
     class Meta:

@@ -332,6 +332,32 @@ class KindCountSerializer(serializers.Serializer):
     repaired = serializers.IntegerField()
 
 
+class PastMemberSerializer(serializers.Serializer):
+    """A member past a volume's end of data, as its tar headers name it."""
+
+    name = serializers.CharField()
+    position = serializers.IntegerField(help_text="Byte of its first header block")
+    size = serializers.IntegerField(help_text="Bytes of data")
+    collection = serializers.CharField()
+    granule_id = serializers.CharField()
+    file = serializers.CharField()
+    copy = serializers.CharField()
+
+
+class NoteSerializer(serializers.Serializer):
+    """What a run saw that breaks no promise: told beside the discrepancies, never counted."""
+
+    kind = serializers.CharField(help_text="past_end_of_data: bytes past a volume's end of data")
+    message = serializers.CharField()
+    volume = serializers.CharField()
+    end_of_data = serializers.IntegerField()
+    tail_bytes = serializers.IntegerField(help_text="Bytes of the volume past its end of data")
+    members = serializers.IntegerField(
+        allow_null=True, help_text="Whole members there (null: a sampled run lists none)")
+    member_bytes = serializers.IntegerField(allow_null=True, help_text="Their bytes of data")
+    listed = PastMemberSerializer(many=True, help_text="The first of them")
+
+
 # a run lists at most this many of its discrepancies; discrepancy_count and by_kind count all
 DISCREPANCIES_SHOWN = 500
 
@@ -341,13 +367,20 @@ class ReconciliationSerializer(serializers.ModelSerializer):
                                          default=None)
     by_kind = serializers.SerializerMethodField()
     discrepancies = serializers.SerializerMethodField()
+    notes = serializers.SerializerMethodField()
 
     class Meta:
         model = Reconciliation
         fields = ["id", "scope", "sample", "repair", "state", "requested_by", "created_at",
                   "started_at", "finished_at", "volumes_read", "copies_read",
-                  "cache_files_read", "discrepancy_count", "error", "by_kind", "discrepancies"]
+                  "cache_files_read", "discrepancy_count", "error", "by_kind", "discrepancies",
+                  "notes"]
         read_only_fields = fields
+
+    @extend_schema_field(NoteSerializer(many=True))
+    def get_notes(self, run):
+        blank = {"members": None, "member_bytes": None, "listed": []}
+        return NoteSerializer([{**blank, **note} for note in run.notes], many=True).data
 
     @extend_schema_field(KindCountSerializer(many=True))
     def get_by_kind(self, run):

@@ -327,7 +327,9 @@ GRANARY_INGEST_QUICK_BYTES = int(float(env("GRANARY_INGEST_QUICK_MB", "256")) * 
 GRANARY_INGEST_MAX_GRANULES = int(env("GRANARY_INGEST_MAX_GRANULES", "50000"))
 # A bulk request of 10,000 granules is ~10 MB of JSON: room for the largest request allowed.
 DATA_UPLOAD_MAX_MEMORY_SIZE = int(float(env("GRANARY_INGEST_MAX_BODY_MB", "64")) * 2**20)
-GRANARY_INGEST_LEASE_S = int(env("GRANARY_INGEST_LEASE_S", "600"))
+# A worker's lease on the granules it holds, renewed every third of this while it works (a large
+# granule's checksum included): a killed worker's granules are sent again within about this time.
+GRANARY_INGEST_LEASE_S = int(env("GRANARY_INGEST_LEASE_S", "60"))
 GRANARY_INGEST_STALE_S = int(env("GRANARY_INGEST_STALE_S", "600"))
 # Granules no worker has taken yet are sent again after this long (their message may never
 # have reached the broker); each waiting request costs at most one more message per period.

@@ -97,6 +97,7 @@ def table(result):
     rows += [(key, show(key)) for key in VERDICT]
     rows += [("recovery_s", show("recovery_s", "never quiet")),
              ("repairs by reconciliation", show("repairs")),
+             ("past end of data (a note)", result.get("past_end_of_data", "n/a")),
              ("downloads checked", result["downloads"]),
              ("granules short of 2 good copies", len(result["short_of_copies"])),
              ("5xx answers met (retried)", result["server_errors_seen"]),

@@ -314,6 +314,7 @@ class Run:
         self.result["repairs"] = with_db(lambda: verify.reconcile(repair=True))
         _, left = wait_quiet(timeout if quiet_at else timeout / 4)
         self.result["discrepancies"] = with_db(lambda: verify.reconcile(repair=False))
+        self.result["past_end_of_data"] = with_db(verify.past_end_of_data)
         # on a quiet archive a sample is ready in seconds: a third of the timeout is plenty
         self._order(self._sample(), "sample order", wait=True, patience_s=timeout / 3)
         for order in self.orders:

@@ -19,6 +19,17 @@ def reconcile(repair):
     return found.count() if hasattr(found, "all") else len(found)
 
 
+def past_end_of_data():
+    """What the last reconciliation told of bytes past volumes' recorded end of data (writes
+    not recorded: a note, not a discrepancy): 'M members (X MiB) on A00003, ...' or 'none'."""
+    from backend.archive.models import Reconciliation
+
+    run = Reconciliation.objects.order_by("-pk").first()
+    notes = [n for n in (run.notes if run else []) if n["kind"] == "past_end_of_data"]
+    return ", ".join(f"{n.get('members', '?')} members ({n['tail_bytes'] / 2**20:.1f} MiB) on "
+                     f"{n['volume']}" for n in notes) or "none"
+
+
 def _read_copy(segments, object_root=None):
     """MD5 of a copy's bytes read from its volumes, segment after segment, or from its object's
     file under the S3 server's folder (None: unreadable)."""

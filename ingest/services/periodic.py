@@ -3,16 +3,16 @@ import uuid
 from datetime import timedelta
 
 from django.conf import settings
-from django.db.models import Q
 from django.utils import timezone
 
+from backend import leases
 from backend.catalog.models import Granule
 from backend.metrics.services import record_transfers
 
 from ..models import IngestGranule, IngestRequest, Pdr
 from .outcome import mark_archived
 from .pdr_flow import answer_pdr_of
-from .pipeline import claimable, kick
+from .pipeline import claimable, kick, lease_keeper
 from .registration import admit_many
 from .staging import staged_path, staging_area
 from .states import G, R
@@ -26,20 +26,19 @@ def admit_waiting(limit=500):
     pks = list(IngestGranule.objects.filter(
         state=G.ARCHIVING, admitted=False, catalog_granule__isnull=False,
         catalog_granule__state=Granule.State.REGISTERED,
-    ).filter(Q(lease_until__isnull=True) | Q(lease_until__lt=now))
-        .order_by("updated_at").values_list("pk", flat=True)[:limit])
+    ).filter(leases.free(now)).order_by("updated_at").values_list("pk", flat=True)[:limit])
     if not pks:
         return 0
-    IngestGranule.objects.filter(pk__in=pks).filter(
-        Q(lease_until__isnull=True) | Q(lease_until__lt=now)).update(
-        lease_owner=token, lease_until=now + timedelta(seconds=settings.GRANARY_INGEST_LEASE_S))
+    IngestGranule.objects.filter(pk__in=pks).filter(leases.free(now)).update(
+        lease_owner=token, lease_until=leases.until(settings.GRANARY_INGEST_LEASE_S, now))
     transfers = []
     try:
         rows = list(IngestGranule.objects.filter(lease_owner=token)
                     .select_related("catalog_granule__collection", "request__provider")
                     .order_by("updated_at"))
         areas = {r.request.provider_id: staging_area(r.request.provider) for r in rows}
-        taken = admit_many([(r, r.catalog_granule) for r in rows], areas, {}, transfers)
+        with lease_keeper(token):
+            taken = admit_many([(r, r.catalog_granule) for r in rows], areas, {}, transfers)
     finally:
         IngestGranule.objects.filter(lease_owner=token).update(lease_owner="", lease_until=None)
         record_transfers(transfers)
@@ -58,6 +57,17 @@ def unsent(now):
     return ids
 
 
+def lapsed(now):
+    """Requests with granules whose worker's lease ran out: that worker died (a live one's keeper
+    renews it), so they are sent again now, not once they have been quiet for the stale time.
+    The lapsed lease is cleared, so the next sweep does not send them again; should this message
+    be lost, the stale time brings them back."""
+    held = claimable(now).filter(lease_until__isnull=False)
+    ids = set(held.order_by("request_id").values_list("request_id", flat=True).distinct()[:1000])
+    held.filter(request_id__in=ids).update(lease_until=None)
+    return ids
+
+
 def sweep():
     """Beat: nothing stays stuck. Re-kick granules whose worker died, admit waiting ones,
     finish granules whose archive signal was missed and requests whose last granule ended."""
@@ -65,7 +75,7 @@ def sweep():
     stale = now - timedelta(seconds=settings.GRANARY_INGEST_STALE_S)
     request_ids = set(claimable(now).filter(updated_at__lt=stale)
                       .values_list("request_id", flat=True).distinct()[:1000])
-    request_ids |= unsent(now)
+    request_ids |= unsent(now) | lapsed(now)
     for request_id in request_ids:
         kick(request_id)
     admitted = admit_waiting()

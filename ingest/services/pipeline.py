@@ -5,9 +5,10 @@ import uuid
 from datetime import timedelta
 
 from django.conf import settings
-from django.db.models import F, Q
+from django.db.models import F
 from django.utils import timezone
 
+from backend import leases
 from backend.archive import services as archive
 from backend.catalog import checksums
 from backend.metrics.services import record_transfers
@@ -26,8 +27,22 @@ log = logging.getLogger(__name__)
 
 def claimable(now):
     """Granules before the archive that no live lease holds: work a worker may take."""
-    return IngestGranule.objects.filter(state__in=PRE_ARCHIVE).filter(
-        Q(lease_until__isnull=True) | Q(lease_until__lt=now))
+    return IngestGranule.objects.filter(state__in=PRE_ARCHIVE).filter(leases.free(now))
+
+
+def lease_keeper(token):
+    """The keeper of the lease on the granules `token` holds, renewed while its worker works
+    (a large granule's checksum included), so a killed worker's granules are free again within
+    GRANARY_INGEST_LEASE_S. Rows a transaction holds are skipped this round, never waited on."""
+
+    def renew(_):
+        held = list(IngestGranule.objects.select_for_update(skip_locked=True)
+                    .filter(lease_owner=token).order_by("pk").values_list("pk", flat=True))
+        IngestGranule.objects.filter(pk__in=held, lease_owner=token).update(
+            lease_until=leases.until(settings.GRANARY_INGEST_LEASE_S))
+
+    return leases.Keeper(settings.GRANARY_INGEST_LEASE_S, renew, f"ingest-lease-{token[:8]}",
+                         held=[token])
 
 
 def chunk_ranges(rows, size, max_bytes=0):
@@ -85,22 +100,31 @@ def process_chunk(request_id, start, stop):
     """Carry the waiting granules at positions [start, stop) through the pipeline; returns how
     many this call took (0 when another worker holds them: a duplicate message is harmless)."""
     token = uuid.uuid4().hex
-    now = timezone.now()
-    lease = now + timedelta(seconds=settings.GRANARY_INGEST_LEASE_S)
-    taken = (claimable(now).filter(request_id=request_id, position__gte=start,
-                                    position__lt=stop)
-             .update(lease_owner=token, lease_until=lease, attempts=F("attempts") + 1,
-                     updated_at=now))
+    taken = claim_chunk(request_id, start, stop, token)
     if not taken:
         return 0
-    IngestRequest.objects.filter(pk=request_id, state=R.RECEIVED).update(
-        state=R.RUNNING, updated_at=now)
     request = IngestRequest.objects.select_related("provider").get(pk=request_id)
     rows = list(IngestGranule.objects.filter(lease_owner=token).order_by("position"))
     try:
-        _Chunk(request, rows, token).run()
+        with lease_keeper(token):
+            _Chunk(request, rows, token).run()
     finally:
         IngestGranule.objects.filter(lease_owner=token).update(lease_owner="", lease_until=None)
+    return taken
+
+
+def claim_chunk(request_id, start, stop, token):
+    """Take the waiting granules at positions [start, stop) under a lease for `token`; how many
+    were taken."""
+    now = timezone.now()
+    taken = (claimable(now).filter(request_id=request_id, position__gte=start,
+                                    position__lt=stop)
+             .update(lease_owner=token,
+                     lease_until=leases.until(settings.GRANARY_INGEST_LEASE_S, now),
+                     attempts=F("attempts") + 1, updated_at=now))
+    if taken:
+        IngestRequest.objects.filter(pk=request_id, state=R.RECEIVED).update(
+            state=R.RUNNING, updated_at=now)
     return taken
 
 

@@ -30,12 +30,13 @@ def test_sweeper_rekicks_granules_of_a_dead_worker(client, provider, collection,
                                  lease_until=timezone.now() + timedelta(hours=1))
     assert pipeline.process_chunk(request.pk, 0, 3) == 0
     assert periodic.sweep()["kicked"] == 0
-    # then it died: once the lease ran out and the rows went quiet, the sweeper re-kicks them
+    # then it died: its lease ran out unrenewed, so the next sweep sends them again at once
     IngestGranule.objects.update(lease_until=long_ago, updated_at=timezone.now())
-    assert periodic.sweep()["kicked"] == 0  # quiet for too short a while yet
+    assert periodic.sweep()["kicked"] == 1  # and that message is lost
+    assert periodic.sweep()["kicked"] == 0  # not sent again every sweep ...
     IngestGranule.objects.update(updated_at=long_ago)
     with django_capture_on_commit_callbacks(execute=True):
-        assert periodic.sweep()["kicked"] == 1
+        assert periodic.sweep()["kicked"] == 1  # ... but once they have been quiet a while
     request.refresh_from_db()
     assert request.state == "completed" and request.archived_count == 3
     assert all(g.attempts == 1 for g in IngestGranule.objects.all())

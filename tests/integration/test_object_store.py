@@ -513,10 +513,10 @@ def test_the_lease_keeper_renews_a_slow_batch_and_never_waits_on_the_mover(
     services.archive_granule(granule, sources)
     request = Req.objects.get(bucket=bucket)
     keepers, leases, rounds = [], [], []
-    real_keeper, real_pack = objects._LeaseKeeper, object_writes._send_pack
+    real_keeper, real_pack = objects.Keeper, object_writes._send_pack
 
-    def keeper(lease):
-        keepers.append(real_keeper(lease))
+    def keeper(*args, **kwargs):
+        keepers.append(real_keeper(*args, **kwargs))
         return keepers[-1]
 
     def slow_pack(requests, bucket):   # in a thread of the mover's pool
@@ -533,7 +533,7 @@ def test_the_lease_keeper_renews_a_slow_batch_and_never_waits_on_the_mover(
             connection.close()
         return real_pack(requests, bucket)
 
-    monkeypatch.setattr(objects, "_LeaseKeeper", keeper)
+    monkeypatch.setattr(objects, "Keeper", keeper)
     monkeypatch.setattr(object_writes, "_send_pack", slow_pack)
     assert objects.run_object_movers(max_seconds=0) == 1
     assert leases[1] > leases[0]          # renewed while the batch worked

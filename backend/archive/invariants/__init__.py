@@ -30,6 +30,11 @@ Bytes (slower, `media`):
 - each bucket, listed, matches the catalog's object copies: every verified copy's object is
   there with its length and its bytes hash to its checksum, and no object lies in the bucket
   that no live copy (or migration under way) names.
+
+Notes are not violations: what a check saw that breaks no promise but an operator should know,
+recorded beside the discrepancies and never counted with them. Bytes past a volume's recorded
+end of data (a write interrupted before it was recorded, or under way) are one: nothing is
+lost, the next append cuts them off, and the note says how much lies there and what it is.
 """
 from dataclasses import dataclass, field
 
@@ -59,6 +64,8 @@ OBJECT_MISSING = "object_missing"
 OBJECT_SIZE = "object_size"
 OBJECT_ORPHAN = "object_orphan"
 BUCKET_UNREADABLE = "bucket_unreadable"
+# what a note is about (not a violation: not in KINDS)
+PAST_END_OF_DATA = "past_end_of_data"
 
 KINDS = (
     COPY_MISSING, COPY_WRONG_GROUP, COPY_EXTRA, COPIES_SHARE_VOLUME, COPY_DUPLICATE,
@@ -94,11 +101,13 @@ class Violation:
 
 @dataclass
 class Tally:
-    """What a byte check read: volumes scanned, copies and cached files hashed."""
+    """What a byte check read (volumes scanned, copies and cached files hashed), and the notes
+    it took (dicts with a kind and a message)."""
 
     volumes: int = 0
     copies: int = 0
     cache_files: int = 0
+    notes: list = field(default_factory=list)
 
 
 def check_records():

@@ -21,6 +21,7 @@ from . import (
     OBJECT_MISSING,
     OBJECT_ORPHAN,
     OBJECT_SIZE,
+    PAST_END_OF_DATA,
     VOLUME_MISSING,
     VOLUME_TRUNCATED,
     Tally,
@@ -96,9 +97,52 @@ def check_volume(volume, copies=None, members=True, tally=None):
         copies = list(verified.order_by("data_offset").values(*COPY_FIELDS))
     lost_ids = {c["pk"] for c in lost}
     found += _copy_bytes(volume, path, [c for c in copies if c["pk"] not in lost_ids], tally)
+    past = None
     if members:
-        found += _members(volume, path, lost_ids, size)
+        listed, past = _members(volume, path, lost_ids, size)
+        found += listed
+    note = past_end_of_data(volume, size, past)
+    if note:
+        tally.notes.append(note)
     return found
+
+
+# a note lists this many of the members past a volume's end of data at most (it counts all)
+PAST_END_LISTED = 20
+
+
+def past_end_of_data(volume, size, members):
+    """A note of the bytes past a volume's recorded end of data beyond its end-of-archive marker
+    (None when there are none): a write that was not recorded left them (interrupted, by a
+    database restart say, or under way now). Nothing is lost; the next append cuts them off.
+    `members`: the whole members the volume's tar headers list there (None: not scanned)."""
+    tail = size - volume.end_of_data
+    if tail <= len(tape.END_OF_ARCHIVE) and not members:
+        return None
+    note = {"kind": PAST_END_OF_DATA, "volume": volume.label, "volume_id": volume.pk,
+            "end_of_data": volume.end_of_data, "tail_bytes": tail}
+    if members is None:
+        what = "(a full reconciliation lists what they are)"
+    else:
+        data = sum(m.size for m in members)
+        note.update(members=len(members), member_bytes=data,
+                    listed=[_past_member(m) for m in members[:PAST_END_LISTED]])
+        what = f"hold {len(members)} whole members ({_mb(data)} of data)"
+    note["message"] = (f"{_mb(tail)} lie on {volume.label} past its recorded end of data (byte "
+                       f"{volume.end_of_data}) {what}: a write not recorded (interrupted, or "
+                       "under way) left them; nothing is lost, the next append cuts them off")
+    return note
+
+
+def _past_member(m):
+    h = m.headers
+    return {"name": m.name, "position": m.position, "size": m.size,
+            "collection": h.get("collection", ""), "granule_id": h.get("granule_id", ""),
+            "file": h.get("file", ""), "copy": h.get("copy", "")}
+
+
+def _mb(n):
+    return f"{n / 1e6:.1f} MB"
 
 
 def _name(c):
@@ -129,11 +173,12 @@ def tar_end(members):
 
 
 def _members(volume, path, lost_ids, size):
-    """The volume's members as its tar headers list them, against the copies catalog."""
+    """The volume's members as its tar headers list them, against the copies catalog:
+    (violations, the members past its end of data; None when it cannot be listed)."""
     try:
         listing = tape.scan(path)
     except tape.VolumeError as exc:
-        return [Violation(VOLUME_MISSING, str(exc), volume_id=volume.pk)]
+        return [Violation(VOLUME_MISSING, str(exc), volume_id=volume.pk)], None
     members = [m for m in listing if not m.is_label]
     found, listed = [], set()
     end = tar_end(listing)
@@ -171,7 +216,7 @@ def _members(volume, path, lost_ids, size):
                     MEMBER_MISSING, f"{_name(c)} copy {c['copy_number']} at byte {position} of "
                     f"{volume.label} is not listed by the volume's tar headers",
                     file_id=c["file_id"], copy_id=c["pk"], volume_id=volume.pk))
-    return found
+    return found, [m for m in members if m.position >= volume.end_of_data]
 
 
 def _headers_match(headers, c):

@@ -1,12 +1,12 @@
 """The storage manager: idle drives pull work through the scheduler."""
 import logging
-import threading
 from datetime import timedelta
 
 from django.conf import settings
 from django.db.models import Q
 from django.utils import timezone
 
+from backend import leases
 from backend.nudges import send
 
 from .. import hardware
@@ -30,7 +30,7 @@ def recover_stale_work(force=False):
     advance_background carries it to the end.
     """
     now = timezone.now()
-    stale = Drive.objects.filter(Q(lease_until__lt=now) | Q(lease_until__isnull=True))
+    stale = Drive.objects.filter(leases.free(now))
     if force:
         stale = Drive.objects.all()
     running = Req.objects.filter(state=Req.State.RUNNING).exclude(kind=Req.Kind.REPACK)
@@ -152,9 +152,9 @@ def _cache_room(recalls):
 def _acquire_lease(drive_id, owner):
     now = timezone.now()
     return Drive.objects.filter(pk=drive_id).exclude(state=Drive.State.OFFLINE).filter(
-        Q(lease_until__isnull=True) | Q(lease_until__lt=now) | Q(lease_owner=owner),
+        leases.free(now) | Q(lease_owner=owner),
     ).update(lease_owner=owner,
-             lease_until=now + timedelta(seconds=settings.GRANARY_DRIVE_LEASE_S)) == 1
+             lease_until=leases.until(settings.GRANARY_DRIVE_LEASE_S, now)) == 1
 
 
 def _release_lease(drive_id, owner):
@@ -196,43 +196,6 @@ def step(drive, owner=None):
     return decision
 
 
-class _LeaseKeeper(threading.Thread):
-    """Renews a drive's lease every third of its length while the mover works, so the lease
-    can be short (a mover killed -9 frees its drive soon) and a long write never outlives it."""
-
-    def __init__(self, drive_id, owner):
-        super().__init__(daemon=True, name=f"lease-{drive_id}")
-        self.drive_id, self.owner, self.stopped = drive_id, owner, threading.Event()
-
-    def run(self):
-        from django.db import connection
-
-        every = max(settings.GRANARY_DRIVE_LEASE_S / 3, 0.1)
-        try:
-            while not self.stopped.wait(every):
-                self._renew(connection)
-        finally:
-            connection.close()
-
-    def _renew(self, connection):
-        """Renew, waiting at most a second for the drive's row: a lock held longer (the mover's
-        own open transaction, in tests) is no reason to hang; the next renewal tries again."""
-        from django.db import DatabaseError, transaction
-
-        try:
-            with transaction.atomic():
-                if connection.vendor == "postgresql":
-                    with connection.cursor() as cursor:
-                        cursor.execute("SET LOCAL lock_timeout = '1s'")
-                _acquire_lease(self.drive_id, self.owner)
-        except DatabaseError:
-            log.warning("drive %s: lease not renewed this time", self.drive_id)
-
-    def stop(self):
-        self.stopped.set()
-        self.join()
-
-
 def _mover_failed(drive, error):
     """A step failed in a way the mover did not handle: put its running work back now, not
     after its lease runs out. A database hiccup (a deadlock, a lost connection) is nobody's
@@ -260,7 +223,11 @@ def run_drive(drive_id, max_steps=200):
     if not _acquire_lease(drive_id, owner):
         return 0
     steps, looked_at = 0, timezone.now()
-    keeper = _LeaseKeeper(drive_id, owner)
+    # renewed every third of the lease while the mover works, so the lease can be short (a
+    # mover killed -9 frees its drive soon) and a long write never outlives it
+    keeper = leases.Keeper(settings.GRANARY_DRIVE_LEASE_S,
+                           lambda _: _acquire_lease(drive_id, owner), f"lease-{drive_id}",
+                           held=[drive_id])
     keeper.start()
     try:
         while steps < max_steps:
@@ -370,7 +337,7 @@ def tick():
         return 0
     now = timezone.now()
     free = Drive.objects.exclude(state=Drive.State.OFFLINE).filter(
-        Q(lease_until__isnull=True) | Q(lease_until__lt=now)).values_list("pk", "silo__name")
+        leases.free(now)).values_list("pk", "silo__name")
     for drive_id, silo in free:
         send("backend.archive.run_drive", drive_id, queue=drive_queue(silo))
     return len(free)

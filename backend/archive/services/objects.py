@@ -10,16 +10,14 @@ the file has one.
 """
 import logging
 import os
-import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
-from datetime import timedelta
 
 from django.conf import settings
-from django.db import transaction
 from django.utils import timezone
 
 from backend.catalog import checksums
+from backend.leases import Keeper, until
 from backend.nudges import send
 
 from ..media import CopyMissing, MediumError
@@ -56,8 +54,9 @@ def run_object_movers(max_seconds=None):
     this thread; the pool's threads only move bytes."""
     limit = settings.GRANARY_OBJECT_SLICE_S if max_seconds is None else max_seconds
     started, finished, down = time.monotonic(), 0, set()
-    lease = timedelta(seconds=settings.GRANARY_OBJECT_LEASE_S)
-    keeper = _LeaseKeeper(lease)
+    # the lease on the batches a mover holds is renewed while it works, so a mover killed -9
+    # frees its work soon and a long upload never outlives its lease
+    keeper = Keeper(settings.GRANARY_OBJECT_LEASE_S, _renew, "object-lease")
     keeper.start()
     sending, out_of_time, took = [], False, False
     try:
@@ -74,7 +73,7 @@ def run_object_movers(max_seconds=None):
                         limit and took and time.monotonic() - started > limit)
                     busy = sum(len(on_way.pending()) for _, on_way in sending)
                     batch = ([] if out_of_time or busy >= settings.GRANARY_OBJECT_CONCURRENCY
-                             else _claim(down, lease))
+                             else _claim(down))
                     if batch:
                         took = True
                         keeper.add(r.pk for r in batch)
@@ -103,7 +102,7 @@ def run_object_movers(max_seconds=None):
     return finished
 
 
-def _claim(down, lease):
+def _claim(down):
     """A batch of queued object work claimed under a lease ([] when none is left); a bucket
     whose store failed as a whole waits, the others' work goes on."""
     while True:
@@ -111,7 +110,7 @@ def _claim(down, lease):
             "priority", "created_at").values_list("pk", flat=True)[:BATCH])
         if not ids:
             return []
-        batch = claim_leased(ids, timezone.now() + lease)
+        batch = claim_leased(ids, until(settings.GRANARY_OBJECT_LEASE_S))
         if batch:
             return batch
         # another mover took them: look again
@@ -133,48 +132,13 @@ def _settled(batch, step, *args):
 BATCH = 256
 
 
-class _LeaseKeeper(threading.Thread):
-    """Renews the lease on the batch a mover holds while it works, so a mover killed -9 frees
-    its work soon and a long upload never outlives its lease."""
-
-    def __init__(self, lease):
-        super().__init__(daemon=True, name="object-lease")
-        self.ids, self.lease, self.stopped = frozenset(), lease, threading.Event()
-        self.rounds = 0   # renewals done (a keeper waiting on a lock does none)
-
-    def add(self, ids):
-        self.ids = self.ids | set(ids)
-
-    def drop(self, ids):
-        self.ids = self.ids - set(ids)
-
-    def run(self):
-        from django.db import DatabaseError, connection
-
-        try:
-            while not self.stopped.wait(max(self.lease.total_seconds() / 3, 0.1)):
-                ids = self.ids
-                if not ids:
-                    continue
-                try:
-                    self._renew(list(ids))
-                    self.rounds += 1
-                except DatabaseError:
-                    log.warning("object work: lease not renewed this time")
-        finally:
-            connection.close()
-
-    def _renew(self, ids):
-        """Renew the rows no transaction holds: one the mover is recording is finished by it,
-        and a keeper waiting on the mover's lock would hold up the mover's stop() (its join)."""
-        with transaction.atomic():
-            free = list(Req.objects.select_for_update(skip_locked=True).filter(
-                pk__in=ids, state=Req.State.RUNNING).values_list("pk", flat=True))
-            Req.objects.filter(pk__in=free).update(lease_until=timezone.now() + self.lease)
-
-    def stop(self):
-        self.stopped.set()
-        self.join()
+def _renew(ids):
+    """Renew the rows no transaction holds: one the mover is recording is finished by it, and
+    a keeper waiting on the mover's lock would hold up the mover's stop() (its join)."""
+    free = list(Req.objects.select_for_update(skip_locked=True).filter(
+        pk__in=ids, state=Req.State.RUNNING).values_list("pk", flat=True))
+    Req.objects.filter(pk__in=free).update(
+        lease_until=until(settings.GRANARY_OBJECT_LEASE_S))
 
 
 def _work(batch, pool):

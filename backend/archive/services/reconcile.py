@@ -2,8 +2,9 @@
 
 A run checks every promise of `backend.archive.invariants`, the bytes included (every volume,
 copy and cached file in a full run; a random sample of copies and cached files otherwise),
-records each discrepancy with the objects at fault and the safe repair where one exists, and
-repairs them when asked. Runs are rows: a task runs one by id, and running it again after a
+records each discrepancy with the objects at fault and the safe repair where one exists (and,
+apart, its notes: what breaks no promise, as bytes past a volume's end of data), and repairs
+them when asked. Runs are rows: a task runs one by id, and running it again after a
 crash starts it over.
 """
 import logging
@@ -103,7 +104,7 @@ def _record(current, found, tally):
         Run.objects.filter(pk=current.pk).update(
             state=Run.State.DONE, finished_at=timezone.now(), volumes_read=tally.volumes,
             copies_read=tally.copies, cache_files_read=tally.cache_files,
-            discrepancy_count=len(found))
+            discrepancy_count=len(found), notes=tally.notes)
 
 
 def repair(current=None, ids=None):

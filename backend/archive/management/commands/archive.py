@@ -239,6 +239,13 @@ def _reconcile(command, opts):
         f"reconciliation {run.pk} ({run.scope}): {n} discrepanc{'y' if n == 1 else 'ies'}, "
         f"{sum(1 for d in found if d.repaired_at)} repaired; read {run.volumes_read} volumes, "
         f"{run.copies_read} copies, {run.cache_files_read} cached files")
+    for note in run.notes:   # told, not discrepancies: nothing is wrong
+        command.stdout.write(f"note: {note['message']}")
+        for m in note.get("listed", []):
+            command.stdout.write(f"  byte {m['position']}: {m['name']} ({m['size']} bytes; "
+                                 f"granule {m['granule_id']}, copy {m['copy']})")
+        if note.get("members", 0) > len(note.get("listed", [])):
+            command.stdout.write(f"  ... and {note['members'] - len(note['listed'])} more")
 
 
 def _objects(d):

@@ -68,6 +68,7 @@ function run(overrides: Partial<Reconciliation> = {}): Reconciliation {
         outcome: 'B00001 is full (never appended again); 1 lost copies marked BAD',
       }),
     ],
+    notes: [],
     ...overrides,
   };
 }
@@ -123,6 +124,68 @@ describe('reconciliation on the failures dashboard', () => {
     const cut = screen.getByRole('row', { name: /volume_truncated/ });
     expect(cut).toHaveTextContent('Repaired: B00001 is full');
     expect(within(cut).queryByRole('button')).not.toBeInTheDocument();
+  });
+
+  it('tells bytes past a volume’s end of data as a note, not a discrepancy', async () => {
+    const message =
+      '0.4 MB lie on A00003 past its recorded end of data (byte 9216) hold 3 whole members ' +
+      '(0.4 MB of data): a write not recorded (interrupted, or under way) left them; nothing ' +
+      'is lost, the next append cuts them off';
+    const member = (i: number) => ({
+      name: `MOD021KM.061/G${i}/f${i}.hdf`,
+      position: 9216 + i * 140_000,
+      size: 139_000,
+      collection: 'MOD021KM.061',
+      granule_id: `G${i}`,
+      file: `f${i}.hdf`,
+      copy: '1',
+    });
+    server.use(
+      http.get('/api/v1/archive/reconciliation/', () =>
+        HttpResponse.json(
+          page([
+            run({
+              discrepancy_count: 0,
+              by_kind: [],
+              discrepancies: [],
+              notes: [
+                {
+                  kind: 'past_end_of_data',
+                  message,
+                  volume: 'A00003',
+                  end_of_data: 9216,
+                  tail_bytes: 421_024,
+                  members: 3,
+                  member_bytes: 417_000,
+                  listed: [member(0), member(1)],
+                },
+              ],
+            }),
+          ]),
+        ),
+      ),
+    );
+    renderApp('/dashboards/failures');
+
+    expect(await screen.findByText(/Run #12 \(full\) · done/)).toHaveTextContent('0 discrepancies');
+    const notes = screen.getByRole('region', { name: 'Notes (nothing wrong, not counted)' });
+    expect(within(notes).getByText(message)).toBeInTheDocument();
+    expect(within(notes).queryByRole('alert')).not.toBeInTheDocument();
+    expect(notes.querySelector('.notice--error')).toBeNull();
+    await userEvent.click(within(notes).getByText(/What lies past the end of data on A00003/));
+    const members = within(notes).getByRole('list', {
+      name: 'Members past the end of data on A00003',
+    });
+    expect(
+      within(members)
+        .getAllByRole('listitem')
+        .map((li) => li.textContent),
+    ).toEqual([
+      expect.stringContaining('byte 9216: MOD021KM.061/G0/f0.hdf (granule G0, copy 1,'),
+      expect.stringContaining('byte 149216: MOD021KM.061/G1/f1.hdf (granule G1, copy 1,'),
+      '… and 1 more',
+    ]);
+    expect(screen.queryByRole('table')).not.toBeInTheDocument();
   });
 
   it('repairs one discrepancy, then all of them', async () => {

@@ -7,11 +7,11 @@ import {
   startReconciliation,
 } from '../../lib/api/archive/reconciliation';
 import { repairReconciliation } from '../../lib/api/archive/reconciliationRepair';
-import type { Discrepancy, Reconciliation } from '../../lib/api/types';
+import type { Discrepancy, Reconciliation, ReconciliationNote } from '../../lib/api/types';
 import { type Column, DataTable } from '../../components/DataTable';
 import { Loaded } from '../../components/Loaded';
 import { OutcomeNotice, type Outcome } from '../../components/OutcomeNotice';
-import { formatDateTime } from '../../lib/format';
+import { formatBytes, formatDateTime } from '../../lib/format';
 
 function plural(count: number, one: string, many: string): string {
   return `${count} ${count === 1 ? one : many}`;
@@ -179,6 +179,14 @@ function RunReport({
           ))}
         </ul>
       )}
+      {run.notes.length > 0 && (
+        <section className="reconciliation-notes" aria-labelledby="reconciliation-notes-heading">
+          <h3 id="reconciliation-notes-heading">Notes (nothing wrong, not counted)</h3>
+          {run.notes.map((note) => (
+            <NoteReport key={`${note.kind}-${note.volume}`} note={note} />
+          ))}
+        </section>
+      )}
       {run.discrepancies.length > 0 && (
         <DataTable
           columns={columns}
@@ -192,5 +200,32 @@ function RunReport({
         />
       )}
     </>
+  );
+}
+
+/** A note: its sentence, and what the bytes past a volume's end of data are (the first few). */
+function NoteReport({ note }: { note: ReconciliationNote }) {
+  const more = (note.members ?? 0) - note.listed.length;
+  return (
+    <div className="reconciliation-note">
+      <p>{note.message}</p>
+      {note.listed.length > 0 && (
+        <details>
+          <summary>
+            What lies past the end of data on {note.volume}: {note.members} members,{' '}
+            {formatBytes(note.member_bytes)}
+          </summary>
+          <ul aria-label={`Members past the end of data on ${note.volume}`}>
+            {note.listed.map((m) => (
+              <li key={m.position} className="mono wrap">
+                byte {m.position}: {m.name} (granule {m.granule_id}, copy {m.copy},{' '}
+                {formatBytes(m.size)})
+              </li>
+            ))}
+            {more > 0 && <li>… and {more} more</li>}
+          </ul>
+        </details>
+      )}
+    </div>
   );
 }

@@ -3080,6 +3080,22 @@ export interface components {
             id: number | null;
             reason: string;
         };
+        /** @description What a run saw that breaks no promise: told beside the discrepancies, never counted. */
+        Note: {
+            /** @description past_end_of_data: bytes past a volume's end of data */
+            kind: string;
+            message: string;
+            volume: string;
+            end_of_data: number;
+            /** @description Bytes of the volume past its end of data */
+            tail_bytes: number;
+            /** @description Whole members there (null: a sampled run lists none) */
+            members: number | null;
+            /** @description Their bytes of data */
+            member_bytes: number | null;
+            /** @description The first of them */
+            listed: components["schemas"]["PastMember"][];
+        };
         /**
          * @description * `eq` - eq
          *     * `ne` - ne
@@ -3418,6 +3434,18 @@ export interface components {
             previous: string | null;
             results: components["schemas"]["Volume"][];
         };
+        /** @description A member past a volume's end of data, as its tar headers name it. */
+        PastMember: {
+            name: string;
+            /** @description Byte of its first header block */
+            position: number;
+            /** @description Bytes of data */
+            size: number;
+            collection: string;
+            granule_id: string;
+            file: string;
+            copy: string;
+        };
         PatchedCollectionConfigRequest: {
             short_name?: string;
             version?: string;
@@ -3661,6 +3689,7 @@ export interface components {
             readonly error: string;
             readonly by_kind: components["schemas"]["KindCount"][];
             readonly discrepancies: components["schemas"]["Discrepancy"][];
+            readonly notes: components["schemas"]["Note"][];
         };
         /**
          * @description * `sample` - A random sample of copies and cached files

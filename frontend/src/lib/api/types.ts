@@ -102,6 +102,8 @@ export type Drive = Schemas['Drive'];
 export type QueueRow = Schemas['QueueRow'];
 export type Reconciliation = Schemas['Reconciliation'];
 export type Discrepancy = Schemas['Discrepancy'];
+/** What a reconciliation saw that breaks no promise (bytes past a volume's end of data). */
+export type ReconciliationNote = Schemas['Note'];
 export type ReconcileRequest = Schemas['ReconcileRequest'];
 export type RepairResult = Schemas['RepairResult'];
 export type Volume = Schemas['Volume'];

@@ -1,0 +1,76 @@
+"""Leases on work in flight, one way for every holder (a drive's mover, the object movers, an
+ingest chunk): the lease is short and a keeper thread renews it every third of its length while
+the work goes on, so a worker killed -9 frees its work within one lease, and a long piece of
+work (a large granule checked, a long tape write) never outlives its lease.
+"""
+import logging
+import threading
+from datetime import timedelta
+
+from django.db import DatabaseError, connection, transaction
+from django.db.models import Q
+from django.utils import timezone
+
+log = logging.getLogger(__name__)
+
+
+def until(seconds, now=None):
+    """When a lease of `seconds` taken (or renewed) now runs out."""
+    return (now or timezone.now()) + timedelta(seconds=seconds)
+
+
+def free(now):
+    """Rows (with a lease_until) no live lease holds."""
+    return Q(lease_until__isnull=True) | Q(lease_until__lt=now)
+
+
+class Keeper(threading.Thread):
+    """Calls renew(ids) every third of `seconds` while ids are held, in a transaction of its
+    own that waits at most a second for a lock (PostgreSQL): a row the worker itself holds
+    longer is no reason to hang, the next round tries again. A failed round is logged, never
+    raised. Use it as a context manager, or start() and stop(); `held` are the ids held from
+    the start, add() and drop() change them (a mover's batches)."""
+
+    def __init__(self, seconds, renew, name, held=()):
+        super().__init__(daemon=True, name=name)
+        self.seconds, self.renew, self.stopped = seconds, renew, threading.Event()
+        self.ids = frozenset(held)
+        self.rounds = 0   # renewals done (a round that failed or had nothing held counts none)
+
+    def add(self, ids):
+        self.ids = self.ids | set(ids)
+
+    def drop(self, ids):
+        self.ids = self.ids - set(ids)
+
+    def run(self):
+        try:
+            while not self.stopped.wait(max(self.seconds / 3, 0.1)):
+                ids = self.ids
+                if ids:
+                    self._renew(ids)
+        finally:
+            connection.close()
+
+    def _renew(self, ids):
+        try:
+            with transaction.atomic():
+                if connection.vendor == "postgresql":
+                    with connection.cursor() as cursor:
+                        cursor.execute("SET LOCAL lock_timeout = '1s'")
+                self.renew(ids)
+            self.rounds += 1
+        except DatabaseError:
+            log.warning("%s: lease not renewed this time", self.name)
+            connection.close_if_unusable_or_obsolete()   # a lost connection is not reused
+
+    def stop(self):
+        self.stopped.set()
+        self.join()
+
+    def __enter__(self):
+        self.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
