@@ -393,7 +393,8 @@ def swath_gring(lat, lon, per_edge=10):
     if north > 89 or south < -89:
         return None
     try:
-        shapes.parse_geojson({"type": "Polygon", "coordinates": [[*ring, ring[0]]]})
+        shapes.parse_geojson({"type": "Polygon", "coordinates": [[*ring, ring[0]]]},
+                             edges=shapes.SPHERE)
     except shapes.ShapeError:
         return None
     return ring

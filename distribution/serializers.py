@@ -313,8 +313,9 @@ class SubscriptionSerializer(serializers.ModelSerializer):
     intersects = GeometryField(
         required=False, allow_null=True,
         help_text="A GeoJSON shape (Polygon, MultiPolygon, Point, LineString ..., at most "
-                  f"{shapes.MAX_VERTICES} vertices): only granules whose footprint meets it "
-                  "are delivered. Replaces bbox; null removes the shape and its box")
+                  f"{shapes.MAX_VERTICES} vertices; planar, as RFC 7946: across 180° cut it "
+                  "there or write 170 -> 190): only granules whose footprint meets it are "
+                  "delivered. Replaces bbox; null removes the shape and its box")
     start = serializers.CharField(required=False, allow_null=True, allow_blank=True,
                                   help_text="Granules overlapping from (ISO 8601)")
     end = serializers.CharField(required=False, allow_null=True, allow_blank=True,

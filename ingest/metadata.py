@@ -7,13 +7,16 @@ coordinates (datafiles.py), and their variables. What the request itself says wi
 
 A footprint outline is taken raw (a GeoJSON geometry dict, or WKT text) from the sidecar's
 `footprint`, UMM-G GPolygons, the .met G-ring or ACDD geospatial_bounds; registration checks it
-(catalog.shapes) and stores it, with its box as the index prefilter.
+(catalog.shapes) and stores it, with its box as the index prefilter. GeoJSON and WKT are planar
+(RFC 7946); G-rings and GPolygons are points on the sphere, so `footprint_edges` says SPHERE
+for them (each edge the shorter way round).
 """
 import json
 import math
 from dataclasses import dataclass, field
 
 from backend.catalog.geo import BBoxError, make_bbox
+from backend.catalog.shapes import PLANAR, SPHERE
 
 from . import datafiles
 from .datafiles import plain
@@ -36,6 +39,7 @@ class Extracted:
     end: object = None
     bbox: list | None = None
     footprint: dict | str | None = None     # GeoJSON geometry, or WKT text
+    footprint_edges: str = PLANAR           # how catalog.shapes reads it: SPHERE for G-rings
     shape: object = None                    # the footprint once registration checked it
     attributes: dict = field(default_factory=dict)
     sources: list = field(default_factory=list)
@@ -48,7 +52,8 @@ class Extracted:
         if self.bbox is None and other.bbox is not None:
             self.bbox, used = other.bbox, True
         if self.footprint is None and other.footprint is not None:
-            self.footprint, used = other.footprint, True
+            self.footprint, self.footprint_edges = other.footprint, other.footprint_edges
+            used = True
         for key, value in other.attributes.items():
             if key not in self.attributes:
                 self.attributes[key], used = value, True
@@ -181,6 +186,7 @@ def _umm_g(doc):
     if polygons:
         out.footprint = ({"type": "Polygon", "coordinates": polygons[0]} if len(polygons) == 1
                          else {"type": "MultiPolygon", "coordinates": polygons})
+        out.footprint_edges = SPHERE
     for attr in doc.get("AdditionalAttributes") or []:
         values = attr.get("Values") or []
         if attr.get("Name") and values:
@@ -253,6 +259,7 @@ def from_met(path):
             raise MetadataError("the G-ring needs as many GRINGPOINTLATITUDE as LONGITUDE values")
         out.footprint = {"type": "Polygon",
                          "coordinates": [_closed([list(p) for p in zip(lons, lats, strict=True)])]}
+        out.footprint_edges = SPHERE
     for node in root.walk():
         if node.name.upper() != "ADDITIONALATTRIBUTESCONTAINER":
             continue

@@ -31,9 +31,10 @@ class GranuleSpecSerializer(serializers.Serializer):
     bbox = serializers.ListField(child=serializers.FloatField(), min_length=4, max_length=4,
                                  required=False, help_text="[west, south, east, north]")
     footprint = GeometryField(
-        required=False, help_text="GeoJSON outline (Polygon, MultiPolygon, ...); its box "
-        "replaces bbox. Else read from the files (UMM-G GPolygons, .met G-ring, ACDD "
-        "geospatial_bounds), else the box")
+        required=False, help_text="GeoJSON outline (Polygon, MultiPolygon, ...), planar as "
+        "RFC 7946 says (across 180° cut it there or write 170 -> 190); its box replaces bbox. "
+        "Else read from the files (UMM-G GPolygons, .met G-ring, ACDD geospatial_bounds), "
+        "else the box")
     attributes = serializers.DictField(required=False)
     files = FileSpecSerializer(many=True)
 

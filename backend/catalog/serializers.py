@@ -228,7 +228,7 @@ class GranuleSearchSerializer(serializers.Serializer):
 
     intersects = GeometryField(required=False, help_text=(
         f"Granules whose footprint meets this geometry (at most {shapes.MAX_VERTICES} "
-        "vertices; an edge takes the shorter way round, so lon 170 -> -170 crosses 180°)"))
+        "vertices; planar, as RFC 7946: across 180° cut it there or write 170 -> 190)"))
     bbox = serializers.CharField(required=False, help_text="west,south,east,north")
     collection = serializers.CharField(required=False, help_text="SHORT.VERSION, comma-separated")
     start = serializers.CharField(required=False, help_text="Overlaps from (ISO 8601)")

@@ -7,12 +7,14 @@ footprint of each candidate against the real shape (`Shape.intersects_many`). Fo
 stored as GeoJSON text, already split at the antimeridian (RFC 7946 §3.1.9), so the exact test
 is a plain planar one.
 
-How input is read: an edge always takes the shorter way round, so a ring going from lon 170 to
--170 crosses the antimeridian (20° wide, not 340°); longitudes up to ±360 are accepted for
-clients that write 170 -> 190 instead. A shape wider than 180° needs a vertex in between. An
-edge from -180 to 180 (both exactly on the antimeridian) spans the globe, as a world box does.
-A ring that goes once round a pole is closed over that pole. Edges are straight in lon/lat, as
-GeoJSON says (RFC 7946 §3.1.1).
+How input is read (`edges`): GeoJSON and WKT are PLANAR, as RFC 7946 §3.1.1 and every STAC
+client mean them: an edge is straight in lon/lat, so one from lon -170 to 170 runs 340° across
+the middle. A shape across the antimeridian arrives cut at 180 (a MultiPolygon) or with
+longitudes past 180 (170 -> 190; up to ±360 accepted), and is split at 180 here. Outlines that
+are points on the sphere (an ECS .met G-ring, UMM-G GPolygons) are read with edges=SPHERE: each
+edge takes the shorter way round (lon 170 -> -170 crosses 180°, 20° wide), an edge from -180 to
+180 (both on the antimeridian) spans the globe, and a ring that goes once round a pole is closed
+over that pole.
 """
 import json
 import math
@@ -33,6 +35,7 @@ from shapely.geometry import (
 from .geo import BBox
 
 MAX_VERTICES = 2000
+PLANAR, SPHERE = "planar", "sphere"
 MAX_BOXES = 16
 SUPPORTED = ("Point", "MultiPoint", "LineString", "MultiLineString", "Polygon", "MultiPolygon",
              "GeometryCollection")
@@ -79,21 +82,24 @@ def parse_json_text(text, what="intersects"):
     return parse_geojson(value, what)
 
 
-def parse_geojson(value, what="intersects", *, limit=MAX_VERTICES):
+def parse_geojson(value, what="intersects", *, limit=MAX_VERTICES, edges=PLANAR):
     """A Shape from a GeoJSON geometry object, checked: types, positions, closed and simple
-    rings, at most `limit` vertices. Raises ShapeError saying what is wrong."""
+    rings, at most `limit` vertices; `edges` says how to read them (see the module). Raises
+    ShapeError saying what is wrong."""
     if not isinstance(value, dict) or not isinstance(value.get("type"), str):
         raise ShapeError(f"{what} must be a GeoJSON geometry object with a 'type'")
     count = _count_positions(value, what)
     if count > limit:
         raise ShapeError(f"{what} has {count} vertices; the limit is {limit} (simplify the "
                          "shape, or upload it to /api/v1/shapes/, which simplifies it)")
-    parts, boxes = _read(value, what, nested=False)
+    if edges not in (PLANAR, SPHERE):
+        raise ValueError(f"edges must be {PLANAR!r} or {SPHERE!r}")
+    parts, boxes = _read(value, what, edges == SPHERE)
     return _shape(parts, boxes)
 
 
 def from_wkt(text, what="footprint"):
-    """A Shape from WKT (e.g. ACDD geospatial_bounds), read the same way as GeoJSON."""
+    """A Shape from WKT (e.g. ACDD geospatial_bounds): planar, as OGC Simple Features are."""
     try:
         geometry = shapely.from_wkt(str(text))
     except shapely.errors.ShapelyError as exc:
@@ -198,13 +204,13 @@ def _position(value, kind, what):
     return float(lon), float(lat)
 
 
-def _read(value, what, nested):
-    """(parts in unwrapped longitude, their index boxes) of a checked geometry object."""
+def _read(value, what, sphere):
+    """(parts in continuous longitude, their index boxes) of a checked geometry object."""
     kind, coords = value["type"], value.get("coordinates")
     if kind == "GeometryCollection":
         parts, boxes = [], []
         for member in value["geometries"]:
-            p, b = _read(member, what, nested=True)
+            p, b = _read(member, what, sphere)
             parts += p
             boxes += b
         return parts, boxes
@@ -213,12 +219,12 @@ def _read(value, what, nested):
     if kind == "MultiPoint":
         return _points(coords)
     if kind == "LineString":
-        return _lines([coords], what)
+        return _lines([coords], what, sphere)
     if kind == "MultiLineString":
-        return _lines(coords, what)
+        return _lines(coords, what, sphere)
     if kind == "Polygon":
-        return _polygons([coords], what)
-    return _polygons(coords, what)
+        return _polygons([coords], what, sphere)
+    return _polygons(coords, what, sphere)
 
 
 def _points(positions):
@@ -231,23 +237,25 @@ def _points(positions):
     return parts, boxes
 
 
-def _lines(lines, what):
+def _lines(lines, what, sphere):
     parts, boxes = [], []
     for line in lines:
         if len(line) < 2:
             raise ShapeError(f"{what}: a LineString needs at least two positions")
-        unwrapped, _ = _unwrap([p[:2] for p in line])
+        unwrapped, _ = _unwrap([p[:2] for p in line], sphere)
         geometry = LineString(unwrapped)
         parts.append(geometry)
         boxes.append(_box_of(geometry))
     return parts, boxes
 
 
-def _polygons(polygons, what):
+def _polygons(polygons, what, sphere):
     parts, boxes = [], []
     for rings in polygons:
-        shell = _close_over_pole(*_ring(rings[0], what, "outer"), what)
-        holes = [_near(_ring(r, what, "inner")[0], shell) for r in rings[1:]]
+        shell = _close_over_pole(*_ring(rings[0], what, "outer", sphere), what)
+        holes = [_ring(r, what, "inner", sphere)[0] for r in rings[1:]]
+        if sphere:
+            holes = [_near(hole, shell) for hole in holes]
         polygon = Polygon(shell, holes)
         reason = shapely.is_valid_reason(polygon)
         if reason != "Valid Geometry":
@@ -258,19 +266,22 @@ def _polygons(polygons, what):
     return parts, boxes
 
 
-def _ring(positions, what, which):
+def _ring(positions, what, which, sphere):
     if len(positions) < 4:
         raise ShapeError(f"{what}: a polygon's {which} ring needs at least four positions "
                          "(the first repeated last)")
     if positions[0][:2] != positions[-1][:2]:
         raise ShapeError(f"{what}: a polygon's {which} ring is not closed: its last position "
                          "must equal its first")
-    return _unwrap([p[:2] for p in positions])
+    return _unwrap([p[:2] for p in positions], sphere)
 
 
-def _unwrap(positions):
-    """Longitudes made continuous: each edge takes the shorter way round (see the module).
-    Returns the positions and the whole turns the last one is off the first's frame."""
+def _unwrap(positions, sphere):
+    """Positions as floats; on the sphere with longitudes made continuous, each edge taking the
+    shorter way round (see the module). Returns the positions and the whole turns the last one
+    is off the first's frame (always 0 on the plane)."""
+    if not sphere:
+        return [(float(lon), float(lat)) for lon, lat in positions], 0
     out, turns = [(float(positions[0][0]), float(positions[0][1]))], 0
     previous = positions[0][0]
     for lon, lat in positions[1:]:

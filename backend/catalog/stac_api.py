@@ -33,7 +33,8 @@ def _search_parameters():
 
     return [
         param("bbox", "west,south,east,north (west > east crosses the antimeridian)"),
-        param("intersects", "GeoJSON geometry; its bounding box is searched"),
+        param("intersects", "GeoJSON geometry, planar as RFC 7946 says (across 180° cut it "
+              "there or write 170 -> 190)"),
         param("datetime", "RFC 3339 instant or interval start/end, '..' for an open end"),
         param("ids", "Item ids (granule ids), comma-separated"),
         param("collections", "Collection ids (SHORT.VERSION), comma-separated"),

@@ -81,7 +81,7 @@ def prepare(row, resolve):
         fail(row, pdr.METADATA_ERROR, f"bounding box: {exc}")
         return None
     try:
-        meta.shape = _outline(meta.footprint)
+        meta.shape = _outline(meta.footprint, meta.footprint_edges)
     except shapes.ShapeError as exc:
         fail(row, pdr.METADATA_ERROR, str(exc))
         return None
@@ -92,13 +92,13 @@ def prepare(row, resolve):
     return meta, box, files
 
 
-def _outline(footprint):
+def _outline(footprint, edges):
     """The checked Shape of a footprint from the request or the files (None: use the box)."""
     if footprint is None:
         return None
     if isinstance(footprint, str):
         return shapes.from_wkt(footprint)
-    return shapes.parse_geojson(footprint, "footprint")
+    return shapes.parse_geojson(footprint, "footprint", edges=edges)
 
 
 def register(row, collection, prepared):

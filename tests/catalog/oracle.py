@@ -1,9 +1,12 @@
 """An independent oracle for antimeridian searches: shapes drawn in a frame where longitude runs
 0..360 (so a shape around 180° is one plain polygon there), tested with shapely in that frame,
-and written for the API in -180..180 (so their rings jump from 170 to -170)."""
+and written for the API as RFC 7946 reads them (planar): with longitudes past 180 as in the
+frame, or cut at 180 into a Multi* inside -180..180 (§3.1.9)."""
+import json
 import random
 
-from shapely.geometry import LineString, Point, Polygon, box, shape
+import shapely
+from shapely.geometry import Point, Polygon, box, shape
 
 
 def to_api(coords):
@@ -30,14 +33,20 @@ def polygon(rng, lon_range=(140, 220), lat_range=(-60, 60), size=(1, 25)):
     return geometry
 
 
-def geojson(geometry):
-    """GeoJSON for the API of a frame geometry (Point, LineString or Polygon)."""
+def geojson(geometry, cut=False):
+    """GeoJSON for the API of a frame geometry (Point, LineString or Polygon): as it is in the
+    frame (longitudes up to 360), or `cut` at 180 with the eastern part moved back a turn."""
     if isinstance(geometry, Point):
         return {"type": "Point", "coordinates": to_api([geometry.x, geometry.y])}
-    if isinstance(geometry, LineString):
-        return {"type": "LineString", "coordinates": to_api([list(c) for c in geometry.coords])}
-    ring = [list(c) for c in geometry.exterior.coords]
-    return {"type": "Polygon", "coordinates": [to_api(ring)]}
+    if cut:
+        west = geometry.intersection(box(-180, -90, 180, 90))
+        east = shapely.affinity.translate(geometry.intersection(box(180, -90, 540, 90)), -360)
+        kind = geometry.geom_type
+        parts = [g for piece in (west, east) for g in getattr(piece, "geoms", [piece])
+                 if g.geom_type == kind and not g.is_empty]
+        many = shapely.MultiPolygon(parts) if kind == "Polygon" else shapely.MultiLineString(parts)
+        return json.loads(shapely.to_geojson(many if len(parts) > 1 else parts[0]))
+    return json.loads(shapely.to_geojson(geometry))
 
 
 def frame_box(west, south, east, north):

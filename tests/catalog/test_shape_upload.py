@@ -8,7 +8,7 @@ import zipfile
 import pytest
 import shapefile
 from django.core.files.uploadedfile import SimpleUploadedFile
-from shapely.geometry import box, shape
+from shapely.geometry import Point, box, shape
 
 from backend.catalog import shape_files, shapes
 
@@ -71,19 +71,25 @@ def test_shapefile_zip_is_read_and_can_be_searched_with(api, db):
     assert search.status_code == 200
 
 
-def test_kml_and_kmz(api):
-    kml = b"""<?xml version="1.0" encoding="UTF-8"?>
+KML = """<?xml version="1.0" encoding="UTF-8"?>
     <kml xmlns="http://www.opengis.net/kml/2.2"><Document><Placemark><Polygon>
       <outerBoundaryIs><LinearRing><coordinates>
-        170,-10,0 -170,-10,0 -170,10,0 170,10,0 170,-10,0
+        170,-10,0 {east},-10,0 {east},10,0 170,10,0 170,-10,0
       </coordinates></LinearRing></outerBoundaryIs></Polygon></Placemark>
       <Placemark><Point><coordinates>10,20</coordinates></Point></Placemark>
     </Document></kml>"""
+
+
+def test_kml_and_kmz(api):
+    """Coordinates are planar, as for GeoJSON: across 180° a ring goes past it (170 -> 190)."""
+    kml = KML.format(east=190).encode()
     body = upload(api, "area.kml", kml).json()
     assert body["format"] == "kml" and body["features"] == 2
     geometry = shape(body["geometry"])
     assert geometry.intersects(box(175, 0, 176, 1)) and geometry.intersects(box(-176, 0, -175, 1))
     assert not geometry.intersects(box(0, -5, 1, 5))            # it crossed 180°, not 0°
+    wide = shape(upload(api, "wide.kml", KML.format(east=-170).encode()).json()["geometry"])
+    assert wide.equals(box(-170, -10, 170, 10).union(Point(10, 20)))   # 170 -> -170: the middle
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w") as z:
         z.writestr("doc.kml", kml)

@@ -3,7 +3,7 @@ import json
 
 import pytest
 import shapely
-from shapely.geometry import box
+from shapely.geometry import Polygon, box
 
 from backend.catalog import shapes
 from backend.catalog.geo import BBox
@@ -43,21 +43,50 @@ def test_vertex_limit_is_named():
         shapes.parse_geojson({"type": "Polygon", "coordinates": [ring]})
 
 
-def test_a_ring_from_170_to_minus_170_crosses_the_antimeridian():
-    shape = shapes.parse_geojson(poly((170, -10), (-170, -10), (-170, 10), (170, 10), (170, -10)))
-    expected = shapely.union_all([box(170, -10, 180, 10), box(-180, -10, -170, 10)])
-    assert shape.geometry.equals(expected)
+CROSSING = shapely.union_all([box(170, -10, 180, 10), box(-180, -10, -170, 10)])
+
+
+def test_geojson_is_planar_so_an_edge_from_minus_170_to_170_runs_across_the_middle():
+    """RFC 7946 §3.1.1: the ring 170 -> -170 is the 340° band, as shapely reads it."""
+    ring = [(170, -10), (-170, -10), (-170, 10), (170, 10), (170, -10)]
+    shape = shapes.parse_geojson(poly(*ring))
+    assert shape.geometry.equals(Polygon(ring))
+    assert shape.bbox() == BBox(-170, -10, 170, 10)
+    assert shape.intersects_many([box(0, 0, 1, 1), box(175, -1, 176, 1)]) == [True, False]
+
+
+def test_across_the_antimeridian_a_shape_is_cut_at_180_or_goes_past_it():
+    """RFC 7946 §3.1.9: cut at 180 into a MultiPolygon; longitudes past 180 are split too."""
+    cut = {"type": "MultiPolygon", "coordinates": [
+        [[[170, -10], [180, -10], [180, 10], [170, 10], [170, -10]]],
+        [[[-180, -10], [-170, -10], [-170, 10], [-180, 10], [-180, -10]]]]}
+    past = poly((170, -10), (190, -10), (190, 10), (170, 10), (170, -10))
+    west = poly((-190, -10), (-170, -10), (-170, 10), (-190, 10), (-190, -10))
+    for value in (cut, past, west):
+        shape = shapes.parse_geojson(value)
+        assert shape.geometry.equals(CROSSING)
+        assert shape.bbox() == BBox(170, -10, -170, 10)
+
+
+def test_g_rings_on_the_sphere_take_the_shorter_way_round():
+    """A .met G-ring's points are on the sphere: 170 -> -170 crosses 180°, 20° wide."""
+    ring = poly((170, -10), (-170, -10), (-170, 10), (170, 10), (170, -10))
+    shape = shapes.parse_geojson(ring, edges=shapes.SPHERE)
+    assert shape.geometry.equals(CROSSING)
     assert shape.bbox() == BBox(170, -10, -170, 10)
-    # and the same ring written 170 -> 190
-    other = shapes.parse_geojson(poly((170, -10), (190, -10), (190, 10), (170, 10), (170, -10)))
-    assert other.geometry.equals(expected)
 
 
 def test_world_box_and_polar_cap():
     world = shapes.parse_geojson(poly((-180, -90), (180, -90), (180, 90), (-180, 90), (-180, -90)))
     assert world.geometry.equals(box(-180, -90, 180, 90))
-    cap = shapes.parse_geojson(poly((0, 80), (90, 80), (180, 80), (-90, 80), (0, 80)))
+    planar_cap = poly((-180, 80), (180, 80), (180, 90), (-180, 90), (-180, 80))
+    assert shapes.parse_geojson(planar_cap).geometry.equals(box(-180, 80, 180, 90))
+    # A ring once round the pole is a polar cap on the sphere, and no polygon on the plane.
+    round_the_pole = poly((0, 80), (90, 80), (180, 80), (-90, 80), (0, 80))
+    cap = shapes.parse_geojson(round_the_pole, edges=shapes.SPHERE)
     assert cap.geometry.equals(box(-180, 80, 180, 90))
+    with pytest.raises(shapes.ShapeError, match="not valid"):
+        shapes.parse_geojson(round_the_pole)
 
 
 def test_point_on_the_antimeridian_is_on_both_sides():
@@ -66,12 +95,18 @@ def test_point_on_the_antimeridian_is_on_both_sides():
     assert shape.intersects_many([box(179, 0, 181, 10)]) == [True]
 
 
-def test_split_shapes_equal_the_frame_shapes_moved_back():
-    """Every random polygon around 180°, split, covers exactly what it covers in 0..360."""
+@pytest.mark.parametrize("form", ["past 180", "cut at 180", "a G-ring"])
+def test_split_shapes_equal_the_frame_shapes_moved_back(form):
+    """Every random polygon around 180°, split, covers exactly what it covers in 0..360, given
+    with longitudes past 180 or cut at 180 (RFC 7946), or jumping 170 -> -170 on the sphere."""
     rng = oracle.seeded(7)
     for _ in range(200):
         frame = oracle.polygon(rng)
-        shape = shapes.parse_geojson(oracle.geojson(frame))
+        if form == "a G-ring":
+            ring = oracle.to_api([list(c) for c in frame.exterior.coords])
+            shape = shapes.parse_geojson(poly(*ring), edges=shapes.SPHERE)
+        else:
+            shape = shapes.parse_geojson(oracle.geojson(frame, cut=form == "cut at 180"))
         east_part = frame.intersection(box(180, -90, 540, 90))
         back = shapely.union_all([frame.intersection(box(-180, -90, 180, 90)),
                                   shapely.affinity.translate(east_part, -360)])
@@ -90,7 +125,7 @@ def test_from_box_splits_a_crossing_box_and_degenerates():
 
 
 def test_stored_text_round_trips():
-    shape = shapes.parse_geojson(poly((170, -10), (-170, -10), (-170, 10), (170, 10), (170, -10)))
+    shape = shapes.parse_geojson(poly((170, -10), (190, -10), (190, 10), (170, 10), (170, -10)))
     text = shapes.to_text(shape)
     assert shapes.from_stored(text).equals(shape.geometry)
     again = shapes.parse_geojson(json.loads(text))      # a stored shape reads back the same

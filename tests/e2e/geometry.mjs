@@ -1,20 +1,7 @@
 // Plane geometry for the journeys' expectations, written here on purpose: what a search by a
 // shape must return is computed with these few lines, not with the server's shapely, so the
-// journey checks the server against an independent answer. Positions are [lon, lat].
-
-/**
- * Longitudes made continuous along a ring: each edge takes the shorter way round (as the API
- * reads an edge), so 170 -> -170 becomes 170 -> 190.
- * @param {number[][]} ring
- */
-export function unwrap(ring) {
-  let turns = 0;
-  return ring.map(([lon, lat], i) => {
-    const span = i > 0 && Math.abs(lon) === 180 && Math.abs(ring[i - 1][0]) === 180;   // the globe
-    if (i > 0 && !span && Math.abs(lon - ring[i - 1][0]) > 180) turns -= Math.sign(lon - ring[i - 1][0]);
-    return [lon + 360 * turns, lat];
-  });
-}
+// journey checks the server against an independent answer. Positions are [lon, lat], planar as
+// RFC 7946 says: a shape across 180° comes cut there.
 
 /** @param {number[]} a @param {number[]} b @param {number[]} c */
 function orient(a, b, c) {
@@ -75,14 +62,12 @@ export function outerRings(geometry) {
 }
 
 /**
- * Whether a footprint (split at 180°, inside -180..180) meets a search ring as the user drew it
- * (edges the shorter way round, so possibly past 180 once unwrapped): the ring is tried where
- * it was drawn and a turn either side.
+ * Whether a footprint meets a search shape (Polygon or MultiPolygon), both planar and inside
+ * -180..180 (the footprint as the API lists it, the shape as the page sends it).
  * @param {{ type: string, coordinates: any }} footprint
- * @param {number[][]} drawnRing
+ * @param {{ type: string, coordinates: any }} shape
  */
-export function footprintMeets(footprint, drawnRing) {
-  const ring = unwrap(drawnRing);
-  return outerRings(footprint).some((part) =>
-    [-360, 0, 360].some((shift) => ringsMeet(part, ring.map(([x, y]) => [x + shift, y]))));
+export function footprintMeets(footprint, shape) {
+  const rings = outerRings(shape);
+  return outerRings(footprint).some((part) => rings.some((ring) => ringsMeet(part, ring)));
 }

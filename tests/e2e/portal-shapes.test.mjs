@@ -32,9 +32,12 @@ const CORNERS = [[165, -15], [-165, -15], [-170, 15], [170, 5]];
 
 /** @param {number} w @param {number} s @param {number} e @param {number} n */
 const box = (w, s, e, n) => ({ type: 'Polygon', coordinates: [[[w, s], [e, s], [e, n], [w, n], [w, s]]] });
-// Footprints near the antimeridian: some meet the polygon, some only its bounding box.
+/** Two boxes either side of 180°: one across it, cut there (RFC 7946). @param {number} w @param {number} s @param {number} e @param {number} n */
+const cutBox = (w, s, e, n) => ({ type: 'MultiPolygon', coordinates: [box(w, s, 180, n).coordinates, box(-180, s, e, n).coordinates] });
+// Footprints near the antimeridian: some meet the polygon, some only its bounding box. Across
+// 180° they are written as RFC 7946 allows: with longitudes past 180, or cut there.
 const FOOTPRINTS = {
-  across: box(175, -5, -175, 5), // over 180°, inside
+  across: box(175, -5, 185, 5), // over 180°, inside
   west: box(-178, -3, -176, 3), // inside, west of 180°
   edge: box(160, -2, 170, 2), // reaches over the polygon's slanted western edge
   corner: { type: 'Polygon', coordinates: [[[160, 10], [166, 14], [160, 14], [160, 10]]] }, // in its box, outside it
@@ -42,7 +45,7 @@ const FOOTPRINTS = {
   near: box(155, -2, 164, 2), // west of it
   far: box(-60, -10, -50, 10), // the other side of the world
 };
-const LATER = { inside: box(178, -2, -178, 2), outside: box(161, 11, 164, 13) };
+const LATER = { inside: cutBox(178, -2, -178, 2), outside: box(161, 11, 164, 13) };
 
 const RUN = Date.now();
 /** A name the collection's file pattern accepts, new on every run. @param {number} n */
@@ -56,7 +59,7 @@ let browser;
 let scientist;
 /** @type {Awaited<ReturnType<typeof openPage>> | undefined} */
 let provider;
-/** The polygon as the search page's address keeps it, once drawn. @type {number[][] | undefined} */
+/** The polygon as the search page's address keeps it, once drawn. @type {{ type: string, coordinates: any } | undefined} */
 let drawn;
 /** The search's address with the polygon. @type {string | undefined} */
 let polygonSearch;
@@ -195,24 +198,26 @@ test('a polygon drawn across the antimeridian finds exactly the granules it meet
   await page.waitForURL((url) => url.searchParams.has('shape'));
   polygonSearch = new URL(page.url()).search;
 
-  // The polygon as the page keeps it: where the clicks landed (to the map's pixel).
+  // The polygon as the page keeps it and sends it: cut at 180° into two parts (RFC 7946), with
+  // a corner where each click landed (to the map's pixel) and the others on 180° or -180°.
   const shape = JSON.parse(new URL(page.url()).searchParams.get('shape') ?? '{}');
-  assert.equal(shape.type, 'Polygon');
+  assert.equal(shape.type, 'MultiPolygon');
+  assert.equal(shape.coordinates.length, 2);
+  drawn = shape;
   /** @type {number[][]} */
-  const ring = shape.coordinates[0];
-  drawn = ring;
-  assert.equal(ring.length, CORNERS.length + 1);
-  ring.slice(0, -1).forEach(([lon, lat], i) => {
-    assert.ok(Math.abs(lon - CORNERS[i][0]) < 1.5 && Math.abs(lat - CORNERS[i][1]) < 1.5, `corner ${i} landed at ${lon}, ${lat}`);
+  const corners = shape.coordinates.flatMap((/** @type {number[][][]} */ p) => p[0]);
+  CORNERS.forEach(([lon, lat], i) => {
+    assert.ok(corners.some(([x, y]) => Math.abs(x - lon) < 1.5 && Math.abs(y - lat) < 1.5), `corner ${i} is not in ${JSON.stringify(shape)}`);
   });
+  assert.ok(corners.every(([x]) => Math.abs(x) === 180 || CORNERS.some(([lon]) => Math.abs(x - lon) < 1.5)), `a stray corner in ${JSON.stringify(shape)}`);
 
   const all = await granulesOfTheDay(context);
-  const expected = all.filter((g) => g.footprint && footprintMeets(g.footprint, ring)).map((g) => g.granule_id).sort();
+  const expected = all.filter((g) => g.footprint && footprintMeets(g.footprint, shape)).map((g) => g.granule_id).sort();
   // The journey's own granules fall as designed (the demo's swaths that day are counted too).
   const meets = Object.fromEntries(Object.entries(IDS).map(([name, id]) => [name, expected.includes(id)]));
   assert.deepEqual(meets, { across: true, west: true, edge: true, corner: false, east: false, near: false, far: false });
   await resultsShow(page, expected);
-  await page.getByText(/Searching within a polygon of 4 vertices/).waitFor();
+  await page.getByText(/Searching within a polygon cut at the antimeridian into 2 parts/).waitFor();
   // The polygon and the footprints are drawn on the map, the polygon at both edges.
   const map = page.getByRole('region', { name: /Map of the search/ });
   assert.ok((await map.locator('path.box-map__box').count()) >= 2, 'the polygon is not drawn');
@@ -262,13 +267,13 @@ test('an uploaded zipped shapefile narrows the results to the granules it meets'
   await page.goto(`${BASE_URL}${SEARCH}`, { waitUntil: 'load' });
   await page.getByRole('region', { name: 'Results' }).waitFor();
   // West of 180° only: a strip from 179° W to 160° W.
-  const ring = box(-179, -12, -160, 12).coordinates[0];
-  await page.getByLabel('Upload a shape').setInputFiles({ name: 'area.zip', mimeType: 'application/zip', buffer: zippedShapefile(ring) });
+  const strip = box(-179, -12, -160, 12);
+  await page.getByLabel('Upload a shape').setInputFiles({ name: 'area.zip', mimeType: 'application/zip', buffer: zippedShapefile(strip.coordinates[0]) });
   await page.getByText('Read one feature from the shapefile file').waitFor();
   await page.waitForURL((url) => url.searchParams.has('shape'));
 
   const all = await granulesOfTheDay(context);
-  const expected = all.filter((g) => g.footprint && footprintMeets(g.footprint, ring)).map((g) => g.granule_id).sort();
+  const expected = all.filter((g) => g.footprint && footprintMeets(g.footprint, strip)).map((g) => g.granule_id).sort();
   const meets = Object.fromEntries(Object.entries(IDS).map(([name, id]) => [name, expected.includes(id)]));
   assert.deepEqual(meets, { across: true, west: true, edge: false, corner: false, east: true, near: false, far: false });
   await resultsShow(page, expected);
@@ -290,7 +295,7 @@ test('subscribing from the polygon search delivers a later granule that meets it
   await page.getByRole('link', { name: 'Subscribe to this search' }).click();
   await page.waitForURL((url) => url.pathname === '/subscriptions/new');
   await page.getByText('Filled in from your search').waitFor();
-  await page.getByText(/Within a polygon of 4 vertices/).waitFor();
+  await page.getByText(/Within a polygon cut at the antimeridian into 2 parts/).waitFor();
   const name = `Across the antimeridian ${RUN}`;
   await page.getByLabel('Name').fill(name);
   await page.getByRole('region', { name: 'Area of the subscription' }).locator('path.box-map__box').first().waitFor();

@@ -41,7 +41,9 @@ def test_a_demo_swath_s_met_has_a_g_ring_round_its_pixels(tmp_path, index):
     granule = products.make_granule("MOD021KM", index, tmp_path)
     files = {role: path for _, role, path in granule.files}
     footprint = metadata.extract([(files["metadata"].name, "metadata", files["metadata"])])
-    outline = shapes.parse_geojson(footprint.footprint).geometry.buffer(1e-6)
+    assert footprint.footprint_edges == shapes.SPHERE         # G-ring points are on the sphere
+    outline = shapes.parse_geojson(footprint.footprint,
+                                   edges=footprint.footprint_edges).geometry.buffer(1e-6)
     with h5py.File(files["data"]) as f:
         lon, lat = f["Longitude"][:].ravel(), f["Latitude"][:].ravel()
     inside = shapely.contains_xy(outline, lon, lat)

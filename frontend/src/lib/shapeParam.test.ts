@@ -50,5 +50,20 @@ describe('a search shape in the address', () => {
     ];
     expect(describeShape({ type: 'Polygon', coordinates: [ring] })).toBe('a polygon of 3 vertices');
     expect(describeShape({ type: 'Point', coordinates: [5, 6] })).toBe('the point 6, 5');
+    const box = (w: number, e: number) => [
+      [
+        [w, 0],
+        [e, 0],
+        [e, 1],
+        [w, 1],
+        [w, 0],
+      ],
+    ];
+    expect(
+      describeShape({ type: 'MultiPolygon', coordinates: [box(170, 180), box(-180, -170)] }),
+    ).toBe('a polygon cut at the antimeridian into 2 parts');
+    expect(describeShape({ type: 'MultiPolygon', coordinates: [box(0, 1), box(5, 6)] })).toBe(
+      '2 polygons',
+    );
   });
 });

@@ -95,6 +95,13 @@ export function describeShape(shape: Geometry): string {
     return `the point ${lat}, ${lng}`;
   }
   if (shape.type === 'Polygon') return `a polygon of ${shape.coordinates[0]!.length - 1} vertices`;
-  if (shape.type === 'MultiPolygon') return `${shape.coordinates.length} polygons`;
+  if (shape.type === 'MultiPolygon') {
+    const count = shape.coordinates.length;
+    // A polygon across 180° arrives cut there (RFC 7946), its parts at both edges of the map.
+    const xs = new Set(shape.coordinates.flatMap((polygon) => polygon[0]!.map(([x]) => x)));
+    return xs.has(180) && xs.has(-180)
+      ? `a polygon cut at the antimeridian into ${count} parts`
+      : `${count} polygons`;
+  }
   return `a ${shape.type} shape`;
 }

@@ -1,15 +1,31 @@
 import { describe, expect, it } from 'vitest';
 
+import type { Geometry } from 'geojson';
+
 import {
   boxFromCorners,
   boxRectangles,
-  extentOf,
   isTooSmall,
   isWide,
+  isWideShape,
   onGlobe,
   unwrapGeometry,
   unwrapPath,
 } from './geometry';
+
+/** [west, south, east, north] of a geometry's positions as given. */
+function extentOf(geometry: Geometry): number[] {
+  const xs: number[] = [];
+  const ys: number[] = [];
+  const visit = (value: unknown): void => {
+    if (Array.isArray(value) && typeof value[0] === 'number') {
+      xs.push(value[0]);
+      ys.push(value[1] as number);
+    } else if (Array.isArray(value)) value.forEach(visit);
+  };
+  if (geometry.type !== 'GeometryCollection') visit(geometry.coordinates);
+  return [Math.min(...xs), Math.min(...ys), Math.max(...xs), Math.max(...ys)];
+}
 
 describe('map boxes', () => {
   it('a drag in any direction gives west, south, east, north on the globe', () => {
@@ -93,20 +109,30 @@ describe('shapes on the map', () => {
     expect(unwrapPath(world as [number, number][])).toEqual(world);
   });
 
-  it('a polygon across 180 is drawn as one shape; its extent goes past 180', () => {
-    const drawn = unwrapGeometry({
-      type: 'Polygon',
-      coordinates: [
-        [
-          [170, -10],
-          [-170, -10],
-          [-170, 10],
-          [170, 10],
-          [170, -10],
-        ],
-      ],
-    });
-    expect(extentOf(drawn)).toEqual([170, -10, 190, 10]);
+  it('a search shape covering half the map or more is wide, however it is cut', () => {
+    const band = (west: number, east: number, south: number, north: number) => [
+      [west, south],
+      [east, south],
+      [east, north],
+      [west, north],
+      [west, south],
+    ];
+    // a tall band either side of 180°, cut there: small, though it reaches both map edges
+    expect(
+      isWideShape({
+        type: 'MultiPolygon',
+        coordinates: [[band(170, 180, -80, 80)], [band(-180, -170, -80, 80)]],
+      }),
+    ).toBe(false);
+    expect(isWideShape({ type: 'Polygon', coordinates: [band(-170, 170, -60, 60)] })).toBe(true);
+    // a hole takes its area away
+    expect(
+      isWideShape({
+        type: 'Polygon',
+        coordinates: [band(-170, 170, -60, 60), band(-100, 100, -50, 50)],
+      }),
+    ).toBe(false);
+    expect(isWideShape({ type: 'Point', coordinates: [0, 0] })).toBe(false);
   });
 
   it('a click past the edge of the world is the same place on the globe', () => {

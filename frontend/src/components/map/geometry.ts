@@ -51,8 +51,9 @@ export function isTooSmall([west, south, east, north]: BBox): boolean {
 export type Position = [number, number];
 
 /**
- * Longitudes made continuous along a path, each step taking the shorter way round (as the API
- * reads an edge), so a ring from 170 to -170 continues to 190 and is drawn across 180°.
+ * Longitudes made continuous along a path, each step taking the shorter way round (as the map
+ * draws an edge between two clicks), so a ring from 170 to -170 continues to 190 and is drawn
+ * across 180°.
  */
 export function unwrapPath(points: Position[], globeEdges = true): Position[] {
   const out: Position[] = [];
@@ -61,8 +62,8 @@ export function unwrapPath(points: Position[], globeEdges = true): Position[] {
     if (index > 0) {
       const previous = points[index - 1]![0];
       const step = lng - previous;
-      // As the API reads it, an edge from -180 to 180 (both on the antimeridian) spans the
-      // globe, as a world box's does; land outlines cut at 180° jump there instead.
+      // An edge from -180 to 180 (both on the antimeridian) spans the globe, as a world box's
+      // does; land outlines cut at 180° jump there instead.
       const span = globeEdges && Math.abs(lng) === 180 && Math.abs(previous) === 180;
       if (Math.abs(step) > 180 && !span) turns -= Math.sign(step);
     }
@@ -123,9 +124,8 @@ const PATH_DEPTH: Partial<Record<Geometry['type'], number>> = {
 
 /**
  * A geometry with each line and ring made continuous in longitude (see unwrapPath), for
- * drawing: a polygon drawn from 170° to -170°, or land cut at 180° (Chukotka, Fiji; with
- * `globeEdges` false, as its rings jump from 180 to -180), then shows as one shape across 180°
- * instead of a band across the whole map.
+ * drawing: land cut at 180° (Chukotka, Fiji; with `globeEdges` false, as its rings jump from
+ * 180 to -180) then shows as one shape across 180° instead of a band across the whole map.
  */
 export function unwrapGeometry(geometry: Geometry, globeEdges = true): Geometry {
   if (geometry.type === 'GeometryCollection')
@@ -142,20 +142,35 @@ export function unwrapGeometry(geometry: Geometry, globeEdges = true): Geometry 
   } as Geometry;
 }
 
-/** [west, south, east, north] of a geometry's positions as given (no wrapping). */
-export function extentOf(geometry: Geometry): BBox {
-  const xs: number[] = [];
-  const ys: number[] = [];
-  const visit = (value: unknown) => {
-    if (Array.isArray(value) && typeof value[0] === 'number') {
-      xs.push(value[0]);
-      ys.push(value[1] as number);
-    } else if (Array.isArray(value)) value.forEach(visit);
-  };
-  const walk = (g: Geometry): void => {
-    if (g.type === 'GeometryCollection') g.geometries.forEach(walk);
-    else visit(g.coordinates);
-  };
-  walk(geometry);
-  return [Math.min(...xs), Math.min(...ys), Math.max(...xs), Math.max(...ys)];
+/** A closed ring's area in square degrees, whichever way round it goes. */
+export function ringArea(ring: Position[]): number {
+  let twice = 0;
+  for (let i = 0; i + 1 < ring.length; i += 1)
+    twice += ring[i]![0] * ring[i + 1]![1] - ring[i + 1]![0] * ring[i]![1];
+  return Math.abs(twice / 2);
+}
+
+/** Square degrees a shape's polygons cover on the map (holes left out; lines and points none). */
+function areaOf(geometry: Geometry): number {
+  if (geometry.type === 'GeometryCollection')
+    return geometry.geometries.reduce((sum, g) => sum + areaOf(g), 0);
+  const polygons =
+    geometry.type === 'Polygon'
+      ? [geometry.coordinates]
+      : geometry.type === 'MultiPolygon'
+        ? geometry.coordinates
+        : [];
+  return polygons.reduce(
+    (sum, rings) =>
+      rings.reduce(
+        (inner, ring, index) => inner + (index ? -1 : 1) * ringArea(ring as Position[]),
+        sum,
+      ),
+    0,
+  );
+}
+
+/** True when a shape covers half the map or more: drawn as its outline, as a wide box is. */
+export function isWideShape(geometry: Geometry): boolean {
+  return areaOf(geometry) >= 0.5 * 360 * 180;
 }

@@ -7,7 +7,7 @@ import type { Geometry } from 'geojson';
 import L from 'leaflet';
 
 import type { BBox } from '../../lib/api/types';
-import { boxRectangles, extentOf, isWide, unwrapGeometry } from './geometry';
+import { boxRectangles, isWide, isWideShape, unwrapGeometry } from './geometry';
 import type { Footprint } from './types';
 
 export function rectangles(box: BBox, options: L.PolylineOptions): L.Rectangle[] {
@@ -15,15 +15,17 @@ export function rectangles(box: BBox, options: L.PolylineOptions): L.Rectangle[]
 }
 
 /**
- * How a geometry reaches the map: `shape` as a user drew it (each edge the shorter way round,
- * as the API reads it), `land` cut at 180° (its rings jump there), `split` already split at
- * the antimeridian into -180..180 (footprints and uploaded shapes as the API returns them).
+ * How a geometry reaches the map: `shape` a search shape as the API reads it (planar, RFC 7946:
+ * across 180° cut there or with longitudes past it), `land` cut at 180° with its rings jumping
+ * there, `split` already split at the antimeridian into -180..180 (footprints as the API
+ * returns them).
  */
 export type Drawing = 'shape' | 'land' | 'split';
 
 /**
- * A geometry as a Leaflet layer. A shape or land is made continuous across 180° and drawn a
- * turn either side too, so what crosses the antimeridian shows whole at both edges of the map.
+ * A geometry as a Leaflet layer. A shape or land (land made continuous across 180° first) is
+ * drawn a turn either side too, so what crosses the antimeridian shows whole at both edges of
+ * the map.
  */
 export function geometryLayer(
   geometry: Geometry,
@@ -31,11 +33,11 @@ export function geometryLayer(
   interactive: boolean,
   drawing: Drawing = 'shape',
 ): L.FeatureGroup {
-  const unwrapped = drawing === 'split' ? geometry : unwrapGeometry(geometry, drawing === 'shape');
+  const drawn = drawing === 'land' ? unwrapGeometry(geometry, false) : geometry;
   const group = L.featureGroup();
   for (const shift of drawing === 'split' ? [0] : [-360, 0, 360]) {
     group.addLayer(
-      L.geoJSON(unwrapped, {
+      L.geoJSON(drawn, {
         coordsToLatLng: ([lng, lat]) => L.latLng(lat!, lng! + shift),
         style: { className },
         pointToLayer: (_, latLng) =>
@@ -60,8 +62,8 @@ export function drawSearchArea(
 ): void {
   layer.clearLayers();
   if (shape) {
-    const extent = shape.type === 'Point' ? null : extentOf(unwrapGeometry(shape));
-    layer.addLayer(geometryLayer(shape, areaClass('box-map__box', extent, outline), false));
+    const className = areaClass('box-map__box', null, outline || isWideShape(shape));
+    layer.addLayer(geometryLayer(shape, className, false));
   } else if (box) {
     const className = areaClass('box-map__box', null, outline);
     for (const rectangle of rectangles(box, { className, interactive: false }))

@@ -1,12 +1,18 @@
 /**
  * Drawing a polygon (a click per vertex) or placing a point on a Leaflet map. A polygon ends
  * with a double click, a click on its first vertex, Enter or the map's Finish button; each edge
- * takes the shorter way round the globe, as the API reads it, so clicking at 170° and then at
- * -170° draws an edge across the antimeridian. The map can still be dragged while drawing.
+ * takes the shorter way round the globe, so clicking at 170° and then at -170° draws an edge
+ * across the antimeridian. The finished polygon is cut there (antimeridian.ts), as the API
+ * reads shapes on the plane (RFC 7946). The map can still be dragged while drawing.
  */
-import type { Point as GeoPoint, Polygon as GeoPolygon } from 'geojson';
+import type {
+  MultiPolygon as GeoMultiPolygon,
+  Point as GeoPoint,
+  Polygon as GeoPolygon,
+} from 'geojson';
 import L from 'leaflet';
 
+import { cutAtAntimeridian } from './antimeridian';
 import { onGlobe, unwrapPath, type Position } from './geometry';
 
 export type ShapeKind = 'polygon' | 'point';
@@ -14,7 +20,7 @@ export type ShapeKind = 'polygon' | 'point';
 export interface ShapeDrawOptions {
   style: L.PathOptions;
   /** Called with the finished shape. */
-  onDone: (shape: GeoPolygon | GeoPoint) => void;
+  onDone: (shape: GeoPolygon | GeoMultiPolygon | GeoPoint) => void;
   /** Called when the number of vertices changes (to offer Finish once there are three). */
   onProgress?: (vertices: number) => void;
 }
@@ -63,10 +69,10 @@ export class ShapeDraw {
   /** Close the polygon drawn so far (three vertices at least); false when it has fewer. */
   finish(): boolean {
     if (this.kind !== 'polygon' || this.vertices.length < 3) return false;
-    const ring = [...this.vertices, this.vertices[0]!];
+    const shape = cutAtAntimeridian(this.vertices);
     const { onDone } = this.options;
     this.disable();
-    onDone({ type: 'Polygon', coordinates: [ring] });
+    onDone(shape);
     return true;
   }
 

@@ -9,18 +9,20 @@ import { granule } from '../../test/granules';
 import { renderApp } from '../../test/renderApp';
 import { collection, page, server } from '../../test/server';
 
-// A polygon drawn across the antimeridian, as the map's tool reports it: lon 170 to -170.
+/** A closed ring round a box. */
+const ring = (west: number, south: number, east: number, north: number) => [
+  [west, south],
+  [east, south],
+  [east, north],
+  [west, north],
+  [west, south],
+];
+
+// A polygon drawn across the antimeridian (lon 170 to -170), as the map's tool reports it: cut
+// at 180 (RFC 7946), as the API reads shapes on the plane.
 const ACROSS = {
-  type: 'Polygon' as const,
-  coordinates: [
-    [
-      [170, -10],
-      [-170, -10],
-      [-170, 10],
-      [170, 10],
-      [170, -10],
-    ],
-  ],
+  type: 'MultiPolygon' as const,
+  coordinates: [[ring(170, -10, 180, 10)], [ring(-180, -10, -170, 10)]],
 };
 
 // Leaflet is exercised in the browser journey; this map reports what it was given, draws a
@@ -43,26 +45,7 @@ vi.mock('../../components/map/LazyBoxMap', () => ({
 
 const FOOTPRINT = {
   type: 'MultiPolygon' as const,
-  coordinates: [
-    [
-      [
-        [175, -5],
-        [180, -5],
-        [180, 5],
-        [175, 5],
-        [175, -5],
-      ],
-    ],
-    [
-      [
-        [-180, -5],
-        [-175, -5],
-        [-175, 5],
-        [-180, 5],
-        [-180, -5],
-      ],
-    ],
-  ],
+  coordinates: [[ring(175, -5, 180, 5)], [ring(-180, -5, -175, 5)]],
 };
 
 const timeline: Timeline = { bucket: 'day', total: 1, buckets: [] };
@@ -124,7 +107,9 @@ describe('searching by a shape', () => {
 
     // The results' footprints reach the map as their shapes, not their boxes.
     expect(await within(map).findByText('footprints drawn: MultiPolygon')).toBeInTheDocument();
-    expect(screen.getByText(/Searching within a polygon of 4 vertices/)).toBeInTheDocument();
+    expect(
+      screen.getByText(/Searching within a polygon cut at the antimeridian into 2 parts/),
+    ).toBeInTheDocument();
 
     const address = new URLSearchParams(router.state.location.search);
     expect(JSON.parse(address.get('shape')!)).toEqual(ACROSS);

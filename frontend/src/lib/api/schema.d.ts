@@ -2806,7 +2806,7 @@ export interface components {
          *     schema: the filters check the values, and attr.NAME[.OP] keys are taken too).
          */
         GranuleSearchRequest: {
-            /** @description Granules whose footprint meets this geometry (at most 2000 vertices; an edge takes the shorter way round, so lon 170 -> -170 crosses 180°) */
+            /** @description Granules whose footprint meets this geometry (at most 2000 vertices; planar, as RFC 7946: across 180° cut it there or write 170 -> 190) */
             intersects?: {
                 /** @enum {string} */
                 type: "Point" | "MultiPoint" | "LineString" | "MultiLineString" | "Polygon" | "MultiPolygon" | "GeometryCollection";
@@ -2844,7 +2844,7 @@ export interface components {
                 number,
                 number
             ];
-            /** @description GeoJSON outline (Polygon, MultiPolygon, ...); its box replaces bbox. Else read from the files (UMM-G GPolygons, .met G-ring, ACDD geospatial_bounds), else the box */
+            /** @description GeoJSON outline (Polygon, MultiPolygon, ...), planar as RFC 7946 says (across 180° cut it there or write 170 -> 190); its box replaces bbox. Else read from the files (UMM-G GPolygons, .met G-ring, ACDD geospatial_bounds), else the box */
             footprint?: {
                 /** @enum {string} */
                 type: "Point" | "MultiPoint" | "LineString" | "MultiLineString" | "Polygon" | "MultiPolygon" | "GeometryCollection";
@@ -3515,7 +3515,7 @@ export interface components {
                 number | string,
                 number | string
             ] | string) | null;
-            /** @description A GeoJSON shape (Polygon, MultiPolygon, Point, LineString ..., at most 2000 vertices): only granules whose footprint meets it are delivered. Replaces bbox; null removes the shape and its box */
+            /** @description A GeoJSON shape (Polygon, MultiPolygon, Point, LineString ..., at most 2000 vertices; planar, as RFC 7946: across 180° cut it there or write 170 -> 190): only granules whose footprint meets it are delivered. Replaces bbox; null removes the shape and its box */
             intersects?: {
                 /** @enum {string} */
                 type: "Point" | "MultiPoint" | "LineString" | "MultiLineString" | "Polygon" | "MultiPolygon" | "GeometryCollection";
@@ -3924,7 +3924,7 @@ export interface components {
                 number,
                 number
             ] | null;
-            /** @description A GeoJSON shape (Polygon, MultiPolygon, Point, LineString ..., at most 2000 vertices): only granules whose footprint meets it are delivered. Replaces bbox; null removes the shape and its box */
+            /** @description A GeoJSON shape (Polygon, MultiPolygon, Point, LineString ..., at most 2000 vertices; planar, as RFC 7946: across 180° cut it there or write 170 -> 190): only granules whose footprint meets it are delivered. Replaces bbox; null removes the shape and its box */
             intersects: {
                 /** @enum {string} */
                 type: "Point" | "MultiPoint" | "LineString" | "MultiLineString" | "Polygon" | "MultiPolygon" | "GeometryCollection";
@@ -3986,7 +3986,7 @@ export interface components {
                 number | string,
                 number | string
             ] | string) | null;
-            /** @description A GeoJSON shape (Polygon, MultiPolygon, Point, LineString ..., at most 2000 vertices): only granules whose footprint meets it are delivered. Replaces bbox; null removes the shape and its box */
+            /** @description A GeoJSON shape (Polygon, MultiPolygon, Point, LineString ..., at most 2000 vertices; planar, as RFC 7946: across 180° cut it there or write 170 -> 190): only granules whose footprint meets it are delivered. Replaces bbox; null removes the shape and its box */
             intersects?: {
                 /** @enum {string} */
                 type: "Point" | "MultiPoint" | "LineString" | "MultiLineString" | "Polygon" | "MultiPolygon" | "GeometryCollection";
@@ -4027,7 +4027,7 @@ export interface components {
                 number | string,
                 number | string
             ] | string) | null;
-            /** @description A GeoJSON shape (Polygon, MultiPolygon, Point, LineString ..., at most 2000 vertices): only granules whose footprint meets it are delivered. Replaces bbox; null removes the shape and its box */
+            /** @description A GeoJSON shape (Polygon, MultiPolygon, Point, LineString ..., at most 2000 vertices; planar, as RFC 7946: across 180° cut it there or write 170 -> 190): only granules whose footprint meets it are delivered. Replaces bbox; null removes the shape and its box */
             intersects?: {
                 /** @enum {string} */
                 type: "Point" | "MultiPoint" | "LineString" | "MultiLineString" | "Polygon" | "MultiPolygon" | "GeometryCollection";
@@ -4136,7 +4136,7 @@ export interface components {
         TimelineSearchBucketEnum: "auto" | "hour" | "day" | "month" | "year";
         /** @description The body of a POST timeline: the search's filters and the bucket size. */
         TimelineSearchRequest: {
-            /** @description Granules whose footprint meets this geometry (at most 2000 vertices; an edge takes the shorter way round, so lon 170 -> -170 crosses 180°) */
+            /** @description Granules whose footprint meets this geometry (at most 2000 vertices; planar, as RFC 7946: across 180° cut it there or write 170 -> 190) */
             intersects?: {
                 /** @enum {string} */
                 type: "Point" | "MultiPoint" | "LineString" | "MultiLineString" | "Polygon" | "MultiPolygon" | "GeometryCollection";
@@ -13024,7 +13024,7 @@ export interface operations {
                 datetime?: string;
                 /** @description Item ids (granule ids), comma-separated */
                 ids?: string;
-                /** @description GeoJSON geometry; its bounding box is searched */
+                /** @description GeoJSON geometry, planar as RFC 7946 says (across 180° cut it there or write 170 -> 190) */
                 intersects?: string;
                 /** @description 1..10000, default 10 */
                 limit?: number;
