@@ -1,7 +1,7 @@
 """The distribution API: cart, orders, links, destinations, subscriptions and downloads."""
 import mimetypes
 
-from django.http import FileResponse, HttpResponse
+from django.http import FileResponse, HttpResponse, StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import mixins, status, viewsets
@@ -290,10 +290,11 @@ class DownloadView(APIView):
         file = download.file
         partial = span is not None
         start, end = span or (0, file.size - 1)
-        response = FileResponse(
-            stream, status=206 if partial else 200,
-            content_type=mimetypes.guess_type(file.name)[0] or "application/octet-stream",
-        )
+        kind = mimetypes.guess_type(file.name)[0] or "application/octet-stream"
+        status = 206 if partial else 200
+        # a whole file sent by checked sendfile(2) blocks is an iterator; otherwise a file
+        response = (StreamingHttpResponse(stream, status=status, content_type=kind)
+                    if stream.sock else FileResponse(stream, status=status, content_type=kind))
         response.block_size = CHUNK
         response["Content-Length"] = str(end - start + 1)
         response["Accept-Ranges"] = "bytes"

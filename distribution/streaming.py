@@ -19,9 +19,11 @@ the one behind would have found); set GRANARY_DROP_BEHIND_BYTES higher where tha
 """
 import os
 import socket
+import ssl
 import struct
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 from backend import host
 
@@ -161,3 +163,33 @@ def _quietly(operation, *args):
 
 
 drop_behind = DropBehind()
+
+
+# Checks of the next block run here while the request's thread sends the last one: hashing and
+# sendfile(2) each release the GIL, so a download uses two cores.
+_checking = ThreadPoolExecutor(4, thread_name_prefix="check-ahead")
+
+
+def can_send_directly(sock):
+    """Whether a whole checked file can be sent to `sock` by sendfile(2) between our checks:
+    gunicorn's plain TCP or Unix socket (not TLS, whose bytes sendfile would bypass)."""
+    return isinstance(sock, socket.socket) and not isinstance(sock, ssl.SSLSocket)
+
+
+def send_checked(sock, reader):
+    """Send a CheckedReader's file to `sock` block by block, each only once its check has
+    passed (the next is read and checked in a helper thread while it goes; the verdict is
+    settled here, in the request's thread, which owns the database connection); yields each
+    (offset, length) sent. A failed check raises before its block leaves: a short body."""
+    pending = _checking.submit(reader.read_next)
+    try:
+        while True:
+            offset, block, good = pending.result()
+            reader.settle(offset, block, good)
+            if not block:
+                return
+            pending = _checking.submit(reader.read_next)
+            sock.sendfile(reader.handle, offset=offset, count=len(block))
+            yield offset, len(block)
+    finally:
+        pending.cancel() or pending.exception()     # no read left running once it closes

@@ -316,11 +316,24 @@ class CacheEntry(models.Model):
         help_text="size:mtime_ns:inode of the cached file when its bytes last matched the "
                   "catalog checksum; a file that no longer has it is hashed again before use",
     )
+    verified_at = models.DateTimeField(
+        null=True, blank=True,
+        help_text="when the cached bytes were last read in full and matched the catalog "
+                  "checksum (ingest, recall, a download, the scrub); a range is served only "
+                  "from a file verified within GRANARY_CACHE_SCRUB_S",
+    )
+    blocks = models.BinaryField(
+        null=True, blank=True,
+        help_text="the check (8 bytes, serving.block_sum) of each 4 MiB block, taken in the "
+                  "pass that last matched the catalog checksum: whole-file reads check each "
+                  "block against it before sending it; null until a full pass has recorded it",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         verbose_name_plural = "cache entries"
-        indexes = [models.Index(fields=["state", "last_access"], name="cache_state_lru")]
+        indexes = [models.Index(fields=["state", "last_access"], name="cache_state_lru"),
+                   models.Index(fields=["verified_at"], name="cache_verified")]  # the scrub
 
     def __str__(self):
         return f"{self.file} ({self.state})"

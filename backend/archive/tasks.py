@@ -45,3 +45,11 @@ def compact_totals():
     from . import operations
 
     operations.compact_totals()
+
+
+@shared_task(name="backend.archive.scrub_cache")
+def scrub_cache():
+    """Read a budget of cached files again and check them (beat; see services.scrub)."""
+    from .services import scrub
+
+    return scrub.scrub()

@@ -50,6 +50,16 @@ GRANARY_CACHE_BYTES = int(float(env("GRANARY_CACHE_GB", "64")) * 2**30)
 # use (RAM, or its cgroup's limit).
 GRANARY_DROP_BEHIND_BYTES = (int(env("GRANARY_DROP_BEHIND_BYTES"))
                              if env("GRANARY_DROP_BEHIND_BYTES") else None)
+# A range is served only from a cached file read in full and matched to the catalog within this
+# long (a whole download is checked block by block as it is sent). The scrub re-reads the
+# cache's clean files oldest-verified first, every SCRUB_EVERY_S, up to SCRUB_BYTES a run, which
+# keeps a cache of up to SCRUB_BYTES x SCRUB_S / 2 / SCRUB_EVERY_S (144 GiB by default) within
+# the bound. A day: rot is rare (disks return an unreadable sector about once per 10^15 bits
+# read, silent corruption rarer still), so a day's exposure of range readers is small, while
+# the scrub's two passes a day over the default 64 GiB cache read ~1.5 MB/s on average.
+GRANARY_CACHE_SCRUB_S = float(env("GRANARY_CACHE_SCRUB_S", str(24 * 3600)))
+GRANARY_CACHE_SCRUB_EVERY_S = float(env("GRANARY_CACHE_SCRUB_EVERY_S", "600"))
+GRANARY_CACHE_SCRUB_BYTES = int(float(env("GRANARY_CACHE_SCRUB_GB", "2")) * 2**30)
 GRANARY_CACHE_HIGH_WATERMARK = float(env("GRANARY_CACHE_HIGH_WATERMARK", "0.8"))
 GRANARY_CACHE_LOW_WATERMARK = float(env("GRANARY_CACHE_LOW_WATERMARK", "0.4"))
 GRANARY_DRIVE_ERROR_LIMIT = int(env("GRANARY_DRIVE_ERROR_LIMIT", "3"))
@@ -313,6 +323,8 @@ CELERY_BEAT_SCHEDULE = {
     "archive-compact-totals": {"task": "backend.archive.compact_totals", "schedule": 60.0},
     "archive-reconcile": {"task": "backend.archive.reconcile_sample",
                           "schedule": GRANARY_RECONCILE_EVERY_S},
+    "archive-scrub-cache": {"task": "backend.archive.scrub_cache",
+                            "schedule": GRANARY_CACHE_SCRUB_EVERY_S},
 }
 
 # Ingest: granules move through the pipeline in chunks (one task each) under a lease; the sweeper

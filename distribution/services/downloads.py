@@ -1,8 +1,10 @@
 """Downloads: who may fetch a file, and its bytes streamed from the cache as they are."""
 import base64
 import hashlib
+import io
 import logging
 import os
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -25,7 +27,7 @@ from ..models import Delivery, Order, OrderItem
 from .orders import delivered, queue_refresh
 from .signed_links import sign
 
-CHUNK = 1 << 20
+CHUNK = archive.CHECK_BLOCK   # a whole file is read in checked blocks of this size
 RETRY_MIN_S, RETRY_MAX_S = 5, 600
 
 _AGAIN = {"Retry-After": str(RETRY_MIN_S * 2)}
@@ -129,12 +131,12 @@ def open_download(download, range_header, sock=None, if_range=None):
     where the server tells it, lets a large download leave the page cache behind it (see
     streaming).
 
-    The cached file is sent as it is, not hashed again first, while it is unchanged since its
-    bytes last matched the catalog checksum (checked when it entered the cache: ingest
-    validation, or the recall that read it from tape); a file changed since is hashed again
-    and, damaged, never sent (archive.open_for_serving). A hash pass per download would cap
-    every download at the hash rate (MD5 runs at a third of the disk's speed here) and read
-    each file twice; re-hashing for every range would make resumable downloads quadratic.
+    A whole file is checked block by block as it is sent (archive.open_checked): a block that
+    fails cuts the response short (the client sees fewer bytes than Content-Length, never a
+    whole wrong file), and the copy is dropped and recalled. A range is sent as it is (by
+    sendfile) from a file read in full and matched to the catalog within
+    GRANARY_CACHE_SCRUB_S, which the cache scrub keeps; an older one is hashed first.
+    Re-hashing the whole file for every range would make resumable downloads quadratic.
     """
     file = download.file
     if not range_validator_matches(if_range, etag(file)):
@@ -144,7 +146,8 @@ def open_download(download, range_header, sock=None, if_range=None):
     except RangeNotSatisfiable as exc:
         raise RangeError(file.size) from exc
     try:
-        handle = archive.open_for_serving(file)
+        handle = (archive.open_for_serving(file, settings.GRANARY_CACHE_SCRUB_S) if span
+                  else archive.open_checked(file))
     except archive.CacheDamaged as exc:
         if download.item is not None:
             back_to_waiting(download.item)
@@ -157,6 +160,8 @@ def open_download(download, range_header, sock=None, if_range=None):
         raise Conflict(f"{file.name} is on tape only; order it to have it recalled.") from exc
     start, end = span if span else (0, file.size - 1)
     body = DownloadBody(handle, download, start, end, ranged=span is not None)
+    if span is None and streaming.can_send_directly(sock):
+        body.sock = sock
     if sock is not None and streaming.streams_through(end + 1 - start,
                                                       settings.GRANARY_DROP_BEHIND_BYTES):
         body.followed = streaming.drop_behind.follow(handle.fileno(), sock, start, end)
@@ -178,9 +183,12 @@ def back_to_waiting(item):
 
 
 class DownloadBody:
-    """Bytes start..end of an open file, as a file object: a WSGI server with a file wrapper
-    (gunicorn) sends it with sendfile(2), from the page cache to the socket without copies
-    through Python; other servers read it in CHUNK blocks. Never read whole into memory.
+    """Bytes start..end of an open file, as a file object. A range: a WSGI server with a file
+    wrapper (gunicorn) sends it with sendfile(2), from the page cache to the socket without
+    copies through Python. A whole file (a CheckedReader) has no fileno: given gunicorn's
+    socket (`sock`), the view iterates it, and each block goes by sendfile(2) once checked;
+    other servers read it in checked blocks. A block that fails its check raises
+    CacheDamaged, and the server cuts the connection. Never read whole into memory.
 
     Closing it records the transfer, counting the bytes that left: reads advance the
     position, and socket.sendfile() seeks past what it sent, also when the client goes away.
@@ -189,20 +197,46 @@ class DownloadBody:
     def __init__(self, handle, download, start, end, ranged=False):
         self.handle, self.download, self.start, self.end = handle, download, start, end
         self.ranged = ranged
-        self.started, self.closed, self.followed = timezone.now(), False, None
-        self.position = handle.seek(start)
+        self.started, self.closed, self.followed, self.sock = timezone.now(), False, None, None
+        self.position = handle.seek(start) if ranged else start
 
     def fileno(self):
+        if not self.ranged:
+            raise io.UnsupportedOperation("a whole file is read to be checked, not sent by fd")
         return self.handle.fileno()
 
     def read(self, size=-1):
         left = self.end + 1 - self.position
         size = left if size is None or size < 0 else min(size, left)
-        block = self.handle.read(size) if size > 0 else b""
+        with self._damage():
+            block = self.handle.read(size) if size > 0 else b""
         self.position += len(block)
         return block
 
+    def __iter__(self):
+        """With `sock` (gunicorn's, see streaming.send_checked): the whole file, each block
+        checked and then sent by sendfile(2) straight to the socket, the next one checked
+        while it goes; yields nothing but lets the server send the headers first."""
+        yield b""
+        with self._damage():
+            for offset, length in streaming.send_checked(self.sock, self.handle):
+                self.position = offset + length
+                yield b""
+
+    @contextmanager
+    def _damage(self):
+        try:
+            yield
+        except archive.CacheDamaged:
+            if self.download.item is not None:
+                back_to_waiting(self.download.item)
+            raise
+
     def seek(self, offset, whence=os.SEEK_SET):
+        if not self.ranged:     # socket.sendfile's fallback seeks to where it stopped
+            if (offset, whence) != (self.position, os.SEEK_SET):
+                raise io.UnsupportedOperation("a checked whole file is read in order")
+            return self.position
         self.position = self.handle.seek(offset, whence)
         return self.position
 

@@ -1,6 +1,7 @@
 """Push delivery: the ready files of an order copied into its destination, each verified,
 with a manifest and a checksum list beside them."""
 import json
+from contextlib import closing
 from pathlib import PurePosixPath
 
 from django.conf import settings
@@ -9,7 +10,6 @@ from django.db.models import Q
 from django.utils import timezone
 
 from backend.archive import services as archive
-from backend.catalog import checksums
 from backend.metrics.models import TransferRecord
 from backend.metrics.services import record_transfer
 
@@ -70,47 +70,40 @@ def push_order(order_id):
 
 
 def _push_file(target, item):
-    """Send one file, hashing its bytes as they are read from the cache (one read): the copy
-    is good when the size the target holds and the checksum of what was sent are the
-    catalog's. A file gone from the cache, or damaged there, fails this attempt and waits for
-    its recall."""
+    """Send one file, each block checked as it is read from the cache (archive.open_checked):
+    the copy is good when the target holds the file's size. A file gone from the cache, or
+    damaged there (found before or while it is sent: the partial copy is removed, the cached
+    one dropped and recalled), fails this attempt with the reason and waits for its recall."""
     file = item.file
     started = timezone.now()
-    digest = checksums.hasher(file.checksum_type)
-
-    def hashed(source):
-        while block := source.read(CHUNK):
-            digest.update(block)
-            yield block
-
+    path = f"{file.granule.granule_id}/{file.name}"
     try:
-        source = archive.open_for_serving(file)
-    except archive.ArchiveError:
+        source = archive.open_checked(file)
+        with closing(source):
+            _place(target, path, iter(lambda: source.read(CHUNK), b""), file.size)
+    except archive.ArchiveError as exc:
         back_to_waiting(item)  # recalled, then pushed when ready again
-        raise
-    with source:
-        _place(target, f"{file.granule.granule_id}/{file.name}", hashed(source), file.size,
-               lambda: checksums.same(file.checksum_type, digest.hexdigest(), file.checksum))
+        raise PushError(f"{path} was not sent: {exc}") from exc
     record_transfer(TransferRecord.Direction.DISTRIBUTION, file.size, started, timezone.now(),
                     file.granule.collection)
     OrderItem.objects.filter(pk=item.pk).update(pushed_at=timezone.now())
     delivered(item)
 
 
-def _place(target, path, blocks, size, checksum_ok=lambda: True):
+def _place(target, path, blocks, size):
     """Write `blocks` as <path>.partial and rename it to `path` only once the target holds
-    `size` bytes and checksum_ok(): nothing stands under its final name unless it is whole."""
+    `size` bytes: nothing stands under its final name unless it is whole. A source that fails
+    while it is read leaves no partial behind."""
     partial = f"{path}.partial"
-    target.write(partial, blocks)
-    held = target.size(partial)
-    problem = None
-    if held != size:
-        problem = f"{held} of {size} bytes arrived"
-    elif not checksum_ok():
-        problem = "the bytes read from the cache fail its catalog checksum"
-    if problem:
+    try:
+        target.write(partial, blocks)
+    except archive.ArchiveError:
         target.remove(partial)
-        raise PushError(f"the copy of {path} is not whole: {problem}")
+        raise
+    held = target.size(partial)
+    if held != size:
+        target.remove(partial)
+        raise PushError(f"the copy of {path} is not whole: {held} of {size} bytes arrived")
     target.replace(partial, path)
 
 

@@ -1,6 +1,7 @@
-"""A download's body as gunicorn sends it: socket.sendfile() straight from the cached file.
-The bytes on the wire are the file's, and what is recorded is what left, also when the
-transfer stops early."""
+"""A download's body as gunicorn sends it: a range by socket.sendfile() straight from the
+cached file, a whole file read in checked blocks (it has no fileno, so socket.sendfile falls
+back to reading it). The bytes on the wire are the file's, and what is recorded is what left,
+also when the transfer stops early."""
 import os
 import socket
 import threading
@@ -8,6 +9,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from django.contrib.auth.models import AnonymousUser
+from gunicorn import util
 
 from backend.archive import services as archive
 from backend.metrics.models import TransferRecord
@@ -57,10 +59,10 @@ def iter_recv(sock):
         yield chunk
 
 
-def test_the_whole_file_by_sendfile_is_recorded_and_completes_the_item(download):
+def test_the_whole_file_read_in_checked_blocks_is_recorded_and_completes_the_item(download):
     found, data = download
     body, span = downloads.open_download(found, None)
-    assert span is None and body.fileno() > 0
+    assert span is None and not util.has_fileno(body)   # gunicorn reads it, no sendfile
     assert send(body, body.start, SIZE) == data
     body.close()
     assert TransferRecord.objects.get(direction="distribution").bytes == SIZE
@@ -70,7 +72,7 @@ def test_the_whole_file_by_sendfile_is_recorded_and_completes_the_item(download)
 def test_a_transfer_that_stops_early_records_what_left_and_leaves_the_item_open(download):
     found, data = download
     body, span = downloads.open_download(found, "bytes=1000-")
-    assert span == (1000, SIZE - 1)
+    assert span == (1000, SIZE - 1) and util.has_fileno(body)   # a range goes by sendfile
     assert send(body, body.start, 4096) == data[1000:5096]
     body.close()
     body.close()                    # a second close (Django and gunicorn both close) is a no-op

@@ -2,6 +2,7 @@
 verified copies, a server that is down or drops the connection, a host key that is not the
 pinned one, a key the server does not accept, and what the API refuses."""
 import json
+import os
 import re
 import stat
 
@@ -147,10 +148,19 @@ def _spoil_the_cached_copy(server, file):
     data = bytearray(path.read_bytes())
     data[-1] ^= 0xFF
     path.write_bytes(bytes(data))
-    return rf"The cached copy of {file.name} is damaged; it is recalled from tape\."
+    return (rf"{file.granule.granule_id}/{file.name} was not sent: The cached copy of "
+            rf"{file.name} is damaged; it is recalled from tape\.")
 
 
-@pytest.mark.parametrize("spoil", [_lose_writes, _spoil_the_cached_copy])
+def _rot_the_cached_copy(server, file):
+    """As spoiled, with the file's times set back: only reading its bytes shows it (#34/20)."""
+    before = archive.cache_path(file).stat()
+    problem = _spoil_the_cached_copy(server, file)
+    os.utime(archive.cache_path(file), ns=(before.st_atime_ns, before.st_mtime_ns))
+    return problem
+
+
+@pytest.mark.parametrize("spoil", [_lose_writes, _spoil_the_cached_copy, _rot_the_cached_copy])
 def test_a_copy_that_is_not_whole_is_never_renamed_into_place(alice, collection, archived,
                                                               sftp_server, spoil):
     sftp_server.start(authorized_keys=_granary_key(alice))

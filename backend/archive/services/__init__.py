@@ -20,9 +20,12 @@ drives, writing, reading, background, manager):
     nothing is queued.
 - touch_if_cached(file), cache_path(file): whether a file is in the cache (marked as used),
     and where.
-- open_for_serving(file): the cached copy opened to be served, its bytes the catalog's
-    (re-hashed only when the file changed since it was last checked); ArchiveError when not
+- open_for_serving(file, verified_within=None): the cached copy opened to be served as it is
+    (a range), its bytes the catalog's (re-hashed when the file changed since it was last
+    checked, or was not read in full within `verified_within` seconds); ArchiveError when not
     cached, CacheDamaged (an ArchiveError) when its bytes fail the catalog checksum.
+- open_checked(file): the whole cached copy as a reader that checks each CHECK_BLOCK before
+    handing it out; read() raises CacheDamaged (the copy dropped and recalled) mid-file.
 - policy_copies(collection): the copies a collection's policy requires (ArchiveError if none).
 - MAX_ATTEMPTS: how many times a request is tried before it stays failed.
 - run_until_idle(): every drive worked in this process until none has work (tests, bench).
@@ -54,9 +57,11 @@ from .retirement import MAX_REASON as RETIRE_REASON_MAX
 from .retirement import delete as delete_granule
 from .retirement import restore as restore_granule
 from .retirement import withdraw as withdraw_granule
-from .serving import CacheDamaged, open_for_serving
+from .serving import BLOCK as CHECK_BLOCK
+from .serving import CacheDamaged, open_checked, open_for_serving
 
 __all__ = [
+    "CHECK_BLOCK",
     "MAX_ATTEMPTS",
     "RETIRE_REASON_MAX",
     "ArchiveError",
@@ -73,6 +78,7 @@ __all__ = [
     "keep_until",
     "make_available",
     "object_store_configured",
+    "open_checked",
     "open_for_serving",
     "policy_copies",
     "queue_copy",

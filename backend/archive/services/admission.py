@@ -123,15 +123,17 @@ def _register_in_cache(batch):
         # ids, not objects, for the foreign keys: Django's related setters cost more than the
         # rest of building these thousands of rows
         # the bytes placed are those ingest validated: their fingerprint spares the first
-        # download a hash pass (serving.open_for_serving)
+        # download a hash pass before it starts (serving.open_checked checks it as it goes,
+        # and records the block map of the bytes placed now)
         entries += [bulk.new(CacheEntry, file_id=f.pk, state=CacheEntry.State.DIRTY,
                              size=f.size, last_access=now, keep_until=keep_until,
-                             checked=fingerprint(os.stat(cache_location(f)))) for f in placed]
+                             checked=fingerprint(os.stat(cache_location(f))), verified_at=now,
+                             blocks=None) for f in placed]
         wanted += [(f, n, target) for f in files for n, target in copies]
     CacheEntry.objects.bulk_create(entries, batch_size=1000, update_conflicts=True,
                                    unique_fields=["file"],
                                    update_fields=["state", "size", "last_access", "keep_until",
-                                                  "checked"])
+                                                  "checked", "verified_at", "blocks"])
     # a granule admitted for the first time has no migration or copy yet: only the others
     # (admitted again after a crash, a new copy for an archived one) are looked up
     seen = [f for f, _, _ in wanted if f.granule_id not in fresh]

@@ -20,7 +20,7 @@ from .drives import drive_error, drive_ok, set_drive
 from .paths import cache_path, medium_of
 from .queueing import WAITING_FOR_CACHE, Req, requeue
 from .recall import fail_unrecallable
-from .serving import fingerprint
+from .serving import fingerprint, hash_path
 
 log = logging.getLogger(__name__)
 
@@ -97,19 +97,20 @@ def _recall_from(drive, volume, request, segments):
         Req.objects.filter(pk=request.pk).update(bytes_done=request.bytes_done,
                                                  state=Req.State.QUEUED, drive=None)
         return False
-    digest, size = checksums.of_file(f.checksum_type, partial)
+    digest, size, blocks = hash_path(f.checksum_type, partial)
     if size != f.size or not checksums.same(f.checksum_type, digest, f.checksum):
         partial.unlink(missing_ok=True)
         Req.objects.filter(pk=request.pk).update(bytes_done=0)
         mark_bad(segments, "the file read from it does not match its catalog checksum")
         raise _DamagedCopy(f"recalled {f.name} does not match its catalog checksum")
-    recalled(request, partial, started)
+    recalled(request, partial, started, blocks)
     return True
 
 
-def recalled(request, partial, started):
+def recalled(request, partial, started, blocks=None):
     """A recall's bytes, checked against the catalog, are in `partial`: put them in place as a
-    clean cache entry, release the migrations that waited for them, record the transfer."""
+    clean cache entry (with the block map of that check, when it took one), release the
+    migrations that waited for them, record the transfer."""
     f = request.file
     target = cache_path(f)
     os.replace(partial, target)
@@ -119,7 +120,8 @@ def recalled(request, partial, started):
         # purge until its copy is written (a fixed keep here held a small cache full for an hour)
         CacheEntry.objects.update_or_create(file=f, defaults={
             "state": CacheEntry.State.CLEAN, "size": f.size, "last_access": now,
-            "checked": fingerprint(target.stat())})   # the bytes just matched
+            "checked": fingerprint(target.stat()),   # the bytes just matched
+            "verified_at": now, "blocks": blocks})
         Req.objects.filter(file=f, kind=Req.Kind.MIGRATE, state=Req.State.QUEUED,
                            error=WAITING_FOR_CACHE).update(error="")
         Req.objects.filter(pk=request.pk).update(
