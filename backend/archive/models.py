@@ -324,8 +324,8 @@ class CacheEntry(models.Model):
     )
     blocks = models.BinaryField(
         null=True, blank=True,
-        help_text="the check (8 bytes, serving.block_sum) of each 4 MiB block, taken in the "
-                  "pass that last matched the catalog checksum: whole-file reads check each "
+        help_text="the check (8 bytes of BLAKE3, serving.block_sum) of each 4 MiB block, taken in "
+                  "the pass that last matched the catalog checksum: whole-file reads check each "
                   "block against it before sending it; null until a full pass has recorded it",
     )
     created_at = models.DateTimeField(auto_now_add=True)

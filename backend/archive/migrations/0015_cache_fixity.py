@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('archive', '0013_request_bucket'),
+        ('archive', '0014_reconciliation_notes'),
         ('catalog', '0012_counts_as_deltas'),
     ]
 
@@ -14,7 +14,7 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='cacheentry',
             name='blocks',
-            field=models.BinaryField(blank=True, help_text='the check (8 bytes, serving.block_sum) of each 4 MiB block, taken in the pass that last matched the catalog checksum: whole-file reads check each block against it before sending it; null until a full pass has recorded it', null=True),
+            field=models.BinaryField(blank=True, help_text='the check (8 bytes of BLAKE3, serving.block_sum) of each 4 MiB block, taken in the pass that last matched the catalog checksum: whole-file reads check each block against it before sending it; null until a full pass has recorded it', null=True),
         ),
         migrations.AddField(
             model_name='cacheentry',
