@@ -23,6 +23,8 @@ drives, writing, reading, background, manager):
 - open_for_serving(file): the cached copy opened to be served, its bytes the catalog's
     (re-hashed only when the file changed since it was last checked); ArchiveError when not
     cached, CacheDamaged (an ArchiveError) when its bytes fail the catalog checksum.
+- open_object_for_serving(file, start, end): a file not in the cache read from its object
+    copy (a direct download needs no recall); None when it is on tape only.
 - policy_copies(collection): the copies a collection's policy requires (ArchiveError if none).
 - MAX_ATTEMPTS: how many times a request is tried before it stays failed.
 - run_until_idle(): every drive worked in this process until none has work (tests, bench).
@@ -54,7 +56,7 @@ from .retirement import MAX_REASON as RETIRE_REASON_MAX
 from .retirement import delete as delete_granule
 from .retirement import restore as restore_granule
 from .retirement import withdraw as withdraw_granule
-from .serving import CacheDamaged, open_for_serving
+from .serving import CacheDamaged, open_for_serving, open_object_for_serving
 
 __all__ = [
     "MAX_ATTEMPTS",
@@ -74,6 +76,7 @@ __all__ = [
     "make_available",
     "object_store_configured",
     "open_for_serving",
+    "open_object_for_serving",
     "policy_copies",
     "queue_copy",
     "readable_copies",
