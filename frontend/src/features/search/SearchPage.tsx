@@ -1,6 +1,6 @@
 import { useQuery } from '@tanstack/react-query';
 import { useMemo, useState } from 'react';
-import { Link, useNavigate, useSearchParams } from 'react-router';
+import { Link, useSearchParams } from 'react-router';
 
 import { collectionsQuery } from '../../lib/api/collections/collections';
 import { granuleFacetsQuery } from '../../lib/api/granules/facets';
@@ -30,7 +30,6 @@ const COLLECTION_LIMIT = 100;
 
 export function SearchPage() {
   const [searchParams, setSearchParams] = useSearchParams();
-  const navigate = useNavigate();
   const address = searchParams.toString();
   // The address is the search; the form edits a draft of it until it is applied.
   const search = useMemo(() => readSearch(new URLSearchParams(address)), [address]);
@@ -41,7 +40,9 @@ export function SearchPage() {
     setDrafted(search);
     setDraft(search);
   }
+  // A row hovered or focused lights its footprint; a footprint clicked marks its row.
   const [highlight, setHighlight] = useState<number | null>(null);
+  const [selected, setSelected] = useState<number | null>(null);
 
   function apply(next: SearchState) {
     // A changed search starts again at its first page.
@@ -121,16 +122,16 @@ export function SearchPage() {
               onShapeChange={applyShape}
               tools={<ShapeUpload onShape={applyShape} />}
               footprints={footprints}
-              highlight={highlight}
-              onFootprintSelect={(id) =>
-                void navigate(`/granules/${id}`, { state: { search: address } })
-              }
+              highlight={highlight ?? selected}
+              onFootprintSelect={setSelected}
             />
           </div>
-          <SearchTimeline
-            query={timeline}
-            onNarrow={(start, end) => apply({ ...search, start, end })}
-          />
+          <div className="search-main__timeline">
+            <SearchTimeline
+              query={timeline}
+              onNarrow={(start, end) => apply({ ...search, start, end })}
+            />
+          </div>
           <SearchResults
             query={granules}
             search={search}
@@ -139,6 +140,7 @@ export function SearchPage() {
             filters={matchingFilters(search)}
             onApply={apply}
             onHighlight={setHighlight}
+            selected={selected}
           />
         </div>
       </div>
