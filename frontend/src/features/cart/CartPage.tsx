@@ -158,7 +158,7 @@ function Withdrawn({ items }: { items: WithdrawnCartGranule[] }) {
           ? 'A granule in your cart was withdrawn'
           : `${formatCount(items.length)} granules in your cart were withdrawn`}
       </h2>
-      <p>They are not ordered with the cart.</p>
+      <p>{items.length === 1 ? 'It is' : 'They are'} not ordered with the cart.</p>
       <ul>
         {items.map((item) => (
           <li key={item.granule}>
