@@ -30,7 +30,7 @@ def domain_error_body(exc):
         return {"detail": f"{exc.field}: {exc.detail}", "errors": {exc.field: [exc.detail]}}
     if exc.errors:
         return {"detail": exc.detail, "errors": exc.errors}
-    return {"detail": exc.detail}
+    return {**exc.extra, "detail": exc.detail}
 
 
 def exception_handler(exc, context):

@@ -23,17 +23,20 @@ class DomainError(Exception):
 
     `errors` holds every problem when a whole document is refused at once (an ingest request
     with several bad granules), so the caller can fix them all in one round. `headers` are
-    sent with the answer where the protocol asks for them (a 416's Content-Range).
+    sent with the answer where the protocol asks for them (a 416's Content-Range); `extra`
+    are fields of the body a client reads besides the sentence (a 410's time of withdrawal).
     """
 
     status = 400
 
-    def __init__(self, detail, field=None, *, status=None, errors=(), headers=None):
+    def __init__(self, detail, field=None, *, status=None, errors=(), headers=None,
+                 extra=None):
         super().__init__(detail)
         self.detail = detail
         self.field = field
         self.errors = list(errors)
         self.headers = dict(headers or {})
+        self.extra = dict(extra or {})
         if status is not None:
             self.status = status
 

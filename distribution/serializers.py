@@ -10,6 +10,7 @@ from backend.archive import services as archive
 from backend.catalog import shapes
 from backend.catalog.filters import parse_instant
 from backend.catalog.geo import BBoxError, parse_bbox
+from backend.catalog.retired import RETIRED_STATES
 from backend.catalog.serializers import GeometryField
 from backend.ids import IdField
 
@@ -23,6 +24,7 @@ from .models import (
     Subscription,
     SubscriptionDelivery,
 )
+from .services.cart import withdrawn_from_cart
 from .services.destinations import (
     DESTINATION_FIELDS,
     clean_destination,
@@ -72,10 +74,24 @@ class OrderLimitsSerializer(serializers.Serializer):
     open_orders_used = serializers.IntegerField(help_text="The caller's open orders now")
 
 
+class WithdrawnItemSerializer(serializers.Serializer):
+    """A granule withdrawn or deleted since it was put in the cart."""
+
+    granule = serializers.IntegerField(source="item.granule_id")
+    collection = serializers.CharField(source="item.granule.collection.key")
+    granule_id = serializers.CharField(source="item.granule.granule_id")
+    state = serializers.ChoiceField(choices=RETIRED_STATES, source="item.granule.state")
+    at = serializers.DateTimeField(source="retired.at", help_text="When")
+    reason = serializers.CharField(source="retired.reason", help_text="What happened and why")
+
+
 class CartSerializer(serializers.Serializer):
     count = serializers.IntegerField()
     bytes = serializers.IntegerField()
     granules = CartItemSerializer(many=True)
+    withdrawn = WithdrawnItemSerializer(
+        many=True, help_text="Granules withdrawn or deleted since they were added: not "
+        "ordered with the cart; they stay listed until removed")
     limits = OrderLimitsSerializer(help_text="What an order of the cart must keep within")
 
 
@@ -83,8 +99,11 @@ def cart_body(user, items):
     """The cart with each granule marked cached or on tape (with the recall estimate)."""
     items = list(items)
     availability = archive.estimate_availability([i.granule_id for i in items])
+    withdrawn = [{"item": item, "retired": retired}
+                 for item, retired in withdrawn_from_cart(user)]
     return CartSerializer({"count": len(items), "bytes": sum(i.granule.total_size for i in items),
-                           "granules": items, "limits": order_limits(user)},
+                           "granules": items, "withdrawn": withdrawn,
+                           "limits": order_limits(user)},
                           context={"availability": availability}).data
 
 

@@ -30,6 +30,14 @@ def copies(file):
                   key=lambda c: (c.copy_number, c.segment))
 
 
+def file_direct(file):
+    """Downloadable now, without an order: in the cache, or with a verified object copy (an
+    object store answers at once; see services.serving). From the page's prefetch."""
+    return file_in_cache(file) or any(
+        c.bucket_id is not None and c.state == FileCopy.State.VERIFIED for c in copies(file))
+
+
 STORAGE = Storage(in_cache_q=in_cache_q, file_in_cache=file_in_cache, copies=copies,
+                  file_direct=file_direct,
                   detail_prefetch=("files__cache_entry", "files__copies__volume__silo",
                                    "files__copies__bucket"))

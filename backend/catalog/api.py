@@ -1,4 +1,5 @@
 """Read API of the catalog: collections and granules with filters and cursor paging."""
+from django.http import Http404
 from django_filters.rest_framework import DjangoFilterBackend
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
@@ -22,6 +23,7 @@ from . import services, shape_files
 from .filters import CollectionFilter, GranuleFilter, search_data, search_shape
 from .models import Collection
 from .pagination import DEFAULT_GRANULE_SORT, GRANULE_SORTS, GranuleKeysetPagination
+from .retired import RETIRED_STATES
 from .serializers import (
     CollectionDetailSerializer,
     CollectionSerializer,
@@ -106,7 +108,19 @@ _FACETS = inline_serializer("GranuleFacets", {
 })
 
 
-@extend_schema_view(list=extend_schema(parameters=[_ATTRIBUTES]))
+@extend_schema_view(
+    list=extend_schema(parameters=[_ATTRIBUTES]),
+    retrieve=extend_schema(responses={
+        200: GranuleDetailSerializer,
+        404: OpenApiResponse(description="No such granule, or one the caller may not see"),
+        410: OpenApiResponse(response=inline_serializer("GranuleGone", {
+            "detail": serializers.CharField(help_text="What happened, why and when"),
+            "state": serializers.ChoiceField(choices=RETIRED_STATES),
+            "retired_at": serializers.DateTimeField(help_text="When it was withdrawn or "
+                                                    "deleted"),
+        }), description="Withdrawn or deleted: the reason and the time"),
+    }),
+)
 class GranuleViewSet(viewsets.ReadOnlyModelViewSet):
     """Granules of the collections visible to the caller."""
 
@@ -150,6 +164,14 @@ class GranuleViewSet(viewsets.ReadOnlyModelViewSet):
 
     def get_serializer_class(self):
         return GranuleDetailSerializer if self.action == "retrieve" else GranuleSerializer
+
+    def get_object(self):
+        """The granule, or for one withdrawn or deleted a 410 that says so and when."""
+        try:
+            return super().get_object()
+        except Http404:
+            services.refuse_if_retired_id(self.request.user, self.kwargs["pk"])
+            raise NotFound(f"There is no granule {self.kwargs['pk']}.") from None
 
     @extend_schema(
         summary="Search granules with the list's filters in a JSON body",

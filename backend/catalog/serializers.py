@@ -187,12 +187,19 @@ class FileStorageSerializer(FileSerializer):
 
     in_cache = serializers.SerializerMethodField(help_text="In the disk cache now")
     copies = serializers.SerializerMethodField(help_text="Live copies, copy 1 first")
+    download_url = serializers.SerializerMethodField(
+        help_text="Where a logged-in user who may see the granule downloads the file now, "
+                  "without an order: set when it is in the disk cache or the object store; "
+                  "null when it is on tape only (order it to have it recalled)")
 
     class Meta(FileSerializer.Meta):
-        fields = [*FileSerializer.Meta.fields, "in_cache", "copies"]
+        fields = [*FileSerializer.Meta.fields, "in_cache", "copies", "download_url"]
 
     def get_in_cache(self, file) -> bool:
         return storage().file_in_cache(file)
+
+    def get_download_url(self, file) -> str | None:
+        return reverse("file-download", args=[file.pk]) if storage().file_direct(file) else None
 
     @extend_schema_field(CopySerializer(many=True))
     def get_copies(self, file):

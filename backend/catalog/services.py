@@ -53,6 +53,18 @@ def visible_granules(user):
     )
 
 
+def refuse_if_retired_id(user, pk):
+    """A granule `user` cannot see because it was withdrawn or deleted: a 410 with the reason
+    and the time (to a caller who may see its collection; nothing for anyone else, who gets
+    the plain 404)."""
+    from .retired import RETIRED, refuse_if_retired
+
+    granule = Granule.objects.select_related("collection").filter(
+        pk=pk, state__in=RETIRED, collection__in=visible_collections(user)).first()
+    if granule is not None:
+        refuse_if_retired(granule)
+
+
 def collection_by_key(key):
     """The collection 'SHORT.VERSION', or a refusal that names the key."""
     try:

@@ -22,6 +22,8 @@ class Storage:
     # ("tape" or "object") and where it lies (volume.label and volume.silo.name, or bucket.name
     # and key)
     copies: Callable[[object], Sequence]
+    # whether a file downloads now without an order (cache or object store: no recall)
+    file_direct: Callable[[object], bool]
     detail_prefetch: tuple[str, ...] = ()  # what a granule page prefetches to answer the above
 
 

@@ -386,6 +386,7 @@ SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"].update({
     "DestinationKindEnum": "distribution.models.Destination.Kind",
     "KindEnum": "backend.archive.models.ArchiveRequest.Kind",
     "ReconciliationScopeEnum": "backend.archive.models.Reconciliation.Scope",
+    "RetiredStateEnum": "backend.catalog.retired.RETIRED_STATES",
 })
 SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"].update({
     "FailureWhereEnum": "console.services.sources.WHERE",

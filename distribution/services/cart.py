@@ -7,6 +7,7 @@ from django.db.models import Sum
 
 from backend.accounts.ownership import owned
 from backend.catalog.models import Granule
+from backend.catalog.retired import RETIRED, retirement
 from backend.errors import DomainError
 
 from ..models import CartItem
@@ -15,7 +16,18 @@ from .limits import limits
 
 
 def cart(user):
-    return owned(CartItem.objects.select_related("granule__collection"), user)
+    """The granules of the cart that can be ordered (archived)."""
+    return owned(CartItem.objects.select_related("granule__collection"), user).filter(
+        granule__state=Granule.State.ARCHIVED)
+
+
+def withdrawn_from_cart(user):
+    """[(item, Retirement)] for granules withdrawn or deleted since they were put in the cart:
+    they stay there, so the cart can say which and when, until the user removes them (a
+    withdrawn granule restored comes back to the cart by itself)."""
+    items = owned(CartItem.objects.select_related("granule__collection"), user).filter(
+        granule__state__in=RETIRED)
+    return [(item, retirement(item.granule)) for item in items]
 
 
 def add_to_cart(user, granule_ids):

@@ -145,6 +145,7 @@ def open_download(download, range_header, sock=None, if_range=None):
         span = parse_range(range_header, file.size)
     except RangeNotSatisfiable as exc:
         raise RangeError(file.size) from exc
+    start, end = span if span else (0, file.size - 1)
     try:
         handle = (archive.open_for_serving(file, settings.GRANARY_CACHE_SCRUB_S) if span
                   else archive.open_checked(file))
@@ -157,8 +158,9 @@ def open_download(download, range_header, sock=None, if_range=None):
             back_to_waiting(download.item)
             raise Unavailable(f"{file.name} left the cache; it is being recalled.",
                               headers=_AGAIN) from exc
-        raise Conflict(f"{file.name} is on tape only; order it to have it recalled.") from exc
-    start, end = span if span else (0, file.size - 1)
+        body = DownloadBody(_not_cached(file, start, end), download, start, end,
+                            ranged=span is not None)
+        return body, span
     body = DownloadBody(handle, download, start, end, ranged=span is not None)
     if span is None and streaming.can_send_directly(sock):
         body.sock = sock
@@ -166,6 +168,25 @@ def open_download(download, range_header, sock=None, if_range=None):
                                                       settings.GRANARY_DROP_BEHIND_BYTES):
         body.followed = streaming.drop_behind.follow(handle.fileno(), sock, start, end)
     return body, span
+
+
+def _not_cached(file, start, end):
+    """A direct download of a file not in the cache: from its object copy (no recall needed),
+    else a 409 that says to order it. A browse image (shown on every granule page, so kept in
+    the cache: see the archive's purge) that left the cache anyway is recalled meanwhile."""
+    try:
+        reader = archive.open_object_for_serving(file, start, end)
+    except archive.ArchiveError as exc:
+        raise Unavailable(str(exc), headers=_AGAIN) from exc
+    if reader is not None:
+        return reader
+    if file.role == File.Role.BROWSE:
+        wait = archive.make_available([file])[0]
+        if wait.error:
+            raise Conflict(f"The browse image {file.name} cannot be shown: {wait.error}.")
+        raise Unavailable(f"The browse image {file.name} is being brought back from tape.",
+                          headers={"Retry-After": str(retry_after(wait.eta_s))})
+    raise Conflict(f"{file.name} is on tape only; order it to have it recalled.")
 
 
 def back_to_waiting(item):

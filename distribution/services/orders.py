@@ -22,7 +22,7 @@ from django.utils import timezone
 from backend.accounts.ownership import owned
 from backend.archive import services as archive
 from backend.archive.models import ArchiveRequest
-from backend.catalog.models import File
+from backend.catalog.models import File, Granule
 from backend.errors import Conflict, DomainError
 from backend.nudges import send_on_commit
 
@@ -36,9 +36,13 @@ def create_order(user, granule_ids=None, delivery=Delivery.HTTPS, destination=No
     """Submit an order for `granule_ids` (or the whole cart, which it then empties)."""
     from_cart = granule_ids is None
     if from_cart:
-        granule_ids = list(owned(CartItem.objects, user).values_list("granule_id", flat=True))
+        items = owned(CartItem.objects, user)
+        granule_ids = list(items.filter(granule__state=Granule.State.ARCHIVED)
+                           .values_list("granule_id", flat=True))
         if not granule_ids:
-            raise DomainError("The cart is empty; add granules or name them.", "granules")
+            raise DomainError("The cart holds only withdrawn granules; add others or name them."
+                              if items.exists() else
+                              "The cart is empty; add granules or name them.", "granules")
     if delivery not in Delivery.values:
         raise DomainError(f"delivery must be one of {', '.join(Delivery.values)}.", "delivery")
     if delivery == Delivery.PUSH and destination is None:

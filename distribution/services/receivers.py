@@ -7,7 +7,7 @@ from django.utils import timezone
 
 from backend.nudges import send_on_commit
 
-from ..models import CartItem, Order, OrderItem, SubscriptionDelivery
+from ..models import Order, OrderItem, SubscriptionDelivery
 from .orders import NEEDS_CACHE, keep_in_cache, queue_refresh, release_cache, retention, settle
 
 log = logging.getLogger(__name__)
@@ -54,7 +54,7 @@ def on_granule_retired(sender, granule, action, reason, **kwargs):
     """Receiver of archive.signals.granule_retired, inside the operator's transaction (so it
     raises: the withdrawal or deletion and what it drops land together): the granule's live
     order items fail with the reason and their orders settle, its pending subscription
-    deliveries fail, and it leaves every cart."""
+    deliveries fail. It stays in carts, which say it was withdrawn and when (cart service)."""
     why = f"{granule} was {granule.state} by an operator: {reason}"
     now = timezone.now()
     items = list(OrderItem.objects.filter(
@@ -69,4 +69,3 @@ def on_granule_retired(sender, granule, action, reason, **kwargs):
     SubscriptionDelivery.objects.filter(
         granule=granule, state=SubscriptionDelivery.State.PENDING).update(
         state=SubscriptionDelivery.State.FAILED, detail=why)
-    CartItem.objects.filter(granule=granule).delete()

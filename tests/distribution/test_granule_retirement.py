@@ -47,7 +47,8 @@ def test_withdraw_hides_and_restore_brings_back(alice, operator, collection, arc
     assert not _in_stac(operator, granule)
     item = f"/stac/collections/{granule.collection.key}/items/{granule.granule_id}"
     assert alice.get(item).status_code == 404
-    assert alice.get(f"/api/v1/granules/{granule.pk}/").status_code == 404
+    gone = alice.get(f"/api/v1/granules/{granule.pk}/")
+    assert gone.status_code == 410 and "bad calibration" in gone.json()["detail"]
     assert _searched(alice, other)
     response = alice.post("/api/v1/cart/", {"granules": [granule.pk]}, format="json")
     assert response.status_code == 400 and "withdrawn" in response.json()["detail"]
@@ -85,8 +86,8 @@ def test_download_of_a_withdrawn_granule_is_410_with_the_reason(alice, collectio
     assert order.state == "failed"
 
 
-def test_pending_items_and_deliveries_fail_and_carts_drop(alice, operator, collection, archived,
-                                                          inline):
+def test_pending_items_and_deliveries_fail_and_carts_say_so(alice, operator, collection,
+                                                            archived, inline):
     granule, other = archived(collection, 2)
     evict([granule, other])  # items wait for recalls
     inline(alice.post, "/api/v1/cart/", {"granules": [granule.pk, other.pk]}, format="json")
@@ -105,7 +106,10 @@ def test_pending_items_and_deliveries_fail_and_carts_drop(alice, operator, colle
     assert {i.state for i in OrderItem.objects.filter(granule=other)} == {"waiting"}
     pending.refresh_from_db()
     assert pending.state == "failed" and "duplicate of another" in pending.detail
-    assert list(CartItem.objects.values_list("granule_id", flat=True)) == [other.pk]
+    cart = alice.get("/api/v1/cart/").json()
+    assert [g["granule"] for g in cart["granules"]] == [other.pk]
+    assert [(w["granule"], w["state"]) for w in cart["withdrawn"]] == [(granule.pk, "deleted")]
+    assert "duplicate of another" in cart["withdrawn"][0]["reason"]
     # subscriptions never deliver it: matching a retired granule makes nothing
     SubscriptionDelivery.objects.all().delete()
     assert deliveries.match_granule(granule.pk) == 0

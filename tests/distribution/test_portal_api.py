@@ -86,9 +86,9 @@ def test_browse_image_is_shown_to_anonymous_visitors_but_data_is_not(collection,
     refused = anonymous.get(f"/api/v1/files/{data.pk}/download")
     assert refused.status_code == 401 and refused["WWW-Authenticate"] == "Token"
     assert refused.json()["detail"] == "Log in, or use the signed link of an order, to download."
-    # The browse file has no bytes in the cache here: the answer says so, not "log in".
+    # The browse file has no bytes anywhere here: the answer says so, not "log in".
     answer = anonymous.get(detail["browse_url"])
-    assert answer.status_code == 409 and "on tape only" in answer.json()["detail"]
+    assert answer.status_code == 409 and "no readable copy" in answer.json()["detail"]
 
     Collection.objects.filter(pk=collection.pk).update(access="restricted")
     hidden = anonymous.get(f"/api/v1/files/{browse.pk}/download")

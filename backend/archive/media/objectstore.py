@@ -202,18 +202,23 @@ class ObjectStore:
 
     # -- reading -------------------------------------------------------------------------------
 
-    def read(self, key, checksum_type, sink=None, offset=0, length=None, version_id=""):
-        """Stream the object (or `length` bytes from `offset`) to sink; (digest, bytes read)."""
+    def open_body(self, key, offset=0, length=None, version_id=""):
+        """The object's body (or `length` bytes from `offset`), a stream to read and close;
+        read failures are boto3's, for the caller to pass through `error`."""
         kwargs = {"Key": key}
         if version_id:
             kwargs["VersionId"] = version_id
         if offset or length is not None:
             end = "" if length is None else str(offset + length - 1)
             kwargs["Range"] = f"bytes={offset}-{end}"
-        answer = self._call("get_object", key, **kwargs)
+        return self._call("get_object", key, **kwargs)["Body"]
+
+    def read(self, key, checksum_type, sink=None, offset=0, length=None, version_id=""):
+        """Stream the object (or `length` bytes from `offset`) to sink; (digest, bytes read)."""
+        body = self.open_body(key, offset, length, version_id)
         digest, count = checksums.hasher(checksum_type), 0
         try:
-            for chunk in answer["Body"].iter_chunks(CHUNK):
+            for chunk in body.iter_chunks(CHUNK):
                 digest.update(chunk)
                 count += len(chunk)
                 if sink is not None:
@@ -221,7 +226,7 @@ class ObjectStore:
         except Exception as exc:   # noqa: BLE001 - a connection dropped mid-body
             raise self.error(exc, key) from exc
         finally:
-            answer["Body"].close()
+            body.close()
         return digest.hexdigest(), count
 
     def verify(self, key, length, checksum_type, checksum, version_id="", offset=0):

@@ -26,6 +26,8 @@ drives, writing, reading, background, manager):
     cached, CacheDamaged (an ArchiveError) when its bytes fail the catalog checksum.
 - open_checked(file): the whole cached copy as a reader that checks each CHECK_BLOCK before
     handing it out; read() raises CacheDamaged (the copy dropped and recalled) mid-file.
+- open_object_for_serving(file, start, end): a file not in the cache read from its object
+    copy (a direct download needs no recall); None when it is on tape only.
 - policy_copies(collection): the copies a collection's policy requires (ArchiveError if none).
 - MAX_ATTEMPTS: how many times a request is tried before it stays failed.
 - run_until_idle(): every drive worked in this process until none has work (tests, bench).
@@ -58,7 +60,7 @@ from .retirement import delete as delete_granule
 from .retirement import restore as restore_granule
 from .retirement import withdraw as withdraw_granule
 from .serving import BLOCK as CHECK_BLOCK
-from .serving import CacheDamaged, open_checked, open_for_serving
+from .serving import CacheDamaged, open_checked, open_for_serving, open_object_for_serving
 
 __all__ = [
     "CHECK_BLOCK",
@@ -80,6 +82,7 @@ __all__ = [
     "object_store_configured",
     "open_checked",
     "open_for_serving",
+    "open_object_for_serving",
     "policy_copies",
     "queue_copy",
     "readable_copies",

@@ -73,9 +73,11 @@ def _copies_verified_ids(file_ids):
 def _unkept_clean(now):
     """Clean entries no order keeps any longer, least recently used first: the only ones the
     purge may take (a kept entry is filtered here, so thousands of kept files never crowd the
-    purgeable ones out of the candidates)."""
+    purgeable ones out of the candidates). Browse images are never taken: they are small, and
+    granule pages and search show them whatever the data's residency."""
     return (CacheEntry.objects.filter(state=CacheEntry.State.CLEAN)
             .filter(Q(keep_until__isnull=True) | Q(keep_until__lte=now))
+            .exclude(file__role=File.Role.BROWSE)
             .exclude(Exists(_copy_being_written()))
             .order_by("last_access"))
 
@@ -168,6 +170,9 @@ def release(file):
             raise ArchiveError(f"{file.name} is dirty: a copy is still to be written to tape")
         if entry.state == CacheEntry.State.PINNED:
             raise ArchiveError(f"{file.name} is pinned; unpin it first")
+        if file.role == File.Role.BROWSE:
+            raise ArchiveError(f"{file.name} is a browse image: those stay in the cache, "
+                               "whatever the data's residency, for granule pages and search")
         if entry.keep_until and entry.keep_until > timezone.now():
             raise ArchiveError(f"{file.name} is kept in the cache for an order until "
                                f"{entry.keep_until:%Y-%m-%d %H:%M} UTC")

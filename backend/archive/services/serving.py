@@ -1,4 +1,4 @@
-"""Cached bytes opened to be served (download, push): never bytes that fail the catalog checksum.
+"""Bytes opened to be served (download, push): never bytes that fail the catalog checksum.
 
 A cached file goes bad in two ways. Written or replaced, it loses the fingerprint
 (size:mtime_ns:inode, `CacheEntry.checked`) it had when its bytes last matched the catalog:
@@ -19,7 +19,13 @@ shows the change. So:
 
 A copy found damaged is dropped and recalled when a verified tape copy can bring it back; the
 cache's only copy is kept for an operator. Either way CacheDamaged is raised.
+
+A file not in the cache but with a readable object copy is served straight from the object
+store (`open_object_for_serving`): an object store answers at once, so a direct download
+needs no recall. Its bytes are hashed as they pass, and a whole file whose hash is not the
+catalog's loses its last block (the client sees a short read, never a complete wrong file).
 """
+import io
 import logging
 import os
 from datetime import timedelta
@@ -30,9 +36,12 @@ from django.utils import timezone
 
 from backend.catalog import checksums
 
+from ..media import MediumError
 from ..models import CacheEntry
+from .buckets import store_for
 from .cache import touch_if_cached
-from .completeness import complete_copies
+from .completeness import complete_copies, object_copy_for
+from .damage import mark_bad
 from .paths import cache_path
 from .policy import ArchiveError
 from .queueing import Req
@@ -262,3 +271,64 @@ def _still(path, seen):
         return fingerprint(path.stat()) == seen
     except FileNotFoundError:
         return False
+
+
+def open_object_for_serving(file, start, end):
+    """Bytes start..end of `file` from its first readable object copy, as an ObjectReader;
+    None when it has none (tape only), ArchiveError when the store cannot be read now."""
+    copy = object_copy_for(file)
+    if copy is None:
+        return None
+    store = store_for(copy.bucket)
+    try:
+        body = store.open_body(copy.key, copy.data_offset + start, end + 1 - start,
+                               copy.version_id)
+    except MediumError as exc:
+        raise ArchiveError(f"{file.name} cannot be read from the object store now: "
+                           f"{exc}") from exc
+    return ObjectReader(file, copy, store, body, start, whole=start == 0 and end == file.size - 1)
+
+
+class ObjectReader:
+    """An object copy's bytes as a file object (read, close; no fileno, so a server streams
+    it instead of sendfile). A whole-file read is hashed on the way: the block that would
+    complete it is withheld, and the copy marked bad, unless the bytes are the catalog's."""
+
+    def __init__(self, file, copy, store, body, start, whole):
+        self.file, self.copy, self.store, self.body = file, copy, store, body
+        self.position, self.read_bytes = start, 0
+        self.digest = checksums.hasher(file.checksum_type) if whole else None
+
+    def fileno(self):
+        raise io.UnsupportedOperation("an object store stream has no file descriptor")
+
+    def seek(self, offset, whence=os.SEEK_SET):
+        if whence != os.SEEK_SET or offset != self.position:
+            raise io.UnsupportedOperation("an object store stream reads forward only")
+        return self.position
+
+    def read(self, size=-1):
+        try:
+            block = self.body.read(size if size is not None and size >= 0 else None)
+        except Exception as exc:   # noqa: BLE001 - a connection dropped mid-body
+            raise ArchiveError(f"{self.file.name}: {self.store.error(exc, self.copy.key)}") \
+                from exc
+        self.read_bytes += len(block)
+        self.position += len(block)
+        if self.digest is not None:
+            self.digest.update(block)
+            if self.read_bytes >= self.file.size:
+                self._check()
+        return block
+
+    def _check(self):
+        if self.read_bytes == self.file.size and checksums.same(
+                self.file.checksum_type, self.digest.hexdigest(), self.file.checksum):
+            return
+        reason = (f"object {self.copy.key} in {self.copy.bucket.name} does not match the "
+                  f"catalog checksum of {self.file.name}")
+        mark_bad([self.copy], reason)
+        raise CacheDamaged(f"{reason}; the download was cut short")
+
+    def close(self):
+        self.body.close()

@@ -1,12 +1,13 @@
 import { createBrowserRouter, type RouteObject } from 'react-router';
 
+import { Loading } from '../components/StatusMessage';
 import { LoginPage } from '../features/auth/LoginPage';
 import { CollectionsPage } from '../features/collections/CollectionsPage';
 import { Layout } from './Layout';
 import { NotFoundPage, RouteErrorPage } from './RouteErrorPage';
 
 /** Shared by the browser router and the tests' memory router. */
-export const routes: RouteObject[] = [
+export const routes: RouteObject[] = withLoadingFallback([
   {
     path: '/',
     element: <Layout />,
@@ -222,7 +223,20 @@ export const routes: RouteObject[] = [
       { path: '*', element: <NotFoundPage /> },
     ],
   },
-];
+]);
+
+/**
+ * A full page load of a lazy page renders before its code arrives: each lazy route shows a
+ * loading line meanwhile (without one React Router warns on every load, and the layout, which
+ * is not lazy, would go blank too).
+ */
+function withLoadingFallback(list: RouteObject[]): RouteObject[] {
+  return list.map((route) => {
+    const children = route.children ? { children: withLoadingFallback(route.children) } : {};
+    const fallback = route.lazy ? { hydrateFallbackElement: <Loading>Loading…</Loading> } : {};
+    return { ...route, ...fallback, ...children } as RouteObject;
+  });
+}
 
 export function createAppRouter() {
   return createBrowserRouter(routes);

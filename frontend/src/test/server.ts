@@ -43,6 +43,7 @@ export const emptyCart: Cart = {
   count: 0,
   bytes: 0,
   granules: [],
+  withdrawn: [],
   limits: { granules: 2000, bytes: 500e9, open_orders: 10, open_orders_used: 0 },
 };
 

@@ -78,15 +78,26 @@ export function drawFootprints(
   onSelect: (id: number) => void,
 ): void {
   layer.clearLayers();
+  let top: L.FeatureGroup | null = null;
   for (const footprint of footprints) {
     const highlighted = footprint.id === highlight;
     const base = areaClass('box-map__footprint', footprint.bbox);
-    const className = highlighted ? `${base} box-map__footprint--highlight` : base;
+    // The highlighted one stands out and the others fade, so it shows among overlapping swaths.
+    const mark =
+      highlight === null
+        ? ''
+        : highlighted
+          ? ' box-map__footprint--highlight'
+          : ' box-map__footprint--faded';
+    const className = base + mark;
     const drawn = footprint.footprint
       ? geometryLayer(footprint.footprint, className, true, 'split')
       : L.featureGroup(rectangles(footprint.bbox, { className }));
     drawn.bindTooltip(footprint.label, { sticky: true });
     drawn.on('click', () => onSelect(footprint.id));
     layer.addLayer(drawn);
+    if (highlighted) top = drawn;
   }
+  // Drawn last in the SVG, so no footprint listed after it covers it.
+  top?.bringToFront();
 }

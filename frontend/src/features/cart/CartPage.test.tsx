@@ -30,6 +30,7 @@ const cart: Cart = {
       added_at: '2026-11-03T09:01:00Z',
     },
   ],
+  withdrawn: [],
   limits: { granules: 2000, bytes: 500e9, open_orders: 10, open_orders_used: 3 },
 };
 
@@ -78,6 +79,40 @@ describe('CartPage', () => {
     expect(screen.getByRole('region', { name: 'Before you order' })).toHaveTextContent(
       'the recall time cannot be estimated now',
     );
+  });
+
+  it('says which granules were withdrawn since they were added, and when', async () => {
+    server.use(
+      http.get('/api/v1/cart/', () =>
+        HttpResponse.json({
+          ...cart,
+          withdrawn: [
+            {
+              granule: 13,
+              collection: 'MOD021KM.061',
+              granule_id: 'MOD021KM.A2026305.0010.061',
+              state: 'withdrawn',
+              at: '2026-11-20T08:30:00Z',
+              reason:
+                'MOD021KM.061:MOD021KM.A2026305.0010.061 was withdrawn by an operator: bad orbit',
+            },
+          ],
+        }),
+      ),
+    );
+    renderApp('/cart');
+    const notice = await screen.findByRole('region', {
+      name: 'A granule in your cart was withdrawn',
+    });
+    expect(notice).toHaveTextContent(
+      'MOD021KM.A2026305.0010.061: withdrawn on 2026-11-20 08:30 UTC.',
+    );
+    expect(notice).toHaveTextContent('bad orbit');
+    expect(
+      within(notice).getByRole('button', {
+        name: 'Remove the withdrawn MOD021KM.A2026305.0010.061 from the cart',
+      }),
+    ).toBeEnabled();
   });
 
   it('says a cart all in the disk cache is ready at once', async () => {

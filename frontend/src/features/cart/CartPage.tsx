@@ -6,15 +6,22 @@ import { cartQuery } from '../../lib/api/cart/cart';
 import { cartKeys } from '../../lib/api/cart/keys';
 import { orderKeys } from '../../lib/api/orders/keys';
 import { orderCart } from '../../lib/api/orders/orders';
-import type { Cart, CartGranule, Delivery, OrderLimits } from '../../lib/api/types';
+import type {
+  Cart,
+  CartGranule,
+  Delivery,
+  OrderLimits,
+  WithdrawnCartGranule,
+} from '../../lib/api/types';
 import { DataTable, type Column } from '../../components/DataTable';
 import { Facts } from '../../components/Facts';
+import { GranuleName } from '../../components/GranuleName';
 import { ResidencyBadge } from '../../components/ResidencyBadge';
 import { RequireLogin } from '../../components/RequireLogin';
 import { EmptyState, ErrorMessage, Loading } from '../../components/StatusMessage';
 import { cartChanges, useCartChange } from '../../components/cart/useCart';
 import { DestinationPicker } from '../../components/destinations/DestinationPicker';
-import { formatBytes, formatCount, formatDateTime, formatEta } from '../../lib/format';
+import { formatBytes, formatCount, formatDateTime, formatEta, formatUtc } from '../../lib/format';
 import '../../components/portal.css';
 import './cart.css';
 
@@ -47,13 +54,17 @@ function CartView() {
           onRetry={() => void cart.refetch()}
         />
       ) : cart.data.count === 0 ? (
-        <EmptyState title="The cart is empty">
-          <p>
-            <Link to="/search">Search for granules</Link> and add them here.
-          </p>
-        </EmptyState>
+        <>
+          <Withdrawn items={cart.data.withdrawn} />
+          <EmptyState title="The cart is empty">
+            <p>
+              <Link to="/search">Search for granules</Link> and add them here.
+            </p>
+          </EmptyState>
+        </>
       ) : (
         <>
+          <Withdrawn items={cart.data.withdrawn} />
           <CartTable cart={cart.data} />
           <div className="cart-page__checkout">
             <LimitsBox cart={cart.data} />
@@ -75,8 +86,8 @@ function CartTable({ cart }: { cart: Cart }) {
       rowHeader: true,
       cell: (item) => (
         <span className="granule-cell">
-          <Link to={`/granules/${item.granule}`} className="mono wrap">
-            {item.granule_id}
+          <Link to={`/granules/${item.granule}`} className="mono wrap-tokens">
+            <GranuleName name={item.granule_id} />
           </Link>
           <span className="muted small">{item.collection}</span>
         </span>
@@ -130,6 +141,42 @@ function CartTable({ cart }: { cart: Cart }) {
         }
       />
     </>
+  );
+}
+
+/**
+ * Granules withdrawn (or deleted) by an operator since they were put in the cart: listed with
+ * when and why, left out of the order, until the reader removes them.
+ */
+function Withdrawn({ items }: { items: WithdrawnCartGranule[] }) {
+  const remove = useCartChange(cartChanges.remove);
+  if (items.length === 0) return null;
+  return (
+    <section className="notice notice--error cart-withdrawn" aria-labelledby="withdrawn-heading">
+      <h2 id="withdrawn-heading">
+        {items.length === 1
+          ? 'A granule in your cart was withdrawn'
+          : `${formatCount(items.length)} granules in your cart were withdrawn`}
+      </h2>
+      <p>{items.length === 1 ? 'It is' : 'They are'} not ordered with the cart.</p>
+      <ul>
+        {items.map((item) => (
+          <li key={item.granule}>
+            <span className="mono">{item.granule_id}</span>: {item.state} on {formatUtc(item.at)}.{' '}
+            <span className="muted">{item.reason}</span>{' '}
+            <button
+              type="button"
+              className="button button--small button--quiet"
+              onClick={() => remove.mutate(item.granule)}
+              disabled={remove.isPending}
+              aria-label={`Remove the withdrawn ${item.granule_id} from the cart`}
+            >
+              Remove
+            </button>
+          </li>
+        ))}
+      </ul>
+    </section>
   );
 }
 

@@ -5,7 +5,7 @@ import { describe, expect, it, vi } from 'vitest';
 import type { GranuleDetail, StoredCopy, StoredFile } from '../../lib/api/types';
 import { granule } from '../../test/granules';
 import { renderApp } from '../../test/renderApp';
-import { server } from '../../test/server';
+import { asUser, server } from '../../test/server';
 
 vi.mock('../../components/map/LazyBoxMap', () => ({
   LazyBoxMap: ({ label }: { label: string }) => <div role="region" aria-label={label} />,
@@ -45,6 +45,7 @@ function detail(overrides: Partial<GranuleDetail> = {}): GranuleDetail {
         checksum: '0cc175b9c0f1b6a831c399e269772661',
         in_cache: false,
         copies: [tapeCopy(1, 'A00001', 'silo1'), tapeCopy(2, 'B00001', 'silo2')],
+        download_url: null,
       },
       {
         id: 51,
@@ -55,6 +56,7 @@ function detail(overrides: Partial<GranuleDetail> = {}): GranuleDetail {
         checksum: '92eb5ffee6ae2fec3ad71c777531578f',
         in_cache: true,
         copies: [],
+        download_url: '/api/v1/files/51/download',
       },
     ],
     browse_url: '/api/v1/files/51/download',
@@ -111,6 +113,7 @@ describe('GranulePage', () => {
           files: [
             {
               ...data,
+              download_url: '/api/v1/files/50/download',
               copies: [
                 {
                   ...tapeCopy(1, '', ''),
@@ -148,8 +151,65 @@ describe('GranulePage', () => {
     );
     expect(row).toHaveTextContent('Copy 2: tape · B00001 in silo2 (bad)');
     expect(
-      screen.getByText(/1 of 2 files are in the archive only \(tape or object store\)/),
+      screen.getByText(/Every file is in the disk cache or the object store/),
     ).toBeInTheDocument();
+  });
+
+  it('offers a download for each file that needs no recall, and an order for the rest', async () => {
+    asUser();
+    server.use(http.get('/api/v1/granules/5/', () => HttpResponse.json(detail())));
+    renderApp('/granules/5');
+    const rows = (await screen.findAllByRole('row')).slice(1) as [HTMLElement, HTMLElement];
+    expect(within(rows[0]).queryByRole('link', { name: /Download/ })).not.toBeInTheDocument();
+    expect(rows[0]).toHaveTextContent('Order it: on tape only');
+    expect(
+      within(rows[1]).getByRole('link', { name: 'Download MOD10C1.A2026305.061.png' }),
+    ).toHaveAttribute('href', '/api/v1/files/51/download');
+  });
+
+  it('shows a list of variables as a table, not JSON', async () => {
+    const variables = [
+      { name: 'analysed_sst', shape: [1, 180, 360], units: 'kelvin', long_name: 'SST' },
+      { name: 'mask', shape: [180, 360], long_name: 'land mask', flag_values: [1, 2] },
+    ];
+    server.use(
+      http.get('/api/v1/granules/5/', () =>
+        HttpResponse.json(detail({ attributes: { cloud_cover: 12, variables } })),
+      ),
+    );
+    renderApp('/granules/5');
+    const table = await screen.findByRole('table', { name: 'Variables of the granule' });
+    const [head, sst, mask] = within(table).getAllByRole('row') as [
+      HTMLElement,
+      HTMLElement,
+      HTMLElement,
+    ];
+    expect(head).toHaveTextContent('NameLong nameUnitsShapeFlag values');
+    expect(sst).toHaveTextContent('analysed_sstSSTkelvin1 × 180 × 360');
+    expect(mask).toHaveTextContent('maskland mask180 × 3601 × 2');
+    expect(screen.queryByText(/\{"name"/)).not.toBeInTheDocument();
+  });
+
+  it('says a withdrawn granule was withdrawn, when and why', async () => {
+    server.use(
+      http.get('/api/v1/granules/9/', () =>
+        HttpResponse.json(
+          {
+            detail: 'MOD10C1.061:X was withdrawn by an operator: bad calibration',
+            state: 'withdrawn',
+            retired_at: '2026-11-20T08:30:00Z',
+          },
+          { status: 410 },
+        ),
+      ),
+    );
+    renderApp('/granules/9');
+    expect(
+      await screen.findByRole('heading', { name: 'Granule 9 was withdrawn' }),
+    ).toBeInTheDocument();
+    const alert = screen.getByRole('alert');
+    expect(alert).toHaveTextContent('Withdrawn on 2026-11-20 08:30 UTC');
+    expect(alert).toHaveTextContent('bad calibration');
   });
 
   it('says why a granule cannot be shown', async () => {

@@ -2,9 +2,11 @@ import { useQuery } from '@tanstack/react-query';
 import { useState, type ReactNode } from 'react';
 import { Link, useLocation, useParams } from 'react-router';
 
+import { ApiError } from '../../lib/api/client';
 import { granuleQuery } from '../../lib/api/granules/granule';
-import type { GranuleDetail, StoredCopy, StoredFile } from '../../lib/api/types';
+import type { GranuleDetail, GranuleGone, StoredCopy, StoredFile } from '../../lib/api/types';
 import { Facts, type Fact } from '../../components/Facts';
+import { GranuleName } from '../../components/GranuleName';
 import { type Column, DataTable } from '../../components/DataTable';
 import { checksumColumn, sizeColumn } from '../../components/fileColumns';
 import { LoadedPage } from '../../components/LoadedPage';
@@ -14,6 +16,8 @@ import { useCart } from '../../components/cart/useCart';
 import { LazyBoxMap } from '../../components/map/LazyBoxMap';
 import { formatBBox, formatBytes, formatUtc } from '../../lib/format';
 import { MEDIUM_NAMES } from '../../lib/media';
+import { AttributeTable, AttributeValue, attributeTitle, isTable } from './attributes';
+import '../../components/portal.css';
 import './granules.css';
 
 const ROLES: Record<string, string> = {
@@ -49,6 +53,9 @@ export function GranulePage() {
       </section>
     );
   }
+  if (granule.error instanceof ApiError && granule.error.status === 410) {
+    return <RetiredGranule id={granuleId} error={granule.error} back={back} />;
+  }
   return (
     <LoadedPage
       query={granule}
@@ -65,7 +72,9 @@ function GranuleView({ granule, back }: { granule: GranuleDetail; back: ReactNod
   const { loggedIn } = useCart();
   const location = useLocation();
   const attributes = Object.entries(granule.attributes);
-  const notCached = granule.files.filter((file) => !file.in_cache).length;
+  const facts = attributes.filter(([, value]) => !isTable(value));
+  const tables = attributes.flatMap(([name, value]) => (isTable(value) ? [{ name, value }] : []));
+  const needOrder = granule.files.filter((file) => file.download_url === null).length;
   return (
     <section className="page granule-page" aria-labelledby="granule-heading">
       {back}
@@ -76,8 +85,8 @@ function GranuleView({ granule, back }: { granule: GranuleDetail; back: ReactNod
               {granule.collection}
             </Link>
           </p>
-          <h1 id="granule-heading" className="mono wrap granule-page__title">
-            {granule.granule_id}
+          <h1 id="granule-heading" className="mono wrap-tokens granule-page__title">
+            <GranuleName name={granule.granule_id} />
           </h1>
         </div>
         <div className="granule-page__actions">
@@ -124,9 +133,9 @@ function GranuleView({ granule, back }: { granule: GranuleDetail; back: ReactNod
                 </>,
               ],
               ['Archived', formatUtc(granule.archived_at)],
-              ...attributes.map(([name, value]): Fact => [
+              ...facts.map(([name, value]): Fact => [
                 <span className="mono">{name}</span>,
-                typeof value === 'object' ? JSON.stringify(value) : String(value),
+                <AttributeValue value={value} />,
               ]),
             ]}
           />
@@ -147,15 +156,22 @@ function GranuleView({ granule, back }: { granule: GranuleDetail; back: ReactNod
         </div>
       </div>
 
+      {tables.map(({ name, value }) => (
+        <section key={name} className="page-section" aria-labelledby={`attr-${name}`}>
+          <h2 id={`attr-${name}`}>{attributeTitle(name)}</h2>
+          <AttributeTable name={name} rows={value} />
+        </section>
+      ))}
+
       <section className="page-section" aria-labelledby="files-heading">
         <h2 id="files-heading">Files and where they live</h2>
-        <p className={notCached ? 'notice notice--tape' : 'notice notice--ok'}>
-          {notCached
-            ? `${notCached} of ${granule.files.length} files are ${archivedOnly(granule.files)}: an order recalls them into the disk cache first${recallTakes(granule.files)}.`
-            : 'Every file is in the disk cache: an order is ready at once.'}
+        <p className={needOrder ? 'notice notice--tape' : 'notice notice--ok'}>
+          {needOrder
+            ? `${needOrder} of ${granule.files.length} files are on tape only: an order recalls them into the disk cache first, which takes minutes. ${loggedIn ? 'The others download now.' : ''}`
+            : `Every file is in the disk cache or the object store: ${loggedIn ? 'download each below, or order them all' : 'log in to download them'}.`}
         </p>
         <DataTable
-          columns={FILE_COLUMNS}
+          columns={loggedIn ? [...FILE_COLUMNS, DOWNLOAD_COLUMN] : FILE_COLUMNS}
           rows={granule.files}
           rowKey={(file) => file.id}
           caption={`Files of ${granule.granule_id}`}
@@ -166,23 +182,48 @@ function GranuleView({ granule, back }: { granule: GranuleDetail; back: ReactNod
   );
 }
 
-function mediaOutOfCache(files: StoredFile[]): Set<string> {
-  return new Set(files.filter((f) => !f.in_cache).flatMap((f) => f.copies.map((c) => c.medium)));
+/** A withdrawn or deleted granule: what happened, when and why, instead of a bare error. */
+function RetiredGranule({ id, error, back }: { id: number; error: ApiError; back: ReactNode }) {
+  const gone = error.body as Partial<GranuleGone> | undefined;
+  const state = gone?.state ?? 'withdrawn';
+  return (
+    <section className="page" aria-labelledby="granule-heading">
+      {back}
+      <h1 id="granule-heading">
+        Granule {id} was {state}
+      </h1>
+      <div className="status status--error" role="alert">
+        <p className="status__title">
+          {state === 'withdrawn' ? 'Withdrawn' : 'Deleted'}{' '}
+          {gone?.retired_at ? `on ${formatUtc(gone.retired_at)}` : ''}
+        </p>
+        <p>{error.detail}</p>
+      </div>
+      <p>
+        It is no longer offered for search or order
+        {state === 'withdrawn' ? '; an operator may restore it' : ''}.
+      </p>
+    </section>
+  );
 }
 
-/** Where the files not in the cache are: tape only, the object store only, or both. */
-function archivedOnly(files: StoredFile[]): string {
-  const media = mediaOutOfCache(files);
-  if (!media.has('object')) return 'on tape only';
-  return media.has('tape')
-    ? 'in the archive only (tape or object store)'
-    : 'in the object store only';
-}
-
-/** A tape recall waits for a mount; an object store answers at once. */
-function recallTakes(files: StoredFile[]): string {
-  return mediaOutOfCache(files).has('object') ? '' : ', which takes minutes';
-}
+/** A direct download where no recall is needed (cache or object store), else "order". */
+const DOWNLOAD_COLUMN: Column<StoredFile> = {
+  label: 'Get',
+  cell: (file) =>
+    file.download_url ? (
+      <a
+        className="button button--small"
+        href={file.download_url}
+        download={file.name}
+        aria-label={`Download ${file.name}`}
+      >
+        Download
+      </a>
+    ) : (
+      <span className="muted">Order it: on tape only</span>
+    ),
+};
 
 const FILE_COLUMNS: Column<StoredFile>[] = [
   {
@@ -246,8 +287,7 @@ function BrowseImage({ url, granule }: { url: string; granule: string }) {
     <figure className="browse">
       {failed ? (
         <p className="browse__missing">
-          The browse image could not be shown now; it may be on tape only. Ordering the granule
-          brings it back.
+          The browse image could not be shown now; try again in a minute.
         </p>
       ) : (
         <img src={url} alt={`Browse image of ${granule}`} onError={() => setFailed(true)} />

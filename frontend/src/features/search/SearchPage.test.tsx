@@ -100,6 +100,29 @@ function lastAsked(): Record<string, string> {
 }
 
 describe('SearchPage', () => {
+  it('offers the wildcard search when an id typed without * finds nothing', async () => {
+    server.use(
+      http.get('/api/v1/granules/', ({ request }) => {
+        const q = new URL(request.url).searchParams.get('q');
+        return HttpResponse.json(page(q === 'MOD021KM.A2026305*' ? [granule({ id: 1 })] : []));
+      }),
+    );
+    const user = userEvent.setup();
+    renderApp('/search?q=MOD021KM.A2026305');
+    await screen.findByText('No granules match');
+    const offer = await screen.findByRole('button', { name: 'Search for MOD021KM.A2026305*' });
+    expect(offer.closest('p')).toHaveTextContent('1 granule');
+    await user.click(offer);
+    expect(await screen.findByText('MOD021KM.A2026305.0001.061')).toBeInTheDocument();
+  });
+
+  it('offers no wildcard for plain words', async () => {
+    server.use(http.get('/api/v1/granules/', () => HttpResponse.json(page([]))));
+    renderApp('/search?q=landsat');
+    await screen.findByText('No granules match');
+    expect(screen.queryByRole('button', { name: /Search for/ })).not.toBeInTheDocument();
+  });
+
   it('reads the whole search from the address and asks the API for it', async () => {
     renderApp(
       '/search?collection=MOD021KM.061&start=2026-11-01&end=2026-11-02&bbox=-10,20,30,40&day_night=Day&cloud_below=30',

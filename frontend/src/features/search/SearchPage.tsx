@@ -1,6 +1,6 @@
 import { useQuery } from '@tanstack/react-query';
-import { useMemo, useState } from 'react';
-import { Link, useNavigate, useSearchParams } from 'react-router';
+import { useEffect, useMemo, useState } from 'react';
+import { Link, useSearchParams } from 'react-router';
 
 import { collectionsQuery } from '../../lib/api/collections/collections';
 import { granuleFacetsQuery } from '../../lib/api/granules/facets';
@@ -30,7 +30,6 @@ const COLLECTION_LIMIT = 100;
 
 export function SearchPage() {
   const [searchParams, setSearchParams] = useSearchParams();
-  const navigate = useNavigate();
   const address = searchParams.toString();
   // The address is the search; the form edits a draft of it until it is applied.
   const search = useMemo(() => readSearch(new URLSearchParams(address)), [address]);
@@ -41,7 +40,13 @@ export function SearchPage() {
     setDrafted(search);
     setDraft(search);
   }
+  // A row hovered or focused lights its footprint; a footprint clicked marks its row.
   const [highlight, setHighlight] = useState<number | null>(null);
+  const [selected, setSelected] = useState<number | null>(null);
+  // On a phone the map sits behind a toggle before the results (Earthdata Search's way), so
+  // the first results stay on the first screen and the area tools are one tap away.
+  const narrow = useNarrow();
+  const [mapOpen, setMapOpen] = useState(false);
 
   function apply(next: SearchState) {
     // A changed search starts again at its first page.
@@ -112,25 +117,39 @@ export function SearchPage() {
               or upload it again.
             </p>
           )}
-          <div className="search-map">
-            <LazyBoxMap
-              label="Map of the search box and the footprints of the granules found"
-              box={search.bbox}
-              onBoxChange={(bbox) => apply({ ...draft, bbox, shape: null })}
-              shape={search.shape}
-              onShapeChange={applyShape}
-              tools={<ShapeUpload onShape={applyShape} />}
-              footprints={footprints}
-              highlight={highlight}
-              onFootprintSelect={(id) =>
-                void navigate(`/granules/${id}`, { state: { search: address } })
-              }
+          {narrow && (
+            <button
+              type="button"
+              className="button button--quiet search-map__toggle"
+              aria-expanded={mapOpen}
+              aria-controls="search-map"
+              onClick={() => setMapOpen((open) => !open)}
+            >
+              {mapOpen ? 'Hide the map' : 'Map and area tools'}
+              {!mapOpen && (search.bbox || search.shape) ? ' (an area is set)' : ''}
+            </button>
+          )}
+          <div className="search-map" id="search-map" hidden={narrow && !mapOpen}>
+            {(!narrow || mapOpen) && (
+              <LazyBoxMap
+                label="Map of the search box and the footprints of the granules found"
+                box={search.bbox}
+                onBoxChange={(bbox) => apply({ ...draft, bbox, shape: null })}
+                shape={search.shape}
+                onShapeChange={applyShape}
+                tools={<ShapeUpload onShape={applyShape} />}
+                footprints={footprints}
+                highlight={highlight ?? selected}
+                onFootprintSelect={setSelected}
+              />
+            )}
+          </div>
+          <div className="search-main__timeline">
+            <SearchTimeline
+              query={timeline}
+              onNarrow={(start, end) => apply({ ...search, start, end })}
             />
           </div>
-          <SearchTimeline
-            query={timeline}
-            onNarrow={(start, end) => apply({ ...search, start, end })}
-          />
           <SearchResults
             query={granules}
             search={search}
@@ -139,9 +158,24 @@ export function SearchPage() {
             filters={matchingFilters(search)}
             onApply={apply}
             onHighlight={setHighlight}
+            selected={selected}
           />
         </div>
       </div>
     </section>
   );
+}
+
+/** Whether the window is phone-narrow (the layout's one-column width), following resizes. */
+function useNarrow(): boolean {
+  const query = '(max-width: 60rem)';
+  const [narrow, setNarrow] = useState(() => window.matchMedia?.(query).matches ?? false);
+  useEffect(() => {
+    const list = window.matchMedia?.(query);
+    if (!list) return;
+    const changed = () => setNarrow(list.matches);
+    list.addEventListener('change', changed);
+    return () => list.removeEventListener('change', changed);
+  }, []);
+  return narrow;
 }

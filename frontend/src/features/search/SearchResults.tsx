@@ -1,4 +1,5 @@
-import type { UseQueryResult } from '@tanstack/react-query';
+import { useQuery, type UseQueryResult } from '@tanstack/react-query';
+import { useEffect, useId } from 'react';
 import { Link } from 'react-router';
 
 import type { Granule, Page } from '../../lib/api/types';
@@ -8,11 +9,19 @@ import { ResidencyBadge } from '../../components/ResidencyBadge';
 import { EmptyState, ErrorMessage, Loading } from '../../components/StatusMessage';
 import { AddToCartButton } from '../../components/cart/AddToCartButton';
 import { useCart } from '../../components/cart/useCart';
-import { useId } from 'react';
-
+import { GranuleName } from '../../components/GranuleName';
+import { granulesQuery } from '../../lib/api/granules/granules';
 import { formatBytes, formatCount, formatUtcRange } from '../../lib/format';
 import { AddMatchingButton } from './AddMatchingButton';
-import { PAGE_SIZES, SORTS, writeSearch, type SearchState, type Sort } from './searchState';
+import {
+  granuleParams,
+  PAGE_SIZES,
+  SORTS,
+  wildcardSuggestion,
+  writeSearch,
+  type SearchState,
+  type Sort,
+} from './searchState';
 
 export function SearchResults({
   query,
@@ -22,6 +31,7 @@ export function SearchResults({
   filters,
   onApply,
   onHighlight,
+  selected,
 }: {
   query: UseQueryResult<Page<Granule>>;
   search: SearchState;
@@ -33,9 +43,17 @@ export function SearchResults({
   filters: Record<string, string>;
   onApply: (next: SearchState) => void;
   onHighlight: (id: number | null) => void;
+  /** The granule whose footprint was clicked on the map: its row is marked and shown. */
+  selected: number | null;
 }) {
   const { loggedIn } = useCart();
   const id = useId();
+  useEffect(() => {
+    if (selected === null) return;
+    document
+      .querySelector(`[data-granule="${selected}"]`)
+      ?.scrollIntoView({ block: 'nearest', behavior: 'smooth' });
+  }, [selected]);
 
   if (query.isPending) return <Loading>Searching granules…</Loading>;
   if (query.isError) {
@@ -54,6 +72,7 @@ export function SearchResults({
     return (
       <EmptyState title="No granules match">
         <p>Widen the box or the time range, or drop an attribute filter.</p>
+        <WildcardHint search={search} onApply={onApply} />
       </EmptyState>
     );
   }
@@ -75,11 +94,11 @@ export function SearchResults({
             <Link
               to={`/granules/${granule.id}`}
               state={{ search: address }}
-              className="mono wrap"
+              className="mono wrap-tokens"
               onFocus={() => onHighlight(granule.id)}
               onBlur={() => onHighlight(null)}
             >
-              {granule.granule_id}
+              <GranuleName name={granule.granule_id} />
             </Link>
             <span className="muted small">{granule.collection}</span>
           </span>
@@ -156,6 +175,9 @@ export function SearchResults({
         rowProps={(granule) => ({
           onMouseEnter: () => onHighlight(granule.id),
           onMouseLeave: () => onHighlight(null),
+          'data-granule': String(granule.id),
+          className: granule.id === selected ? 'is-selected' : undefined,
+          'aria-current': granule.id === selected ? true : undefined,
         })}
         caption={`Granules found, ${sortLabel(search.sort).toLowerCase()}`}
         captionHidden
@@ -171,6 +193,46 @@ export function SearchResults({
         })}
       />
     </section>
+  );
+}
+
+/**
+ * An id typed without `*` is matched whole, so a prefix finds nothing: offer the search with
+ * the wildcard, saying how many granules it would find.
+ */
+function WildcardHint({
+  search,
+  onApply,
+}: {
+  search: SearchState;
+  onApply: (next: SearchState) => void;
+}) {
+  const suggested = wildcardSuggestion(search.q);
+  const wider = { ...search, q: suggested ?? '', cursor: null };
+  const found = useQuery(granulesQuery(granuleParams(wider), suggested !== null));
+  if (suggested === null) return null;
+  const count = found.data?.results.length ?? 0;
+  const many = found.data?.next ? `${formatCount(count)} or more` : formatCount(count);
+  return (
+    <p className="wildcard-hint" role="status">
+      An id is matched whole unless it has a wildcard.{' '}
+      {found.isSuccess && count === 0 ? (
+        <>
+          No granule id starts with <span className="mono">{search.q}</span> either.
+        </>
+      ) : (
+        <>
+          <button type="button" className="button button--small" onClick={() => onApply(wider)}>
+            Search for <span className="mono">{suggested}</span>
+          </button>{' '}
+          {found.isSuccess && (
+            <span className="muted">
+              {many} {count === 1 ? 'granule' : 'granules'}
+            </span>
+          )}
+        </>
+      )}
+    </p>
   );
 }
 

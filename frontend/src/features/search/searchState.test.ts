@@ -9,6 +9,7 @@ import {
   matchingFilters,
   readSearch,
   timelineParams,
+  wildcardSuggestion,
   writeSearch,
 } from './searchState';
 
@@ -96,5 +97,20 @@ describe('search state in the address', () => {
     expect(matchingFilters(state)).toEqual({
       intersects: '{"type":"Point","coordinates":[12.5,41.9]}',
     });
+  });
+});
+
+describe('wildcardSuggestion', () => {
+  it('adds * to the words that read as granule ids, and only those', () => {
+    expect(wildcardSuggestion('MOD021KM.A2026307')).toBe('MOD021KM.A2026307*');
+    expect(wildcardSuggestion('snow 20261105')).toBe('snow 20261105*');
+    expect(wildcardSuggestion('  GHRSST_OI  ')).toBe('GHRSST_OI*');
+  });
+
+  it('offers nothing for plain words or ids that already have a wildcard', () => {
+    expect(wildcardSuggestion('snow cover')).toBeNull();
+    expect(wildcardSuggestion('MOD021KM.A2026*')).toBeNull();
+    expect(wildcardSuggestion('MOD021KM.A2026?07')).toBeNull();
+    expect(wildcardSuggestion('')).toBeNull();
   });
 });

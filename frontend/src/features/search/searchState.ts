@@ -198,3 +198,19 @@ export function timelineParams(state: SearchState): QueryParams {
 export function facetParams(state: SearchState): QueryParams {
   return { q: state.q, ...filterParams(state) };
 }
+
+/** A word that reads as (the start of) a granule id: no wildcard, a digit or an id separator. */
+function idLike(word: string): boolean {
+  return !/[*?]/.test(word) && /[0-9._]/.test(word);
+}
+
+/**
+ * The free text with `*` after each id-like word, to offer when the search found nothing: an
+ * id is matched whole unless it has a wildcard, so a typed prefix finds nothing. Null when no
+ * word reads as an id.
+ */
+export function wildcardSuggestion(q: string): string | null {
+  const words = q.split(/\s+/).filter(Boolean);
+  if (!words.some(idLike)) return null;
+  return words.map((word) => (idLike(word) ? `${word}*` : word)).join(' ');
+}

@@ -16,12 +16,15 @@ export class ApiError extends Error {
   readonly detail: string;
   /** Per-field errors from the API's `errors`, when it sent them. */
   readonly errors: unknown;
+  /** The whole JSON body, for the fields some answers carry besides `detail` (a 410's time). */
+  readonly body: unknown;
 
-  constructor(status: number, detail: string, errors?: unknown) {
+  constructor(status: number, detail: string, errors?: unknown, body?: unknown) {
     super(detail);
     this.status = status;
     this.detail = detail;
     this.errors = errors;
+    this.body = body;
   }
 }
 
@@ -63,7 +66,7 @@ async function errorFrom(response: Response): Promise<ApiError> {
   }
   if (body && typeof body === 'object' && 'detail' in body && typeof body.detail === 'string') {
     const errors = 'errors' in body ? body.errors : undefined;
-    return new ApiError(response.status, body.detail, errors);
+    return new ApiError(response.status, body.detail, errors, body);
   }
   const reason = response.statusText
     ? `${response.status} ${response.statusText}`

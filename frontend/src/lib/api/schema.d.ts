@@ -2042,6 +2042,8 @@ export interface components {
             count: number;
             bytes: number;
             granules: components["schemas"]["CartItem"][];
+            /** @description Granules withdrawn or deleted since they were added: not ordered with the cart; they stay listed until removed */
+            withdrawn: components["schemas"]["WithdrawnItem"][];
             /** @description What an order of the cart must keep within */
             limits: components["schemas"]["OrderLimits"];
         };
@@ -2661,6 +2663,8 @@ export interface components {
             readonly in_cache: boolean;
             /** @description Live copies, copy 1 first */
             readonly copies: components["schemas"]["Copy"][];
+            /** @description Where a logged-in user who may see the granule downloads the file now, without an order: set when it is in the disk cache or the object store; null when it is on tape only (order it to have it recalled) */
+            readonly download_url: string | null;
         };
         /**
          * @description * `geojson` - geojson
@@ -2797,6 +2801,16 @@ export interface components {
             instrument: components["schemas"]["FacetValue"][];
             /** @description false when a shape search had too many candidates to test each: the counts are then of the granules whose box meets the shape (an upper bound) */
             counts_exact?: boolean;
+        };
+        GranuleGone: {
+            /** @description What happened, why and when */
+            detail: string;
+            state: components["schemas"]["RetiredStateEnum"];
+            /**
+             * Format: date-time
+             * @description When it was withdrawn or deleted
+             */
+            retired_at: string;
         };
         GranuleIdsRequest: {
             granules: number[];
@@ -3791,6 +3805,12 @@ export interface components {
          * @enum {string}
          */
         ResidencyEnum: "cache" | "tape";
+        /**
+         * @description * `withdrawn` - withdrawn
+         *     * `deleted` - deleted
+         * @enum {string}
+         */
+        RetiredStateEnum: "withdrawn" | "deleted";
         RetryGroupRequest: {
             key: string;
             reason?: string;
@@ -4309,6 +4329,20 @@ export interface components {
          * @enum {string}
          */
         WayEnum: "bulk" | "pdr" | "drop" | "cli";
+        /** @description A granule withdrawn or deleted since it was put in the cart. */
+        WithdrawnItem: {
+            granule: number;
+            collection: string;
+            granule_id: string;
+            state: components["schemas"]["RetiredStateEnum"];
+            /**
+             * Format: date-time
+             * @description When
+             */
+            at: string;
+            /** @description What happened and why */
+            reason: string;
+        };
         Worst: {
             days: number;
             /** Format: date-time */
@@ -10044,13 +10078,22 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such thing (or not the caller's) */
+            /** @description No such granule, or one the caller may not see */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Withdrawn or deleted: the reason and the time */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GranuleGone"];
                 };
             };
         };

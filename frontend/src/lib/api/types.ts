@@ -45,6 +45,10 @@ export type ShapeReading = Schemas['ShapeReading'];
 // Distribution: cart and orders
 export type Cart = Schemas['Cart'];
 export type CartGranule = Schemas['CartItem'];
+/** A granule withdrawn or deleted since it was put in the cart. */
+export type WithdrawnCartGranule = Schemas['WithdrawnItem'];
+/** The 410 body of a withdrawn or deleted granule's page. */
+export type GranuleGone = Schemas['GranuleGone'];
 export type AddedMatching = Schemas['AddedMatching'];
 export type OrderLimits = Schemas['OrderLimits'];
 export type Order = Schemas['Order'];
