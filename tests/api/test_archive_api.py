@@ -1,9 +1,12 @@
 """Operator functions through the API: each answers, and refuses clearly when it must."""
 import pytest
 
+from backend.accounts import roles
 from backend.archive import services
 from backend.archive.models import ArchiveRequest, Drive, Volume
 from tests.archive_fixtures import archived_collection, small_layout, staged_granule
+from tests.contract import call
+from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -110,6 +113,19 @@ def test_label_new_volumes(operator_api, archived, data_root):
     bad = operator_api.post("/api/v1/archive/volumes/label/", {
         "silo": "silo2", "media": "nope", "count": 1, "prefix": "C"}, format="json")
     assert bad.status_code == 400 and "no drive model 'nope'" in bad.json()["detail"]
+
+
+@pytest.mark.usefixtures("wsgi_keeps_the_test_connection")
+def test_label_and_repack_answer_as_the_schema_says(archived):
+    """The schema said 200 for both (the fuzzer never names a real silo or volume, so never
+    saw the 201 and the 202): each answer is checked against it, status and body."""
+    operator = UserFactory(role=roles.OPERATOR)
+    made = call(operator, "post", "/api/v1/archive/volumes/label/", 201,
+                body={"silo": "silo2", "media": "test-media", "count": 2, "prefix": "D"}).json()
+    assert [v["label"] for v in made] == ["D00001", "D00002"]
+    job = call(operator, "post", "/api/v1/archive/volumes/{label}/repack/", 202,
+               path_parameters={"label": "A00001"}).json()
+    assert job["kind"] == "repack"
 
 
 def test_repack_and_audit_start(operator_api, archived):

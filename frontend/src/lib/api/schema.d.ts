@@ -439,7 +439,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** @description Media by state (`?state=full`), group or silo; files on a volume; label, repack, audit. */
+        /**
+         * @description Label `count` scratch volumes PREFIX00001... in a silo; answers them all (a plain
+         *     list, neither paged nor filtered).
+         */
         post: operations["api_v1_archive_volumes_label_create"];
         delete?: never;
         options?: never;
@@ -5944,7 +5947,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            200: {
+            202: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6089,25 +6092,7 @@ export interface operations {
     };
     api_v1_archive_volumes_label_create: {
         parameters: {
-            query?: {
-                /** @description The pagination cursor value. */
-                cursor?: string;
-                group__name?: string;
-                /** @description Number of results to return per page. */
-                limit?: number;
-                /** @description Which field to use when ordering the results. */
-                ordering?: string;
-                silo__name?: string;
-                /**
-                 * @description * `scratch` - Scratch
-                 *     * `filling` - Filling
-                 *     * `full` - Full
-                 *     * `read_only` - Read-only
-                 *     * `suspect` - Suspect
-                 *     * `retired` - Retired
-                 */
-                state?: "filling" | "full" | "read_only" | "retired" | "scratch" | "suspect";
-            };
+            query?: never;
             header?: never;
             path?: never;
             cookie?: never;
@@ -6120,12 +6105,12 @@ export interface operations {
             };
         };
         responses: {
-            200: {
+            201: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["PaginatedVolumeList"];
+                    "application/json": components["schemas"]["Volume"][];
                 };
             };
             /** @description The request is malformed or invalid */
