@@ -127,8 +127,6 @@ class VolumeViewSet(OperatorViewSet, viewsets.mixins.ListModelMixin,
         """Fixity audit of a random sample of all copies."""
         form = AuditSerializer(data=request.data)
         form.is_valid(raise_exception=True)
-        if not form.validated_data.get("sample"):
-            raise ValidationError({"sample": "give the number of copies to audit"})
         queued = operations.start_audit(sample=form.validated_data["sample"],
                                         requested_by=request.user)
         return Response({"queued": queued}, status=status.HTTP_202_ACCEPTED)

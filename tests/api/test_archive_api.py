@@ -189,4 +189,5 @@ def test_audit_a_sample(operator_api, archived):
     assert operator_api.post("/api/v1/archive/volumes/audit-sample/", {"sample": 3},
                              format="json").json() == {"queued": 3}
     missing = operator_api.post("/api/v1/archive/volumes/audit-sample/", {}, format="json")
-    assert missing.status_code == 400 and "number of copies" in missing.json()["detail"]
+    assert missing.status_code == 400
+    assert missing.json()["errors"] == {"sample": ["This field is required."]}

@@ -1851,7 +1851,8 @@ export interface components {
             detail: unknown;
         };
         AuditRequest: {
-            sample?: number;
+            /** @description Copies to audit, drawn at random */
+            sample: number;
         };
         /** @description A bucket of an object store as a copy target, beside the volume groups. */
         Bucket: {
@@ -4499,8 +4500,6 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["PinRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["PinRequest"];
-                "multipart/form-data": components["schemas"]["PinRequest"];
             };
         };
         responses: {
@@ -4587,8 +4586,6 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["ReleaseRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["ReleaseRequest"];
-                "multipart/form-data": components["schemas"]["ReleaseRequest"];
             };
         };
         responses: {
@@ -4792,8 +4789,6 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["VaryDriveRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["VaryDriveRequest"];
-                "multipart/form-data": components["schemas"]["VaryDriveRequest"];
             };
         };
         responses: {
@@ -5052,8 +5047,6 @@ export interface operations {
         requestBody?: {
             content: {
                 "application/json": components["schemas"]["ReconcileRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["ReconcileRequest"];
-                "multipart/form-data": components["schemas"]["ReconcileRequest"];
             };
         };
         responses: {
@@ -5199,8 +5192,6 @@ export interface operations {
         requestBody?: {
             content: {
                 "application/json": components["schemas"]["RepairRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["RepairRequest"];
-                "multipart/form-data": components["schemas"]["RepairRequest"];
             };
         };
         responses: {
@@ -5487,8 +5478,6 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["BulkRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["BulkRequest"];
-                "multipart/form-data": components["schemas"]["BulkRequest"];
             };
         };
         responses: {
@@ -6009,11 +5998,9 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody?: {
+        requestBody: {
             content: {
                 "application/json": components["schemas"]["AuditRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["AuditRequest"];
-                "multipart/form-data": components["schemas"]["AuditRequest"];
             };
         };
         responses: {
@@ -6100,8 +6087,6 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["LabelVolumesRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["LabelVolumesRequest"];
-                "multipart/form-data": components["schemas"]["LabelVolumesRequest"];
             };
         };
         responses: {
@@ -6188,8 +6173,6 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["LoginRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["LoginRequest"];
-                "multipart/form-data": components["schemas"]["LoginRequest"];
             };
         };
         responses: {
@@ -6478,8 +6461,6 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["GranuleIdsRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["GranuleIdsRequest"];
-                "multipart/form-data": components["schemas"]["GranuleIdsRequest"];
             };
         };
         responses: {
@@ -6696,8 +6677,6 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["SearchFiltersRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["SearchFiltersRequest"];
-                "multipart/form-data": components["schemas"]["SearchFiltersRequest"];
             };
         };
         responses: {
@@ -7153,8 +7132,6 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["CollectionConfigRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["CollectionConfigRequest"];
-                "multipart/form-data": components["schemas"]["CollectionConfigRequest"];
             };
         };
         responses: {
@@ -7300,8 +7277,6 @@ export interface operations {
         requestBody?: {
             content: {
                 "application/json": components["schemas"]["PatchedCollectionConfigRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["PatchedCollectionConfigRequest"];
-                "multipart/form-data": components["schemas"]["PatchedCollectionConfigRequest"];
             };
         };
         responses: {
@@ -7443,8 +7418,6 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["ProviderConfigRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["ProviderConfigRequest"];
-                "multipart/form-data": components["schemas"]["ProviderConfigRequest"];
             };
         };
         responses: {
@@ -7590,8 +7563,6 @@ export interface operations {
         requestBody?: {
             content: {
                 "application/json": components["schemas"]["PatchedProviderConfigRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["PatchedProviderConfigRequest"];
-                "multipart/form-data": components["schemas"]["PatchedProviderConfigRequest"];
             };
         };
         responses: {
@@ -7733,8 +7704,6 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["UserConfigRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["UserConfigRequest"];
-                "multipart/form-data": components["schemas"]["UserConfigRequest"];
             };
         };
         responses: {
@@ -7880,8 +7849,6 @@ export interface operations {
         requestBody?: {
             content: {
                 "application/json": components["schemas"]["PatchedUserConfigRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["PatchedUserConfigRequest"];
-                "multipart/form-data": components["schemas"]["PatchedUserConfigRequest"];
             };
         };
         responses: {
@@ -8182,8 +8149,6 @@ export interface operations {
         requestBody?: {
             content: {
                 "application/json": components["schemas"]["CancelRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["CancelRequest"];
-                "multipart/form-data": components["schemas"]["CancelRequest"];
             };
         };
         responses: {
@@ -8402,8 +8367,6 @@ export interface operations {
         requestBody?: {
             content: {
                 "application/json": components["schemas"]["ReplayRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["ReplayRequest"];
-                "multipart/form-data": components["schemas"]["ReplayRequest"];
             };
         };
         responses: {
@@ -8566,8 +8529,6 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["RetryGroupRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["RetryGroupRequest"];
-                "multipart/form-data": components["schemas"]["RetryGroupRequest"];
             };
         };
         responses: {
@@ -8663,7 +8624,7 @@ export interface operations {
                 end?: string;
                 /** @description Granule id, case-insensitive; * and ? are wildcards */
                 granule_id?: string;
-                /** @description Granules per page, 10 to 500 (default 50) */
+                /** @description Granules per page, 10 to 500 (default 50); a limit outside is clamped to the nearer bound */
                 limit?: number;
                 /** @description Sort fields, comma-separated, - for descending: temporal_start, temporal_end, granule_id, created_at, total_size (created_at: ingest time; default -temporal_start) */
                 ordering?: string;
@@ -8795,8 +8756,6 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["DeleteRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["DeleteRequest"];
-                "multipart/form-data": components["schemas"]["DeleteRequest"];
             };
         };
         responses: {
@@ -8885,8 +8844,6 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["ReasonRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["ReasonRequest"];
-                "multipart/form-data": components["schemas"]["ReasonRequest"];
             };
         };
         responses: {
@@ -8975,8 +8932,6 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["ReasonRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["ReasonRequest"];
-                "multipart/form-data": components["schemas"]["ReasonRequest"];
             };
         };
         responses: {
@@ -9252,8 +9207,6 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["DestinationRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["DestinationRequest"];
-                "multipart/form-data": components["schemas"]["DestinationRequest"];
             };
         };
         responses: {
@@ -9399,8 +9352,6 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["DestinationRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["DestinationRequest"];
-                "multipart/form-data": components["schemas"]["DestinationRequest"];
             };
         };
         responses: {
@@ -9554,8 +9505,6 @@ export interface operations {
         requestBody?: {
             content: {
                 "application/json": components["schemas"]["PatchedDestinationRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["PatchedDestinationRequest"];
-                "multipart/form-data": components["schemas"]["PatchedDestinationRequest"];
             };
         };
         responses: {
@@ -9874,7 +9823,7 @@ export interface operations {
                 instrument?: string;
                 /** @description GeoJSON geometry (Point, LineString, Polygon, Multi*) in JSON, at most 2000 vertices; a ring from lon 170 to -170 crosses 180° */
                 intersects?: string;
-                /** @description Granules per page, 10 to 500 (default 50) */
+                /** @description Granules per page, 10 to 500 (default 50); a limit outside is clamped to the nearer bound */
                 limit?: number;
                 /** @description Sort fields, comma-separated, - for descending: temporal_start, temporal_end, granule_id, created_at, total_size (created_at: ingest time; default -temporal_start) */
                 ordering?: string;
@@ -10079,8 +10028,6 @@ export interface operations {
         requestBody?: {
             content: {
                 "application/json": components["schemas"]["GranuleSearchRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["GranuleSearchRequest"];
-                "multipart/form-data": components["schemas"]["GranuleSearchRequest"];
             };
         };
         responses: {
@@ -10208,8 +10155,6 @@ export interface operations {
         requestBody?: {
             content: {
                 "application/json": components["schemas"]["GranuleSearchRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["GranuleSearchRequest"];
-                "multipart/form-data": components["schemas"]["GranuleSearchRequest"];
             };
         };
         responses: {
@@ -10356,8 +10301,6 @@ export interface operations {
         requestBody?: {
             content: {
                 "application/json": components["schemas"]["TimelineSearchRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["TimelineSearchRequest"];
-                "multipart/form-data": components["schemas"]["TimelineSearchRequest"];
             };
         };
         responses: {
@@ -10721,8 +10664,6 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["BulkRequestRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["BulkRequestRequest"];
-                "multipart/form-data": components["schemas"]["BulkRequestRequest"];
             };
         };
         responses: {
@@ -10881,8 +10822,6 @@ export interface operations {
         requestBody?: {
             content: {
                 "application/json": components["schemas"]["RetryRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["RetryRequest"];
-                "multipart/form-data": components["schemas"]["RetryRequest"];
             };
         };
         responses: {
@@ -11236,8 +11175,6 @@ export interface operations {
         requestBody?: {
             content: {
                 "application/json": components["schemas"]["TargetsRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["TargetsRequest"];
-                "multipart/form-data": components["schemas"]["TargetsRequest"];
             };
         };
         responses: {
@@ -11512,8 +11449,6 @@ export interface operations {
         requestBody?: {
             content: {
                 "application/json": components["schemas"]["OrderCreateRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["OrderCreateRequest"];
-                "multipart/form-data": components["schemas"]["OrderCreateRequest"];
             };
         };
         responses: {
@@ -11985,8 +11920,6 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["SubscriptionRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["SubscriptionRequest"];
-                "multipart/form-data": components["schemas"]["SubscriptionRequest"];
             };
         };
         responses: {
@@ -12132,8 +12065,6 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["SubscriptionRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["SubscriptionRequest"];
-                "multipart/form-data": components["schemas"]["SubscriptionRequest"];
             };
         };
         responses: {
@@ -12287,8 +12218,6 @@ export interface operations {
         requestBody?: {
             content: {
                 "application/json": components["schemas"]["PatchedSubscriptionRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["PatchedSubscriptionRequest"];
-                "multipart/form-data": components["schemas"]["PatchedSubscriptionRequest"];
             };
         };
         responses: {
@@ -12377,8 +12306,6 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["SubscriptionApplyRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["SubscriptionApplyRequest"];
-                "multipart/form-data": components["schemas"]["SubscriptionApplyRequest"];
             };
         };
         responses: {
@@ -12529,8 +12456,6 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["SubscriptionPreviewRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["SubscriptionPreviewRequest"];
-                "multipart/form-data": components["schemas"]["SubscriptionPreviewRequest"];
             };
         };
         responses: {
