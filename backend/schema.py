@@ -2,6 +2,7 @@
 from it, so a loose schema means loose types)."""
 from drf_spectacular.openapi import AutoSchema
 from rest_framework import serializers
+from rest_framework.settings import api_settings
 
 
 class GranaryAutoSchema(AutoSchema):
@@ -17,6 +18,15 @@ class GranaryAutoSchema(AutoSchema):
             schema["required"] = sorted(set(schema.get("properties", {})) - optional)
         return schema
 
+    def map_parsers(self):
+        """A view on DRF's default parsers documents JSON only: the API takes JSON (the web
+        app sends nothing else); the form parsers are there for the browsable API's HTML forms,
+        which read a nested document (a list, an object) differently, so a client generated
+        from the schema must not be offered them. Views that name their own parsers (uploads,
+        PDR text) document those."""
+        if list(self.view.parser_classes) == list(api_settings.DEFAULT_PARSER_CLASSES):
+            return ["application/json"]
+        return super().map_parsers()
 
 
 # Every refusal is JSON with a sentence in `detail` (backend.api.exception_handler); `errors`

@@ -66,6 +66,10 @@ class RetryGroupResultSerializer(serializers.Serializer):
 
 
 def _form(serializer_class, data):
+    """Query parameters as a plain dict: DRF reads an empty one of a QueryDict as left out,
+    so `?since=` listed everything where it should say that names no time."""
+    if hasattr(data, "dict"):
+        data = data.dict()
     form = serializer_class(data=data if hasattr(data, "get") else {"": data})
     form.is_valid(raise_exception=True)
     return form.validated_data

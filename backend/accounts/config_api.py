@@ -169,6 +169,8 @@ class UtcInstantField(django_filters.fields.IsoDateTimeField):
     date-time may carry (-23:07 answered 500)."""
 
     def clean(self, value):
+        if value == "":  # `?until=` names no instant; left out, the parameter filters nothing
+            raise forms.ValidationError("give an ISO 8601 instant, or leave the parameter out")
         value = super().clean(value)
         if value is None:
             return None

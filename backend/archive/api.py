@@ -100,9 +100,11 @@ class VolumeViewSet(OperatorViewSet, viewsets.mixins.ListModelMixin,
         page = paginator.paginate_queryset(copies, request)
         return paginator.get_paginated_response(FileCopySerializer(page, many=True).data)
 
-    @extend_schema(request=LabelVolumesSerializer, responses=VolumeSerializer(many=True))
-    @action(detail=False, methods=["post"])
+    @extend_schema(request=LabelVolumesSerializer, responses={201: VolumeSerializer(many=True)})
+    @action(detail=False, methods=["post"], pagination_class=None, filter_backends=[])
     def label(self, request):
+        """Label `count` scratch volumes PREFIX00001... in a silo; answers them all (a plain
+        list, neither paged nor filtered)."""
         form = LabelVolumesSerializer(data=request.data)
         form.is_valid(raise_exception=True)
         media = DriveModel.objects.filter(name=form.validated_data["media"]).first()
@@ -113,7 +115,7 @@ class VolumeViewSet(OperatorViewSet, viewsets.mixins.ListModelMixin,
                                            form.validated_data["prefix"])
         return Response(VolumeSerializer(volumes, many=True).data, status=status.HTTP_201_CREATED)
 
-    @extend_schema(request=None, responses=ArchiveRequestSerializer)
+    @extend_schema(request=None, responses={202: ArchiveRequestSerializer})
     @action(detail=True, methods=["post"])
     def repack(self, request, label=None):
         job = operations.start_repack(self.get_object(), requested_by=request.user)
@@ -125,8 +127,6 @@ class VolumeViewSet(OperatorViewSet, viewsets.mixins.ListModelMixin,
         """Fixity audit of a random sample of all copies."""
         form = AuditSerializer(data=request.data)
         form.is_valid(raise_exception=True)
-        if not form.validated_data.get("sample"):
-            raise ValidationError({"sample": "give the number of copies to audit"})
         queued = operations.start_audit(sample=form.validated_data["sample"],
                                         requested_by=request.user)
         return Response({"queued": queued}, status=status.HTTP_202_ACCEPTED)

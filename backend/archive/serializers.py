@@ -184,7 +184,8 @@ class BulkSerializer(serializers.Serializer):
 
 
 class AuditSerializer(serializers.Serializer):
-    sample = serializers.IntegerField(min_value=1, max_value=1_000_000, required=False)
+    sample = serializers.IntegerField(min_value=1, max_value=1_000_000,
+                                      help_text="Copies to audit, drawn at random")
 
 
 class ReleaseSerializer(serializers.Serializer):

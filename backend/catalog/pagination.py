@@ -16,6 +16,19 @@ class CatalogCursorPagination(CursorPagination):
     max_page_size = 1000
     ordering = "-id"
 
+    def get_page_size(self, request):
+        """DRF quietly pages by the default when `limit` is not a number (`limit=null`): a
+        client that sent a wrong one would never know, so that is a 400; a whole number past
+        the bounds is still clamped to them, as DRF does."""
+        raw = request.query_params.get(self.page_size_query_param)
+        if raw is not None:
+            try:
+                int(raw)
+            except ValueError:
+                raise DomainError(f"limit must be a whole number, not {raw[:40]!r}.",
+                                  "limit") from None
+        return super().get_page_size(request)
+
     def get_paginated_response_schema(self, schema):
         """`next` and `previous` are always there (null at either end)."""
         page = super().get_paginated_response_schema(schema)
@@ -81,7 +94,7 @@ class GranuleKeysetPagination(CatalogCursorPagination):
     def _limit(self, request):
         """(page size, a note when the asked limit was clamped, else None)."""
         raw = request.query_params.get(self.page_size_query_param)
-        if raw in (None, ""):
+        if raw is None:
             return self.page_size, None
         try:
             limit = int(raw)
@@ -163,10 +176,11 @@ class GranuleKeysetPagination(CatalogCursorPagination):
              "description": "The page's position, from a next or previous link",
              "schema": {"type": "string"}},
             {"name": self.page_size_query_param, "required": False, "in": "query",
+             # no minimum or maximum: any whole number is taken, clamped (the page says so)
              "description": f"Granules per page, {self.min_page_size} to "
-                            f"{self.max_page_size} (default {self.page_size})",
-             "schema": {"type": "integer", "minimum": self.min_page_size,
-                        "maximum": self.max_page_size}},
+                            f"{self.max_page_size} (default {self.page_size}); a limit "
+                            "outside is clamped to the nearer bound",
+             "schema": {"type": "integer"}},
             {"name": "ordering", "required": False, "in": "query",
              "description": "Sort fields, comma-separated, - for descending: "
                             + ", ".join(GRANULE_SORTS) + " (created_at: ingest time; "

@@ -71,12 +71,23 @@ class ThroughputSerializer(serializers.Serializer):
 MAX_TB_PER_DAY = 100_000
 
 
+class TbPerDayField(serializers.FloatField):
+    """0..100,000 TB (100 PB) a day: far above any archive's, and a figure whose bytes fit.
+    A JSON true or false is no figure (DRF's FloatField read false as 0)."""
+
+    def __init__(self, **kwargs):
+        super().__init__(min_value=0, max_value=MAX_TB_PER_DAY, required=False,
+                         help_text="TB per day, 0..100000", **kwargs)
+
+    def to_internal_value(self, data):
+        if isinstance(data, bool):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
 class TargetsSerializer(serializers.Serializer):
-    # 0..100,000 TB (100 PB) a day: far above any archive's, and a figure whose bytes fit
-    ingest = serializers.FloatField(min_value=0, max_value=MAX_TB_PER_DAY, required=False,
-                                    help_text="TB per day, 0..100000")
-    distribution = serializers.FloatField(min_value=0, max_value=MAX_TB_PER_DAY,
-                                          required=False, help_text="TB per day, 0..100000")
+    ingest = TbPerDayField()
+    distribution = TbPerDayField()
 
 
 class DailyTargetsSerializer(serializers.Serializer):

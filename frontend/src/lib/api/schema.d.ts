@@ -439,7 +439,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** @description Media by state (`?state=full`), group or silo; files on a volume; label, repack, audit. */
+        /**
+         * @description Label `count` scratch volumes PREFIX00001... in a silo; answers them all (a plain
+         *     list, neither paged nor filtered).
+         */
         post: operations["api_v1_archive_volumes_label_create"];
         delete?: never;
         options?: never;
@@ -1848,7 +1851,8 @@ export interface components {
             detail: unknown;
         };
         AuditRequest: {
-            sample?: number;
+            /** @description Copies to audit, drawn at random */
+            sample: number;
         };
         /** @description A bucket of an object store as a copy target, beside the volume groups. */
         Bucket: {
@@ -4559,8 +4563,6 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["PinRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["PinRequest"];
-                "multipart/form-data": components["schemas"]["PinRequest"];
             };
         };
         responses: {
@@ -4647,8 +4649,6 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["ReleaseRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["ReleaseRequest"];
-                "multipart/form-data": components["schemas"]["ReleaseRequest"];
             };
         };
         responses: {
@@ -4852,8 +4852,6 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["VaryDriveRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["VaryDriveRequest"];
-                "multipart/form-data": components["schemas"]["VaryDriveRequest"];
             };
         };
         responses: {
@@ -5112,8 +5110,6 @@ export interface operations {
         requestBody?: {
             content: {
                 "application/json": components["schemas"]["ReconcileRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["ReconcileRequest"];
-                "multipart/form-data": components["schemas"]["ReconcileRequest"];
             };
         };
         responses: {
@@ -5259,8 +5255,6 @@ export interface operations {
         requestBody?: {
             content: {
                 "application/json": components["schemas"]["RepairRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["RepairRequest"];
-                "multipart/form-data": components["schemas"]["RepairRequest"];
             };
         };
         responses: {
@@ -5547,8 +5541,6 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["BulkRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["BulkRequest"];
-                "multipart/form-data": components["schemas"]["BulkRequest"];
             };
         };
         responses: {
@@ -6007,7 +5999,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            200: {
+            202: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6069,11 +6061,9 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody?: {
+        requestBody: {
             content: {
                 "application/json": components["schemas"]["AuditRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["AuditRequest"];
-                "multipart/form-data": components["schemas"]["AuditRequest"];
             };
         };
         responses: {
@@ -6152,25 +6142,7 @@ export interface operations {
     };
     api_v1_archive_volumes_label_create: {
         parameters: {
-            query?: {
-                /** @description The pagination cursor value. */
-                cursor?: string;
-                group__name?: string;
-                /** @description Number of results to return per page. */
-                limit?: number;
-                /** @description Which field to use when ordering the results. */
-                ordering?: string;
-                silo__name?: string;
-                /**
-                 * @description * `scratch` - Scratch
-                 *     * `filling` - Filling
-                 *     * `full` - Full
-                 *     * `read_only` - Read-only
-                 *     * `suspect` - Suspect
-                 *     * `retired` - Retired
-                 */
-                state?: "filling" | "full" | "read_only" | "retired" | "scratch" | "suspect";
-            };
+            query?: never;
             header?: never;
             path?: never;
             cookie?: never;
@@ -6178,17 +6150,15 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["LabelVolumesRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["LabelVolumesRequest"];
-                "multipart/form-data": components["schemas"]["LabelVolumesRequest"];
             };
         };
         responses: {
-            200: {
+            201: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["PaginatedVolumeList"];
+                    "application/json": components["schemas"]["Volume"][];
                 };
             };
             /** @description The request is malformed or invalid */
@@ -6266,8 +6236,6 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["LoginRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["LoginRequest"];
-                "multipart/form-data": components["schemas"]["LoginRequest"];
             };
         };
         responses: {
@@ -6556,8 +6524,6 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["GranuleIdsRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["GranuleIdsRequest"];
-                "multipart/form-data": components["schemas"]["GranuleIdsRequest"];
             };
         };
         responses: {
@@ -6774,8 +6740,6 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["SearchFiltersRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["SearchFiltersRequest"];
-                "multipart/form-data": components["schemas"]["SearchFiltersRequest"];
             };
         };
         responses: {
@@ -7231,8 +7195,6 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["CollectionConfigRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["CollectionConfigRequest"];
-                "multipart/form-data": components["schemas"]["CollectionConfigRequest"];
             };
         };
         responses: {
@@ -7378,8 +7340,6 @@ export interface operations {
         requestBody?: {
             content: {
                 "application/json": components["schemas"]["PatchedCollectionConfigRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["PatchedCollectionConfigRequest"];
-                "multipart/form-data": components["schemas"]["PatchedCollectionConfigRequest"];
             };
         };
         responses: {
@@ -7521,8 +7481,6 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["ProviderConfigRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["ProviderConfigRequest"];
-                "multipart/form-data": components["schemas"]["ProviderConfigRequest"];
             };
         };
         responses: {
@@ -7668,8 +7626,6 @@ export interface operations {
         requestBody?: {
             content: {
                 "application/json": components["schemas"]["PatchedProviderConfigRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["PatchedProviderConfigRequest"];
-                "multipart/form-data": components["schemas"]["PatchedProviderConfigRequest"];
             };
         };
         responses: {
@@ -7811,8 +7767,6 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["UserConfigRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["UserConfigRequest"];
-                "multipart/form-data": components["schemas"]["UserConfigRequest"];
             };
         };
         responses: {
@@ -7958,8 +7912,6 @@ export interface operations {
         requestBody?: {
             content: {
                 "application/json": components["schemas"]["PatchedUserConfigRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["PatchedUserConfigRequest"];
-                "multipart/form-data": components["schemas"]["PatchedUserConfigRequest"];
             };
         };
         responses: {
@@ -8260,8 +8212,6 @@ export interface operations {
         requestBody?: {
             content: {
                 "application/json": components["schemas"]["CancelRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["CancelRequest"];
-                "multipart/form-data": components["schemas"]["CancelRequest"];
             };
         };
         responses: {
@@ -8480,8 +8430,6 @@ export interface operations {
         requestBody?: {
             content: {
                 "application/json": components["schemas"]["ReplayRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["ReplayRequest"];
-                "multipart/form-data": components["schemas"]["ReplayRequest"];
             };
         };
         responses: {
@@ -8644,8 +8592,6 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["RetryGroupRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["RetryGroupRequest"];
-                "multipart/form-data": components["schemas"]["RetryGroupRequest"];
             };
         };
         responses: {
@@ -8741,7 +8687,7 @@ export interface operations {
                 end?: string;
                 /** @description Granule id, case-insensitive; * and ? are wildcards */
                 granule_id?: string;
-                /** @description Granules per page, 10 to 500 (default 50) */
+                /** @description Granules per page, 10 to 500 (default 50); a limit outside is clamped to the nearer bound */
                 limit?: number;
                 /** @description Sort fields, comma-separated, - for descending: temporal_start, temporal_end, granule_id, created_at, total_size (created_at: ingest time; default -temporal_start) */
                 ordering?: string;
@@ -8873,8 +8819,6 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["DeleteRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["DeleteRequest"];
-                "multipart/form-data": components["schemas"]["DeleteRequest"];
             };
         };
         responses: {
@@ -8963,8 +8907,6 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["ReasonRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["ReasonRequest"];
-                "multipart/form-data": components["schemas"]["ReasonRequest"];
             };
         };
         responses: {
@@ -9053,8 +8995,6 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["ReasonRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["ReasonRequest"];
-                "multipart/form-data": components["schemas"]["ReasonRequest"];
             };
         };
         responses: {
@@ -9330,8 +9270,6 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["DestinationRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["DestinationRequest"];
-                "multipart/form-data": components["schemas"]["DestinationRequest"];
             };
         };
         responses: {
@@ -9477,8 +9415,6 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["DestinationRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["DestinationRequest"];
-                "multipart/form-data": components["schemas"]["DestinationRequest"];
             };
         };
         responses: {
@@ -9632,8 +9568,6 @@ export interface operations {
         requestBody?: {
             content: {
                 "application/json": components["schemas"]["PatchedDestinationRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["PatchedDestinationRequest"];
-                "multipart/form-data": components["schemas"]["PatchedDestinationRequest"];
             };
         };
         responses: {
@@ -9952,7 +9886,7 @@ export interface operations {
                 instrument?: string;
                 /** @description GeoJSON geometry (Point, LineString, Polygon, Multi*) in JSON, at most 2000 vertices; a ring from lon 170 to -170 crosses 180° */
                 intersects?: string;
-                /** @description Granules per page, 10 to 500 (default 50) */
+                /** @description Granules per page, 10 to 500 (default 50); a limit outside is clamped to the nearer bound */
                 limit?: number;
                 /** @description Sort fields, comma-separated, - for descending: temporal_start, temporal_end, granule_id, created_at, total_size (created_at: ingest time; default -temporal_start) */
                 ordering?: string;
@@ -10166,8 +10100,6 @@ export interface operations {
         requestBody?: {
             content: {
                 "application/json": components["schemas"]["GranuleSearchRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["GranuleSearchRequest"];
-                "multipart/form-data": components["schemas"]["GranuleSearchRequest"];
             };
         };
         responses: {
@@ -10295,8 +10227,6 @@ export interface operations {
         requestBody?: {
             content: {
                 "application/json": components["schemas"]["GranuleSearchRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["GranuleSearchRequest"];
-                "multipart/form-data": components["schemas"]["GranuleSearchRequest"];
             };
         };
         responses: {
@@ -10443,8 +10373,6 @@ export interface operations {
         requestBody?: {
             content: {
                 "application/json": components["schemas"]["TimelineSearchRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["TimelineSearchRequest"];
-                "multipart/form-data": components["schemas"]["TimelineSearchRequest"];
             };
         };
         responses: {
@@ -10808,8 +10736,6 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["BulkRequestRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["BulkRequestRequest"];
-                "multipart/form-data": components["schemas"]["BulkRequestRequest"];
             };
         };
         responses: {
@@ -10968,8 +10894,6 @@ export interface operations {
         requestBody?: {
             content: {
                 "application/json": components["schemas"]["RetryRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["RetryRequest"];
-                "multipart/form-data": components["schemas"]["RetryRequest"];
             };
         };
         responses: {
@@ -11323,8 +11247,6 @@ export interface operations {
         requestBody?: {
             content: {
                 "application/json": components["schemas"]["TargetsRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["TargetsRequest"];
-                "multipart/form-data": components["schemas"]["TargetsRequest"];
             };
         };
         responses: {
@@ -11599,8 +11521,6 @@ export interface operations {
         requestBody?: {
             content: {
                 "application/json": components["schemas"]["OrderCreateRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["OrderCreateRequest"];
-                "multipart/form-data": components["schemas"]["OrderCreateRequest"];
             };
         };
         responses: {
@@ -12072,8 +11992,6 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["SubscriptionRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["SubscriptionRequest"];
-                "multipart/form-data": components["schemas"]["SubscriptionRequest"];
             };
         };
         responses: {
@@ -12219,8 +12137,6 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["SubscriptionRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["SubscriptionRequest"];
-                "multipart/form-data": components["schemas"]["SubscriptionRequest"];
             };
         };
         responses: {
@@ -12374,8 +12290,6 @@ export interface operations {
         requestBody?: {
             content: {
                 "application/json": components["schemas"]["PatchedSubscriptionRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["PatchedSubscriptionRequest"];
-                "multipart/form-data": components["schemas"]["PatchedSubscriptionRequest"];
             };
         };
         responses: {
@@ -12464,8 +12378,6 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["SubscriptionApplyRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["SubscriptionApplyRequest"];
-                "multipart/form-data": components["schemas"]["SubscriptionApplyRequest"];
             };
         };
         responses: {
@@ -12616,8 +12528,6 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["SubscriptionPreviewRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["SubscriptionPreviewRequest"];
-                "multipart/form-data": components["schemas"]["SubscriptionPreviewRequest"];
             };
         };
         responses: {
