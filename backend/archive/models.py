@@ -324,7 +324,7 @@ class CacheEntry(models.Model):
     )
     blocks = models.BinaryField(
         null=True, blank=True,
-        help_text="the check (8 bytes of BLAKE3, serving.block_sum) of each 4 MiB block, taken in "
+        help_text="the check (64-bit XXH3, serving.block_sum) of each 4 MiB block, taken in "
                   "the pass that last matched the catalog checksum: whole-file reads check each "
                   "block against it before sending it; null until a full pass has recorded it",
     )

@@ -14,7 +14,7 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='cacheentry',
             name='blocks',
-            field=models.BinaryField(blank=True, help_text='the check (8 bytes of BLAKE3, serving.block_sum) of each 4 MiB block, taken in the pass that last matched the catalog checksum: whole-file reads check each block against it before sending it; null until a full pass has recorded it', null=True),
+            field=models.BinaryField(blank=True, help_text='the check (64-bit XXH3, serving.block_sum) of each 4 MiB block, taken in the pass that last matched the catalog checksum: whole-file reads check each block against it before sending it; null until a full pass has recorded it', null=True),
         ),
         migrations.AddField(
             model_name='cacheentry',
