@@ -11,6 +11,7 @@ from backend.ids import ID_REGEX
 
 from .bulk_serializers import (
     BulkItemSerializer,
+    BulkJobDetailSerializer,
     BulkJobSerializer,
     CancelSerializer,
     DryRunSerializer,
@@ -32,6 +33,9 @@ class BulkJobViewSet(viewsets.GenericViewSet, viewsets.mixins.ListModelMixin,
     serializer_class = BulkJobSerializer
     lookup_value_regex = ID_REGEX
     filter_backends = []
+
+    def get_serializer_class(self):
+        return BulkJobDetailSerializer if self.action == "retrieve" else BulkJobSerializer
 
     def get_queryset(self):
         return jobs.with_counts(BulkJob.objects.select_related("target_group", "target_bucket"))

@@ -1,7 +1,9 @@
 """The bulk jobs API's documents."""
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from .models import BulkItem, BulkJob
+from .services.bulk.jobs import outcome_groups
 
 MAX_ID_LINES_HARD = 1_000_000  # past this a body is refused before it is even read as ids
 
@@ -79,6 +81,27 @@ class BulkJobSerializer(serializers.ModelSerializer):
         its bytes are in the cache."""
         final = sum(getattr(job, f"n_{state}", 0) for state in BulkItem.FINAL)
         return round(100.0 * final / job.granules_total, 1) if job.granules_total else 100.0
+
+
+class OutcomeGroupSerializer(serializers.Serializer):
+    state = serializers.ChoiceField(choices=["skipped", "failed"])
+    pattern = serializers.CharField(help_text="The outcome with ids, names and numbers taken out")
+    example = serializers.CharField(help_text="One item's outcome in full")
+    count = serializers.IntegerField()
+
+
+class BulkJobDetailSerializer(BulkJobSerializer):
+    """A job with why its items were skipped or failed, grouped."""
+
+    outcomes = serializers.SerializerMethodField()
+
+    class Meta(BulkJobSerializer.Meta):
+        fields = [*BulkJobSerializer.Meta.fields, "outcomes"]
+        read_only_fields = fields
+
+    @extend_schema_field(OutcomeGroupSerializer(many=True))
+    def get_outcomes(self, job):
+        return outcome_groups(job)
 
 
 class BulkItemSerializer(serializers.ModelSerializer):

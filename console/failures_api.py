@@ -7,9 +7,11 @@ from rest_framework.utils.urls import replace_query_param
 from rest_framework.views import APIView
 
 from backend.accounts.permissions import IsOperator
+from backend.actions import ActionSerializer
 from backend.ids import IdField
 
 from .services import dead_letter, failures
+from .services.redeliver import redeliver_group
 from .services.sources import KINDS, WHERE
 
 DEAD_KINDS = dead_letter.KIND_NAMES
@@ -42,6 +44,8 @@ class FailureGroupSerializer(serializers.Serializer):
     collections = CollectionCountSerializer(many=True)
     first_seen = serializers.DateTimeField(allow_null=True)
     last_seen = serializers.DateTimeField(allow_null=True)
+    actions = ActionSerializer(many=True, help_text="What can be done about the group (judged "
+                                                    "on up to 200 of its items), and why not")
 
 
 class RetryGroupSerializer(serializers.Serializer):
@@ -100,6 +104,36 @@ class RetryGroupView(APIView):
         result = failures.retry_group(request.user, data["key"], data.get("reason", ""))
         return Response(RetryGroupResultSerializer(result).data,
                         status=status.HTTP_202_ACCEPTED)
+
+
+class RedeliverGroupSerializer(RetryGroupSerializer):
+    reason = serializers.CharField(max_length=2000, help_text="Why (audited; told to the "
+                                   "provider with the request to deliver again)")
+
+
+class NotRedeliveredSerializer(serializers.Serializer):
+    id = serializers.IntegerField(help_text="The granule")
+    reason = serializers.CharField()
+
+
+class RedeliverGroupResultSerializer(serializers.Serializer):
+    key = serializers.CharField()
+    granules = serializers.IntegerField(help_text="Granules given up, their providers asked "
+                                                  "to deliver them again")
+    not_redelivered = NotRedeliveredSerializer(many=True)
+
+
+class RedeliverGroupView(APIView):
+    """Give up every granule of a group of failed archive work that only a redelivery can help
+    (a file's only copy damaged in the cache): their providers are asked to deliver again."""
+
+    permission_classes = [IsOperator]
+
+    @extend_schema(request=RedeliverGroupSerializer, responses=RedeliverGroupResultSerializer)
+    def post(self, request):
+        data = _form(RedeliverGroupSerializer, request.data)
+        result = redeliver_group(request.user, data["key"], data["reason"])
+        return Response(RedeliverGroupResultSerializer(result).data)
 
 
 class DeadFiltersSerializer(_Filters):

@@ -10,6 +10,7 @@ from django.core.exceptions import ValidationError
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 
 from backend.accounts.models import Provider
+from backend.archive.models import ArchiveRequest
 from backend.catalog import counts as kept_counts
 from backend.catalog.filters import parse_instant
 from backend.catalog.models import Collection, Granule
@@ -21,7 +22,10 @@ from ingest.models import IngestGranule
 FILTER_FIELDS = {
     "collection": "Collection key(s) SHORT.VERSION, comma-separated",
     "provider": "Provider name(s) that ingested the granule, comma-separated",
-    "state": "Granule state(s), comma-separated: " + ", ".join(Granule.State.values),
+    "state": "Granule state(s), comma-separated: " + ", ".join(Granule.State.values)
+             + "; failed also takes granules whose archive work failed for good (not "
+               "registered or archiving then), and its count the granules that failed in "
+               "ingest before the catalog had them (listed by ingest-failures/)",
     "granule_id": "Granule id, case-insensitive; * and ? are wildcards",
     "created_from": "Ingested (registered) at or after (ISO 8601; a date: its start)",
     "created_to": "Ingested (registered) at or before (ISO 8601; a date: its end)",
@@ -30,6 +34,8 @@ FILTER_FIELDS = {
     "start": "Temporal range overlaps from (ISO 8601)",
     "end": "Temporal range overlaps until (ISO 8601)",
 }
+FAILED = Granule.State.FAILED
+UNFINISHED = (Granule.State.REGISTERED, Granule.State.ARCHIVING)
 # Parameters of a list that page or sort it without selecting granules: ignored here.
 PAGING_PARAMS = ("cursor", "limit", "ordering")
 MAX_TEXT = 1000
@@ -64,17 +70,74 @@ def granules_matching(params: Mapping[str, str], *, ignore=()) -> QuerySet[Granu
 def state_counts(params: Mapping[str, str]) -> dict[str, int]:
     """How many granules the filter selects in each state, whatever state it asks for (so
     each state's chip says what choosing it would show); every state is present. A filter of
-    collections only (or none) reads the kept counts (catalog.counts), not the granules."""
+    collections only (or none) reads the kept counts (catalog.counts), not the granules.
+    Failed counts what choosing it lists: the granules whose archive work failed for good
+    (moved from registered or archiving) and those that failed in ingest, uncatalogued."""
     granules = granules_matching(params, ignore=("state",))
     selecting = [k for k, v in params.items()
                  if k not in PAGING_PARAMS and k != "state" and str(v).strip()]
     if set(selecting) <= {"collection"}:
         ids = _collection_ids(params["collection"]) if selecting else None
-        return kept_counts.by_state(ids)
-    rows = granules.order_by().values("state").annotate(n=Count("pk"))
-    counts = dict.fromkeys(Granule.State.values, 0)
-    counts.update({row["state"]: row["n"] for row in rows})
+        counts = kept_counts.by_state(ids)
+    else:
+        rows = granules.order_by().values("state").annotate(n=Count("pk"))
+        counts = dict.fromkeys(Granule.State.values, 0)
+        counts.update({row["state"]: row["n"] for row in rows})
+    stuck = granules.filter(archive_failed_q()).order_by().values("state").annotate(n=Count("pk"))
+    for row in stuck:
+        counts[row["state"]] -= row["n"]
+        counts[FAILED] += row["n"]
+    counts[FAILED] += ingest_failures_matching(params).count()
     return counts
+
+
+def archive_failed_q():
+    """Granules still registered or archiving whose archive work failed for good (a
+    migration used up its attempts): failed in all but name, as the Failures page lists them."""
+    failed = ArchiveRequest.objects.filter(kind=ArchiveRequest.Kind.MIGRATE,
+                                           state=ArchiveRequest.State.FAILED)
+    return Q(state__in=UNFINISHED, pk__in=failed.values("file__granule_id"))
+
+
+def ingest_failures_matching(params: Mapping[str, str]) -> QuerySet[IngestGranule]:
+    """The granules that failed in ingest before the catalog had them (the Failures page's
+    ingest groups), as the filter selects them: collection, provider, id and ingest dates
+    apply; an archived range selects none (they never were); the data time is not known."""
+    errors = {}
+    values = _texts(params, errors)
+    rows = IngestGranule.objects.filter(state=IngestGranule.State.FAILED,
+                                        catalog_granule__isnull=True)
+    for name, build in (("collection", _ingest_collection_q), ("provider", _ingest_provider_q),
+                        ("granule_id", _granule_id_q)):
+        if values.get(name):
+            try:
+                rows = rows.filter(build(values[name]))
+            except ValidationError as exc:
+                errors[name] = exc.messages
+    start, end = _instants(values, "created_from", "created_to", errors)
+    rows = rows.filter(**{k: v for k, v in (("created_at__gte", start), ("created_at__lte", end))
+                          if v is not None})
+    if values.get("archived_from") or values.get("archived_to"):
+        rows = rows.none()
+    if values.get("state") and FAILED not in _keys(values["state"], "states"):
+        rows = rows.none()
+    if errors:
+        raise _refusal(errors)
+    return rows.select_related("request__provider").order_by("-updated_at", "-pk")
+
+
+def _ingest_collection_q(raw):
+    _collection_ids(raw)  # refuses an unknown key
+    return Q(collection_key__in=_keys(raw, "collections"))
+
+
+def _ingest_provider_q(raw):
+    names = _keys(raw, "providers")
+    known = set(Provider.objects.filter(name__in=names).values_list("name", flat=True))
+    missing = [n for n in names if n not in known]
+    if missing:
+        raise ValidationError(f"unknown provider {', '.join(missing)}")
+    return Q(request__provider__name__in=names)
 
 
 def _texts(params, errors):
@@ -134,7 +197,14 @@ def _state_q(raw):
     if wrong:
         raise ValidationError(f"unknown state {', '.join(wrong)}; one of "
                               + ", ".join(Granule.State.values))
-    return Q(state__in=states)
+    q = Q(state__in=[s for s in states if s not in UNFINISHED])
+    stuck = archive_failed_q()
+    if FAILED in states:
+        q |= stuck
+    unfinished = [s for s in states if s in UNFINISHED]
+    if unfinished:
+        q |= Q(state__in=unfinished) & ~stuck
+    return q
 
 
 def _granule_id_q(raw):

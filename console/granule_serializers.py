@@ -2,6 +2,7 @@
 bodies of the lifecycle actions."""
 from rest_framework import serializers
 
+from backend.actions import ActionSerializer
 from backend.archive.models import CacheEntry, FileCopy
 from backend.archive.services import RETIRE_REASON_MAX as MAX_REASON
 from backend.catalog.models import File, Granule
@@ -10,12 +11,34 @@ from backend.catalog.models import File, Granule
 class ConsoleGranuleSerializer(serializers.ModelSerializer):
     collection = serializers.CharField(source="collection.key")
     provider = serializers.CharField(allow_null=True)
+    failure = serializers.SerializerMethodField(
+        help_text="Why its archive work failed for good (a granule still registered or "
+                  "archiving that the failed filter lists); null when none did")
 
     class Meta:
         model = Granule
-        fields = ["id", "granule_id", "version", "collection", "provider", "state",
+        fields = ["id", "granule_id", "version", "collection", "provider", "state", "failure",
                   "temporal_start", "temporal_end", "total_size", "created_at", "archived_at",
                   "updated_at"]
+
+    def get_failure(self, granule) -> str | None:
+        return getattr(granule, "failure", None)
+
+
+class IngestFailureSerializer(serializers.Serializer):
+    """A granule that failed in ingest before the catalog had it."""
+
+    id = serializers.IntegerField(help_text="The ingest granule's id")
+    granule_id = serializers.CharField()
+    collection = serializers.CharField(source="collection_key")
+    provider = serializers.CharField(source="request.provider.name")
+    request = serializers.IntegerField(source="request_id")
+    position = serializers.IntegerField()
+    disposition = serializers.CharField()
+    reason = serializers.CharField()
+    failed_at = serializers.DateTimeField(source="updated_at")
+    status = serializers.CharField(help_text="Why it stopped and what happens next")
+    actions = ActionSerializer(many=True)
 
 
 class StateCountsSerializer(serializers.Serializer):
@@ -89,6 +112,8 @@ class GranuleEventSerializer(serializers.Serializer):
 class ConsoleGranulePageSerializer(serializers.Serializer):
     granule = ConsoleGranuleSerializer()
     retired_reason = serializers.CharField(allow_null=True)
+    failure = serializers.CharField(allow_null=True, help_text="Why its archive work failed")
+    actions = ActionSerializer(many=True, help_text="What can still be done about a failure")
     files = ConsoleFileSerializer(many=True)
     timeline = GranuleEventSerializer(many=True)
 

@@ -10,19 +10,28 @@ from rest_framework.views import APIView
 from backend.accounts.permissions import IsOperator
 from backend.archive import services as archive
 from backend.catalog.models import Granule
-from backend.catalog.pagination import GranuleKeysetPagination
+from backend.catalog.pagination import CatalogCursorPagination, GranuleKeysetPagination
 from backend.errors import DomainError, NotFound
+from ingest import services as ingest
 from ingest.models import IngestGranule
 
-from .granule_query import FILTER_FIELDS, granules_matching, state_counts
+from .granule_query import (
+    FILTER_FIELDS,
+    granules_matching,
+    ingest_failures_matching,
+    state_counts,
+)
 from .granule_serializers import (
     ConsoleGranulePageSerializer,
     ConsoleGranuleSerializer,
     DeleteSerializer,
+    IngestFailureSerializer,
     ReasonSerializer,
     StateCountsSerializer,
 )
+from .services import stuck
 from .services.granule_page import granule_page
+from .services.redeliver import redeliver
 
 PageOut = ConsoleGranulePageSerializer
 FILTERS = [OpenApiParameter(name, OpenApiTypes.STR, description=text)
@@ -48,6 +57,27 @@ class ConsoleGranulesView(GenericAPIView):
     def get(self, request):
         granules = _with_provider(granules_matching(request.query_params))
         page = self.paginate_queryset(granules)
+        failed = stuck.failures(page)
+        for granule in page:
+            granule.failure = failed.get(granule.pk)
+        return self.get_paginated_response(self.get_serializer(page, many=True).data)
+
+
+class ConsoleIngestFailuresView(GenericAPIView):
+    """Granules that failed in ingest before the catalog had them (the failed filter counts
+    them), the latest first, with why and what can still be done."""
+
+    permission_classes = [IsOperator]
+    serializer_class = IngestFailureSerializer
+    pagination_class = CatalogCursorPagination
+
+    @extend_schema(parameters=FILTERS, filters=False,
+                   responses=IngestFailureSerializer(many=True))
+    def get(self, request):
+        page = self.paginate_queryset(ingest_failures_matching(request.query_params))
+        told = ingest.explain_failed(page)
+        for row in page:
+            row.status, row.actions = told[row.pk]["status"], told[row.pk]["actions"]
         return self.get_paginated_response(self.get_serializer(page, many=True).data)
 
 
@@ -64,6 +94,20 @@ class ConsoleGranuleCountsView(APIView):
 
 def _page(pk):
     return ConsoleGranulePageSerializer(granule_page(pk)).data
+
+
+class RedeliverView(APIView):
+    """Give up a granule whose only copy of a file is damaged (failed, its work cancelled, its
+    copies dropped) and ask its provider to deliver it again: their request says so."""
+
+    permission_classes = [IsOperator]
+
+    @extend_schema(request=ReasonSerializer, responses=PageOut)
+    def post(self, request, pk):
+        body = ReasonSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        redeliver(request.user, pk, body.validated_data["reason"])
+        return Response(_page(pk))
 
 
 class ConsoleGranuleView(APIView):

@@ -28,6 +28,7 @@ from .serializers import (
     request_rows,
 )
 from .services.accept import submit
+from .services.explain import explain
 from .services.outcome import retry
 from .services.pdr_flow import submit_pdr
 from .services.reporting import pdrs_visible_to, requests_visible_to, state_counts
@@ -124,7 +125,7 @@ class RequestDetailView(_OneRequest):
                 if state not in IngestGranule.State.values:
                     raise ValidationError({"state": f"one of {', '.join(IngestGranule.State)}"})
                 rows = rows.filter(state=state)
-            data["granules"] = list(granule_rows(rows))
+            data["granules"] = explain(ingest, list(granule_rows(rows)))
         return Response(data)
 
 

@@ -3,6 +3,7 @@ the spec serializers here document them for the OpenAPI schema."""
 from rest_framework import serializers
 from rest_framework.reverse import reverse
 
+from backend.actions import ActionSerializer
 from backend.catalog.serializers import GeometryField
 
 from .models import IngestGranule, IngestRequest, Pdr, percent_done
@@ -72,6 +73,10 @@ class IngestGranuleRowSerializer(serializers.Serializer):
     attempts = serializers.IntegerField()
     updated_at = serializers.DateTimeField()
     archived_at = serializers.DateTimeField(allow_null=True)
+    status = serializers.CharField(help_text="What it waits for, or why it stopped and what "
+                                             "happens next")
+    stopped = serializers.BooleanField(help_text="It waits for someone to act, not for work")
+    actions = ActionSerializer(many=True, help_text="What can still be done, and why not")
 
 
 GRANULE_FIELDS = ["position", "collection_key", "granule_id", "state", "disposition", "reason",

@@ -29,7 +29,8 @@ from .services.audits import audit_files, start_audit  # noqa: F401 - the operat
 from .services.completeness import file_copies_complete
 from .services.paths import volume_path
 from .services.policy import policy_copies
-from .services.queueing import nudge, queue_once, retry_failed  # noqa: F401
+from .services.queueing import nudge, queue_once  # noqa: F401
+from .services.remedies import retry_hopeful as retry_failed  # noqa: F401
 
 
 def label_volumes(silo, media, count, prefix, workers=8):

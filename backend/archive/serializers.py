@@ -2,6 +2,7 @@ from django.db.models import Count
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from backend.actions import REPAIR, ActionSerializer, can, cannot
 from backend.ids import IdField
 
 from .models import (
@@ -16,6 +17,7 @@ from .models import (
     Volume,
     percent,
 )
+from .services.remedies import request_actions
 
 _when = serializers.DateTimeField()
 
@@ -126,13 +128,20 @@ class ArchiveRequestSerializer(serializers.ModelSerializer):
                                    help_text="Object-store work: the bucket written or read")
     drive = serializers.CharField(source="drive.name", allow_null=True, default=None)
     percent_done = serializers.FloatField()
+    actions = serializers.SerializerMethodField(help_text="What can still be done about a "
+                                                "failed request, and why not")
 
     class Meta:
         model = ArchiveRequest
         fields = ["id", "kind", "state", "priority", "file", "file_name", "copy_number",
                   "volume_group", "volume", "bucket", "drive", "bytes_total", "bytes_done",
-                  "percent_done", "attempts", "error", "created_at", "started_at",
+                  "percent_done", "attempts", "error", "actions", "created_at", "started_at",
                   "finished_at"]
+
+    @extend_schema_field(ActionSerializer(many=True))
+    def get_actions(self, obj):
+        name = obj.file.name if obj.file_id else None
+        return request_actions([(obj.pk, obj.state, obj.file_id, name)])[obj.pk]
 
 
 REQUEST_VALUES = ["id", "kind", "state", "priority", "file", "file__name", "copy_number",
@@ -142,9 +151,12 @@ REQUEST_VALUES = ["id", "kind", "state", "priority", "file", "file__name", "copy
 
 
 def request_rows(rows):
-    """ArchiveRequestSerializer's output from .values(*REQUEST_VALUES) rows (request lists)."""
+    """ArchiveRequestSerializer's output from .values(*REQUEST_VALUES) rows (request lists),
+    each with the actions that can still succeed."""
+    actions = request_actions([(r["id"], r["state"], r["file"], r["file__name"]) for r in rows])
     for r in rows:
         yield {
+            "actions": actions[r["id"]],
             "id": r["id"], "kind": r["kind"], "state": r["state"], "priority": r["priority"],
             "file": r["file"], "file_name": r["file__name"], "copy_number": r["copy_number"],
             "volume_group": r["volume_group__name"], "volume": r["volume__label"],
@@ -171,8 +183,11 @@ class LabelVolumesSerializer(serializers.Serializer):
                                     help_text="1-4 capitals/digits, e.g. C")
 
 
+BULK_ACTIONS = ["retry", "cancel"]
+
+
 class BulkSerializer(serializers.Serializer):
-    action = serializers.ChoiceField(choices=["retry", "cancel"])
+    action = serializers.ChoiceField(choices=BULK_ACTIONS)
     ids = serializers.ListField(child=IdField(), required=False, max_length=10000)
     kind = serializers.ChoiceField(choices=ArchiveRequest.Kind.choices, required=False)
     all = serializers.BooleanField(default=False, help_text="Everything matching kind")
@@ -210,7 +225,7 @@ class PinSerializer(ReleaseSerializer):
 
 
 class BulkResultSerializer(serializers.Serializer):
-    action = serializers.ChoiceField(choices=["retry", "cancel"])
+    action = serializers.ChoiceField(choices=BULK_ACTIONS)
     count = serializers.IntegerField(help_text="Requests retried or cancelled")
 
 
@@ -319,12 +334,20 @@ class DiscrepancySerializer(serializers.ModelSerializer):
     copy = serializers.IntegerField(source="copy_id", allow_null=True)
     volume = serializers.CharField(source="volume.label", allow_null=True, default=None)
     request = serializers.IntegerField(source="request_id", allow_null=True)
+    actions = serializers.SerializerMethodField(help_text="The repair, possible or not and why")
 
     class Meta:
         model = Discrepancy
         fields = ["id", "kind", "file", "file_name", "copy", "volume", "request", "detail",
-                  "repair", "repaired_at", "outcome"]
+                  "repair", "repaired_at", "outcome", "actions"]
         read_only_fields = fields
+
+    @extend_schema_field(ActionSerializer(many=True))
+    def get_actions(self, d):
+        if d.repair and not d.repaired_at:
+            return [can(REPAIR, d.repair)]
+        why = (d.extra or {}).get("no_repair")
+        return [cannot(REPAIR, why)] if why and not d.repaired_at else []
 
 
 class KindCountSerializer(serializers.Serializer):

@@ -267,6 +267,8 @@ SPECTACULAR_SETTINGS = {
         "FileChecksumTypeEnum": "backend.catalog.models.File.ChecksumType",
         "UserRoleEnum": "backend.accounts.roles.ALL_ROLES",
         "GroupRoleEnum": "backend.accounts.roles.GROUP_ROLES",
+        "RemedyEnum": "backend.actions.NAMES",
+        "ActionEnum": "backend.archive.serializers.BULK_ACTIONS",
     },
 }
 

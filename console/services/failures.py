@@ -5,12 +5,15 @@ from django.db import transaction
 from django.db.models import Count, Max, Min
 
 from backend.accounts.audit import record
+from backend.actions import REDELIVER, RETRY, can, cannot
 from backend.errors import DomainError, NotFound
 
 from ..reasons import KEY_PATTERN, group_key, normalise
 from .sources import SOURCES, chosen
 
 ACTION = "failures.retry_group"
+# a group's actions are judged on at most this many of its items (and reasons)
+SAMPLE = 200
 
 
 def _grouped(source, since=None, collection=None):
@@ -28,8 +31,11 @@ def _grouped(source, since=None, collection=None):
             group = groups[pattern] = {
                 "key": group_key(source.where, source.kind, pattern), "where": source.where,
                 "kind": source.kind, "pattern": pattern, "example": reason, "count": 0,
-                "collections": {}, "first_seen": row["first"], "last_seen": row["last"]}
+                "collections": {}, "first_seen": row["first"], "last_seen": row["last"],
+                "reasons": set()}
         group["count"] += row["n"]
+        if len(group["reasons"]) < SAMPLE:
+            group["reasons"].add(reason)
         if key:
             group["collections"][key] = group["collections"].get(key, 0) + row["n"]
         if _before(row["first"], group["first_seen"]):
@@ -63,9 +69,30 @@ def failure_groups(since=None, where=None, kind=None, collection=None):
             group["collections"] = [
                 {"key": k, "count": n}
                 for k, n in sorted(group["collections"].items(), key=lambda kv: (-kv[1], kv[0]))]
+            group["actions"] = _group_actions(source, group.pop("reasons"))
             out.append(group)
     out.sort(key=lambda g: (-g["count"], -(g["last_seen"].timestamp() if g["last_seen"] else 0),
                             g["key"]))
+    return out
+
+
+def _group_actions(source, reasons):
+    """What can be done about a group, judged on a sample of its items: each action possible
+    when it is for some of them (saying for how many), else why not (the first item's why)."""
+    if source.actions is None:
+        return [can(RETRY, "send every item round again")]
+    ids = list(source.rows().filter(_reason__in=list(reasons)).values_list("pk", flat=True)
+               [:SAMPLE])
+    judged = list(source.actions(ids).values())
+    out = []
+    for name in (RETRY, REDELIVER):
+        offered = [a for actions in judged for a in actions if a["action"] == name]
+        yes = [a for a in offered if a["possible"]]
+        if yes:
+            some = "" if len(yes) == len(judged) else f" ({len(yes)} of {len(judged)})"
+            out.append(can(name, yes[0]["reason"] + some))
+        elif offered:
+            out.append(cannot(name, offered[0]["reason"]))
     return out
 
 
@@ -82,24 +109,37 @@ def find_group(key):
     raise NotFound("No failed work has this group key now (it may have been retried already).")
 
 
+def _hopeless(source, ids):
+    """[(id, why)] of the items a retry cannot help, as the app that owns them judges."""
+    out = []
+    for pk, actions in (source.actions(ids) if source.actions else {}).items():
+        retry = next((a for a in actions if a["action"] == RETRY), None)
+        if retry is not None and not retry["possible"]:
+            out.append((pk, retry["reason"]))
+    return out
+
+
 def retry_group(actor, key, reason=""):
     """Send every item of one group round again through its app's retry service; returns what
     was retried and what could not be, with why. Audited in the same transaction."""
     source, pattern, ids = find_group(key)
+    hopeless = _hopeless(source, ids)
+    ids = [pk for pk in ids if pk not in dict(hopeless)]
     with transaction.atomic():
-        retried, skipped = source.retry(ids)
+        retried, skipped = source.retry(ids) if ids else (0, [])
+        skipped = hopeless + list(skipped)
         result = {
             "key": key, "where": source.where, "kind": source.kind, "pattern": pattern,
-            "matched": len(ids), "retried": retried,
+            "matched": len(ids) + len(hopeless), "retried": retried,
             "not_retried": [{"id": pk, "reason": why} for pk, why in skipped],
         }
         # what neither went again nor was refused had changed meanwhile (retried, cancelled)
-        gone = len(ids) - retried - len(skipped)
+        gone = len(ids) - retried - (len(skipped) - len(hopeless))
         if gone > 0:
             result["not_retried"].append(
                 {"id": None, "reason": f"{gone} no longer failed when the retry ran"})
         record(actor, ACTION, "failure_group", key, label=f"{source.name}: {pattern}",
                reason=reason, detail={"where": source.where, "kind": source.kind,
-                                      "matched": len(ids), "retried": retried,
+                                      "matched": len(ids) + len(hopeless), "retried": retried,
                                       "not_retried": len(skipped)})
     return result

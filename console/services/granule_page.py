@@ -13,6 +13,8 @@ from backend.errors import NotFound
 from distribution.models import OrderItem, SubscriptionDelivery
 from ingest.models import IngestGranule
 
+from . import stuck
+
 # how many rows of each source the timeline reads at most (a popular granule is ordered often)
 MAX_ROWS = 200
 
@@ -33,6 +35,8 @@ class GranulePage:
     files: list
     timeline: list = field(default_factory=list)
     retired_reason: str | None = None
+    failure: str | None = None
+    actions: list = field(default_factory=list)
 
 
 def granule_page(granule_id):
@@ -59,7 +63,8 @@ def granule_page(granule_id):
                 + _archive_events(files, copies, cache) + _distribution_events(granule)
                 + _audit_events(granule))
     timeline.sort(key=lambda e: e.at)
-    return GranulePage(granule, provider, files, timeline, retired_reason(granule))
+    return GranulePage(granule, provider, files, timeline, retired_reason(granule),
+                       stuck.failures([granule]).get(granule.pk), stuck.granule_actions(granule))
 
 
 def _catalog_events(granule):

@@ -2,7 +2,7 @@
 (id, reason, collection key, when) and sends chosen ones round again through the retry service
 of the app that owns them. Failures and the dead-letter list are both views over these rows."""
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from django.db.models import F, Q, Value
 from django.db.models.functions import Coalesce, Concat
@@ -29,6 +29,8 @@ class Source:
     fields: tuple               # (reason, collection key, when) expressions
     collection_lookup: Callable  # collection key -> Q
     retry: Callable
+    # ids -> {id: [action]}: what can still be done about each (None: a retry always can)
+    actions: Callable | None = field(default=None)
 
     @property
     def name(self):
@@ -79,12 +81,25 @@ def retry_archive(ids):
     return retried, [(pk, error) for pk, error in superseded.values_list("pk", "error")]
 
 
+def ingest_actions(ids):
+    """Ingest's own judgement of each failed granule (explain_failed)."""
+    rows = IngestGranule.objects.filter(pk__in=list(ids)).select_related("request__provider")
+    return {pk: told["actions"] for pk, told in ingest.explain_failed(rows).items()}
+
+
+def archive_actions(ids):
+    """The archive's judgement of each failed request (request_actions)."""
+    rows = ArchiveRequest.objects.filter(pk__in=list(ids)).values_list(
+        "pk", "state", "file_id", "file__name")
+    return archive.request_actions(list(rows))
+
+
 def _ingest_source():
     return Source(
         INGEST, "granule",
         lambda: IngestGranule.objects.filter(state=IngestGranule.State.FAILED),
         (F("reason"), F("collection_key"), F("updated_at")),
-        lambda key: Q(collection_key=key), retry_ingest)
+        lambda key: Q(collection_key=key), retry_ingest, ingest_actions)
 
 
 def _archive_source(kind):
@@ -93,7 +108,7 @@ def _archive_source(kind):
         lambda: ArchiveRequest.objects.filter(state=ArchiveRequest.State.FAILED, kind=kind),
         (F("error"), key_of("file__granule__collection"),
          Coalesce("finished_at", "created_at")),
-        key_lookup("file__granule__collection"), retry_archive)
+        key_lookup("file__granule__collection"), retry_archive, archive_actions)
 
 
 def _order_item_source():

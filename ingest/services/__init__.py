@@ -19,7 +19,8 @@ archive; PDRDs and PANs out.
 Only what other apps use is exported here; the ingest app imports from the modules.
 """
 from .accept import submit
-from .outcome import retry
+from .explain import explain, explain_failed
+from .outcome import archive_gave_up, retry
 from .staging import staging_area
 
-__all__ = ["retry", "staging_area", "submit"]
+__all__ = ["archive_gave_up", "explain", "explain_failed", "retry", "staging_area", "submit"]

@@ -9,6 +9,7 @@ from django.utils import timezone
 from backend.catalog import bulk
 from backend.catalog.models import Collection, Granule
 
+from .. import pdr
 from ..models import IngestGranule, IngestRequest
 from .accept import enqueue_request
 from .pdr_flow import answer_pdr_of
@@ -36,6 +37,16 @@ def fail(row, disposition, reason, files=None):
             request.bytes_done += row.bytes_total
             _finish_if_done(request, now)
     row.state, row.disposition, row.reason = G.FAILED, disposition, reason
+
+
+def archive_gave_up(granule_id, reason):
+    """The archive gave the catalog granule `granule_id` up (its only copy was damaged): the
+    ingest rows archiving it fail with the reason, so their requests finish and answer (a
+    PAN for a PDR), and the provider can deliver it again. Returns how many failed."""
+    rows = list(IngestGranule.objects.filter(catalog_granule_id=granule_id, state=G.ARCHIVING))
+    for row in rows:
+        fail(row, pdr.ARCHIVE_ERROR, reason)
+    return len(rows)
 
 
 def mark_archived(request_id, pks):

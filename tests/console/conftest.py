@@ -59,8 +59,9 @@ def drain(inline):
 @pytest.fixture
 def ingest(provider_client, provider, drain):
     """ingest([(collection, granule id, fault)]) -> the request id; fault is None (a good
-    granule), "checksum" (a checksum the bytes do not have), "size" (one byte more declared)
-    or "missing" (the file is not in staging)."""
+    granule), "checksum" (a checksum the bytes do not have), "zeros" (a checksum of only
+    zeros, a placeholder no file has), "size" (one byte more declared) or "missing" (the file
+    is not in staging)."""
     def submit(specs):
         body = []
         for n, (collection, granule_id, fault) in enumerate(specs):
@@ -68,7 +69,9 @@ def ingest(provider_client, provider, drain):
                            hour=n)
             f = spec["files"][0]
             if fault == "checksum":
-                f["checksum"] = "0" * 31 + str(n % 10)
+                f["checksum"] = "0" * 31 + str(n % 9 + 1)
+            elif fault == "zeros":
+                f["checksum"] = "0" * 32
             elif fault == "size":
                 f["size"] += 1
             elif fault == "missing":

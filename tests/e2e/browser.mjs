@@ -151,3 +151,25 @@ export async function stageFile(context, path, bytes) {
   assert.equal(answer.status, 201, `upload of ${path}: ${JSON.stringify(answer.body)}`);
   return { path, size: bytes.length, checksum_type: 'MD5', checksum: md5, role: 'data' };
 }
+
+/** @param {number} ms */
+export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Poll `check` every second until it answers something truthy, or fail saying `what` after
+ * `waitMs`.
+ * @template T
+ * @param {() => Promise<T>} check
+ * @param {string} what
+ * @param {number} waitMs
+ * @returns {Promise<T>}
+ */
+export async function until(check, what, waitMs) {
+  const deadline = Date.now() + waitMs;
+  for (;;) {
+    const value = await check();
+    if (value) return value;
+    assert.ok(Date.now() < deadline, `${what} after ${waitMs / 1000} s`);
+    await sleep(1000);
+  }
+}

@@ -10,7 +10,7 @@ import { after, before, test } from 'node:test';
 
 import {
   BASE_URL, OPERATOR, PROVIDER, callApi, launchChromium, logIn, openPage, pageText, shoot,
-  sidewaysOverflow, stageFile,
+  sidewaysOverflow, stageFile, until as waitUntil,
 } from './browser.mjs';
 
 const WAIT_MS = Number(process.env.E2E_ARCHIVE_WAIT_MS || 180_000);
@@ -27,9 +27,6 @@ after(async () => {
   await browser?.close();
 });
 
-/** @param {number} ms */
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-
 /**
  * GET `path`, or POST `body` to it, with the page's session.
  * @param {import('playwright-core').Page} page
@@ -45,17 +42,8 @@ function api(page, path, body) {
  * @template T
  * @param {() => Promise<T>} check
  * @param {string} what
- * @returns {Promise<T>}
  */
-async function until(check, what) {
-  const deadline = Date.now() + WAIT_MS;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    assert.ok(Date.now() < deadline, `${what} after ${WAIT_MS / 1000} s`);
-    await sleep(1000);
-  }
-}
+const until = (check, what) => waitUntil(check, what, WAIT_MS);
 
 /**
  * The demo's granules once the archive is quiet: every one archived, nothing still moving.

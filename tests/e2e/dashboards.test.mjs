@@ -183,7 +183,7 @@ test('the archive board shows the drives and cache, and a drive varies off and o
     const idle = [...list].reverse().find((drive) => drive.state === 'idle');
     assert.ok(idle, `no idle drive to vary: ${list.map((d) => `${d.name}=${d.state}`).join(', ')}`);
     const row = page.getByRole('row', { name: new RegExp(`^${idle.name} `) });
-    await page.getByLabel('Reason recorded when a drive is varied off').fill('e2e: cleaning');
+    await row.getByLabel(`Reason to vary ${idle.name} off`).fill('e2e: cleaning');
     await row.getByRole('button', { name: `Vary ${idle.name} off` }).click();
     await page.getByText(`${idle.name} varied off: now offline.`).waitFor().catch(async () => {
       throw new Error(`the drive did not go offline. The page says:\n${await pageText(page)}`);

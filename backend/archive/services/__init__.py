@@ -38,6 +38,10 @@ drives, writing, reading, background, manager):
 - audit_files(files), retry_failed(requests): re-verify copies; failed work again.
 - keep_until(file ids, until), end_keep(file id, kept_until): what an order keeps in the
   cache, and its end (distribution's keeps go through here).
+- request_actions(requests), damaged_only_copies(file ids), copy_work(granule ids),
+  fail_for_redelivery(granule, by, reason): what can still be done about failed archive work
+  (retry, or only a redelivery when a file's only copy is damaged in the cache), what a
+  granule's copies wait for, and giving a granule up so its provider delivers it again.
 - add_bucket(name, bucket, store, prefix, create): an object-store bucket as a copy target;
   object_store_configured(store): whether settings name its endpoint.
 
@@ -55,8 +59,10 @@ from .paths import cache_path
 from .policy import ArchiveError, policy_copies
 from .queueing import MAX_ATTEMPTS, retry_failed
 from .recall import estimate_availability, make_available
+from .remedies import copy_work, damaged_only_copies, only_copy_damaged, request_actions
 from .retirement import MAX_REASON as RETIRE_REASON_MAX
 from .retirement import delete as delete_granule
+from .retirement import fail_for_redelivery
 from .retirement import restore as restore_granule
 from .retirement import withdraw as withdraw_granule
 from .serving import BLOCK as CHECK_BLOCK
@@ -74,18 +80,23 @@ __all__ = [
     "audit_files",
     "cache_path",
     "complete_copies",
+    "copy_work",
+    "damaged_only_copies",
     "delete_granule",
     "end_keep",
     "estimate_availability",
+    "fail_for_redelivery",
     "keep_until",
     "make_available",
     "object_store_configured",
+    "only_copy_damaged",
     "open_checked",
     "open_for_serving",
     "open_object_for_serving",
     "policy_copies",
     "queue_copy",
     "readable_copies",
+    "request_actions",
     "restore_granule",
     "retry_failed",
     "run_until_idle",

@@ -12,6 +12,7 @@ from django.db.models import Count, F, Sum
 from django.utils import timezone
 
 from backend.catalog import checksums
+from backend.catalog.models import File
 
 from .. import invariants as inv
 from .. import tape
@@ -27,6 +28,7 @@ from ..invariants.records import (
 from ..media import MediumError
 from ..models import CacheEntry, FileCopy, Volume
 from . import buckets
+from .completeness import complete_copies
 from .paths import cache_path, volume_path
 from .queueing import Req, nudge, queue_once, requeue
 from .recall import make_available
@@ -60,10 +62,12 @@ def _readable_on_tape(f):
 
 
 def plans(violations):
-    """What repairing each violation would do; '' when no repair is safe (reported only). The
-    cache entries and tape copies the cache repairs depend on are read in bulk."""
+    """What repairing each violation would do; '' when no repair is safe (reported only, with
+    why in its `extra["no_repair"]` where a repair cannot help). The cache entries and tape
+    copies the cache repairs depend on are read in bulk."""
     wanted = sorted({v.file_id for v in violations
                      if v.kind in CACHE_KINDS or v.kind == inv.COPY_MISSING})
+    damaged = {v.file_id for v in violations if v.kind == inv.CACHE_BYTES}
     entries, readable = {}, set()
     for at in range(0, len(wanted), CHUNK):
         chunk = wanted[at:at + CHUNK]
@@ -74,13 +78,28 @@ def plans(violations):
                                     if e.state != CacheEntry.State.DIRTY])
         readable |= {i for i, numbers in copies.items()
                      if any(readable_copy(s, found[i].file.size) for s in numbers.values())}
-    return [_plan(v, entries, readable) for v in violations]
+    # a damaged cached file with a whole readable copy elsewhere (even while dirty) is not the
+    # only copy: it is dropped and recalled, not given up
+    damaged -= {file_id for file_id, _ in complete_copies(
+        list(File.objects.filter(pk__in=damaged).only("pk", "size")))}
+    return [_plan(v, entries, readable, damaged) for v in violations]
 
 
-def _plan(violation, entries, readable):
+def _plan(violation, entries, readable, damaged):
+    only = violation.file_id in damaged
+    if violation.kind in (inv.MIGRATION_MISSING, inv.COPY_MISSING) and only:
+        violation.extra["no_repair"] = (
+            "its source, the cached copy, fails its checksum and no other copy exists: a "
+            "migration from it would fail; ask the provider to deliver the granule again")
+        return ""
     if violation.kind in PLANS:
         return PLANS[violation.kind]
     entry = entries.get(violation.file_id)
+    if violation.kind == inv.CACHE_BYTES and only:
+        violation.extra["no_repair"] = (
+            "it is the file's only copy: dropping it would lose the file; ask the provider to "
+            "deliver the granule again")
+        return ""
     if violation.kind in CACHE_KINDS:
         return DROP_CACHED if entry and violation.file_id in readable else ""
     if violation.kind == inv.COPY_MISSING and entry and not violation.extra.get("pending"):

@@ -19,6 +19,9 @@ from ..signals import granule_retired
 from . import buckets
 from .paths import cache_path
 from .queueing import Req
+from .remedies import damaged_only_copies
+
+REDELIVER = "redeliver"
 
 MAX_REASON = 2000
 DELETABLE = (Granule.State.ARCHIVED, Granule.State.WITHDRAWN, Granule.State.FAILED,
@@ -70,6 +73,35 @@ def delete(granule, *, by, reason):
     return released
 
 
+def fail_for_redelivery(granule, *, by, reason):
+    """Give up a granule the archive cannot finish because a file's only copy is damaged in the
+    cache: FAILED (a new delivery of it is archived as a new version), its failed and queued
+    migrations cancelled with the reason, the copies already written released and its cached
+    files dropped. Refused while any of its work runs, or when its files can still be archived
+    (then its work is retried instead). Returns the names of the damaged files."""
+    reason = _reason(reason)
+    with transaction.atomic():
+        granule = _locked(granule, (Granule.State.REGISTERED, Granule.State.ARCHIVING),
+                          "given up for a redelivery")
+        files = dict(granule.files.values_list("pk", "name"))
+        damaged = sorted(files[pk] for pk in damaged_only_copies(files))
+        if not damaged:
+            raise Conflict(f"{granule} has no file whose only copy is damaged: retry its "
+                           "archive work instead of asking for a redelivery")
+        _cancel_work(granule, list(files), reason, "given up for a redelivery")
+        Req.objects.filter(file_id__in=list(files), state=Req.State.FAILED).update(
+            state=Req.State.CANCELLED, error=f"given up for a redelivery: {reason}"[:1000])
+        _release_copies(list(files))
+        paths = [cache_path(e.file) for e in CacheEntry.objects.filter(
+            file_id__in=list(files)).select_related("file__granule__collection")]
+        CacheEntry.objects.filter(file_id__in=list(files)).delete()
+        _set_state(granule, Granule.State.FAILED)
+        audit.record(by, REDELIVER, "granule", granule.pk, label=str(granule), reason=reason,
+                     detail={"damaged": damaged})
+        transaction.on_commit(lambda: [p.unlink(missing_ok=True) for p in paths])
+    return damaged
+
+
 def _reason(reason):
     if not isinstance(reason, str) or not reason.strip():
         raise DomainError("say why: a reason is required", "reason")
@@ -95,14 +127,14 @@ def _set_state(granule, state):
     granule.state, granule.updated_at = state, now
 
 
-def _cancel_work(granule, files, reason):
+def _cancel_work(granule, files, reason, verb="deleted"):
     busy = Req.objects.filter(file_id__in=files, state=Req.State.RUNNING)
     if busy.exists():
         raise Conflict(f"{granule} has files being moved right now ({busy.count()} archive "
-                       "requests running); delete it once they are done")
+                       f"requests running); try again once they are done")
     Req.objects.filter(file_id__in=files, state=Req.State.QUEUED).update(
         state=Req.State.CANCELLED, finished_at=timezone.now(),
-        error=f"granule deleted: {reason}"[:1000])
+        error=f"granule {verb}: {reason}"[:1000])
 
 
 def _release_copies(files):

@@ -21,6 +21,7 @@ from .drives import drive_error, drive_ok, set_drive
 from .paths import cache_location, medium_of, member_name, volume_path
 from .queueing import Req, requeue
 from .recall import drop_damaged_cache, wait_for_recall
+from .remedies import CACHE_CHANGED
 
 log = logging.getLogger(__name__)
 
@@ -137,8 +138,7 @@ def cached_file_changed(request):
     file's fault: writing it again cannot help, so its migration fails with the reason, and
     when a good copy exists elsewhere the damaged cache copy is dropped and recalled from it."""
     f = request.file
-    error = (f"the cached copy of {f.name} does not match its catalog checksum (changed after "
-             "ingest?), so no copy of it can be written")
+    error = f"the cached copy of {f.name} {CACHE_CHANGED}, so no copy of it can be written"
     if drop_damaged_cache(f):
         error += "; it is being recalled from a good copy: retry this request once it is cached"
     Req.objects.filter(pk=request.pk, state=Req.State.RUNNING).update(

@@ -11,6 +11,7 @@ from backend.errors import Conflict, DomainError
 from backend.nudges import send_on_commit
 from console.models import BulkItem, BulkJob
 
+from ...reasons import normalise
 from .selection import IN_CHUNK
 
 MAX_REASON = 2000
@@ -118,3 +119,18 @@ def with_counts(jobs):
     """Jobs annotated with their items per state (one query)."""
     return jobs.annotate(**{f"n_{state}": Count("items", filter=Q(items__state=state))
                             for state in S.values})
+
+
+def outcome_groups(job, states=(BulkItem.State.SKIPPED, BulkItem.State.FAILED)):
+    """Why items were skipped or failed, grouped by the pattern of their outcome (ids, names
+    and numbers taken out), the largest group first: [{state, pattern, example, count}]."""
+    groups = {}
+    rows = (job.items.filter(state__in=states).order_by().values("state", "outcome")
+            .annotate(n=Count("pk")))
+    for row in rows.iterator(chunk_size=2000):
+        outcome = row["outcome"] or "no reason was recorded"
+        key = (row["state"], normalise(outcome))
+        group = groups.setdefault(key, {"state": row["state"], "pattern": key[1],
+                                        "example": outcome, "count": 0})
+        group["count"] += row["n"]
+    return sorted(groups.values(), key=lambda g: (-g["count"], g["state"], g["pattern"]))

@@ -12,7 +12,7 @@ import { cancelBulkJob } from '../../lib/api/bulk/cancel';
 import { bulkItemsQuery } from '../../lib/api/bulk/items';
 import { bulkJobQuery } from '../../lib/api/bulk/job';
 import { bulkKeys } from '../../lib/api/bulk/keys';
-import type { BulkItem, BulkItemState, BulkJob } from '../../lib/api/types';
+import type { BulkItem, BulkItemState, BulkJobDetail, OutcomeGroup } from '../../lib/api/types';
 import { formatBytes, formatCount, formatDateTime } from '../../lib/format';
 import { Progress } from './Progress';
 import { ITEM_TONES, JOB_TONES, kindLabel, selectionText } from './words';
@@ -59,7 +59,7 @@ export function BulkJobPage() {
   );
 }
 
-function JobReport({ job }: { job: BulkJob }) {
+function JobReport({ job }: { job: BulkJobDetail }) {
   const queryClient = useQueryClient();
   const [outcome, setOutcome] = useState<Outcome | null>(null);
   const cancel = useMutation({
@@ -117,12 +117,32 @@ function JobReport({ job }: { job: BulkJob }) {
         )}
         <OutcomeNotice outcome={outcome} />
       </section>
+      <OutcomeGroups groups={job.outcomes} />
       <Items job={job} />
     </>
   );
 }
 
-function Items({ job }: { job: BulkJob }) {
+/** Why items were skipped or failed, one line per cause with its count. */
+function OutcomeGroups({ groups }: { groups?: OutcomeGroup[] }) {
+  if (!groups?.length) return null;
+  return (
+    <section className="dash-section" aria-labelledby="bulk-why-heading">
+      <h2 id="bulk-why-heading">Why granules were skipped or failed</h2>
+      <ul className="bulk-why">
+        {groups.map((g) => (
+          <li key={`${g.state}:${g.pattern}`}>
+            <StateBadge tone={ITEM_TONES[g.state]}>{g.state}</StateBadge>{' '}
+            <strong>{formatCount(g.count)}</strong>: {g.example}
+            {g.count > 1 && <span className="muted small"> (and alike)</span>}
+          </li>
+        ))}
+      </ul>
+    </section>
+  );
+}
+
+function Items({ job }: { job: BulkJobDetail }) {
   const [state, setState] = useState('');
   const [cursor, setCursor] = useState<string | null>(null);
   const items = useQuery(bulkItemsQuery(job.id, state, cursor));

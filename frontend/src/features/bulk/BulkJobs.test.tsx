@@ -161,4 +161,35 @@ describe('bulk jobs', () => {
     expect(await screen.findByText('Cancelled 1 granules not yet started.')).toBeInTheDocument();
     expect(cancels).toBe(1);
   });
+
+  it('says why granules were skipped, grouped by cause', async () => {
+    server.use(
+      http.get('/api/v1/console/bulk/:id/', () =>
+        HttpResponse.json({
+          ...job({ state: 'done', counts: { ...job().counts, skipped: 4 } }),
+          outcomes: [
+            {
+              state: 'skipped',
+              pattern: 'every file is in the cache already',
+              example: 'every file is in the cache already',
+              count: 3,
+            },
+            {
+              state: 'skipped',
+              pattern: 'its latest ingest (request #<n>) is archived: nothing to send round again',
+              example: 'its latest ingest (request #4) is archived: nothing to send round again',
+              count: 1,
+            },
+          ],
+        }),
+      ),
+    );
+    renderApp('/dashboards/bulk/7');
+    const why = await screen.findByRole('region', { name: 'Why granules were skipped or failed' });
+    const lines = within(why).getAllByRole('listitem');
+    expect(lines.map((li) => li.textContent)).toEqual([
+      'skipped 3: every file is in the cache already (and alike)',
+      'skipped 1: its latest ingest (request #4) is archived: nothing to send round again',
+    ]);
+  });
 });

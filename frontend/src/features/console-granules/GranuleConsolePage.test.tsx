@@ -147,4 +147,62 @@ describe('operator: one granule', () => {
     );
     expect(screen.queryByRole('button', { name: 'Delete…' })).not.toBeInTheDocument();
   });
+
+  it('releases cached copies and says what was released and what was kept, and why', async () => {
+    let sent: unknown;
+    server.use(
+      http.post('/api/v1/archive/cache/release/', async ({ request }) => {
+        sent = await request.json();
+        return HttpResponse.json({
+          files: [70],
+          freed_bytes: 3000,
+          kept: [{ file: 71, reason: 'MOD09.met is pinned; unpin it first' }],
+        });
+      }),
+    );
+    current = {
+      ...granulePage(),
+      files: [
+        ...granulePage().files,
+        { ...(granulePage().files[0] as ConsoleFile), id: 71, name: 'MOD09.met' },
+      ],
+    };
+    renderApp('/dashboards/granules/7');
+    await userEvent.click(await screen.findByRole('button', { name: 'Release cached copies' }));
+    const outcome = await screen.findByRole('status', { name: 'Release outcome' });
+    expect(sent).toEqual({ files: [70, 71] });
+    expect(outcome).toHaveTextContent('Released 1 file, 3.00 KB freed: MOD09.A2026001.0000.hdf.');
+    expect(outcome).toHaveTextContent('Kept MOD09.met: MOD09.met is pinned; unpin it first');
+  });
+
+  it('says why nothing was released, and offers a redelivery for a damaged only copy', async () => {
+    server.use(
+      http.post('/api/v1/archive/cache/release/', () =>
+        HttpResponse.json(
+          { detail: 'G.hdf is dirty: a copy is still to be written to tape' },
+          {
+            status: 409,
+          },
+        ),
+      ),
+    );
+    current = {
+      ...granulePage({ state: 'archiving' }),
+      failure: 'the cached copy of G.hdf does not match its catalog checksum',
+      actions: [
+        { action: 'retry', possible: false, reason: 'the cache holds the only copy of G.hdf' },
+        { action: 'redeliver', possible: true, reason: 'give the granule up' },
+      ],
+    };
+    renderApp('/dashboards/granules/7');
+    const stopped = await screen.findByRole('region', { name: 'Archive work stopped' });
+    expect(stopped).toHaveTextContent('Retry is not possible: the cache holds the only copy');
+    expect(
+      within(stopped).getByRole('button', { name: 'Ask the provider to deliver it again' }),
+    ).toBeDisabled();
+    await userEvent.click(screen.getByRole('button', { name: 'Release cached copies' }));
+    expect(await screen.findByRole('alert')).toHaveTextContent(
+      'Nothing was released: G.hdf is dirty: a copy is still to be written to tape',
+    );
+  });
 });

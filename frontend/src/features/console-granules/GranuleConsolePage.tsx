@@ -9,6 +9,7 @@ import type { ConsoleCopy, ConsoleFile, ConsoleGranulePage } from '../../lib/api
 import { formatBytes, formatDateTime, formatUtcRange } from '../../lib/format';
 import { MEDIUM_NAMES } from '../../lib/media';
 import { LifecycleActions } from './LifecycleActions';
+import { ReleaseCache, Stopped } from './Remedy';
 import { GranuleStateBadge } from './states';
 import { Timeline } from './Timeline';
 import './consoleGranules.css';
@@ -52,7 +53,9 @@ function GranuleView({ page }: { page: ConsoleGranulePage }) {
           ['Archived', formatDateTime(g.archived_at)],
         ]}
       />
+      <Stopped page={page} />
       <LifecycleActions granule={g} />
+      <ReleaseCache page={page} />
       <h3 id="cg-files-heading">Files and copies</h3>
       {page.files.map((file) => (
         <FileCopies key={file.id} file={file} />

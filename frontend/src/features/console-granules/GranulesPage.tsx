@@ -12,6 +12,7 @@ import { GRANULE_FILTERS, type GranuleFilters } from '../../lib/api/console/keys
 import type { ConsoleGranule, GranuleStateCounts } from '../../lib/api/types';
 import { formatBytes, formatCount, formatDateTime, formatUtcRange } from '../../lib/format';
 import { FilterForm } from './FilterForm';
+import { IngestFailures } from './IngestFailures';
 import { GRANULE_STATES, GranuleStateBadge } from './states';
 import './consoleGranules.css';
 
@@ -35,6 +36,7 @@ export function GranulesPage() {
 
   const apply = (next: GranuleFilters, nextCursor: string | null = null) =>
     setParams({ ...next, ...(nextCursor ? { cursor: nextCursor } : {}) });
+  const failed = (filters.state ?? '').split(',').includes('failed');
 
   return (
     <section className="dash-section" aria-labelledby="cg-heading">
@@ -50,10 +52,12 @@ export function GranulesPage() {
           onChoose={(state) => apply({ ...filters, state })}
         />
       )}
+      {failed && <IngestFailures filters={filters} />}
+      {failed && <h3>Failed in the archive</h3>}
       <Loaded query={granules} what="the granules">
         {(page) =>
           page.results.length === 0 ? (
-            <EmptyState title="No granules match">
+            <EmptyState title={failed ? 'No catalogued granule failed' : 'No granules match'}>
               <p>Loosen the filter, or clear it.</p>
             </EmptyState>
           ) : (
@@ -129,7 +133,21 @@ const COLUMNS: Column<ConsoleGranule>[] = [
       </span>
     ),
   },
-  { label: 'State', cell: (granule) => <GranuleStateBadge state={granule.state} /> },
+  {
+    label: 'State',
+    className: 'wrap',
+    cell: (granule) =>
+      granule.failure ? (
+        <>
+          <GranuleStateBadge state="failed" />{' '}
+          <span className="muted small">(still {granule.state})</span>
+          <br />
+          <span className="small">{granule.failure}</span>
+        </>
+      ) : (
+        <GranuleStateBadge state={granule.state} />
+      ),
+  },
   { label: 'Provider', cell: (granule) => granule.provider ?? '—' },
   {
     label: 'Data time',

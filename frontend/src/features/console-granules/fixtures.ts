@@ -8,6 +8,7 @@ export function consoleGranule(overrides: Partial<ConsoleGranule> = {}): Console
     collection: 'MOD09.061',
     provider: 'MODAPS',
     state: 'archived',
+    failure: null,
     temporal_start: '2026-01-01T00:00:00Z',
     temporal_end: '2026-01-01T00:05:00Z',
     total_size: 3500,
@@ -23,6 +24,8 @@ export function granulePage(overrides: Partial<ConsoleGranule> = {}): ConsoleGra
   return {
     granule,
     retired_reason: null,
+    failure: null,
+    actions: [],
     files: [
       {
         id: 70,

@@ -205,10 +205,9 @@ describe('archive board', () => {
     );
     renderApp('/dashboards/archive');
 
-    await userEvent.type(
-      await screen.findByLabelText('Reason recorded when a drive is varied off'),
-      'head errors',
-    );
+    // each drive has its own reason: what is typed beside another drive is not sent
+    await userEvent.type(await screen.findByLabelText('Reason to vary silo1-d1 off'), 'cleaning');
+    await userEvent.type(screen.getByLabelText('Reason to vary silo1-d2 off'), 'head errors');
     await userEvent.click(screen.getByRole('button', { name: 'Vary silo1-d2 off' }));
 
     expect(await screen.findByText('silo1-d2 varied off: now offline.')).toBeInTheDocument();

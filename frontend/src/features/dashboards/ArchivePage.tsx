@@ -1,5 +1,5 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useId, useState } from 'react';
+import { useState } from 'react';
 
 import { bucketBoardQuery } from '../../lib/api/archive/bucketBoard';
 import { cacheQuery } from '../../lib/api/archive/cache';
@@ -103,17 +103,18 @@ function bySilo(drives: Drive[]): [string, Drive[]][] {
 
 function DriveBoard({ drives }: { drives: Drive[] }) {
   const queryClient = useQueryClient();
-  const reasonId = useId();
-  const [reason, setReason] = useState('');
+  // each drive its own reason: one shared field sent whatever was typed last to any drive
+  const [reasons, setReasons] = useState<Record<string, string>>({});
   const [outcome, setOutcome] = useState<Outcome | null>(null);
   const vary = useMutation({
     mutationFn: ({ drive, online }: { drive: Drive; online: boolean }) =>
       varyDrive(
         drive.name,
         online,
-        online ? '' : reason.trim() || 'Varied off from the archive board',
+        online ? '' : reasons[drive.name]?.trim() || 'Varied off from the archive board',
       ),
     onSuccess: (updated, { online }) => {
+      if (!online) setReasons((old) => ({ ...old, [updated.name]: '' }));
       queryClient.setQueryData(drivesQuery().queryKey, (old: Drive[] | undefined) =>
         old?.map((drive) => (drive.name === updated.name ? updated : drive)),
       );
@@ -163,15 +164,29 @@ function DriveBoard({ drives }: { drives: Drive[] }) {
       cell: (drive) => {
         const offline = drive.state === 'offline';
         return (
-          <button
-            type="button"
-            className={offline ? 'button button--small' : 'button button--small button--quiet'}
-            onClick={() => vary.mutate({ drive, online: offline })}
-            disabled={vary.isPending && vary.variables?.drive.name === drive.name}
-            aria-label={`Vary ${drive.name} ${offline ? 'on' : 'off'}`}
-          >
-            {offline ? 'Vary on' : 'Vary off'}
-          </button>
+          <span className="vary">
+            {!offline && (
+              <input
+                type="text"
+                className="vary__reason"
+                aria-label={`Reason to vary ${drive.name} off`}
+                placeholder="reason, e.g. cleaning"
+                value={reasons[drive.name] ?? ''}
+                onChange={(event) =>
+                  setReasons((old) => ({ ...old, [drive.name]: event.target.value }))
+                }
+              />
+            )}
+            <button
+              type="button"
+              className={offline ? 'button button--small' : 'button button--small button--quiet'}
+              onClick={() => vary.mutate({ drive, online: offline })}
+              disabled={vary.isPending && vary.variables?.drive.name === drive.name}
+              aria-label={`Vary ${drive.name} ${offline ? 'on' : 'off'}`}
+            >
+              {offline ? 'Vary on' : 'Vary off'}
+            </button>
+          </span>
         );
       },
     },
@@ -179,16 +194,9 @@ function DriveBoard({ drives }: { drives: Drive[] }) {
 
   return (
     <>
-      <div className="field field--inline vary-reason">
-        <label htmlFor={reasonId}>Reason recorded when a drive is varied off</label>
-        <input
-          id={reasonId}
-          type="text"
-          value={reason}
-          placeholder="e.g. cleaning, head errors"
-          onChange={(event) => setReason(event.target.value)}
-        />
-      </div>
+      <p className="dash-note">
+        Varying a drive off records the reason typed beside it (each drive its own).
+      </p>
       <OutcomeNotice outcome={outcome} />
       {bySilo(drives).map(([silo, list]) => (
         <DataTable

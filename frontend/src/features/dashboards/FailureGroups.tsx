@@ -4,9 +4,11 @@ import { useId, useState } from 'react';
 import { type Column, DataTable } from '../../components/DataTable';
 import { Loaded } from '../../components/Loaded';
 import { OutcomeNotice, type Outcome } from '../../components/OutcomeNotice';
+import { canDo, remedy, WhyNot } from '../../components/Remedies';
 import { archiveKeys } from '../../lib/api/archive/keys';
 import { failureGroupsQuery } from '../../lib/api/console/failureGroups';
 import { consoleKeys } from '../../lib/api/console/keys';
+import { redeliverGroup } from '../../lib/api/console/redeliver';
 import { retryGroup } from '../../lib/api/console/retryGroup';
 import { ingestKeys } from '../../lib/api/ingest/keys';
 import type { FailureGroup, FailureWhere, RetryGroupResult } from '../../lib/api/types';
@@ -93,7 +95,9 @@ export function FailureGroups() {
       label: 'Action',
       header: 'hidden',
       cell: (group) =>
-        confirming === group.key ? (
+        !canDo(group.actions, 'retry') ? (
+          <NoRetry group={group} onOutcome={setOutcome} />
+        ) : confirming === group.key ? (
           <span className="failure-group__confirm" role="group" aria-label="Confirm retrying">
             <span>Send {itemsOf(group.kind, group.count)} round again?</span>
             <button
@@ -170,5 +174,86 @@ export function FailureGroups() {
         )}
       </Loaded>
     </section>
+  );
+}
+
+/**
+ * A group a retry cannot help: why not, and the redelivery that can (asked of the provider by
+ * giving the archive's damaged work up, or left to the provider for ingest failures).
+ */
+function NoRetry({
+  group,
+  onOutcome,
+}: {
+  group: FailureGroup;
+  onOutcome: (outcome: Outcome) => void;
+}) {
+  const queryClient = useQueryClient();
+  const [asking, setAsking] = useState(false);
+  const [note, setNote] = useState('');
+  const noteId = useId();
+  const redeliver = remedy(group.actions, 'redeliver');
+  const ask = useMutation({
+    mutationFn: () => redeliverGroup(group.key, note.trim()),
+    onSuccess: (result) => {
+      const left = result.not_redelivered.map((r) => `granule ${r.id}: ${r.reason}`);
+      onOutcome({
+        ok: true,
+        text:
+          `Asked for ${result.granules} ${result.granules === 1 ? 'granule' : 'granules'} ` +
+          `to be delivered again${left.length ? `; not asked: ${left.join('; ')}` : ''}.`,
+      });
+      setAsking(false);
+      for (const key of [consoleKeys.all, archiveKeys.all, ingestKeys.all]) {
+        void queryClient.invalidateQueries({ queryKey: key });
+      }
+    },
+    onError: (error) => onOutcome({ ok: false, text: error.message }),
+  });
+  const askable = redeliver?.possible === true && group.where === 'archive';
+  return (
+    <div className="failure-group__none">
+      <WhyNot actions={group.actions} />
+      {redeliver?.possible && !askable && (
+        <p className="small">The provider delivers it again: {redeliver.reason}.</p>
+      )}
+      {askable &&
+        (asking ? (
+          <span className="failure-group__confirm" role="group" aria-label="Confirm redelivery">
+            <label htmlFor={noteId}>Note to the provider</label>
+            <input
+              id={noteId}
+              type="text"
+              value={note}
+              maxLength={2000}
+              onChange={(event) => setNote(event.target.value)}
+            />
+            <button
+              type="button"
+              className="button button--small"
+              disabled={ask.isPending || !note.trim()}
+              onClick={() => ask.mutate()}
+            >
+              Yes, ask for it again
+            </button>
+            <button
+              type="button"
+              className="button button--small button--quiet"
+              onClick={() => setAsking(false)}
+            >
+              Keep
+            </button>
+          </span>
+        ) : (
+          <button
+            type="button"
+            className="button button--small"
+            onClick={() => setAsking(true)}
+            title={redeliver.reason}
+          >
+            Ask for redelivery
+          </button>
+        ))}
+    </div>
   );
 }

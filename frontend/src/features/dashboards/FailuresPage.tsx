@@ -17,6 +17,7 @@ import type {
 } from '../../lib/api/types';
 import { type Column, DataTable } from '../../components/DataTable';
 import { Loaded } from '../../components/Loaded';
+import { canDo, WhyNot } from '../../components/Remedies';
 import { OutcomeNotice, type Outcome } from '../../components/OutcomeNotice';
 import { formatBytes, formatDateTime } from '../../lib/format';
 import { DeadLetters } from './DeadLetters';
@@ -213,17 +214,20 @@ function FailedTable({
     {
       label: 'Action',
       header: 'hidden',
-      cell: (row) => (
-        <button
-          type="button"
-          className="button button--small"
-          disabled={busy}
-          onClick={() => onRetry(row.id)}
-          aria-label={`Retry request ${row.id}`}
-        >
-          Retry
-        </button>
-      ),
+      cell: (row) =>
+        canDo(row.actions, 'retry') ? (
+          <button
+            type="button"
+            className="button button--small"
+            disabled={busy}
+            onClick={() => onRetry(row.id)}
+            aria-label={`Retry request ${row.id}`}
+          >
+            Retry
+          </button>
+        ) : (
+          <WhyNot actions={row.actions} />
+        ),
     },
   ];
   return (
@@ -288,7 +292,16 @@ const GRANULE_COLUMNS: Column<IngestGranuleRow>[] = [
     ),
   },
   { label: 'Disposition', cell: (granule) => granule.disposition || '—' },
-  { label: 'Reason', className: 'wrap', cell: (granule) => granule.reason || '—' },
+  {
+    label: 'Reason',
+    className: 'wrap',
+    cell: (granule) => (
+      <>
+        {granule.reason || '—'}
+        <WhyNot actions={granule.actions} only={['retry']} />
+      </>
+    ),
+  },
   { label: 'Attempts', numeric: true, cell: (granule) => granule.attempts },
 ];
 

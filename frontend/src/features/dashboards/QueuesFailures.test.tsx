@@ -81,6 +81,7 @@ function failed(id: number, overrides: Partial<ArchiveRequest> = {}): ArchiveReq
     created_at: '2026-11-22T00:00:00Z',
     started_at: null,
     finished_at: '2026-11-22T00:05:00Z',
+    actions: [{ action: 'retry', possible: true, reason: 'queue it again' }],
     ...overrides,
   };
 }
@@ -265,6 +266,7 @@ const CHECKSUMS: FailureGroup = {
   kind: 'granule',
   pattern: '<name>: MD5 checksum is <hex>, the provider declared <hex>',
   example: 'G8.dat: MD5 checksum is 0cc1, the provider declared d41d',
+  actions: [{ action: 'retry', possible: true, reason: 'check its staged files again' }],
   count: 5,
   collections: [
     { key: 'MOD021KM.061', count: 4 },

@@ -20,6 +20,7 @@ function discrepancy(id: number, overrides: Partial<Discrepancy> = {}): Discrepa
     repair: 'mark the copy BAD: background repair rewrites it from a good copy',
     repaired_at: null,
     outcome: '',
+    actions: [{ action: 'repair', possible: true, reason: 'mark the copy BAD' }],
     ...overrides,
   };
 }
@@ -100,6 +101,31 @@ describe('reconciliation on the failures dashboard', () => {
       http.get('/api/v1/archive/requests/', () => HttpResponse.json(page([]))),
       http.get('/api/v1/ingest/requests/', () => HttpResponse.json(page([]))),
     );
+  });
+
+  it('says why a discrepancy cannot be repaired', async () => {
+    const only = discrepancy(5, {
+      kind: 'migration_missing',
+      repair: '',
+      actions: [
+        {
+          action: 'repair',
+          possible: false,
+          reason: 'its source, the cached copy, fails its checksum and no other copy exists',
+        },
+      ],
+    });
+    server.use(
+      http.get('/api/v1/archive/reconciliation/', () =>
+        HttpResponse.json(page([run({ discrepancies: [only] })])),
+      ),
+    );
+    renderApp('/dashboards/failures');
+    const row = await screen.findByRole('row', { name: /migration_missing/ });
+    expect(row).toHaveTextContent(
+      'Repair is not possible: its source, the cached copy, fails its checksum',
+    );
+    expect(within(row).queryByRole('button')).not.toBeInTheDocument();
   });
 
   it('shows when the latest run ran, its scope and each discrepancy with its repair', async () => {

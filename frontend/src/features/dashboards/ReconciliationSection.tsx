@@ -6,6 +6,7 @@ import {
   latestReconciliationQuery,
   startReconciliation,
 } from '../../lib/api/archive/reconciliation';
+import { remedy, WhyNot } from '../../components/Remedies';
 import { repairReconciliation } from '../../lib/api/archive/reconciliationRepair';
 import type { Discrepancy, Reconciliation, ReconciliationNote } from '../../lib/api/types';
 import { type Column, DataTable } from '../../components/DataTable';
@@ -141,7 +142,15 @@ function RunReport({
       label: 'Repair',
       className: 'wrap',
       cell: (d) =>
-        d.repaired_at ? `Repaired: ${d.outcome}` : d.repair || 'Report only (no safe repair)',
+        d.repaired_at ? (
+          `Repaired: ${d.outcome}`
+        ) : d.repair ? (
+          d.repair
+        ) : remedy(d.actions, 'repair')?.possible === false ? (
+          <WhyNot actions={d.actions} />
+        ) : (
+          'Report only (no safe repair)'
+        ),
     },
     {
       label: 'Action',

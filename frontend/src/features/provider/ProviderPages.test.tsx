@@ -132,7 +132,7 @@ describe('provider: ingest requests', () => {
       ),
       http.post('/api/v1/ingest/requests/12/retry/', async ({ request }) => {
         calls += 1;
-        expect(await request.json()).toEqual({});
+        expect(await request.json()).toEqual({ positions: [1] });
         return HttpResponse.json(
           { detail: 'Granule 1 waits for a staging file that is gone: deliver it again.' },
           { status: 409 },
@@ -146,6 +146,54 @@ describe('provider: ingest requests', () => {
     );
     expect(calls).toBe(1);
     expect(screen.queryByText(/Refreshing every/)).not.toBeInTheDocument();
+  });
+
+  it('says why a granule stopped and offers no retry that cannot succeed', async () => {
+    const zeros = 'MOD021KM.A2026325.0001.061.2026326101512.hdf';
+    server.use(
+      http.get('/api/v1/ingest/requests/12/', () =>
+        HttpResponse.json(
+          requestDetail({
+            granules: [
+              granuleRow(0, {
+                state: 'failed',
+                disposition: 'CHECKSUM VERIFICATION FAILURE',
+                status: 'Stopped: the provider declared 000…. Next: submit it anew.',
+                stopped: true,
+                actions: [
+                  {
+                    action: 'retry',
+                    possible: false,
+                    reason: `${zeros} was declared with a checksum of only zeros`,
+                  },
+                  { action: 'redeliver', possible: true, reason: 'submit it anew' },
+                ],
+              }),
+              granuleRow(1, {
+                state: 'archiving',
+                status: 'Stopped: the archive’s only copy of G.hdf fails its checksum.',
+                stopped: true,
+                actions: [{ action: 'retry', possible: false, reason: 'the only copy is bad' }],
+              }),
+            ],
+          }),
+        ),
+      ),
+    );
+    renderApp('/provider/requests/12');
+    expect(
+      await screen.findByText(/1 granule has stopped and waits for someone to act/),
+    ).toBeInTheDocument();
+    const rows = within(screen.getByRole('region', { name: 'Granules' }))
+      .getAllByRole('row')
+      .slice(1);
+    expect(rows[0]).toHaveTextContent('Next: submit it anew.');
+    expect(rows[0]).toHaveTextContent(
+      `Retry is not possible: ${zeros} was declared with a checksum of only zeros`,
+    );
+    expect(rows[1]).toHaveTextContent('only copy of G.hdf fails its checksum');
+    expect(screen.queryByRole('button', { name: /^Retry/ })).not.toBeInTheDocument();
+    expect(screen.getByText(/No failed granule can be retried as it stands/)).toBeInTheDocument();
   });
 
   it('follows a running request live until it is archived', async () => {

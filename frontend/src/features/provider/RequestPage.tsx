@@ -10,6 +10,7 @@ import type { IngestGranuleRow, IngestRequestDetail } from '../../lib/api/types'
 import { type Column, DataTable } from '../../components/DataTable';
 import { Loaded } from '../../components/Loaded';
 import { OutcomeNotice, type Outcome } from '../../components/OutcomeNotice';
+import { canDo, WhyNot } from '../../components/Remedies';
 import { EmptyState } from '../../components/StatusMessage';
 import { formatBytes, formatCount, formatDateTime } from '../../lib/format';
 import { IngestStateBadge, PercentDone } from './IngestStates';
@@ -62,6 +63,14 @@ function RequestDetail({
   });
   const pdrId = idFromUrl(request.pdr);
   const failed = request.counts.failed ?? request.failed_count;
+  const rows = request.granules ?? [];
+  // the rows hold every failed granule when no other state is chosen
+  const known = state === '' || state === 'failed';
+  const retryable = rows
+    .filter((row) => row.state === 'failed' && canDo(row.actions, 'retry'))
+    .map((row) => row.position);
+  const retryCount = known ? retryable.length : failed;
+  const stopped = rows.filter((row) => row.stopped && row.state !== 'failed').length;
 
   return (
     <>
@@ -116,6 +125,13 @@ function RequestDetail({
         )}
       </dl>
 
+      {stopped > 0 && (
+        <p className="notice notice--error" role="status">
+          {formatCount(stopped)} {stopped === 1 ? 'granule has' : 'granules have'} stopped and
+          {stopped === 1 ? ' waits' : ' wait'} for someone to act, not for work: see why, and what
+          happens next, below.
+        </p>
+      )}
       {!isFinal(request) && (
         <p className="hint">
           Refreshing every {PROVIDER_REFRESH_MS / 1000} seconds until the request is finished.
@@ -126,21 +142,24 @@ function RequestDetail({
         <h2 id="granules-heading">Granules</h2>
         <div className="toolbar">
           <StateFilter value={state} onChange={onState} />
-          {failed > 0 && (
+          {retryCount > 0 && (
             <button
               type="button"
               className="button button--small"
               disabled={retry.isPending}
-              onClick={() => retry.mutate(undefined)}
+              onClick={() => retry.mutate(known ? retryable : undefined)}
             >
-              Retry all {formatCount(failed)} failed
+              Retry all {formatCount(retryCount)} failed
             </button>
+          )}
+          {known && failed > 0 && retryCount === 0 && (
+            <p className="small">No failed granule can be retried as it stands: see why below.</p>
           )}
         </div>
         <OutcomeNotice outcome={outcome} />
         <GranuleTable
           key={state}
-          rows={request.granules ?? []}
+          rows={rows}
           state={state}
           busy={retry.isPending}
           onRetry={(position) => retry.mutate([position])}
@@ -211,22 +230,21 @@ function GranuleTable({
       cell: (row) => `${formatBytes(row.bytes_done)} of ${formatBytes(row.bytes_total)}`,
     },
     {
-      label: 'Why it failed',
-      cell: (row) =>
-        row.state === 'failed' ? (
-          <span className="failure">
-            {row.disposition && <span className="mono small">{row.disposition}</span>}
-            <span>{row.reason || 'No reason recorded.'}</span>
-          </span>
-        ) : (
-          <span className="muted">—</span>
-        ),
+      label: 'What it waits for, or why it stopped',
+      className: 'wrap',
+      cell: (row) => (
+        <span className={row.stopped ? 'failure' : 'failure muted'}>
+          {row.disposition && <span className="mono small">{row.disposition}</span>}
+          <span>{row.status}</span>
+        </span>
+      ),
     },
     {
       label: 'Actions',
       header: 'hidden',
+      className: 'wrap',
       cell: (row) =>
-        row.state === 'failed' && (
+        canDo(row.actions, 'retry') ? (
           <button
             type="button"
             className="button button--small button--quiet"
@@ -236,6 +254,8 @@ function GranuleTable({
           >
             Retry
           </button>
+        ) : (
+          <WhyNot actions={row.actions} only={['retry']} />
         ),
     },
   ];

@@ -62,6 +62,9 @@ export function granuleRow(
     attempts: 1,
     updated_at: '2026-11-22T01:02:00Z',
     archived_at: '2026-11-22T01:02:00Z',
+    status: 'Archived: every copy is written and verified.',
+    stopped: false,
+    actions: [],
     ...overrides,
   };
 }
@@ -80,8 +83,21 @@ export function requestDetail(overrides: Partial<IngestRequestDetail> = {}): Ing
         bytes_done: 0,
         attempts: 2,
         archived_at: null,
+        status:
+          'Stopped: MD5 of MOD021KM.A2026325.0001.061.2026326101512.hdf is 0f3a…, not the ' +
+          'declared 9b2c…. Next: retry it once the cause is fixed.',
+        stopped: true,
+        actions: [
+          { action: 'retry', possible: true, reason: 'check its staged files again' },
+          { action: 'redeliver', possible: true, reason: 'submit it in a new request' },
+        ],
       }),
-      granuleRow(2, { state: 'archiving', bytes_done: 1_000_000, archived_at: null }),
+      granuleRow(2, {
+        state: 'archiving',
+        bytes_done: 1_000_000,
+        archived_at: null,
+        status: 'Waiting for copy 1 of MOD021KM.A2026325.0002.061.2026326101512.hdf to be written.',
+      }),
     ],
     ...overrides,
   };

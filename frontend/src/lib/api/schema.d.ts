@@ -868,6 +868,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/console/failures/groups/redeliver/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description Give up every granule of a group of failed archive work that only a redelivery can help
+         *     (a file's only copy damaged in the cache): their providers are asked to deliver again.
+         */
+        post: operations["api_v1_console_failures_groups_redeliver_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/console/failures/groups/retry/": {
         parameters: {
             query?: never;
@@ -939,6 +959,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/console/granules/{id}/redeliver/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description Give up a granule whose only copy of a file is damaged (failed, its work cancelled, its
+         *     copies dropped) and ask its provider to deliver it again: their request says so.
+         */
+        post: operations["api_v1_console_granules_redeliver_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/console/granules/{id}/restore/": {
         parameters: {
             query?: never;
@@ -982,6 +1022,26 @@ export interface paths {
         };
         /** @description How many granules the filter selects, per state (the list's chips). */
         get: operations["api_v1_console_granules_counts_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/console/granules/ingest-failures/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description Granules that failed in ingest before the catalog had them (the failed filter counts
+         *     them), the latest first, with why and what can still be done.
+         */
+        get: operations["api_v1_console_granules_ingest_failures_list"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1783,6 +1843,19 @@ export interface components {
          * @enum {string}
          */
         AccessEnum: "public" | "restricted";
+        Action: {
+            /**
+             * @description retry: do the failed work again; repair: apply the repair; redeliver: the provider delivers the granule again
+             *
+             *     * `retry` - retry
+             *     * `repair` - repair
+             *     * `redeliver` - redeliver
+             */
+            action: components["schemas"]["RemedyEnum"];
+            possible: boolean;
+            /** @description What it does, or why it cannot succeed */
+            reason: string;
+        };
         /**
          * @description * `retry` - retry
          *     * `cancel` - cancel
@@ -1820,6 +1893,8 @@ export interface components {
             /** Format: int64 */
             attempts: number;
             error: string;
+            /** @description What can still be done about a failed request, and why not */
+            readonly actions: components["schemas"]["Action"][];
             /** Format: date-time */
             readonly created_at: string;
             /** Format: date-time */
@@ -1968,6 +2043,38 @@ export interface components {
             readonly finished_at: string | null;
             /** Format: date-time */
             readonly cancelled_at: string | null;
+        };
+        /** @description A job with why its items were skipped or failed, grouped. */
+        BulkJobDetail: {
+            readonly id: number;
+            readonly kind: components["schemas"]["BulkJobKindEnum"];
+            readonly state: components["schemas"]["BulkJobStateEnum"];
+            /** @description The granule filter, when by query */
+            readonly query: unknown;
+            /** @description Lines of an id list, if any */
+            readonly ids_given: number;
+            /** @description A move's volume group or bucket */
+            readonly target_group: string | null;
+            readonly reason: string;
+            readonly requested_by: string;
+            readonly granules_total: number;
+            readonly bytes_total: number;
+            readonly counts: components["schemas"]["ItemCounts"];
+            /**
+             * Format: double
+             * @description Items final (done, skipped, failed, cancelled) out of all: a recall counts once
+             *     its bytes are in the cache.
+             */
+            readonly percent_done: number;
+            /** Format: date-time */
+            readonly created_at: string;
+            /** Format: date-time */
+            readonly started_at: string | null;
+            /** Format: date-time */
+            readonly finished_at: string | null;
+            /** Format: date-time */
+            readonly cancelled_at: string | null;
+            readonly outcomes: components["schemas"]["OutcomeGroup"][];
         };
         /**
          * @description * `reingest` - Reingest (send failed ingest round again)
@@ -2273,6 +2380,8 @@ export interface components {
             collection: string;
             provider: string | null;
             state: components["schemas"]["GranuleStateEnum"];
+            /** @description Why its archive work failed for good (a granule still registered or archiving that the failed filter lists); null when none did */
+            readonly failure: string | null;
             /** Format: date-time */
             temporal_start: string;
             /** Format: date-time */
@@ -2289,6 +2398,10 @@ export interface components {
         ConsoleGranulePage: {
             granule: components["schemas"]["ConsoleGranule"];
             retired_reason: string | null;
+            /** @description Why its archive work failed */
+            failure: string | null;
+            /** @description What can still be done about a failure */
+            actions: components["schemas"]["Action"][];
             files: components["schemas"]["ConsoleFile"][];
             timeline: components["schemas"]["GranuleEvent"][];
         };
@@ -2459,6 +2572,8 @@ export interface components {
             readonly repaired_at: string | null;
             /** @description What the repair did */
             readonly outcome: string;
+            /** @description The repair, possible or not and why */
+            readonly actions: components["schemas"]["Action"][];
         };
         Drive: {
             name: string;
@@ -2531,6 +2646,8 @@ export interface components {
             first_seen: string | null;
             /** Format: date-time */
             last_seen: string | null;
+            /** @description What can be done about the group (judged on up to 200 of its items), and why not */
+            actions: components["schemas"]["Action"][];
         };
         /**
          * @description * `audit` - audit
@@ -2892,6 +3009,23 @@ export interface components {
          * @enum {string}
          */
         GroupRoleEnum: "user" | "provider" | "operator";
+        /** @description A granule that failed in ingest before the catalog had it. */
+        IngestFailure: {
+            /** @description The ingest granule's id */
+            id: number;
+            granule_id: string;
+            collection: string;
+            provider: string;
+            request: number;
+            position: number;
+            disposition: string;
+            reason: string;
+            /** Format: date-time */
+            failed_at: string;
+            /** @description Why it stopped and what happens next */
+            status: string;
+            actions: components["schemas"]["Action"][];
+        };
         /** @description One granule of a request (documentation of granule_rows()). */
         IngestGranuleRow: {
             position: number;
@@ -2910,6 +3044,12 @@ export interface components {
             updated_at: string;
             /** Format: date-time */
             archived_at: string | null;
+            /** @description What it waits for, or why it stopped and what happens next */
+            status: string;
+            /** @description It waits for someone to act, not for work */
+            stopped: boolean;
+            /** @description What can still be done, and why not */
+            actions: components["schemas"]["Action"][];
         };
         /**
          * @description * `received` - Received
@@ -3089,6 +3229,11 @@ export interface components {
             /** @description Shown once; the user changes it */
             readonly initial_password: string;
         };
+        NotRedelivered: {
+            /** @description The granule */
+            id: number;
+            reason: string;
+        };
         NotReplayed: {
             kind: components["schemas"]["DeadLetterKindEnum"];
             id: number;
@@ -3249,6 +3394,20 @@ export interface components {
          * @enum {string}
          */
         OrderStateEnum: "submitted" | "staging" | "ready" | "partially_ready" | "completed" | "failed" | "cancelled" | "expired";
+        OutcomeGroup: {
+            state: components["schemas"]["OutcomeGroupStateEnum"];
+            /** @description The outcome with ids, names and numbers taken out */
+            pattern: string;
+            /** @description One item's outcome in full */
+            example: string;
+            count: number;
+        };
+        /**
+         * @description * `skipped` - skipped
+         *     * `failed` - failed
+         * @enum {string}
+         */
+        OutcomeGroupStateEnum: "skipped" | "failed";
         PaginatedArchiveRequestList: {
             /**
              * Format: uri
@@ -3360,6 +3519,19 @@ export interface components {
             limit?: number;
             /** @description Present when the asked limit was clamped */
             note?: string;
+        };
+        PaginatedIngestFailureList: {
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?cursor=cD00ODY%3D"
+             */
+            next: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?cursor=cj0xJnA9NDg3
+             */
+            previous: string | null;
+            results: components["schemas"]["IngestFailure"][];
         };
         PaginatedIngestRequestList: {
             /**
@@ -3723,6 +3895,17 @@ export interface components {
          * @enum {string}
          */
         ReconciliationStateEnum: "queued" | "running" | "done" | "failed";
+        RedeliverGroupRequest: {
+            key: string;
+            /** @description Why (audited; told to the provider with the request to deliver again) */
+            reason: string;
+        };
+        RedeliverGroupResult: {
+            key: string;
+            /** @description Granules given up, their providers asked to deliver them again */
+            granules: number;
+            not_redelivered: components["schemas"]["NotRedelivered"][];
+        };
         ReleaseRequest: {
             files: number[];
         };
@@ -3733,6 +3916,13 @@ export interface components {
             freed_bytes: number;
             kept: components["schemas"]["_Kept"][];
         };
+        /**
+         * @description * `retry` - retry
+         *     * `repair` - repair
+         *     * `redeliver` - redeliver
+         * @enum {string}
+         */
+        RemedyEnum: "retry" | "repair" | "redeliver";
         RepairRequest: {
             /** @description Discrepancies to repair (all if none) */
             ids?: number[];
@@ -8159,7 +8349,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["BulkJob"];
+                    "application/json": components["schemas"]["BulkJobDetail"];
                 };
             };
             /** @description The request is malformed or invalid */
@@ -8582,6 +8772,94 @@ export interface operations {
             };
         };
     };
+    api_v1_console_failures_groups_redeliver_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RedeliverGroupRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["RedeliverGroupRequest"];
+                "multipart/form-data": components["schemas"]["RedeliverGroupRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RedeliverGroupResult"];
+                };
+            };
+            /** @description The request is malformed or invalid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such thing (or not the caller's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The thing is in the wrong state for it */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body's media type is not accepted */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     api_v1_console_failures_groups_retry_create: {
         parameters: {
             query?: never;
@@ -8695,7 +8973,7 @@ export interface operations {
                 provider?: string;
                 /** @description Temporal range overlaps from (ISO 8601) */
                 start?: string;
-                /** @description Granule state(s), comma-separated: registered, archiving, archived, failed, superseded, withdrawn, deleted */
+                /** @description Granule state(s), comma-separated: registered, archiving, archived, failed, superseded, withdrawn, deleted; failed also takes granules whose archive work failed for good (not registered or archiving then), and its count the granules that failed in ingest before the catalog had them (listed by ingest-failures/) */
                 state?: string;
             };
             header?: never;
@@ -8819,6 +9097,96 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["DeleteRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConsoleGranulePage"];
+                };
+            };
+            /** @description The request is malformed or invalid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such thing (or not the caller's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The thing is in the wrong state for it */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body's media type is not accepted */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    api_v1_console_granules_redeliver_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ReasonRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["ReasonRequest"];
+                "multipart/form-data": components["schemas"]["ReasonRequest"];
             };
         };
         responses: {
@@ -9092,7 +9460,7 @@ export interface operations {
                 provider?: string;
                 /** @description Temporal range overlaps from (ISO 8601) */
                 start?: string;
-                /** @description Granule state(s), comma-separated: registered, archiving, archived, failed, superseded, withdrawn, deleted */
+                /** @description Granule state(s), comma-separated: registered, archiving, archived, failed, superseded, withdrawn, deleted; failed also takes granules whose archive work failed for good (not registered or archiving then), and its count the granules that failed in ingest before the catalog had them (listed by ingest-failures/) */
                 state?: string;
             };
             header?: never;
@@ -9107,6 +9475,86 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["StateCounts"];
+                };
+            };
+            /** @description The request is malformed or invalid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such thing (or not the caller's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    api_v1_console_granules_ingest_failures_list: {
+        parameters: {
+            query?: {
+                /** @description Archived at or after (ISO 8601) */
+                archived_from?: string;
+                /** @description Archived at or before (ISO 8601) */
+                archived_to?: string;
+                /** @description Collection key(s) SHORT.VERSION, comma-separated */
+                collection?: string;
+                /** @description Ingested (registered) at or after (ISO 8601; a date: its start) */
+                created_from?: string;
+                /** @description Ingested (registered) at or before (ISO 8601; a date: its end) */
+                created_to?: string;
+                /** @description The pagination cursor value. */
+                cursor?: string;
+                /** @description Temporal range overlaps until (ISO 8601) */
+                end?: string;
+                /** @description Granule id, case-insensitive; * and ? are wildcards */
+                granule_id?: string;
+                /** @description Number of results to return per page. */
+                limit?: number;
+                /** @description Provider name(s) that ingested the granule, comma-separated */
+                provider?: string;
+                /** @description Temporal range overlaps from (ISO 8601) */
+                start?: string;
+                /** @description Granule state(s), comma-separated: registered, archiving, archived, failed, superseded, withdrawn, deleted; failed also takes granules whose archive work failed for good (not registered or archiving then), and its count the granules that failed in ingest before the catalog had them (listed by ingest-failures/) */
+                state?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedIngestFailureList"];
                 };
             };
             /** @description The request is malformed or invalid */

@@ -130,6 +130,9 @@ export type FailureGroup = Schemas['FailureGroup'];
 export type FailureWhere = Schemas['FailureWhereEnum'];
 export type FailureKind = Schemas['FailureKindEnum'];
 export type RetryGroupResult = Schemas['RetryGroupResult'];
+export type RedeliverGroupResult = Schemas['RedeliverGroupResult'];
+/** What can still be done about a failure, as the server judges it (possible or why not). */
+export type Remedy = Schemas['Action'];
 export type DeadLetter = Schemas['DeadLetter'];
 export type DeadLetterKind = Schemas['DeadLetterKindEnum'];
 export type DeadLetterPage = Schemas['DeadLetterPage'];
@@ -138,6 +141,8 @@ export type ReplayResult = Schemas['ReplayResult'];
 
 // Bulk jobs of the operator's console
 export type BulkJob = Schemas['BulkJob'];
+export type BulkJobDetail = Schemas['BulkJobDetail'];
+export type OutcomeGroup = Schemas['OutcomeGroup'];
 export type BulkJobKind = Schemas['BulkJobKindEnum'];
 export type BulkItem = Schemas['BulkItem'];
 export type BulkItemState = Schemas['BulkItemStateEnum'];
@@ -152,6 +157,8 @@ export type ConsoleGranulePage = Schemas['ConsoleGranulePage'];
 export type ConsoleFile = Schemas['ConsoleFile'];
 export type ConsoleCopy = Schemas['ConsoleCopy'];
 export type GranuleEvent = Schemas['GranuleEvent'];
+export type IngestFailure = Schemas['IngestFailure'];
+export type Released = Schemas['Released'];
 
 // Configuration (operators)
 export type CollectionConfig = Schemas['CollectionConfig'];

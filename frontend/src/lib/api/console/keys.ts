@@ -42,4 +42,6 @@ export const consoleKeys = {
   granuleCounts: (filters: GranuleFilters) =>
     [...consoleKeys.granules(), 'counts', filters] as const,
   granule: (id: number) => [...consoleKeys.granules(), 'detail', id] as const,
+  ingestFailures: (filters: GranuleFilters, cursor: string | null) =>
+    [...consoleKeys.granules(), 'ingest-failures', filters, { cursor }] as const,
 };
