@@ -8782,8 +8782,6 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["RedeliverGroupRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["RedeliverGroupRequest"];
-                "multipart/form-data": components["schemas"]["RedeliverGroupRequest"];
             };
         };
         responses: {
@@ -9185,8 +9183,6 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["ReasonRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["ReasonRequest"];
-                "multipart/form-data": components["schemas"]["ReasonRequest"];
             };
         };
         responses: {
