@@ -122,9 +122,12 @@ def test_a_damaged_cached_file_with_no_good_tape_copy_is_reported_not_dropped(ar
     [spoiled] = run.discrepancies.filter(kind="cache_bytes_mismatch")
     assert spoiled.repair == "" and spoiled.repaired_at is None
     assert CacheEntry.objects.filter(file=f).exists() and paths.cache_path(f).exists()
-    # nor are its missing copies written from the damaged bytes
-    assert {d.outcome for d in run.discrepancies.filter(kind="copy_missing")} == {
-        "not queued: the cached copy does not match its checksum"}
+    # nor are its missing copies written from the damaged bytes: no such repair is offered,
+    # and each says why (issue #34 item 8)
+    missing = list(run.discrepancies.filter(kind="copy_missing"))
+    assert missing and {(d.repair, d.repaired_at) for d in missing} == {("", None)}
+    assert all("fails its checksum and no other copy exists" in d.extra["no_repair"]
+               for d in missing)
     assert not ArchiveRequest.objects.filter(file=f, kind="migrate", state="queued").exists()
 
 

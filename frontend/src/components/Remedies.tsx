@@ -1,4 +1,5 @@
 import type { Remedy } from '../lib/api/types';
+import './Remedies.css';
 
 const NAMES: Record<Remedy['action'], string> = {
   retry: 'Retry',

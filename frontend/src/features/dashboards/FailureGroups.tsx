@@ -94,6 +94,7 @@ export function FailureGroups() {
     {
       label: 'Action',
       header: 'hidden',
+      className: 'wrap',
       cell: (group) =>
         !canDo(group.actions, 'retry') ? (
           <NoRetry group={group} onOutcome={setOutcome} />

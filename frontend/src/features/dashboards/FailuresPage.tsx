@@ -214,6 +214,7 @@ function FailedTable({
     {
       label: 'Action',
       header: 'hidden',
+      className: 'wrap',
       cell: (row) =>
         canDo(row.actions, 'retry') ? (
           <button
