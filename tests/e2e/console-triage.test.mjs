@@ -13,8 +13,18 @@ import { copyFile, mkdir } from 'node:fs/promises';
 import { after, before, test } from 'node:test';
 
 import {
-  BASE_URL, OPERATOR, PROVIDER, SCREENSHOTS, callApi, launchChromium, logIn, openPage, pageText,
-  shoot, sidewaysOverflow, until,
+  BASE_URL,
+  OPERATOR,
+  PROVIDER,
+  SCREENSHOTS,
+  callApi,
+  launchChromium,
+  logIn,
+  openPage,
+  pageText,
+  shoot,
+  sidewaysOverflow,
+  until,
 } from './browser.mjs';
 
 const WAIT_MS = Number(process.env.E2E_ARCHIVE_WAIT_MS || 180_000);
@@ -80,8 +90,9 @@ test('the failed filter lists the granules the Failures page lists', async () =>
     }
     const requests = page.getByRole('table', { name: /Failed archive requests/ });
     await requests.locator('tbody tr').first().waitFor();
-    const fromArchive = (await requests.locator('tbody tr').allInnerTexts())
-      .map((text) => text.match(/(MOD\S+?)\.hdf/)?.[1]);
+    const fromArchive = (await requests.locator('tbody tr').allInnerTexts()).map(
+      (text) => text.match(/(MOD\S+?)\.hdf/)?.[1],
+    );
     const listed = new Set([...fromIngest, ...fromArchive]);
     assert.ok(!listed.has(undefined), `unread rows: ${[...listed]}`);
     assert.ok(listed.size >= 3, `the demo fails 3 granules: ${[...listed]}`);
@@ -90,7 +101,9 @@ test('the failed filter lists the granules the Failures page lists', async () =>
     await page.getByRole('link', { name: 'Granules' }).click();
     await page.getByLabel('State').selectOption('failed');
     await page.getByRole('button', { name: 'Find granules' }).click();
-    await page.getByRole('button', { name: `failed ${listed.size}`, exact: true }).waitFor()
+    await page
+      .getByRole('button', { name: `failed ${listed.size}`, exact: true })
+      .waitFor()
       .catch(async () => {
         assert.fail(`the failed chip does not count ${listed.size}: ${await pageText(page)}`);
       });
@@ -134,7 +147,10 @@ test('the provider sees why the stuck request stopped and what happens next', as
     await page.getByText(/No failed granule can be retried as it stands/).waitFor();
     const body = await page.locator('main').innerText();
     assert.match(body, /Retry is not possible: \S+ was declared with a checksum of only zeros/);
-    assert.match(body, /Next: submit the granule in a new request, declaring each file.s real checksum/);
+    assert.match(
+      body,
+      /Next: submit the granule in a new request, declaring each file.s real checksum/,
+    );
     assert.match(body, /Retry is not possible: \S+never-staged is not in the staging area/);
     assert.equal(await page.getByRole('button', { name: /^Retry/ }).count(), 0);
     await shoot(page, 'provider-failed-request.png');
@@ -150,12 +166,21 @@ test('an operator releases cached copies and reads what was kept and why', async
     await logIn(page, OPERATOR, '/dashboards/granules');
     // an archived granule whose files are all clean in the cache and kept for no order
     const target = await waitUntil(async () => {
-      const list = await callApi(page.context(), 'GET',
-        '/api/v1/console/granules/?collection=MOD10C1.061&state=archived&limit=50');
+      const list = await callApi(
+        page.context(),
+        'GET',
+        '/api/v1/console/granules/?collection=MOD10C1.061&state=archived&limit=50',
+      );
       for (const g of list.body.results) {
-        const one = (await callApi(page.context(), 'GET', `/api/v1/console/granules/${g.id}/`)).body;
-        if (one.files.length && one.files.every((/** @type {any} */ f) =>
-          f.cache?.state === 'clean' && !f.cache.keep_until)) return one.granule;
+        const one = (await callApi(page.context(), 'GET', `/api/v1/console/granules/${g.id}/`))
+          .body;
+        if (
+          one.files.length &&
+          one.files.every(
+            (/** @type {any} */ f) => f.cache?.state === 'clean' && !f.cache.keep_until,
+          )
+        )
+          return one.granule;
       }
       return null;
     }, 'an archived granule clean in the cache');
@@ -164,24 +189,31 @@ test('an operator releases cached copies and reads what was kept and why', async
     const outcome = page.getByRole('status', { name: 'Release outcome' });
     await outcome.waitFor();
     assert.match(await outcome.innerText(), /Released [1-9]\d* files?, \S+ \S*B freed: /);
-    await page.getByText('No file of this granule is in the cache.').waitFor();
+    // the data files left the cache; the browse image stays (granule pages and search show it)
+    await page.getByText(/Only its browse image: browse images stay in the cache\./).waitFor();
+    assert.equal(await page.getByRole('button', { name: 'Release cached copies' }).count(), 0);
     await shoot(page, 'console-release-cache.png');
 
     // the stuck granule's cached file is its only copy: the cache keeps it, and says why
     const failed = await callApi(page.context(), 'GET', '/api/v1/console/granules/?state=failed');
     const [stuck] = failed.body.results;
-    assert.ok(stuck, 'the demo\'s stuck granule is listed as failed');
+    assert.ok(stuck, "the demo's stuck granule is listed as failed");
     await page.goto(`${BASE_URL}/dashboards/granules/${stuck.id}`, { waitUntil: 'load' });
     await page.getByRole('heading', { name: 'Archive work stopped' }).waitFor();
-    assert.match(await page.locator('.cg-stopped').innerText(),
-      /Retry is not possible: the cache holds the only copy/);
+    assert.match(
+      await page.locator('.cg-stopped').innerText(),
+      /Retry is not possible: the cache holds the only copy/,
+    );
     await page.getByRole('button', { name: 'Release cached copies' }).click();
     // (its sound files may go; the damaged one stays, with why: a 409 when nothing went)
     await page.getByText(/\S+\.hdf is dirty: a copy is still to be written to tape/).waitFor();
     await shoot(page, 'console-release-kept.png');
     // the refused release is a 409 the page explains; nothing else may be logged
-    assert.deepEqual(consoleErrors.filter((e) => !/409/.test(e)), [],
-      'the browser console logged errors');
+    assert.deepEqual(
+      consoleErrors.filter((e) => !/409/.test(e)),
+      [],
+      'the browser console logged errors',
+    );
   } finally {
     await page.context().close();
   }
@@ -242,8 +274,9 @@ test('the operator’s top navigation is one line at 1440 px', async () => {
   const { page } = await openPage(browser, { width: 1440, height: 900 });
   try {
     await logIn(page, OPERATOR, '/dashboards');
-    const tops = await page.locator('.site-nav a').evaluateAll((links) =>
-      links.map((a) => Math.round(a.getBoundingClientRect().top)));
+    const tops = await page
+      .locator('.site-nav a')
+      .evaluateAll((links) => links.map((a) => Math.round(a.getBoundingClientRect().top)));
     assert.equal(tops.length, 8, 'the operator has eight links');
     assert.equal(new Set(tops).size, 1, `the links wrap onto rows at ${[...new Set(tops)]}`);
     const user = await page.locator('.user-menu').boundingBox();
@@ -261,14 +294,18 @@ test('each drive its own vary-off reason', async () => {
     await logIn(page, OPERATOR, '/dashboards/archive');
     const drives = (await callApi(page.context(), 'GET', '/api/v1/archive/drives/')).body;
     const idle = drives.filter((/** @type {any} */ d) => d.state === 'idle');
-    assert.ok(idle.length >= 2, `two idle drives: ${drives.map((/** @type {any} */ d) => d.state)}`);
+    assert.ok(
+      idle.length >= 2,
+      `two idle drives: ${drives.map((/** @type {any} */ d) => d.state)}`,
+    );
     const [first, second] = idle;
     await page.getByLabel(`Reason to vary ${first.name} off`).fill('e2e: not this one');
     await page.getByLabel(`Reason to vary ${second.name} off`).fill('e2e: cleaning');
     const row = page.getByRole('row', { name: new RegExp(`^${second.name} `) });
     await row.getByRole('button', { name: `Vary ${second.name} off` }).click();
     await page.getByText(`${second.name} varied off: now offline.`).waitFor();
-    const after = (await callApi(page.context(), 'GET', `/api/v1/archive/drives/${second.name}/`)).body;
+    const after = (await callApi(page.context(), 'GET', `/api/v1/archive/drives/${second.name}/`))
+      .body;
     assert.equal(after.offline_reason, 'e2e: cleaning');
     assert.match(await row.innerText(), /e2e: cleaning/);
     await shoot(page, 'archive-vary-per-drive.png');
@@ -285,15 +322,21 @@ test('a bulk job says why granules were skipped', async () => {
   try {
     await logIn(page, OPERATOR, '/dashboards/bulk');
     const made = await callApi(page.context(), 'POST', '/api/v1/console/bulk/', {
-      json: { kind: 'reingest', query: { collection: 'MOD10C1.061', state: 'archived' },
-        reason: 'e2e: why skipped' },
+      json: {
+        kind: 'reingest',
+        query: { collection: 'MOD10C1.061', state: 'archived' },
+        reason: 'e2e: why skipped',
+      },
     });
     assert.equal(made.status, 201, JSON.stringify(made.body));
     await page.goto(`${BASE_URL}/dashboards/bulk/${made.body.id}`, { waitUntil: 'load' });
     const why = page.getByRole('region', { name: 'Why granules were skipped or failed' });
     await why.waitFor({ timeout: WAIT_MS });
     const text = await why.innerText();
-    assert.match(text, /skipped\s+\d+: its latest ingest \(request #\d+\) is archived: nothing to send round again/);
+    assert.match(
+      text,
+      /skipped\s+\d+: its latest ingest \(request #\d+\) is archived: nothing to send round again/,
+    );
     await shoot(page, 'bulk-skipped-why.png');
     assert.deepEqual(consoleErrors, [], 'the browser console logged errors');
   } finally {

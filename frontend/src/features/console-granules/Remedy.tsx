@@ -92,11 +92,13 @@ function RedeliverForm({
 export function ReleaseCache({ page }: { page: ConsoleGranulePage }) {
   const queryClient = useQueryClient();
   const cached = page.files.filter((f) => f.cache && f.cache.state !== 'staging');
+  // browse images stay in the cache whatever the data's residency (granule pages show them)
+  const releasable = cached.filter((f) => f.role !== 'browse');
   const names = new Map(page.files.map((f) => [f.id, f.name]));
   const [result, setResult] = useState<Released | null>(null);
   const [refused, setRefused] = useState<string | null>(null);
   const release = useMutation({
-    mutationFn: () => releaseCached(cached.map((f) => f.id)),
+    mutationFn: () => releaseCached(releasable.map((f) => f.id)),
     onMutate: () => {
       setResult(null);
       setRefused(null);
@@ -113,9 +115,12 @@ export function ReleaseCache({ page }: { page: ConsoleGranulePage }) {
       <p className="dash-note">
         {cached.length === 0
           ? 'No file of this granule is in the cache.'
-          : `${formatCount(cached.length)} of ${formatCount(page.files.length)} files in the cache. Releasing drops their cached copies now; they stay on their copies and an order recalls them.`}
+          : `${formatCount(cached.length)} of ${formatCount(page.files.length)} files in the cache.`}
+        {releasable.length > 0
+          ? ' Releasing drops their cached copies now; they stay on their copies and an order recalls them.'
+          : cached.length > 0 && ' Only its browse image: browse images stay in the cache.'}
       </p>
-      {cached.length > 0 && (
+      {releasable.length > 0 && (
         <button
           type="button"
           className="button button--quiet"
