@@ -282,6 +282,8 @@ test('an uploaded zipped shapefile narrows the results to the granules it meets'
   await page.setViewportSize(PHONE);
   await page.reload({ waitUntil: 'load' });
   await resultsShow(page, expected);
+  // on a phone the map waits behind its toggle, above the results
+  await page.getByRole('button', { name: 'Map and area tools' }).click();
   await page.locator('.box-map__land').first().waitFor();
   await shoot(page, 'shapes-upload-phone.png');
   await page.setViewportSize(DESKTOP);
@@ -356,6 +358,7 @@ test('results draw footprints as their shapes, and global ones as outlines only'
   await shoot(page, 'shapes-footprints-desktop.png');
   await page.setViewportSize(PHONE);
   await page.reload({ waitUntil: 'load' });
+  await page.getByRole('button', { name: 'Map and area tools' }).click();
   await page.locator('.box-map__land').first().waitFor();
   await shoot(page, 'shapes-footprints-phone.png');
   await page.setViewportSize(DESKTOP);
