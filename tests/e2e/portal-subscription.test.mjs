@@ -224,7 +224,10 @@ test('the provider ingests one granule inside the box and one outside it, and a 
   await page.getByRole('link', { name: /per-granule state/ }).click();
   const failedRow = page.getByRole('region', { name: 'Granules' }).getByRole('row', { name: new RegExp(PDR_BAD) });
   assert.match(await failedRow.innerText(), /failed[\s\S]*MD5 checksum is [0-9a-f]{32}, the provider declared 0{32}/);
-  await failedRow.getByRole('button', { name: `Retry ${PDR_BAD}` }).waitFor();
+  // a checksum of zeros was declared: retrying would fail again, so no Retry, and the row says why
+  await failedRow.getByText(/Retry is not possible/).waitFor();
+  assert.match(await failedRow.innerText(), /declared with a checksum of only zeros/);
+  assert.equal(await failedRow.getByRole('button', { name: `Retry ${PDR_BAD}` }).count(), 0);
   await shoot(page, 'portal-provider-request-failed.png');
   await page.getByRole('navigation', { name: 'Ingest' }).getByRole('link', { name: 'PDRs' }).click();
   await page.getByRole('row', { name: new RegExp(`MODAPS\\.${RUN}\\.PDR`) }).waitFor();
