@@ -3,14 +3,16 @@
 # SMC changer holding M labelled cartridges, reached over iSCSI (libiscsi) by the SCSI tape medium.
 #
 #   scripts/tape-library.sh start DIR [PORT] [DRIVES] [CARTRIDGES] [PREFIX] [SIZE_MB]
+#
+# CARTRIDGES is a count (barcodes PREFIX00001, PREFIX00002, ...: the labels Granary gives the
+# volumes it labels with that prefix) or a comma-separated list of barcodes.
 #   scripts/tape-library.sh stop DIR
 #   scripts/tape-library.sh status DIR
 #
 # start prints the library's settings as shell assignments (also kept in DIR/library.env):
 # GRANARY_SCSI_PORTAL, GRANARY_SCSI_TARGET, GRANARY_SCSI_CHANGER_LUN, GRANARY_SCSI_DRIVE_LUNS,
 # GRANARY_SCSI_MEDIA (where the cartridges' backing files are, by barcode) and the daemon's PID.
-# Drive i is LUN 1+i and data-transfer element 500+i-1; cartridge j (barcode PREFIX%03d) sits in
-# storage slot 1000+j-1, its backing file DIR/media/BARCODE. The drives start empty: the changer's
+# Drive i is LUN 1+i and data-transfer element 500+i-1; cartridge j sits in storage slot 1000+j-1, its backing file DIR/media/BARCODE. The drives start empty: the changer's
 # MOVE MEDIUM loads them. tgtd ignores SIGTERM: stop deletes the target and the system through
 # the daemon's own control port, waits for the PID, and kills only that PID if it lingers.
 set -euo pipefail
@@ -20,7 +22,7 @@ dir=${2:?a directory for the library}
 port=${3:-3270}
 drives=${4:-2}
 carts=${5:-4}
-prefix=${6:-GRN}
+prefix=${6:-A}
 size_mb=${7:-1024}
 iqn="iqn.2026-11.org.granary:vtl-${port}"
 tid=1
@@ -55,13 +57,18 @@ start() {
   done
   u() { adm --mode logicalunit --op update --tid $tid --lun 1 --params "$1"; }
   u element_type=1,start_address=1,quantity=1
-  u element_type=2,start_address=1000,quantity="$carts"
+  local codes=()
+  if [[ "$carts" =~ ^[0-9]+$ ]]; then
+    for ((i = 1; i <= carts; i++)); do codes+=("$(printf '%s%05d' "$prefix" "$i")"); done
+  else
+    IFS=, read -r -a codes <<<"$carts"
+  fi
+  u element_type=2,start_address=1000,quantity="${#codes[@]}"
   u element_type=3,start_address=10,quantity=1
   u element_type=4,start_address=500,quantity="$drives"
   u media_home="$dir/media"
-  for ((i = 1; i <= carts; i++)); do
-    local code
-    code=$(printf '%s%03d' "$prefix" "$i")
+  for ((i = 1; i <= ${#codes[@]}; i++)); do
+    local code=${codes[i - 1]}
     [[ -f "$dir/media/$code" ]] || tgtimg --op new --device-type tape --barcode "$code" \
         --size "$size_mb" --type data --file "$dir/media/$code" >/dev/null
     u element_type=2,address=$((999 + i)),barcode="$code",sides=1

@@ -45,7 +45,11 @@ def read_copies(drive, volume, requests):
             drive_error(drive, exc, [r for r in requests if r not in done])
             return done
         if request.kind == Req.Kind.AUDIT:
-            _audit(drive, volume, request)
+            try:
+                _audit(drive, volume, request)
+            except hardware.DriveFault as exc:
+                drive_error(drive, exc, [r for r in requests if r not in done])
+                return done
             done.append(request)
             continue
         segments = [s for _, segs in recall_candidates(f) for s in segs if s.volume_id == volume.pk]
@@ -58,6 +62,10 @@ def read_copies(drive, volume, requests):
         except _DamagedCopy as exc:
             requeue([request], str(exc), charge=False)
             fail_unrecallable([request.pk])
+        except hardware.DriveFault as exc:
+            # the drive failed (a SCSI drive, or the path to it): the drive is charged
+            drive_error(drive, exc, [r for r in requests if r not in done])
+            return done
         except (MediumError, _MediaError) as exc:
             volume_unreadable(volume, str(exc))
             requeue([r for r in requests if r not in done], f"volume {volume.label}: {exc}",

@@ -13,12 +13,13 @@ from backend.catalog.models import Granule
 from backend.metrics.services import record_transfer
 
 from .. import hardware, tape
+from ..media import MediumError, WriteProtected
 from ..models import CacheEntry, Drive, FileCopy, Volume
 from .buckets import remove_on_commit
 from .completeness import complete_granules_if_archived, files_copies_complete
-from .damage import volume_truncated, volume_unreadable
+from .damage import volume_truncated, volume_unreadable, volume_write_protected
 from .drives import drive_error, drive_ok, set_drive
-from .paths import cache_location, medium_of, member_name, volume_path
+from .paths import cache_location, medium_of, member_name
 from .queueing import Req, requeue
 from .recall import drop_damaged_cache, wait_for_recall
 from .remedies import CACHE_CHANGED
@@ -56,8 +57,11 @@ def write_copies(drive, volume, requests):
     set_drive(drive, state=Drive.State.WRITING)
     try:
         writer = medium_of(volume).writer(volume.end_of_data)
-    except tape.VolumeError as exc:
+    except (tape.VolumeError, MediumError) as exc:
         _volume_cannot_take_writes(drive, volume, requests, exc)
+        return set()
+    except hardware.DriveFault as exc:
+        drive_error(drive, exc, requests)
         return set()
     started = timezone.now()
     segments = segment_numbers(requests)
@@ -68,6 +72,13 @@ def write_copies(drive, volume, requests):
         writer.abandon()
         checking.finish([])
         drive_error(drive, exc, requests)
+        return set()
+    except MediumError as exc:
+        # the cartridge failed the write (write protected, medium error, gone): out of
+        # service with its reason; the batch goes elsewhere, its requests uncharged
+        writer.abandon()
+        checking.finish([])
+        _volume_cannot_take_writes(drive, volume, requests, exc)
         return set()
     except Exception:
         writer.abandon()
@@ -82,7 +93,7 @@ def write_copies(drive, volume, requests):
         # the volume's end only moves past bytes the catalog keeps: cut at the first member
         # that did not read back, and write the members after it again
         end_of_data = rejected[0][1].position
-        tape.cut(volume_path(volume), end_of_data)
+        medium_of(volume).cut(end_of_data)
     _record_writes(drive, volume, kept, verified, end_of_data, unwritten, started,
                    again=[r for r, _, _ in rejected[1:]])
     if rejected:
@@ -114,6 +125,8 @@ def _volume_cannot_take_writes(drive, volume, requests, error):
     batch to another volume without charging its requests."""
     if isinstance(error, tape.VolumeTruncated):
         volume_truncated(volume)
+    elif isinstance(error, WriteProtected):
+        volume_write_protected(volume, str(error))
     else:
         volume_unreadable(volume, str(error))
     requeue(requests, f"volume {volume.label}: {error}", charge=False)
@@ -158,8 +171,11 @@ def _write_batch(drive, volume, writer, requests, segments, checking):
         if length < remaining and length < SPAN_MIN:
             break  # volume is full: the rest waits for the next volume
         hardware.check_fault(drive, "write")
-        result, segment = _write_member(writer, request, length,
-                                        segments.get((f.pk, request.copy_number), 0))
+        try:
+            result, segment = _write_member(writer, request, length,
+                                            segments.get((f.pk, request.copy_number), 0))
+        except tape.VolumeFull:
+            break  # the cartridge's end of medium: this member was taken back, the rest waits
         hardware.pause(hardware.transfer_seconds(drive.model, length))
         written.append((request, result, segment))
         if length >= READ_BACK_AHEAD:
@@ -249,7 +265,7 @@ class _ReadBack:
     the catalog checksum."""
 
     def __init__(self, volume):
-        self.volume, self.path, self.pool, self.early = volume, volume_path(volume), None, {}
+        self.volume, self.medium, self.pool, self.early = volume, medium_of(volume), None, {}
 
     def start(self, request, result):
         if self.pool is None:
@@ -260,8 +276,8 @@ class _ReadBack:
         try:
             rest = [(request, result) for request, result, _ in written
                     if request.pk not in self.early]
-            digests = tape.read_many(
-                self.path, [(result.data_offset, result.length, request.file.checksum_type)
+            digests = self.medium.read_many(
+                [(result.data_offset, result.length, request.file.checksum_type)
                             for request, result in rest],
                 drop_cache=settings.GRANARY_VERIFY_FROM_DISK)
             good = {request.pk for (request, result), digest in zip(rest, digests, strict=True)
@@ -273,9 +289,9 @@ class _ReadBack:
                 self.pool.shutdown(wait=True)
 
     def _matches(self, request, result):
-        readback = tape.read(self.path, result.data_offset, result.length,
-                             request.file.checksum_type,
-                             drop_cache=settings.GRANARY_VERIFY_FROM_DISK)
+        readback = self.medium.read(result.data_offset, result.length,
+                                    request.file.checksum_type,
+                                    drop_cache=settings.GRANARY_VERIFY_FROM_DISK)
         return self._same(request, result, readback)
 
     def _same(self, request, result, readback):

@@ -152,10 +152,14 @@ class TapeDrive(Device):
             not raw and (reply.asc, reply.ascq) == (0, 0))
         if reply.status == CHECK_CONDITION and reply.sense_key == NO_SENSE and ili:
             # incorrect length: the record is shorter than asked; the sense's INFORMATION
-            # field holds the difference (SSC-3 4.2.23)
+            # field holds the difference (SSC-3 4.2.23). tgt 1.0.85 then sends only
+            # (asked - record) bytes and answers the record's length as the residual: the
+            # record is read again with its exact length, once the head is back before it.
             if len(raw) > 6 and raw[0] & 0x80:
-                short = int.from_bytes(raw[3:7], "big", signed=True)
-                return reply.data[:max(length - short, 0)]
+                actual = length - int.from_bytes(raw[3:7], "big", signed=True)
+                if 0 < actual < length:
+                    self.space(-1)
+                    return self.read(actual)
             return reply.data
         raise_for(reply, "READ(6)")
         return reply.data

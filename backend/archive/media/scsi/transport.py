@@ -30,7 +30,7 @@ class Reply:
     sense_key: int = 0
     asc: int = 0
     ascq: int = 0
-    raw_sense: bytes = b""     # only where the path hands it back (SG_IO)
+    raw_sense: bytes = b""
     residual: int = 0
 
 
@@ -248,8 +248,7 @@ class SgIo:
             raw = sense.raw[:hdr.sb_len_wr]
             got = length - hdr.resid if direction == SG_DXFER_FROM_DEV else 0
             key, asc, ascq = decode_sense(raw)
-            return Reply(hdr.status & 0x3E, buf.raw[:got], key, asc,
-                         ascq, raw, hdr.resid)
+            return Reply(hdr.status & 0x3E, buf.raw[:got], key, asc, ascq, raw, hdr.resid)
 
     def close(self):
         with self._lock:
