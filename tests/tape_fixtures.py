@@ -67,10 +67,13 @@ class VirtualLibrary:
                        capture_output=True, timeout=30)
 
 
-def start_library(root, first_port, **kwargs):
+def start_library(root, first_port, span=5, **kwargs):
+    """A library on the first free port of first_port.. (GRANARY_TEST_ISCSI_PORT moves the
+    range: the session's library takes the first five, a test's own the next five)."""
     if shutil.which("tgtd") is None:
         pytest.skip("tgt is not installed: scripts/system-deps.sh installs it")
-    port = _free_port(int(os.environ.get("GRANARY_TEST_ISCSI_PORT", first_port)))
+    base = int(os.environ.get("GRANARY_TEST_ISCSI_PORT", 3270))
+    port = _free_port(base + first_port - 3270, span)
     return VirtualLibrary(root, port, **kwargs).start()
 
 

@@ -31,9 +31,10 @@ RECORD = 1 << 20
 
 
 @contextmanager
-def scsi_errors(label):
+def scsi_errors(label, library=None):
     """SCSI and library failures as the seam's: the cartridge's (MediumError), the drive's
-    (DriveError), the end of medium (tape.VolumeFull), blank tape (CopyMissing)."""
+    (DriveError), the end of medium (tape.VolumeFull), blank tape (CopyMissing). A lost
+    session drops all the library's sessions."""
     try:
         yield
     except (tape.VolumeError, MediumError, DriveError):
@@ -49,6 +50,8 @@ def scsi_errors(label):
     except (CartridgeMissing, LabelMismatch) as exc:
         raise MediumError(str(exc), whole=True) from exc
     except (TransportError, NoDriveFree, scsi.ScsiError) as exc:
+        if library is not None and isinstance(exc, TransportError):
+            library.reset()
         raise DriveError(f"tape drive ({label}): {exc}") from exc
 
 
@@ -154,7 +157,7 @@ class ScsiTapeVolume:
     @contextmanager
     def session(self, check=True):
         """The cartridge mounted for one operation; its label checked when it was mounted."""
-        with scsi_errors(self.label), self.library.mounted(self.label) as m:
+        with scsi_errors(self.label, self.library), self.library.mounted(self.label) as m:
             if m.moved and check:
                 check_label(m, self.label, self.record)
             yield m
@@ -253,7 +256,7 @@ class ScsiVolumeWriter:
         self.volume, self.size, self.full = volume, volume.record, False
         self._stack = ExitStack()
         self._eom = False
-        with scsi_errors(volume.label):
+        with scsi_errors(volume.label, volume.library):
             try:
                 self.m = self._stack.enter_context(volume.session(check=end_of_data > 0))
                 self._resume(end_of_data)
@@ -304,7 +307,7 @@ class ScsiVolumeWriter:
 
     def add(self, name, source, length, checksum_type, headers, progress=None):
         position = self.end_of_data
-        with scsi_errors(self.volume.label):
+        with scsi_errors(self.volume.label, self.volume.library):
             if self.full:
                 raise tape.VolumeFull(f"cartridge {self.volume.label} is at its end of medium")
             head = tape.member_header(name, length, headers)
@@ -345,7 +348,7 @@ class ScsiVolumeWriter:
             return
         end = self.end_of_data
         try:
-            with scsi_errors(self.volume.label):
+            with scsi_errors(self.volume.label, self.volume.library):
                 tail = bytes(self._buffer) + tape.END_OF_ARCHIVE
                 for at in range(0, len(tail), self.size):
                     self._record(tail[at:at + self.size])

@@ -68,22 +68,11 @@ def write_copies(drive, volume, requests):
     checking = _ReadBack(volume)
     try:
         written = _write_batch(drive, volume, writer, requests, segments, checking)
-    except hardware.DriveFault as exc:
+    except Exception as exc:
         writer.abandon()
         checking.finish([])
-        drive_error(drive, exc, requests)
+        _batch_failed(drive, volume, requests, exc)
         return set()
-    except MediumError as exc:
-        # the cartridge failed the write (write protected, medium error, gone): out of
-        # service with its reason; the batch goes elsewhere, its requests uncharged
-        writer.abandon()
-        checking.finish([])
-        _volume_cannot_take_writes(drive, volume, requests, exc)
-        return set()
-    except Exception:
-        writer.abandon()
-        checking.finish([])
-        raise
     verified = checking.finish(written)
     done = {r.pk for r, _, _ in written}
     unwritten = [r for r in requests if r.pk not in done]
@@ -101,6 +90,18 @@ def write_copies(drive, volume, requests):
     else:
         drive_ok(drive)
     return verified & {r.pk for r, _, _ in kept}
+
+
+def _batch_failed(drive, volume, requests, error):
+    """A write batch stopped by the drive (charged to it) or by the cartridge (write
+    protected, a medium error, gone: out of service with its reason); either way the batch
+    goes back uncharged. Anything else is raised."""
+    if isinstance(error, hardware.DriveFault):
+        drive_error(drive, error, requests)
+    elif isinstance(error, MediumError):
+        _volume_cannot_take_writes(drive, volume, requests, error)
+    else:
+        raise error
 
 
 def in_cache(requests):

@@ -186,6 +186,12 @@ class Library:
                 time.sleep(0.1)
         drive.test_unit_ready()
 
+    def reset(self):
+        """Drop every session to the library: after one failed (a target restarted, a link
+        lost), the others are as dead, and each would cost a failure to find out."""
+        for device in [self.changer, *self.drives]:
+            device.transport.reset()
+
     def close(self):
         for device in [self.changer, *self.drives]:
             device.close()

@@ -153,8 +153,9 @@ class Iscsi:
             done = lib.iscsi_scsi_command_sync(self._ctx, self.lun, task,
                                                ctypes.byref(payload) if payload else None)
             if not done:
+                # the session failed: the task stays with the context's cancelled PDUs (freeing
+                # it here as well corrupted the heap when the target was killed mid-command)
                 error = lib.iscsi_get_error(self._ctx).decode(errors="replace")
-                lib.scsi_free_scsi_task(task)
                 self._drop()
                 raise TransportError(f"{self.where}: {error}")
             try:
@@ -162,10 +163,12 @@ class Iscsi:
             finally:
                 lib.scsi_free_scsi_task(done)
 
-    @staticmethod
-    def _reply(t, buffer, asked):
-        if t.status not in (GOOD, CHECK_CONDITION) and t.status >= 0x0F000000:
-            raise TransportError(f"the command did not complete (status {t.status:#x})")
+    def _reply(self, t, buffer, asked):
+        if t.status >= 0x0F000000:    # libiscsi's own: cancelled, error, timeout
+            self._drop()
+            what = {0x0F000000: "was cancelled (the session was lost)",
+                    0x0F000002: "timed out"}.get(t.status, "failed on the session")
+            raise TransportError(f"{self.where}: the command {what}")
         got = asked - t.residual if t.residual_status == 1 else asked
         data = buffer.raw[:max(got, 0)] if buffer is not None else b""
         raw = b""
@@ -179,6 +182,12 @@ class Iscsi:
         if self._ctx is not None:
             libiscsi().iscsi_destroy_context(self._ctx)
             self._ctx = None
+
+    def reset(self):
+        """Forget the session without logging out (the target may be gone): the next
+        command logs in afresh."""
+        with self._lock:
+            self._drop()
 
     def close(self):
         with self._lock:
@@ -255,6 +264,8 @@ class SgIo:
             if self._fd is not None:
                 os.close(self._fd)
                 self._fd = None
+
+    reset = close
 
 
 def decode_sense(raw):
