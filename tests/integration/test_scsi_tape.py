@@ -235,3 +235,30 @@ def test_a_target_killed_mid_write_loses_nothing_and_the_work_is_redone(
                 assert hashlib.md5(data).hexdigest() == originals[copy.file_id]
     finally:
         library.stop()
+
+
+def test_the_end_of_a_cartridge_takes_back_the_member_and_the_rest_goes_to_the_next(
+        data_root, settings, tape_kind, tmp_path):
+    """Cartridges of 3 MB under a catalog that believes in 64 MiB: the write meets tgt's end
+    of medium, the member being written is taken back, the volume is full, and the batch goes
+    on to the next cartridge; every copy reads back (hashlib on tgt's files)."""
+    library = start_library(tmp_path / "vtl", 3275, barcodes=BARCODES[:4] + BARCODES[6:10],
+                            size_mb=3)
+    try:
+        settings.GRANARY_SCSI = library.config
+        movers_without_waits(settings)
+        primary, backup, _ = small_layout()
+        collection = archived_collection([primary, backup])
+        originals = archive_granules(collection, data_root / "staging",
+                                     (1_200_000, 1_100_000, 1_300_000, 900_000))
+        assert Granule.objects.filter(state=Granule.State.ARCHIVED).count() == 4
+        full = Volume.objects.filter(state=Volume.State.FULL, file_count__gt=0)
+        assert full.exists()
+        assert not ArchiveRequest.objects.exclude(state="done").exists()
+        for volume in Volume.objects.filter(file_count__gt=0):
+            stream = _stream(library, volume)
+            for copy in FileCopy.objects.filter(volume=volume, state="verified"):
+                data = stream[copy.data_offset:copy.data_offset + copy.length]
+                assert hashlib.md5(data).hexdigest() == originals[copy.file_id]
+    finally:
+        library.stop()
