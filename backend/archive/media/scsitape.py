@@ -78,11 +78,12 @@ class Reader:
     """Records of a mounted cartridge read in order, the last one kept (small members share)."""
 
     def __init__(self, m, record=RECORD):
-        self.m, self.size, self.cached = m, record, (None, b"")
+        self.m, self.size = m, record
 
     def record(self, k):
-        if self.cached[0] == k:
-            return self.cached[1]
+        cached = self.m.cache.get("record")
+        if cached and cached[0] == k:
+            return cached[1]
         seek(self.m, k)
         try:
             data = self.m.drive.read(self.size)
@@ -90,7 +91,7 @@ class Reader:
             self.m.position = k + 1
             raise
         self.m.position = k + 1
-        self.cached = (k, data)
+        self.m.cache["record"] = (k, data)
         return data
 
     def chunks(self, offset, length):
@@ -161,6 +162,10 @@ class ScsiTapeVolume:
             if m.moved and check:
                 check_label(m, self.label, self.record)
             yield m
+
+    def held(self):
+        """Keep the cartridge mounted through a batch of operations (see Library.held)."""
+        return self.library.held(self.label)
 
     def writer(self, end_of_data):
         return ScsiVolumeWriter(self, end_of_data)
@@ -288,6 +293,7 @@ class ScsiVolumeWriter:
         return self._base + len(self._buffer)
 
     def _record(self, data):
+        self.m.cache.clear()
         try:
             self.m.drive.write(bytes(data))
         except scsi.EndOfMedium:

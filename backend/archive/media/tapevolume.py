@@ -3,6 +3,7 @@ drives mount it and the scheduler batches and orders the work, and writes are ap
 mover through a VolumeWriter, a batch at a time, then read back. A copy on it is a member: it
 lies at a data offset, for a length; deleting one only releases it in the catalog, and a repack
 reclaims its room."""
+import contextlib
 import os
 
 from backend.catalog import checksums
@@ -16,6 +17,10 @@ class TapeVolume:
 
     def __init__(self, path, label=""):
         self.path, self.label = path, label or os.path.basename(path)
+
+    def held(self):
+        """Nothing to keep between operations on a file."""
+        return contextlib.nullcontext()
 
     def writer(self, end_of_data):
         """A writer appending members after `end_of_data` (tape.VolumeWriter)."""

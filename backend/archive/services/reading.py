@@ -36,6 +36,11 @@ def read_copies(drive, volume, requests):
     (uncharged: the copy failed, not the request); only a volume that cannot be opened at all
     is suspect, and the rest of the batch is requeued."""
     set_drive(drive, state=Drive.State.READING)
+    with medium_of(volume).held():     # one mount for the batch (a SCSI cartridge)
+        return _read_batch(drive, volume, requests)
+
+
+def _read_batch(drive, volume, requests):
     done = []
     for request in requests:
         f = request.file

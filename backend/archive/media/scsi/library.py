@@ -12,7 +12,7 @@ import os
 import tempfile
 import threading
 import time
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 
 from .commands import Changer, NotReady, TapeDrive
@@ -49,6 +49,7 @@ class Mounted:
     moved: bool
     position: int | None = None
     state: dict = field(default_factory=dict)
+    cache: dict = field(default_factory=dict)    # the last record read, while mounted
 
 
 class Library:
@@ -64,7 +65,7 @@ class Library:
             tempfile.gettempdir(), f"granary-scsi-{key.replace(':', '_')}")
         os.makedirs(self.lock_dir, exist_ok=True)
         self._addresses = None
-        self._mutex = threading.Lock()
+        self._held = threading.local()
 
     def where(self):
         return self.config.get("portal") or self.config["changer"]
@@ -105,9 +106,39 @@ class Library:
     # -- mounting ----------------------------------------------------------------------------
 
     @contextmanager
+    def held(self, barcode):
+        """Keep the cartridge mounted (once it is) for this thread's operations on it until
+        the end of the block: a batch of recalls shares one mount, position and last record."""
+        held = self._held.__dict__.setdefault("map", {})
+        if barcode in held:
+            yield
+            return
+        held[barcode] = None
+        try:
+            yield
+        finally:
+            entry = held.pop(barcode, None)
+            if entry is not None:
+                entry[1].close()
+
+    @contextmanager
     def mounted(self, barcode):
-        """The cartridge in a drive, locked for this operation; label checking is the
-        caller's (it knows the format)."""
+        """The cartridge in a drive, locked for this operation (or the thread's held mount);
+        label checking is the caller's (it knows the format)."""
+        held = getattr(self._held, "map", {})
+        if barcode not in held:
+            with self._mounted(barcode) as m:
+                yield m
+            return
+        if held[barcode] is None:
+            stack = ExitStack()
+            held[barcode] = (stack.enter_context(self._mounted(barcode)), stack)
+        m = held[barcode][0]
+        m.moved = False           # its label was checked when it was mounted
+        yield m
+
+    @contextmanager
+    def _mounted(self, barcode):
         cartridge = self._lock(f"cartridge-{barcode}")
         try:
             index, drive_lock, moved = self._mount(barcode)
