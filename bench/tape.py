@@ -50,28 +50,42 @@ def _library(root, port, total):
     return script, config, size_mb
 
 
-def _plain(library, barcode, chunks):
-    """The plain SSC loop on the same drive: (write s, read s, bytes) of `chunks` as records."""
+def _plain(library, barcode, paths, per_file):
+    """The plain SSC loop on the same drive: (write s, read s, bytes) of the files' bytes as
+    records (one per file, or 1 MiB ones)."""
     with library.mounted(barcode) as m:
         d = m.drive
         d.rewind()
+        sizes = []
         started = time.perf_counter()
-        for chunk in chunks:
-            d.write(chunk)
+        for record in _records(paths, per_file):
+            d.write(record)
+            sizes.append(len(record))
         d.write_filemarks(1)
         write_s = time.perf_counter() - started
         d.rewind()
         started = time.perf_counter()
-        got = sum(len(d.read(len(chunk))) for chunk in chunks)
+        got = sum(len(d.read(size)) for size in sizes)
         read_s = time.perf_counter() - started
     return write_s, read_s, got
 
 
 def _records(paths, per_file):
-    if per_file:
-        return [p.read_bytes() for p in paths]
-    data = b"".join(p.read_bytes() for p in paths)
-    return [data[i:i + RECORD] for i in range(0, len(data), RECORD)]
+    """The files' bytes as records, read as they are written (the files are in the page
+    cache for both sides)."""
+    rest = b""
+    for path in paths:
+        with open(path, "rb") as f:
+            while block := f.read(RECORD):
+                if per_file:
+                    yield block
+                    continue
+                rest += block
+                while len(rest) >= RECORD:
+                    yield rest[:RECORD]
+                    rest = rest[RECORD:]
+    if rest:
+        yield rest
 
 
 def _stage(staging, prefix, n, size):
@@ -150,9 +164,9 @@ def run(options):
         large, large_sums = _stage(staging, "L", n, size)
         smalls, small_sums = _stage(staging, "S", k, small)
         library = library_for(config)
-        plain = {"large": _plain(library, "A00003", _records(large, False)),
-                 "small": _plain(library, "A00003", _records(smalls, False)),
-                 "small_per_file": _plain(library, "A00004", _records(smalls, True))}
+        plain = {"large": _plain(library, "A00003", large, False),
+                 "small": _plain(library, "A00003", smalls, False),
+                 "small_per_file": _plain(library, "A00004", smalls, True)}
         granary = {"large": _through_granary(collection, "L", large, large_sums, size),
                    "small": _through_granary(collection, "S", smalls, small_sums, small)}
     finally:
