@@ -12,9 +12,11 @@ import time
 
 import pytest
 
-from backend.archive import operations, services
+from backend.archive import operations, services, tape
+from backend.archive.media import MediumError
 from backend.archive.media.scsi import commands
 from backend.archive.media.scsi.library import Library
+from backend.archive.media.scsitape import ScsiTapeVolume
 from backend.archive.models import ArchiveRequest, CacheEntry, Drive, FileCopy, Silo, Volume
 from backend.archive.services import writing
 from backend.catalog.models import Granule
@@ -51,7 +53,10 @@ def test_tgt_answers_the_ssc_and_smc_commands_granary_uses_and_refuses_locate(
         with library.mounted(barcode) as m:
             d = m.drive
             d.rewind()
-            records = [os.urandom(4096), os.urandom(1 << 20), os.urandom(777)]
+            # 900,000 bytes: more than half of what READ asks, which tgt sends short (the
+            # residual bug the drive works around by reading the record again)
+            records = [os.urandom(4096), os.urandom(1 << 20), os.urandom(777),
+                       os.urandom(900_000)]
             for r in records:
                 d.write(r)
             d.write_filemarks(1)
@@ -62,7 +67,8 @@ def test_tgt_answers_the_ssc_and_smc_commands_granary_uses_and_refuses_locate(
             d.rewind()
             d.space(2)
             assert d.read(1 << 20) == records[2]
-            d.space(-2)
+            assert d.read(1 << 20) == records[3]
+            d.space(-3)
             assert d.read(1 << 20) == records[1]
             assert d.read_position() is None
             with pytest.raises(commands.Refused):
@@ -71,6 +77,25 @@ def test_tgt_answers_the_ssc_and_smc_commands_granary_uses_and_refuses_locate(
         assert element.kind == commands.Changer.DRIVE and element.barcode == barcode
     finally:
         library.close()
+
+
+def test_a_cartridge_whose_label_is_not_its_barcode_is_refused_at_mount(
+        tape_kind, virtual_library):
+    """The label member is read at every mount: a cartridge carrying another volume's label
+    (or none) is not read as the volume its barcode names."""
+    barcode = BARCODES[-2]
+    library = Library(virtual_library.config)
+    try:
+        with library.mounted(barcode) as m:
+            m.drive.rewind()
+            m.drive.write(tape.member_header(tape.LABEL_NAME, 0, {"label": "Z99999"})
+                          + tape.END_OF_ARCHIVE)
+            m.drive.write_filemarks(1)
+    finally:
+        library.close()
+    _home(virtual_library, barcode)
+    with pytest.raises(MediumError, match="labelled Z99999"):
+        ScsiTapeVolume(virtual_library.config, barcode).read(0, 10, "MD5")
 
 
 def _stream(library, volume):
