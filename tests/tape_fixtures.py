@@ -72,6 +72,8 @@ def start_library(root, first_port, span=5, **kwargs):
     range: the session's library takes the first five, a test's own the next five)."""
     if shutil.which("tgtd") is None:
         pytest.skip("tgt is not installed: scripts/system-deps.sh installs it")
+    if os.geteuid() != 0:
+        pytest.skip("tgtd runs as root here (its control socket lives in /var/run/tgtd)")
     base = int(os.environ.get("GRANARY_TEST_ISCSI_PORT", 3270))
     port = _free_port(base + first_port - 3270, span)
     return VirtualLibrary(root, port, **kwargs).start()
