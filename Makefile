@@ -21,6 +21,7 @@ bench: setup
 	.venv/bin/python manage.py bench ingest-large --files 8 --size-mib 256 --json var/bench-results/ingest-large.json
 	.venv/bin/python manage.py bench ingest-small --granules 10000 --json var/bench-results/ingest-small.json
 	.venv/bin/python manage.py bench object-store --files 8 --size-mib 256 --granules 10000 --json var/bench-results/object-store.json
+	.venv/bin/python manage.py bench tape --files 8 --size-mib 256 --small 10000 --json var/bench-results/tape.json
 	.venv/bin/python manage.py bench dashboard --days 1095 --granules 10000000 --reuse --json var/bench-results/dashboard.json
 	.venv/bin/python manage.py bench search --granules 10000000 --years 10 --reuse --json var/bench-results/search.json
 	.venv/bin/python manage.py bench download --size-mib 1024 --json var/bench-results/download.json

@@ -15,6 +15,20 @@ S3_PORT=${S3_PORT:-9000}
 source scripts/object-store.sh
 start_object_store "$S3_PORT" "$DATA_ROOT"
 
+# GRANARY_TAPE=scsi: the volumes are cartridges of tgt's virtual tape library on loopback
+# (GRANARY_SCSI_PORT, 3270 by default), one per demo volume, stopped with the rest.
+if [[ "${GRANARY_TAPE:-}" == scsi ]]; then
+  vtl="$DATA_ROOT/vtl"
+  codes=$(printf 'A%05d,' $(seq 8); printf 'B%05d,' $(seq 8))
+  trap 'trap - EXIT INT TERM; scripts/tape-library.sh stop "$vtl"; kill 0 2>/dev/null; wait' \
+    EXIT INT TERM
+  while IFS='=' read -r key value; do
+    [[ $key == GRANARY_SCSI_* ]] && export "$key=$value"
+  done < <(scripts/tape-library.sh start "$vtl" "${GRANARY_SCSI_PORT:-3270}" 4 "${codes%,}" A \
+           6000)
+  export GRANARY_SCSI_CHANGER=$GRANARY_SCSI_CHANGER_LUN GRANARY_SCSI_DRIVES=$GRANARY_SCSI_DRIVE_LUNS
+fi
+
 logins=$($PY manage.py seed_demo --history)
 
 $PY -m celery -A backend worker -Q ingest,archive,distribution,default --concurrency 2 \
@@ -41,6 +55,7 @@ cat <<TXT
   Admin:               http://127.0.0.1:$PORT/admin/
   Data root:           $DATA_ROOT   (logs in $LOGS)
   Object store (S3):   $GRANARY_S3_ENDPOINT   (objects in $DATA_ROOT/objects)
+  Tape:                ${GRANARY_TAPE:-emulator} ${GRANARY_SCSI_PORTAL:+(iSCSI $GRANARY_SCSI_PORTAL)}
 
 $logins
 

@@ -9,6 +9,10 @@ python3 -c 'import venv, ensurepip' 2>/dev/null || need+=(python3-venv)
 command -v node >/dev/null || need+=(nodejs)
 command -v npm >/dev/null || need+=(npm)
 command -v make >/dev/null || need+=(make)
+# the virtual tape library (tgt) and the iSCSI initiator library the SCSI tape medium drives
+command -v tgtd >/dev/null || need+=(tgt)
+ldconfig -p 2>/dev/null | grep -q 'libiscsi\.so\.7' || need+=(libiscsi7)
+command -v iscsi-inq >/dev/null || need+=(libiscsi-bin)
 if [[ "${1:-}" == "--browser" ]]; then
   [[ -x /usr/bin/chromium ]] || need+=(chromium)
 fi

@@ -8,9 +8,10 @@ import time
 
 from django.conf import settings
 
+from .media import DriveError
 
-class DriveFault(IOError):
-    """The drive failed an operation (mount, write, read)."""
+# The drive failed an operation (mount, write, read): injected here, or reported by a SCSI drive
+DriveFault = DriveError
 
 
 def pause(seconds):

@@ -27,7 +27,7 @@ from .models import (
 from .services import cache
 from .services.audits import audit_files, start_audit  # noqa: F401 - the operators' API
 from .services.completeness import file_copies_complete
-from .services.paths import volume_path
+from .services.paths import medium_of
 from .services.policy import policy_copies
 from .services.queueing import nudge, queue_once  # noqa: F401
 from .services.remedies import retry_hopeful as retry_failed  # noqa: F401
@@ -48,7 +48,7 @@ def label_volumes(silo, media, count, prefix, workers=8):
                for lb in labels]
 
     def write_label(volume):
-        return tape.label(volume_path(volume), volume.label,
+        return medium_of(volume).format(
                           {"silo": silo.name, "media": media.name})
 
     with ThreadPoolExecutor(max_workers=workers) as pool:
@@ -289,8 +289,8 @@ def rebuild_catalog(volumes=None, progress=None):
     volumes = volumes if volumes is not None else Volume.objects.exclude(
         state=Volume.State.RETIRED).select_related("silo")
     for volume in volumes:
-        path = volume_path(volume)
-        members = [m for m in tape.scan(path) if not m.is_label]
+        medium = medium_of(volume)
+        members = [m for m in medium.scan() if not m.is_label]
         counts["volumes"] += 1
         end, live, files, group = None, 0, 0, volume.group
         for m in members:
@@ -305,7 +305,7 @@ def rebuild_catalog(volumes=None, progress=None):
             except (KeyError, Collection.DoesNotExist, File.DoesNotExist):
                 counts["unknown"] += 1
                 continue
-            digest = tape.read(path, m.data_offset, m.size, h["checksum_type"])
+            digest = medium.read(m.data_offset, m.size, h["checksum_type"])
             good = checksums.same(h["checksum_type"], digest, h["checksum"])
             copy, created = _catalog_member(volume, m, f, h, good)
             if copy is None:

@@ -35,6 +35,11 @@ class VolumeMissing(VolumeError):
     """The volume itself cannot be opened: nothing on it can be read."""
 
 
+class VolumeFull(VolumeError):
+    """The cartridge reported the end of its medium: the member being written was taken back,
+    and the volume takes no more (the rest of the batch goes to the next volume)."""
+
+
 class VolumeTruncated(VolumeError):
     """The volume ends before its recorded end of data: what lay past the end is gone, and
     appending would leave a hole of zeros that no tar reader lists past."""
@@ -126,6 +131,12 @@ def _header(name, size, headers):
         _ustar(b"././@PaxHeader", len(pax), mtime, b"x"), pax, b"\0" * _pad(len(pax)),
         _ustar(encoded, size if size <= USTAR_SIZE_MAX else 0, mtime, b"0"),
     ))
+
+
+def member_header(name, size, headers):
+    """The header blocks of one member, as the volumes write them (for other writers of the
+    same format: the SCSI tape medium)."""
+    return _header(name, size, headers)
 
 
 def _pad(length):
@@ -384,9 +395,18 @@ def _read_fd(fd, path, data_offset, length, checksum_type, sink, block):
 
 def scan(path):
     """Every member of a volume, in order, stopping cleanly at a torn tail."""
+    members = scan_stream(path=path)
+    size = os.path.getsize(path)
+    return [m for m in members if m.data_offset + m.size <= size]
+
+
+def scan_stream(fileobj=None, path=None):
+    """The members of a volume read from a file or a stream (a tape read in order)."""
     members = []
+    name = path or "the volume"
     try:
-        with tarfile.open(path, mode="r:", encoding="utf-8") as archive:
+        with tarfile.open(path, fileobj=fileobj, mode="r:" if path else "r|",
+                          encoding="utf-8") as archive:
             while True:
                 try:
                     info = archive.next()
@@ -400,6 +420,5 @@ def scan(path):
                 }
                 members.append(Member(info.name, info.offset, info.offset_data, info.size, headers))
     except tarfile.ReadError as exc:
-        raise VolumeError(f"{path} is not a readable volume: {exc}") from exc
-    size = os.path.getsize(path)
-    return [m for m in members if m.data_offset + m.size <= size]
+        raise VolumeError(f"{name} is not a readable volume: {exc}") from exc
+    return members

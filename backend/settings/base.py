@@ -81,6 +81,16 @@ GRANARY_DISMOUNT_DELAY_S = float(env("GRANARY_DISMOUNT_DELAY_S", "60"))
 GRANARY_REMOUNT_DELAY_S = float(env("GRANARY_REMOUNT_DELAY_S", "300"))
 # Read-back verification reads the disk, not the page cache, unless this is off.
 GRANARY_VERIFY_FROM_DISK = env_bool("GRANARY_VERIFY_FROM_DISK", True)
+# Where tape volumes live: "emulator" (tar files under VOLUMES_ROOT) or "scsi" (cartridges of a
+# SCSI library, each labelled with its volume's label as barcode: scripts/tape-library.sh starts
+# tgt's virtual one). The changer and drives are LUNs of an iSCSI target, or /dev/sg nodes.
+GRANARY_TAPE = env("GRANARY_TAPE", "emulator")
+GRANARY_SCSI = {
+    "portal": env("GRANARY_SCSI_PORTAL", "127.0.0.1:3270"),
+    "target": env("GRANARY_SCSI_TARGET", "iqn.2026-11.org.granary:vtl-3270"),
+    "changer": env("GRANARY_SCSI_CHANGER", env("GRANARY_SCSI_CHANGER_LUN", "1")),
+    "drives": env_list("GRANARY_SCSI_DRIVES", env("GRANARY_SCSI_DRIVE_LUNS", "2,3")),
+}
 # Reconciliation (catalog, cache, volumes and copies compared, bytes read): beat runs a sampled
 # one daily, reading this many copies and cached files at random; operators run full ones.
 GRANARY_RECONCILE_SAMPLE = int(env("GRANARY_RECONCILE_SAMPLE", "1000"))

@@ -14,12 +14,14 @@ from backend.archive.services.policy import ArchiveError
 from backend.archive.services.queueing import WAITING_FOR_CACHE
 from backend.catalog.models import Granule
 from backend.errors import Conflict
+from tests import tape_fixtures
 from tests.archive_fixtures import (
     archived_collection,
     movers_without_waits,
     small_layout,
     staged_granule,
 )
+from tests.tape_fixtures import BOTH
 
 pytestmark = pytest.mark.django_db
 
@@ -27,7 +29,7 @@ Req = ArchiveRequest
 
 
 @pytest.fixture
-def archive(data_root, settings):
+def archive(data_root, settings, tape_kind):
     movers_without_waits(settings)
     primary, backup, _ = small_layout(drives_per_silo=4)
     collection = archived_collection([primary, backup])
@@ -47,12 +49,9 @@ def archive(data_root, settings):
     return ingest, originals, primary, backup
 
 
-def flip_byte(path, offset):
-    with open(path, "r+b") as f:
-        f.seek(offset)
-        byte = f.read(1)
-        f.seek(offset)
-        f.write(bytes([byte[0] ^ 0xFF]))
+def flip_byte(volume, offset):
+    """Spoil one byte of a volume on its medium (the tar file, or the tgt cartridge's file)."""
+    tape_fixtures.flip_byte(volume, offset)
 
 
 def evict(granules):
@@ -63,9 +62,9 @@ def evict(granules):
 
 
 def copy_bytes_md5(copy):
-    with open(paths.volume_path(copy.volume), "rb") as v:
-        v.seek(copy.data_offset)
-        return hashlib.md5(v.read(copy.length)).hexdigest()
+    """MD5 of a copy's bytes read from its medium without archive code."""
+    data = tape_fixtures.volume_bytes(copy.volume)
+    return hashlib.md5(data[copy.data_offset:copy.data_offset + copy.length]).hexdigest()
 
 
 def cached_md5(f):
@@ -78,12 +77,13 @@ def recall(granules):
     services.run_until_idle()
 
 
+@BOTH
 def test_one_bad_member_condemns_only_itself_and_its_copy_is_written_again(archive):
     ingest, originals, _, _ = archive
     granules = ingest(3)
     damaged = granules[0].files.get()
     copy1 = FileCopy.objects.get(file=damaged, copy_number=1)
-    flip_byte(paths.volume_path(copy1.volume), copy1.data_offset + 100)
+    flip_byte(copy1.volume, copy1.data_offset + 100)
     evict(granules)
 
     recall(granules)
@@ -155,7 +155,7 @@ def test_a_recall_with_no_readable_copy_fails_with_its_reason_instead_of_waiting
     [granule] = ingest(1)
     f = granule.files.get()
     for copy in FileCopy.objects.filter(file=f):
-        flip_byte(paths.volume_path(copy.volume), copy.data_offset + 7)
+        flip_byte(copy.volume, copy.data_offset + 7)
     evict([granule])
 
     [availability] = services.make_available([f])
@@ -167,6 +167,7 @@ def test_a_recall_with_no_readable_copy_fails_with_its_reason_instead_of_waiting
     assert not FileCopy.objects.filter(file=f, state="verified").exists()
 
 
+@BOTH
 def test_drive_errors_are_charged_to_the_drives_and_healthy_drives_do_the_work(archive):
     ingest, originals, primary, _ = archive
     faulty = list(Drive.objects.filter(silo=primary.silo).order_by("name")[:2])
@@ -317,7 +318,7 @@ def test_a_spanning_copy_with_one_bad_segment_is_replaced_whole_and_counted_once
     spanning = FileCopy.objects.filter(copy_number=1, segment__gt=0).first()
     f = spanning.file
     assert FileCopy.objects.filter(file=f, copy_number=1).count() > 1
-    flip_byte(paths.volume_path(spanning.volume), spanning.data_offset + 10)
+    flip_byte(spanning.volume, spanning.data_offset + 10)
     operations.start_audit(spanning.volume)
     services.run_until_idle()
 

@@ -29,12 +29,13 @@ from tests.archive_fixtures import (
     small_layout,
     staged_granule,
 )
+from tests.tape_fixtures import BOTH
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def archive(data_root, settings):
+def archive(data_root, settings, tape_kind):
     movers_without_waits(settings)
     primary, backup, _ = small_layout()
     collection = archived_collection([primary, backup])
@@ -62,6 +63,7 @@ def _read_copy(copy):
         return handle.read(copy.length)
 
 
+@BOTH
 def test_a_healthy_archive_has_no_discrepancy(archive):
     assert invariants.check_all(read_bytes=True) == []
     run = reconcile(full=True)

@@ -14,18 +14,20 @@ from tests.archive_fixtures import (
     small_layout,
     staged_granule,
 )
+from tests.tape_fixtures import BOTH
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def archive(data_root, settings):
+def archive(data_root, settings, tape_kind):
     movers_without_waits(settings)
     primary, backup, _ = small_layout()
     collection = archived_collection([primary, backup])
     return collection, data_root
 
 
+@BOTH
 def test_granules_reach_archived_with_one_mount_per_group(archive):
     collection, root = archive
     granules = [staged_granule(collection, root / "staging", sizes=(20000, 3000))
@@ -44,6 +46,7 @@ def test_granules_reach_archived_with_one_mount_per_group(archive):
     assert not Drive.objects.filter(mounted_volume__isnull=False).exists()
 
 
+@BOTH
 def test_recall_from_tape_only(archive):
     collection, root = archive
     granule, sources = staged_granule(collection, root / "staging", sizes=(7 << 20,))
@@ -129,6 +132,7 @@ def _archive_some(collection, root, n=3, size=300000):
     return [g for g, _ in granules]
 
 
+@BOTH
 def test_repack_moves_live_copies_then_recycles_the_volume(archive):
     collection, root = archive
     granules = _archive_some(collection, root)
@@ -147,13 +151,13 @@ def test_repack_moves_live_copies_then_recycles_the_volume(archive):
     repack.refresh_from_db()
     assert repack.state == "done" and repack.bytes_done == repack.bytes_total
     assert old.state == Volume.State.SCRATCH and old.group is None and old.live_bytes == 0
-    assert [m.name for m in tape.scan(paths.volume_path(old))] == [tape.LABEL_NAME]
+    assert [m.name for m in paths.medium_of(old).scan()] == [tape.LABEL_NAME]
     for granule in granules:
         f = granule.files.get()
         [copy1] = FileCopy.objects.filter(file=f, copy_number=1, state="verified")
         assert copy1.volume.label != "A00001" and copy1.volume.group.name == "primary"
-        assert tape.read(paths.volume_path(copy1.volume), copy1.data_offset, copy1.length,
-                         "MD5") == f.checksum
+        assert paths.medium_of(copy1.volume).read(copy1.data_offset, copy1.length,
+                                                  "MD5") == f.checksum
     assert not FileCopy.objects.filter(volume=old).exclude(state="released").exists()
 
 
@@ -213,6 +217,7 @@ def test_audit_finds_a_corrupt_copy_and_repairs_it_from_the_good_one(archive):
     assert granule.state == Granule.State.ARCHIVED
 
 
+@BOTH
 def test_audit_of_good_copies_marks_them_checked(archive):
     collection, root = archive
     _archive_some(collection, root, n=2)

@@ -1,5 +1,4 @@
 """The archive's promises about bytes: the volume files and the cached files, read back."""
-import os
 from collections import defaultdict
 
 from django.db.models import F
@@ -9,7 +8,7 @@ from backend.catalog import checksums
 from .. import tape
 from ..media import CopyMissing, MediumError
 from ..models import Bucket, CacheEntry, FileCopy, Volume
-from ..services.paths import cache_path, volume_path
+from ..services.paths import cache_path, medium_of
 from . import (
     BUCKET_UNREADABLE,
     CACHE_BYTES,
@@ -74,12 +73,14 @@ def check_volume(volume, copies=None, members=True, tally=None):
     past its end; the copies' bytes (all VERIFIED ones when `copies` is None) hash to their
     checksums; with members, its tar headers match the catalog."""
     tally = tally if tally is not None else Tally()
-    path = volume_path(volume)
+    medium = medium_of(volume)
     try:
-        size = os.stat(path).st_size
+        size = medium.size()
     except FileNotFoundError:
         return [Violation(VOLUME_MISSING, f"the file of volume {volume.label} is missing",
                           volume_id=volume.pk)]
+    except (tape.VolumeError, MediumError) as exc:
+        return [Violation(VOLUME_MISSING, str(exc), volume_id=volume.pk)]
     tally.volumes += 1
     found = []
     if size < volume.end_of_data and volume.state in WRITABLE:
@@ -96,10 +97,10 @@ def check_volume(volume, copies=None, members=True, tally=None):
     if copies is None:
         copies = list(verified.order_by("data_offset").values(*COPY_FIELDS))
     lost_ids = {c["pk"] for c in lost}
-    found += _copy_bytes(volume, path, [c for c in copies if c["pk"] not in lost_ids], tally)
+    found += _copy_bytes(volume, medium, [c for c in copies if c["pk"] not in lost_ids], tally)
     past = None
     if members:
-        listed, past = _members(volume, path, lost_ids, size)
+        listed, past = _members(volume, medium, lost_ids, size)
         found += listed
     note = past_end_of_data(volume, size, past)
     if note:
@@ -154,10 +155,10 @@ def _collection(c):
             f"{c['file__granule__collection__version']}")
 
 
-def _copy_bytes(volume, path, copies, tally):
+def _copy_bytes(volume, medium, copies, tally):
     if not copies:
         return []
-    digests = tape.read_many(path, [(c["data_offset"], c["length"], c["checksum_type"])
+    digests = medium.read_many([(c["data_offset"], c["length"], c["checksum_type"])
                                     for c in copies])
     tally.copies += len(copies)
     return [Violation(COPY_BYTES, f"{_name(c)} copy {c['copy_number']} on {volume.label} at "
@@ -172,12 +173,12 @@ def tar_end(members):
     return max((m.data_offset + m.size + (-m.size) % tape.TAR_BLOCK for m in members), default=0)
 
 
-def _members(volume, path, lost_ids, size):
+def _members(volume, medium, lost_ids, size):
     """The volume's members as its tar headers list them, against the copies catalog:
     (violations, the members past its end of data; None when it cannot be listed)."""
     try:
-        listing = tape.scan(path)
-    except tape.VolumeError as exc:
+        listing = medium.scan()
+    except (tape.VolumeError, MediumError) as exc:
         return [Violation(VOLUME_MISSING, str(exc), volume_id=volume.pk)], None
     members = [m for m in listing if not m.is_label]
     found, listed = [], set()

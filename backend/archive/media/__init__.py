@@ -3,8 +3,9 @@
 A *medium* writes a copy (streamed, its checksum proven on the way), reads a copy or a byte
 range of it, verifies it, deletes it, lists what it holds (for reconciliation) and says whether
 it is healthy. The emulated tape (tar-file volumes, driven by the drives and the scheduler, whose
-batching, mounts and positions are tape's own business) and an S3-compatible object store are
-its two kinds here; each raises MediumError with a reason an operator can act on.
+batching, mounts and positions are tape's own business), a SCSI tape library (the same tar
+volumes on cartridges, GRANARY_TAPE=scsi) and an S3-compatible object store are its kinds
+here; each raises MediumError with a reason an operator can act on.
 
 Nothing here imports Django models: a medium is given where a copy lies (a volume's path and
 offsets, a bucket's store, name and key) and answers in plain values.
@@ -23,6 +24,15 @@ class MediumError(OSError):
 
     def __str__(self):
         return self.reason
+
+
+class WriteProtected(MediumError):
+    """The cartridge refuses writes: it stays readable and takes no more copies."""
+
+
+class DriveError(IOError):
+    """The drive (or the path to it) failed, not the medium: the drive is charged, the work
+    goes back uncharged and the cartridge stays in service. hardware.DriveFault is this."""
 
 
 class CopyMissing(MediumError):

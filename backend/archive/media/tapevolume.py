@@ -3,6 +3,7 @@ drives mount it and the scheduler batches and orders the work, and writes are ap
 mover through a VolumeWriter, a batch at a time, then read back. A copy on it is a member: it
 lies at a data offset, for a length; deleting one only releases it in the catalog, and a repack
 reclaims its room."""
+import contextlib
 import os
 
 from backend.catalog import checksums
@@ -16,6 +17,10 @@ class TapeVolume:
 
     def __init__(self, path, label=""):
         self.path, self.label = path, label or os.path.basename(path)
+
+    def held(self):
+        """Nothing to keep between operations on a file."""
+        return contextlib.nullcontext()
 
     def writer(self, end_of_data):
         """A writer appending members after `end_of_data` (tape.VolumeWriter)."""
@@ -31,6 +36,26 @@ class TapeVolume:
             raise MediumError(f"volume {self.label}: {exc}", whole=True) from exc
         except tape.VolumeError as exc:
             raise CopyMissing(f"volume {self.label}: {exc}") from exc
+
+    def read_many(self, members, drop_cache=False):
+        """Checksums of [(data_offset, length, checksum_type)], in one pass (tape.read_many)."""
+        return tape.read_many(self.path, members, drop_cache=drop_cache)
+
+    def scan(self):
+        """Every member its tar headers list, the label first (tape.scan)."""
+        return tape.scan(self.path)
+
+    def size(self):
+        """How many bytes the volume holds (FileNotFoundError when its file is gone)."""
+        return os.path.getsize(self.path)
+
+    def format(self, headers):
+        """A fresh volume holding only its label; its end of data."""
+        return tape.label(self.path, self.label, headers)
+
+    def cut(self, end_of_data):
+        """End the volume at `end_of_data` (the members past it are gone)."""
+        tape.cut(self.path, end_of_data)
 
     def verify(self, data_offset, length, checksum_type, checksum):
         return checksums.same(checksum_type, self.read(data_offset, length, checksum_type),

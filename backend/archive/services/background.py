@@ -2,10 +2,9 @@
 from django.db.models import Q, Sum
 from django.utils import timezone
 
-from .. import tape
 from ..models import FileCopy, Volume
 from .completeness import UNREADABLE, copy_complete
-from .paths import volume_path
+from .paths import medium_of
 from .policy import policy_copies, target_fields
 from .queueing import WAITING_FOR_CACHE, Req, queue_once
 from .recall import fail_unrecallable, make_available, unblock_waiting_migrations
@@ -90,7 +89,7 @@ def _repair_damaged():
 
 def _recycle(volume):
     """Return an emptied volume to scratch: relabelled, no group, nothing live."""
-    end = tape.label(volume_path(volume), volume.label, {"silo": volume.silo.name,
+    end = medium_of(volume).format({"silo": volume.silo.name,
                                                          "recycled": timezone.now().isoformat()})
     Volume.objects.filter(pk=volume.pk).update(
         state=Volume.State.SCRATCH, group=None, end_of_data=end, live_bytes=0, file_count=0)

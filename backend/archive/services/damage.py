@@ -6,13 +6,12 @@ one. A volume is suspect only when it cannot be opened at all; a truncated volum
 lies before the cut, is never appended to again, and loses only the members past it.
 """
 import logging
-import os
 
 from django.db import transaction
 from django.db.models import F
 
 from ..models import FileCopy, Volume
-from .paths import volume_path
+from .paths import medium_of
 
 log = logging.getLogger(__name__)
 
@@ -43,13 +42,22 @@ def volume_unreadable(volume, reason):
     volume.state = Volume.State.SUSPECT
 
 
+def volume_write_protected(volume, reason):
+    """The cartridge refuses writes: FULL (readable, never appended to again, emptied by a
+    repack), its copies still count."""
+    log.error("volume %s takes no more writes: %s", volume.label, reason)
+    Volume.objects.filter(pk=volume.pk, state__in=[Volume.State.SCRATCH, Volume.State.FILLING]
+                          ).update(state=Volume.State.FULL)
+    volume.refresh_from_db(fields=["state"])
+
+
 def volume_truncated(volume):
     """A volume shorter than its recorded end of data: the copies past the cut are lost (BAD,
     to be repaired), those before it stay good, and the volume is FULL: never appended to
     again, readable, and emptied by a repack. Returns the segments lost."""
     try:
-        size = os.path.getsize(volume_path(volume))
-    except FileNotFoundError:
+        size = medium_of(volume).size()
+    except (FileNotFoundError, OSError):
         volume_unreadable(volume, "its file is missing")
         return []
     lost = [c for c in FileCopy.objects.filter(volume=volume).exclude(

@@ -3,6 +3,7 @@ from pathlib import Path
 
 from django.conf import settings
 
+from ..media.scsitape import ScsiTapeVolume
 from ..media.tapevolume import TapeVolume
 
 
@@ -11,7 +12,10 @@ def volume_path(volume):
 
 
 def medium_of(volume):
-    """A volume as a medium (its reads and listing behind the storage seam)."""
+    """A volume as a medium (its reads and listing behind the storage seam): a tar file of the
+    emulator, or the cartridge of a SCSI library whose barcode is its label."""
+    if settings.GRANARY_TAPE == "scsi":
+        return ScsiTapeVolume(settings.GRANARY_SCSI, volume.label)
     return TapeVolume(volume_path(volume), volume.label)
 
 

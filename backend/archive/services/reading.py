@@ -36,6 +36,11 @@ def read_copies(drive, volume, requests):
     (uncharged: the copy failed, not the request); only a volume that cannot be opened at all
     is suspect, and the rest of the batch is requeued."""
     set_drive(drive, state=Drive.State.READING)
+    with medium_of(volume).held():     # one mount for the batch (a SCSI cartridge)
+        return _read_batch(drive, volume, requests)
+
+
+def _read_batch(drive, volume, requests):
     done = []
     for request in requests:
         f = request.file
@@ -45,7 +50,11 @@ def read_copies(drive, volume, requests):
             drive_error(drive, exc, [r for r in requests if r not in done])
             return done
         if request.kind == Req.Kind.AUDIT:
-            _audit(drive, volume, request)
+            try:
+                _audit(drive, volume, request)
+            except hardware.DriveFault as exc:
+                drive_error(drive, exc, [r for r in requests if r not in done])
+                return done
             done.append(request)
             continue
         segments = [s for _, segs in recall_candidates(f) for s in segs if s.volume_id == volume.pk]
@@ -58,6 +67,10 @@ def read_copies(drive, volume, requests):
         except _DamagedCopy as exc:
             requeue([request], str(exc), charge=False)
             fail_unrecallable([request.pk])
+        except hardware.DriveFault as exc:
+            # the drive failed (a SCSI drive, or the path to it): the drive is charged
+            drive_error(drive, exc, [r for r in requests if r not in done])
+            return done
         except (MediumError, _MediaError) as exc:
             volume_unreadable(volume, str(exc))
             requeue([r for r in requests if r not in done], f"volume {volume.label}: {exc}",

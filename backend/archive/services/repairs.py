@@ -5,7 +5,6 @@ A repair never rewrites bytes itself: a copy found bad is marked BAD and backgro
 (`background.advance_background`) rewrites it from a good one; a damaged cached file is dropped
 only while a readable tape copy exists to recall it from.
 """
-import os
 
 from django.db import transaction
 from django.db.models import Count, F, Sum
@@ -29,7 +28,7 @@ from ..media import MediumError
 from ..models import CacheEntry, FileCopy, Volume
 from . import buckets
 from .completeness import complete_copies
-from .paths import cache_path, volume_path
+from .paths import cache_path, medium_of
 from .queueing import Req, nudge, queue_once, requeue
 from .recall import make_available
 
@@ -168,9 +167,9 @@ def _bad_copy(d):
         return f"copy marked BAD in {copy.bucket.name}"
     if d.kind == inv.COPY_BYTES:
         try:
-            digest = tape.read(volume_path(copy.volume), copy.data_offset, copy.length,
-                               copy.checksum_type)
-        except tape.VolumeError:
+            digest = medium_of(copy.volume).read(copy.data_offset, copy.length,
+                                                 copy.checksum_type)
+        except (tape.VolumeError, MediumError):
             digest = None
         if digest is not None and checksums.same(copy.checksum_type, digest, copy.checksum):
             return "its bytes match now; nothing done"
@@ -182,11 +181,11 @@ def _truncated(d):
     volume = Volume.objects.select_related("silo").filter(pk=d.volume_id).first()
     if volume is None:
         return "the volume is gone"
-    path = volume_path(volume)
+    medium = medium_of(volume)
     try:
-        size = os.stat(path).st_size
-        listed_end = tar_end(tape.scan(path))
-    except (FileNotFoundError, tape.VolumeError):
+        listed_end = tar_end(medium.scan())
+        size = medium.size()
+    except (FileNotFoundError, tape.VolumeError, MediumError):
         return _volume_missing(d)
     if size >= volume.end_of_data and listed_end >= volume.end_of_data:
         return "the volume is whole again; nothing done"
@@ -203,9 +202,9 @@ def _volume_missing(d):
     if volume is None:
         return "the volume is gone"
     try:
-        tape.scan(volume_path(volume))
+        medium_of(volume).scan()
         return "the volume can be read again; nothing done"
-    except (FileNotFoundError, tape.VolumeError):
+    except (FileNotFoundError, tape.VolumeError, MediumError):
         pass
     Volume.objects.filter(pk=volume.pk).exclude(state__in=[
         Volume.State.SUSPECT, Volume.State.RETIRED]).update(state=Volume.State.SUSPECT)

@@ -13,12 +13,13 @@ from backend.catalog.models import Granule
 from backend.metrics.services import record_transfer
 
 from .. import hardware, tape
+from ..media import MediumError, WriteProtected
 from ..models import CacheEntry, Drive, FileCopy, Volume
 from .buckets import remove_on_commit
 from .completeness import complete_granules_if_archived, files_copies_complete
-from .damage import volume_truncated, volume_unreadable
+from .damage import volume_truncated, volume_unreadable, volume_write_protected
 from .drives import drive_error, drive_ok, set_drive
-from .paths import cache_location, medium_of, member_name, volume_path
+from .paths import cache_location, medium_of, member_name
 from .queueing import Req, requeue
 from .recall import drop_damaged_cache, wait_for_recall
 from .remedies import CACHE_CHANGED
@@ -56,23 +57,22 @@ def write_copies(drive, volume, requests):
     set_drive(drive, state=Drive.State.WRITING)
     try:
         writer = medium_of(volume).writer(volume.end_of_data)
-    except tape.VolumeError as exc:
+    except (tape.VolumeError, MediumError) as exc:
         _volume_cannot_take_writes(drive, volume, requests, exc)
+        return set()
+    except hardware.DriveFault as exc:
+        drive_error(drive, exc, requests)
         return set()
     started = timezone.now()
     segments = segment_numbers(requests)
     checking = _ReadBack(volume)
     try:
         written = _write_batch(drive, volume, writer, requests, segments, checking)
-    except hardware.DriveFault as exc:
+    except Exception as exc:
         writer.abandon()
         checking.finish([])
-        drive_error(drive, exc, requests)
+        _batch_failed(drive, volume, requests, exc)
         return set()
-    except Exception:
-        writer.abandon()
-        checking.finish([])
-        raise
     verified = checking.finish(written)
     done = {r.pk for r, _, _ in written}
     unwritten = [r for r in requests if r.pk not in done]
@@ -82,7 +82,7 @@ def write_copies(drive, volume, requests):
         # the volume's end only moves past bytes the catalog keeps: cut at the first member
         # that did not read back, and write the members after it again
         end_of_data = rejected[0][1].position
-        tape.cut(volume_path(volume), end_of_data)
+        medium_of(volume).cut(end_of_data)
     _record_writes(drive, volume, kept, verified, end_of_data, unwritten, started,
                    again=[r for r, _, _ in rejected[1:]])
     if rejected:
@@ -90,6 +90,18 @@ def write_copies(drive, volume, requests):
     else:
         drive_ok(drive)
     return verified & {r.pk for r, _, _ in kept}
+
+
+def _batch_failed(drive, volume, requests, error):
+    """A write batch stopped by the drive (charged to it) or by the cartridge (write
+    protected, a medium error, gone: out of service with its reason); either way the batch
+    goes back uncharged. Anything else is raised."""
+    if isinstance(error, hardware.DriveFault):
+        drive_error(drive, error, requests)
+    elif isinstance(error, MediumError):
+        _volume_cannot_take_writes(drive, volume, requests, error)
+    else:
+        raise error
 
 
 def in_cache(requests):
@@ -114,6 +126,8 @@ def _volume_cannot_take_writes(drive, volume, requests, error):
     batch to another volume without charging its requests."""
     if isinstance(error, tape.VolumeTruncated):
         volume_truncated(volume)
+    elif isinstance(error, WriteProtected):
+        volume_write_protected(volume, str(error))
     else:
         volume_unreadable(volume, str(error))
     requeue(requests, f"volume {volume.label}: {error}", charge=False)
@@ -158,8 +172,11 @@ def _write_batch(drive, volume, writer, requests, segments, checking):
         if length < remaining and length < SPAN_MIN:
             break  # volume is full: the rest waits for the next volume
         hardware.check_fault(drive, "write")
-        result, segment = _write_member(writer, request, length,
-                                        segments.get((f.pk, request.copy_number), 0))
+        try:
+            result, segment = _write_member(writer, request, length,
+                                            segments.get((f.pk, request.copy_number), 0))
+        except tape.VolumeFull:
+            break  # the cartridge's end of medium: this member was taken back, the rest waits
         hardware.pause(hardware.transfer_seconds(drive.model, length))
         written.append((request, result, segment))
         if length >= READ_BACK_AHEAD:
@@ -249,7 +266,7 @@ class _ReadBack:
     the catalog checksum."""
 
     def __init__(self, volume):
-        self.volume, self.path, self.pool, self.early = volume, volume_path(volume), None, {}
+        self.volume, self.medium, self.pool, self.early = volume, medium_of(volume), None, {}
 
     def start(self, request, result):
         if self.pool is None:
@@ -260,8 +277,8 @@ class _ReadBack:
         try:
             rest = [(request, result) for request, result, _ in written
                     if request.pk not in self.early]
-            digests = tape.read_many(
-                self.path, [(result.data_offset, result.length, request.file.checksum_type)
+            digests = self.medium.read_many(
+                [(result.data_offset, result.length, request.file.checksum_type)
                             for request, result in rest],
                 drop_cache=settings.GRANARY_VERIFY_FROM_DISK)
             good = {request.pk for (request, result), digest in zip(rest, digests, strict=True)
@@ -273,9 +290,9 @@ class _ReadBack:
                 self.pool.shutdown(wait=True)
 
     def _matches(self, request, result):
-        readback = tape.read(self.path, result.data_offset, result.length,
-                             request.file.checksum_type,
-                             drop_cache=settings.GRANARY_VERIFY_FROM_DISK)
+        readback = self.medium.read(result.data_offset, result.length,
+                                    request.file.checksum_type,
+                                    drop_cache=settings.GRANARY_VERIFY_FROM_DISK)
         return self._same(request, result, readback)
 
     def _same(self, request, result, readback):

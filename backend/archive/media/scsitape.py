@@ -1,0 +1,374 @@
+"""A volume on a cartridge of a SCSI tape library, behind the same seam as the emulated tape.
+
+The cartridge holds the volume's pax tar stream itself (the label member first), cut into
+records of RECORD bytes written by WRITE(6) in variable-block mode, the last record short, and
+one filemark after the end-of-archive blocks: `dd` of the tape (or of tgt's backing file, its
+block headers skipped) piped to `tar` lists every member. A byte offset of the stream is record
+offset // RECORD: a recall positions with LOCATE when the drive takes it, else (tgt refuses
+LOCATE and answers READ POSITION with "position unknown") with SPACE over records, from the
+position the medium keeps itself. Filemarks would serve positioning only where SPACE over
+records cannot (none here): the one filemark ends the volume.
+
+An append rewrites from the record holding the end of data (its head kept), as a drive
+overwrites from a position: whatever a crashed write left past the catalog's end is gone.
+The end of medium taken back to the start of the member being written (VolumeFull); the
+members before it stay.
+"""
+import io
+from contextlib import ExitStack, contextmanager
+
+from backend.catalog import checksums
+
+from .. import tape
+from . import CopyMissing, DriveError, Health, Listed, MediumError, WriteProtected
+from .scsi import commands as scsi
+from .scsi.library import CartridgeMissing, LabelMismatch, NoDriveFree, library_for
+from .scsi.transport import TransportError
+
+# WRITE(6) record size: READ BLOCK LIMITS' largest on tgt (1 MiB); of 64 KiB, 256 KiB, 1 MiB
+# and 4 MiB... (bench tape), the fastest writes on this machine, and the volumes' tape.BLOCK.
+RECORD = 1 << 20
+
+
+@contextmanager
+def scsi_errors(label, library=None):
+    """SCSI and library failures as the seam's: the cartridge's (MediumError), the drive's
+    (DriveError), the end of medium (tape.VolumeFull), blank tape (CopyMissing). A lost
+    session drops all the library's sessions."""
+    try:
+        yield
+    except (tape.VolumeError, MediumError, DriveError):
+        raise
+    except scsi.WriteProtected as exc:
+        raise WriteProtected(f"cartridge {label} is write protected ({exc})", whole=True) from exc
+    except scsi.MediumFault as exc:
+        raise MediumError(f"cartridge {label}: {exc}", whole=True) from exc
+    except (scsi.EndOfData, scsi.FilemarkMet) as exc:
+        raise CopyMissing(f"cartridge {label} ends before the copy ({exc})") from exc
+    except scsi.EndOfMedium as exc:
+        raise tape.VolumeFull(f"cartridge {label}: {exc}") from exc
+    except (CartridgeMissing, LabelMismatch) as exc:
+        raise MediumError(str(exc), whole=True) from exc
+    except (TransportError, NoDriveFree, scsi.ScsiError) as exc:
+        if library is not None and isinstance(exc, TransportError):
+            library.reset()
+        raise DriveError(f"tape drive ({label}): {exc}") from exc
+
+
+def seek(m, record):
+    """Put the head before `record`: LOCATE, or SPACE from where it is (REWIND first when
+    the position is unknown or nearer BOT)."""
+    if m.position == record:
+        return
+    if m.state.get("locate", True):
+        try:
+            m.drive.locate(record)
+            m.position = record
+            return
+        except scsi.Refused:
+            m.state["locate"] = False
+    if m.position is None or record < m.position - record:
+        m.drive.rewind()
+        m.position = 0
+    m.drive.space(record - m.position)
+    m.position = record
+
+
+class Reader:
+    """Records of a mounted cartridge read in order, the last one kept (small members share)."""
+
+    def __init__(self, m, record=RECORD):
+        self.m, self.size = m, record
+
+    def record(self, k):
+        cached = self.m.cache.get("record")
+        if cached and cached[0] == k:
+            return cached[1]
+        seek(self.m, k)
+        try:
+            data = self.m.drive.read(self.size)
+        except scsi.FilemarkMet:
+            self.m.position = k + 1
+            raise
+        self.m.position = k + 1
+        self.m.cache["record"] = (k, data)
+        return data
+
+    def chunks(self, offset, length):
+        while length > 0:
+            k, start = divmod(offset, self.size)
+            piece = memoryview(self.record(k))[start:start + length]
+            if not len(piece):
+                raise scsi.EndOfData(f"record {k} ends before byte {offset}")
+            yield piece
+            offset += len(piece)
+            length -= len(piece)
+
+
+class Stream(io.RawIOBase):
+    """The tar stream of a cartridge from its start, until the filemark or blank tape."""
+
+    def __init__(self, reader):
+        self.reader, self.k, self.rest, self.length = reader, 0, b"", 0
+
+    def readable(self):
+        return True
+
+    def readinto(self, b):
+        if not self.rest:
+            try:
+                self.rest = self.reader.record(self.k)
+            except (scsi.EndOfData, scsi.FilemarkMet):
+                return 0
+            self.k += 1
+            self.length += len(self.rest)
+        n = min(len(b), len(self.rest))
+        b[:n] = self.rest[:n]
+        self.rest = self.rest[n:]
+        return n
+
+
+def check_label(m, label, record=RECORD):
+    """The first member of the cartridge must be the label of `label`."""
+    try:
+        first = Reader(m, record).record(0)
+    except (scsi.EndOfData, scsi.FilemarkMet) as exc:
+        raise LabelMismatch(f"cartridge {label} is blank: it carries no volume label") from exc
+    try:
+        members = tape.scan_stream(io.BytesIO(first))
+    except tape.VolumeError:
+        members = []
+    found = members[0].headers.get("label") if members and members[0].is_label else None
+    if found != label:
+        raise LabelMismatch(f"the cartridge with barcode {label} is labelled "
+                            f"{found or 'with no Granary label'}")
+
+
+class ScsiTapeVolume:
+    medium = "tape"
+
+    def __init__(self, config, label, record=RECORD):
+        self.config, self.label, self.record = config, label, record
+        self._end = None
+
+    @property
+    def library(self):
+        return library_for(self.config)
+
+    @contextmanager
+    def session(self, check=True):
+        """The cartridge mounted for one operation; its label checked when it was mounted."""
+        with scsi_errors(self.label, self.library), self.library.mounted(self.label) as m:
+            if m.moved and check:
+                check_label(m, self.label, self.record)
+            yield m
+
+    def held(self):
+        """Keep the cartridge mounted through a batch of operations (see Library.held)."""
+        return self.library.held(self.label)
+
+    def writer(self, end_of_data):
+        return ScsiVolumeWriter(self, end_of_data)
+
+    def format(self, headers):
+        """Label the cartridge afresh (everything on it is gone); its end of data."""
+        writer = ScsiVolumeWriter(self, 0)
+        try:
+            body = f"{self.label}\n".encode()
+            writer.add(tape.LABEL_NAME, io.BytesIO(body), len(body), "MD5",
+                       {"label": self.label, **headers})
+            end = writer.end_of_data
+            writer.close()
+        except BaseException:
+            writer.abandon()
+            raise
+        return end
+
+    def cut(self, end_of_data):
+        """End the volume at `end_of_data` (the members past it are gone)."""
+        ScsiVolumeWriter(self, end_of_data).close()
+
+    def read(self, data_offset, length, checksum_type, sink=None, drop_cache=False):
+        digest = checksums.hasher(checksum_type)
+        with self.session() as m:
+            for piece in Reader(m, self.record).chunks(data_offset, length):
+                digest.update(piece)
+                if sink:
+                    sink(bytes(piece))
+        return digest.hexdigest()
+
+    def read_many(self, members, drop_cache=False):
+        """Checksums of [(data_offset, length, checksum_type)] in one pass in offset order."""
+        out = [None] * len(members)
+        if not members:
+            return out
+        with self.session() as m:
+            reader = Reader(m, self.record)
+            for i in sorted(range(len(members)), key=lambda i: members[i][0]):
+                offset, length, kind = members[i]
+                digest = checksums.hasher(kind)
+                for piece in reader.chunks(offset, length):
+                    digest.update(piece)
+                out[i] = digest.hexdigest()
+        return out
+
+    def verify(self, data_offset, length, checksum_type, checksum):
+        return checksums.same(checksum_type, self.read(data_offset, length, checksum_type),
+                              checksum)
+
+    def scan(self):
+        """Every member on the cartridge (the label first), read from its start."""
+        with self.session() as m:
+            stream = Stream(Reader(m, self.record))
+            members = tape.scan_stream(io.BufferedReader(stream, self.record))
+            while stream.readinto(bytearray(self.record)):
+                pass
+            self._end = stream.length
+        return [mb for mb in members if mb.data_offset + mb.size <= self._end]
+
+    def size(self):
+        """How many bytes the cartridge's stream holds (to its filemark)."""
+        if self._end is None:
+            self.scan()
+        return self._end
+
+    def listing(self):
+        for mb in self.scan():
+            if not mb.is_label:
+                yield Listed(mb.name, mb.size, extra={"position": mb.position,
+                                                      "data_offset": mb.data_offset,
+                                                      "headers": mb.headers})
+
+    def delete(self, data_offset=None):
+        """Nothing to do on the medium: a released member's room is reclaimed by a repack."""
+
+    def health(self):
+        try:
+            with scsi_errors(self.label):
+                element, _ = self.library.where_is(self.label)
+        except (MediumError, DriveError) as exc:
+            return Health(False, str(exc))
+        if element is None:
+            return Health(False, f"cartridge {self.label} is not in the library")
+        return Health(True)
+
+
+class ScsiVolumeWriter:
+    """Appends members at a cartridge's end of data, a record at a time (the interface of
+    tape.VolumeWriter). The cartridge stays mounted and locked until close or abandon."""
+
+    def __init__(self, volume, end_of_data):
+        self.volume, self.size, self.full = volume, volume.record, False
+        self._stack = ExitStack()
+        self._eom = False
+        with scsi_errors(volume.label, volume.library):
+            try:
+                self.m = self._stack.enter_context(volume.session(check=end_of_data > 0))
+                self._resume(end_of_data)
+            except BaseException:
+                self._stack.close()
+                raise
+
+    def _resume(self, end):
+        """Write from `end` on: the head of its record is read back and written again."""
+        k, keep = divmod(end, self.size)
+        prefix = b""
+        try:
+            if keep:
+                prefix = Reader(self.m, self.size).record(k)[:keep]
+            elif k:
+                seek(self.m, k)
+        except (scsi.EndOfData, scsi.FilemarkMet) as exc:
+            raise tape.VolumeTruncated(f"cartridge {self.volume.label} ends before its end "
+                                       f"of data {end}") from exc
+        if len(prefix) < keep:
+            raise tape.VolumeTruncated(f"cartridge {self.volume.label} ends at byte "
+                                       f"{k * self.size + len(prefix)}, before its end of data "
+                                       f"{end}")
+        seek(self.m, k)
+        self._base, self._buffer = k * self.size, bytearray(prefix)
+
+    @property
+    def end_of_data(self):
+        return self._base + len(self._buffer)
+
+    def _record(self, data):
+        self.m.cache.clear()
+        try:
+            self.m.drive.write(bytes(data))
+        except scsi.EndOfMedium:
+            self._eom = True          # the record is written: the early warning
+        self.m.position += 1
+        self._base += len(data)
+
+    def _emit(self, data):
+        self._buffer += data
+        if len(self._buffer) >= self.size:
+            whole = len(self._buffer) - len(self._buffer) % self.size
+            view = memoryview(self._buffer)
+            for at in range(0, whole, self.size):
+                self._record(view[at:at + self.size])
+            view.release()
+            del self._buffer[:whole]
+
+    def add(self, name, source, length, checksum_type, headers, progress=None):
+        position = self.end_of_data
+        with scsi_errors(self.volume.label, self.volume.library):
+            if self.full:
+                raise tape.VolumeFull(f"cartridge {self.volume.label} is at its end of medium")
+            head = tape.member_header(name, length, headers)
+            self._emit(head)
+            digest = checksums.hasher(checksum_type) if checksum_type else None
+            remaining = length
+            while remaining:
+                chunk = source.read(min(self.size, remaining))
+                if not chunk:
+                    raise tape.VolumeError(f"source of {name} ended {remaining} bytes early")
+                if digest:
+                    digest.update(chunk)
+                self._emit(chunk)
+                remaining -= len(chunk)
+                if progress:
+                    progress(len(chunk))
+            self._emit(b"\0" * ((-length) % tape.TAR_BLOCK))
+            if self._eom:
+                self._take_back(position)
+                raise tape.VolumeFull(f"cartridge {self.volume.label} reached its end of "
+                                      f"medium while {name} was written")
+        return tape.Written(position, position + len(head), length,
+                            digest.hexdigest() if digest else "", self.end_of_data)
+
+    def _take_back(self, position):
+        """Forget the member that met the end of medium: the stream ends at `position`."""
+        self.full, self._eom = True, False
+        if position >= self._base:
+            del self._buffer[position - self._base:]
+        else:
+            self._resume(position)
+
+    def sync(self):
+        """Whole records are on tape as they fill; the last one is written by close()."""
+
+    def close(self, sync=True):
+        if self._stack is None:
+            return
+        end = self.end_of_data
+        try:
+            with scsi_errors(self.volume.label, self.volume.library):
+                tail = bytes(self._buffer) + tape.END_OF_ARCHIVE
+                for at in range(0, len(tail), self.size):
+                    self._record(tail[at:at + self.size])
+                self.m.drive.write_filemarks(1)
+                self.m.position += 1
+            self._base = end
+            self._buffer.clear()
+        finally:
+            self._release()
+
+    def abandon(self):
+        self._release()
+
+    def _release(self):
+        if self._stack is not None:
+            self._stack.close()
+            self._stack = None

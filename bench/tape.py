@@ -1,0 +1,204 @@
+"""tape: Granary writing to and reading from one drive of tgt's virtual tape library (started
+for the run on a loopback iSCSI port by scripts/tape-library.sh, stopped by its PID at the end),
+against a plain loop of SSC commands moving the same bytes through the same drive in the same
+run: WRITE(6) of 1 MiB records then WRITE FILEMARKS, and REWIND then READ(6).
+
+- large: 8 x 256 MiB granules archived (one copy, written then read back as Granary verifies
+  every write) and recalled after the cache is emptied;
+- small: 10,000 x 4 KiB granules the same way (Granary aggregates them into 1 MiB records);
+  the plain loop writes them as one record each (no aggregation, Enstore's way) and, as the
+  reference, the same bytes in 1 MiB records.
+
+The clock runs from admission to ARCHIVED (write + read-back) and from the recall request to
+every file cached; registering granules in the catalog is not timed. The reference of the
+write side is the plain loop's write and read of the same bytes (Granary reads each byte back),
+of the read side its read.
+"""
+import hashlib
+import os
+import subprocess
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from django.conf import settings
+
+NAME = "tape"
+HELP = "archive and recall through one tgt tape drive, against a plain SSC loop"
+RECORD = 1 << 20
+GOALS = {"large": 0.8, "small": 0.5}
+
+
+def add_arguments(parser):
+    parser.add_argument("--files", type=int, default=8)
+    parser.add_argument("--size-mib", type=int, default=256)
+    parser.add_argument("--small", type=int, default=10000)
+    parser.add_argument("--small-kib", type=int, default=4)
+    parser.add_argument("--port", type=int, default=3270, help="the library's iSCSI port")
+
+
+def _library(root, port, total):
+    script = Path(settings.BASE_DIR) / "scripts" / "tape-library.sh"
+    size_mb = max(64, int(total * 1.3 / 2**20) + 64)
+    out = subprocess.run([str(script), "start", str(root), str(port), "1", "4", "A",
+                          str(size_mb)], check=True, capture_output=True, text=True).stdout
+    env = dict(line.split("=", 1) for line in out.split() if "=" in line)
+    config = {"portal": env["GRANARY_SCSI_PORTAL"], "target": env["GRANARY_SCSI_TARGET"],
+              "changer": env["GRANARY_SCSI_CHANGER_LUN"],
+              "drives": env["GRANARY_SCSI_DRIVE_LUNS"].split(","),
+              "lock_dir": str(root / "locks")}
+    return script, config, size_mb
+
+
+def _plain(library, barcode, paths, per_file):
+    """The plain SSC loop on the same drive: (write s, read s, bytes) of the files' bytes as
+    records (one per file, or 1 MiB ones)."""
+    with library.mounted(barcode) as m:
+        d = m.drive
+        d.rewind()
+        sizes = []
+        started = time.perf_counter()
+        for record in _records(paths, per_file):
+            d.write(record)
+            sizes.append(len(record))
+        d.write_filemarks(1)
+        write_s = time.perf_counter() - started
+        d.rewind()
+        started = time.perf_counter()
+        got = sum(len(d.read(size)) for size in sizes)
+        read_s = time.perf_counter() - started
+    return write_s, read_s, got
+
+
+def _records(paths, per_file):
+    """The files' bytes as records, read as they are written (the files are in the page
+    cache for both sides)."""
+    rest = b""
+    for path in paths:
+        with open(path, "rb") as f:
+            while block := f.read(RECORD):
+                if per_file:
+                    yield block
+                    continue
+                rest += block
+                while len(rest) >= RECORD:
+                    yield rest[:RECORD]
+                    rest = rest[RECORD:]
+    if rest:
+        yield rest
+
+
+def _stage(staging, prefix, n, size):
+    paths, digests = [], []
+    for i in range(n):
+        path = staging / f"{prefix}-{i:06d}.dat"
+        h = hashlib.sha256()
+        with open(path, "wb") as f:
+            for _ in range(0, size, 1 << 20):
+                block = os.urandom(min(1 << 20, size))
+                h.update(block)
+                f.write(block)
+        paths.append(path)
+        digests.append(h.hexdigest())
+    return paths, digests
+
+
+def _through_granary(collection, prefix, paths, digests, size):
+    from backend.archive import services
+    from backend.archive.models import CacheEntry
+    from backend.catalog.models import Granule
+    from backend.catalog.services import register_granules
+
+    t0 = datetime(2026, 1, 1, tzinfo=UTC)
+    granules = register_granules([
+        {"collection": collection, "granule_id": f"{prefix}-{i:06d}",
+         "start": t0 + timedelta(seconds=i), "end": t0 + timedelta(seconds=i + 1),
+         "files": [{"name": p.name, "size": size, "checksum_type": "SHA256", "checksum": d}]}
+        for i, (p, d) in enumerate(zip(paths, digests, strict=True))])
+    items = [(g, {g.files.get().pk: p}) for g, p in zip(granules, paths, strict=True)]
+    started = time.perf_counter()
+    services.archive_granules(items)
+    services.run_until_idle()
+    write_s = time.perf_counter() - started
+    archived = Granule.objects.filter(pk__in=[g.pk for g in granules],
+                                      state=Granule.State.ARCHIVED).count()
+    if archived != len(granules):
+        raise RuntimeError(f"only {archived}/{len(granules)} {prefix} granules archived")
+    files = [f for g, _ in items for f in g.files.all()]
+    for f in files:
+        services.cache_path(f).unlink(missing_ok=True)
+    CacheEntry.objects.filter(file__in=files).delete()
+    started = time.perf_counter()
+    services.make_available(files)
+    services.run_until_idle()
+    read_s = time.perf_counter() - started
+    for f in files:
+        h = hashlib.sha256(services.cache_path(f).read_bytes()).hexdigest()
+        if h != f.checksum:
+            raise RuntimeError(f"{f.name} recalled with other bytes")
+    return write_s, read_s
+
+
+def run(options):
+    from backend.archive import operations
+    from backend.archive.media.scsi.library import library_for
+    from backend.catalog.models import Collection
+
+    n, size = options["files"], options["size_mib"] << 20
+    k, small = options["small"], options["small_kib"] << 10
+    root = settings.DATA_ROOT / "vtl"
+    script, config, size_mb = _library(root, options["port"], n * size + k * (small + 1536))
+    settings.GRANARY_TAPE, settings.GRANARY_SCSI = "scsi", config
+    settings.GRANARY_WRITE_MAX_WAIT_S = settings.GRANARY_READ_MAX_WAIT_S = 0
+    settings.GRANARY_REMOUNT_DELAY_S = 0
+    settings.GRANARY_CACHE_BYTES = max(settings.GRANARY_CACHE_BYTES, 3 * (n * size + k * small))
+    try:
+        media = {"name": "tgt", "rate_mb_s": 400, "mount_s_min": 0, "mount_s_max": 0,
+                 "unmount_s": 0, "position_s_per_gb": 0, "capacity_bytes": size_mb * 10**6}
+        primary, _ = operations.install_layout(silos=("silo1",), drives_per_silo=1,
+                                               volumes_per_silo=2, model=media)
+        collection = Collection.objects.create(short_name="BENCHT", version="1", title="tape")
+        operations.set_policy(collection, [primary])
+        staging = settings.STAGING_ROOT / "bench"
+        staging.mkdir(parents=True, exist_ok=True)
+        large, large_sums = _stage(staging, "L", n, size)
+        smalls, small_sums = _stage(staging, "S", k, small)
+        library = library_for(config)
+        plain = {"large": _plain(library, "A00003", large, False),
+                 "small": _plain(library, "A00003", smalls, False),
+                 "small_per_file": _plain(library, "A00004", smalls, True)}
+        granary = {"large": _through_granary(collection, "L", large, large_sums, size),
+                   "small": _through_granary(collection, "S", smalls, small_sums, small)}
+    finally:
+        subprocess.run([str(script), "stop", str(root)], check=False)
+    return _result(n * size, k * small, plain, granary)
+
+
+def _result(large_bytes, small_bytes, plain, granary):
+    def mb_s(nbytes, seconds):
+        return round(nbytes / seconds / 1e6, 1)
+
+    out, table = {"machine": "2 cores shared with other runs: figures are loaded"}, []
+    for kind, nbytes in (("large", large_bytes), ("small", small_bytes)):
+        pw, pr, _ = plain[kind]
+        gw, gr = granary[kind]
+        row = {"plain_write_mb_s": mb_s(nbytes, pw), "plain_read_mb_s": mb_s(nbytes, pr),
+               "plain_write_read_mb_s": mb_s(nbytes, pw + pr),
+               "granary_archive_mb_s": mb_s(nbytes, gw), "granary_recall_mb_s": mb_s(nbytes, gr),
+               "goal": GOALS[kind]}
+        row["ratio_archive"] = round(row["granary_archive_mb_s"] / row["plain_write_read_mb_s"], 3)
+        row["ratio_recall"] = round(row["granary_recall_mb_s"] / row["plain_read_mb_s"], 3)
+        out[kind] = row
+        table += [(f"{kind}: plain SSC write / read (1 MiB records)",
+                   f"{row['plain_write_mb_s']} / {row['plain_read_mb_s']} MB/s"),
+                  (f"{kind}: Granary archive (write + read-back) / recall",
+                   f"{row['granary_archive_mb_s']} / {row['granary_recall_mb_s']} MB/s"),
+                  (f"{kind}: ratio archive / recall (goal >= {GOALS[kind]})",
+                   f"{row['ratio_archive']} / {row['ratio_recall']}")]
+    pw, pr, _ = plain["small_per_file"]
+    out["small_per_file_plain"] = {"write_mb_s": mb_s(small_bytes, pw),
+                                   "read_mb_s": mb_s(small_bytes, pr)}
+    table.append(("small: plain SSC, one record per file, write / read",
+                  f"{mb_s(small_bytes, pw)} / {mb_s(small_bytes, pr)} MB/s"))
+    out["table"] = table
+    return out
