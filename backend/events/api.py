@@ -83,8 +83,9 @@ class EndpointViewSet(OwnedViewMixin, mixins.CreateModelMixin, mixins.DestroyMod
         given = self.get_serializer(data=request.data)
         given.is_valid(raise_exception=True)
         data = given.validated_data
+        # the rules as sent: the service refuses what the serializer would quietly drop
         endpoint = services.create(request.user, data["kind"], data.get("url", ""),
-                                   data.get("name", ""), data.get("rules", []))
+                                   data.get("name", ""), request.data.get("rules", []))
         return Response(EndpointWithSecretSerializer(endpoint).data,
                         status=status.HTTP_201_CREATED)
 
@@ -97,7 +98,7 @@ class EndpointViewSet(OwnedViewMixin, mixins.CreateModelMixin, mixins.DestroyMod
             raise DomainError("an endpoint's kind cannot change: make a new one", "kind")
         services.update(endpoint, url=data.get("url"), name=data.get("name"),
                         enabled=data.get("enabled"),
-                        rules=[dict(r) for r in data["rules"]] if "rules" in data else None)
+                        rules=request.data["rules"] if "rules" in data else None)
         return Response(self.get_serializer(self.get_object()).data)
 
     @extend_schema(request=None, responses=EndpointWithSecretSerializer)

@@ -2644,6 +2644,7 @@ export interface components {
             archive?: number[];
             ingest?: number[];
             order_item?: number[];
+            event?: number[];
         };
         DeadLetter: {
             kind: components["schemas"]["DeadLetterKindEnum"];
@@ -2660,9 +2661,10 @@ export interface components {
          * @description * `archive` - archive
          *     * `ingest` - ingest
          *     * `order_item` - order_item
+         *     * `event` - event
          * @enum {string}
          */
-        DeadLetterKindEnum: "archive" | "ingest" | "order_item";
+        DeadLetterKindEnum: "archive" | "ingest" | "order_item" | "event";
         DeadLetterPage: {
             count: number;
             next: string | null;
@@ -8841,8 +8843,9 @@ export interface operations {
                  * @description * `archive` - archive
                  *     * `ingest` - ingest
                  *     * `order_item` - order_item
+                 *     * `event` - event
                  */
-                kind?: "archive" | "ingest" | "order_item";
+                kind?: "archive" | "ingest" | "order_item" | "event";
                 limit?: number;
                 offset?: number;
                 /** @description Failed at or after this time */
