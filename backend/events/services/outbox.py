@@ -24,7 +24,9 @@ TYPES = {
     "order.delivered": "a push order's files were copied to its destination",
     "order.expiring": "an order's files expire soon",
     "subscription.matched": "a granule matched a subscription and was delivered",
-    "drive.offline": "a tape drive went offline",
+    "drive.offline": "a tape drive was varied off after repeated errors",
+    "volume.suspect": "a tape volume cannot be read as a whole",
+    "reconciliation.discrepancies": "a reconciliation run found discrepancies",
     "test": "a test event sent by its endpoint's owner",
 }
 SITE_SOURCE = "/granary"
