@@ -16,9 +16,9 @@ from .models import Delivery, Endpoint, Event
 from .serializers import (
     DeliveryReplayedSerializer,
     DeliveryReplaySerializer,
-    DeliverySerializer,
     EndpointSerializer,
     EndpointWithSecretSerializer,
+    EventDeliverySerializer,
     EventSerializer,
 )
 
@@ -107,14 +107,14 @@ class EndpointViewSet(OwnedViewMixin, mixins.CreateModelMixin, mixins.DestroyMod
         """A new signing secret (shown this once); the old one signs beside it for a while."""
         return Response(EndpointWithSecretSerializer(services.rotate(self.get_object())).data)
 
-    @extend_schema(request=None, responses={202: DeliverySerializer})
+    @extend_schema(request=None, responses={202: EventDeliverySerializer})
     @action(detail=True, methods=["post"])
     def test(self, request, pk=None):
         """Send this endpoint a test event through its lane, like any other."""
         delivery = services.send_test(self.get_object())
-        return Response(DeliverySerializer(delivery).data, status=status.HTTP_202_ACCEPTED)
+        return Response(EventDeliverySerializer(delivery).data, status=status.HTTP_202_ACCEPTED)
 
-    @extend_schema(responses=DeliverySerializer(many=True),
+    @extend_schema(responses=EventDeliverySerializer(many=True),
                    parameters=[OpenApiParameter("state", str)])
     @action(detail=True, methods=["get"])
     def deliveries(self, request, pk=None):
@@ -127,7 +127,7 @@ class EndpointViewSet(OwnedViewMixin, mixins.CreateModelMixin, mixins.DestroyMod
                 raise DomainError(f"state is one of {', '.join(Delivery.State.values)}",
                                   "state")
             rows = rows.filter(state=state)
-        return Response(DeliverySerializer(rows[:LOG_ROWS], many=True).data)
+        return Response(EventDeliverySerializer(rows[:LOG_ROWS], many=True).data)
 
     @extend_schema(request=DeliveryReplaySerializer, responses=DeliveryReplayedSerializer)
     @action(detail=True, methods=["post"])

@@ -57,7 +57,7 @@ class EndpointWithSecretSerializer(EndpointSerializer):
         fields = [*EndpointSerializer.Meta.fields, "secret"]
 
 
-class DeliverySerializer(serializers.ModelSerializer):
+class EventDeliverySerializer(serializers.ModelSerializer):
     event_id = serializers.UUIDField(source="event.uid", read_only=True)
     event_type = serializers.CharField(source="event.type", read_only=True)
     subject = serializers.CharField(source="event.subject", read_only=True)

@@ -2677,29 +2677,6 @@ export interface components {
             /** @description The granule id typed again: a delete cannot be undone */
             confirm_granule_id: string;
         };
-        Delivery: {
-            readonly id: number;
-            readonly endpoint: number;
-            /** Format: uuid */
-            readonly event_id: string;
-            readonly event_type: string;
-            readonly subject: string;
-            /** Format: date-time */
-            readonly event_time: string;
-            readonly state: components["schemas"]["EventDeliveryStateEnum"];
-            readonly attempts: number;
-            /** Format: date-time */
-            readonly due_at: string;
-            readonly last_status: number | null;
-            readonly last_error: string;
-            /**
-             * Format: double
-             * @description from the event to its delivery
-             */
-            readonly latency_ms: number | null;
-            /** Format: date-time */
-            readonly delivered_at: string | null;
-        };
         /**
          * @description * `https` - HTTPS download links
          *     * `push` - Copy into a destination directory
@@ -2877,6 +2854,29 @@ export interface components {
             time: string;
             datacontenttype: string;
             data: unknown;
+        };
+        EventDelivery: {
+            readonly id: number;
+            readonly endpoint: number;
+            /** Format: uuid */
+            readonly event_id: string;
+            readonly event_type: string;
+            readonly subject: string;
+            /** Format: date-time */
+            readonly event_time: string;
+            readonly state: components["schemas"]["EventDeliveryStateEnum"];
+            readonly attempts: number;
+            /** Format: date-time */
+            readonly due_at: string;
+            readonly last_status: number | null;
+            readonly last_error: string;
+            /**
+             * Format: double
+             * @description from the event to its delivery
+             */
+            readonly latency_ms: number | null;
+            /** Format: date-time */
+            readonly delivered_at: string | null;
         };
         /**
          * @description * `pending` - Pending
@@ -10810,7 +10810,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Delivery"][];
+                    "application/json": components["schemas"]["EventDelivery"][];
                 };
             };
             /** @description The request is malformed or invalid */
@@ -11021,7 +11021,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Delivery"];
+                    "application/json": components["schemas"]["EventDelivery"];
                 };
             };
             /** @description The request is malformed or invalid */
