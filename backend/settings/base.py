@@ -425,7 +425,7 @@ GRANARY_EVENTS_RETRY_BASE_S = float(env("GRANARY_EVENTS_RETRY_BASE_S", "5"))
 GRANARY_EVENTS_SLICE_S = float(env("GRANARY_EVENTS_SLICE_S", "5"))
 GRANARY_EVENTS_TIMEOUT_S = float(env("GRANARY_EVENTS_TIMEOUT_S", "5"))
 GRANARY_EVENTS_ROTATION_H = float(env("GRANARY_EVENTS_ROTATION_H", "24"))
-GRANARY_EVENTS_EXCHANGE = env("GRANARY_EVENTS_EXCHANGE", "granary.events")
+GRANARY_EVENTS_EXCHANGE = env("GRANARY_EVENTS_EXCHANGE", "granary.cloudevents")
 GRANARY_EVENTS_ALLOWED_NETS = [n for n in env("GRANARY_EVENTS_ALLOWED_NETS", "").split(",") if n]
 CELERY_BEAT_SCHEDULE.update({
     "events-sweep": {"task": "backend.events.sweep", "schedule": 5.0},

@@ -38,7 +38,7 @@ def consumer():
         return
     from kombu import Connection, Exchange, Queue
 
-    name = f"granary.events.test-{uuid.uuid4().hex[:8]}"
+    name = f"granary.cloudevents.test-{uuid.uuid4().hex[:8]}"
     conn = Connection(django_settings.CELERY_BROKER_URL)
     queue = Queue(f"{name}.q", Exchange(name, type="topic", durable=True),
                   routing_key="granule.archived.#", auto_delete=True)

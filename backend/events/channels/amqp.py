@@ -3,6 +3,7 @@ runs, routing key `<type>.<collection key>` (`-` without one), so a site's consu
 their own queues (`granule.archived.#`, `#.MOD09GA.061`). Message id: the event id."""
 import json
 
+from django.conf import settings
 from kombu import Exchange
 
 from backend.celery import app
@@ -13,7 +14,8 @@ def routing_key(event):
 
 
 def send(endpoint, event):
-    exchange = Exchange(endpoint.url or "granary.events", type="topic", durable=True)
+    exchange = Exchange(endpoint.url or settings.GRANARY_EVENTS_EXCHANGE, type="topic",
+                        durable=True)
     body = json.dumps(event.document(), separators=(",", ":"))
     with app.producer_or_acquire() as producer:
         producer.publish(body, exchange=exchange, routing_key=routing_key(event),
