@@ -9,6 +9,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import SimpleNamespace
 
 import requests
+from django.contrib.auth import get_user_model
 from django.db import connection, connections, transaction
 from django.utils import timezone
 from standardwebhooks.webhooks import Webhook
@@ -103,10 +104,13 @@ def _now():
     return timezone.now()
 
 
-def _endpoints(owner, receiver, names, options):
+def _endpoints(operators, receiver, names, options):
+    """One webhook per name, each of its own operator (as many sites' systems would be)."""
     made = {}
     for name in names:
         port = options["dead_port"] if name == "dead" else options["port"]
+        owner = get_user_model().objects.create(username=f"bench-{name}")
+        owner.groups.add(operators)
         endpoint = events.create(owner, "webhook", f"http://127.0.0.1:{port}/{name}", name,
                                  [{"type": "granule.archived"}])
         receiver.secrets[name] = endpoint.secret
@@ -163,7 +167,6 @@ def _bare_post(port, count=200):
 
 def run(options):
     from django.conf import settings
-    from django.contrib.auth import get_user_model
     from django.contrib.auth.models import Group
 
     from backend.accounts import roles
@@ -176,18 +179,17 @@ def run(options):
     settings.GRANARY_EVENTS_ALLOWED_NETS = ["127.0.0.1/32"]
     settings.GRANARY_EVENTS_TIMEOUT_S = options["slow_s"] + 5
     settings.GRANARY_EVENTS_RETRY_BASE_S, settings.GRANARY_EVENTS_MAX_TRIES = 0.5, 4
-    owner = get_user_model().objects.create(username="bench-ops")
-    owner.groups.add(Group.objects.get_or_create(name=roles.OPERATOR)[0])
+    operators = Group.objects.get_or_create(name=roles.OPERATOR)[0]
     collection = Collection.objects.create(short_name="BENCHEV", version="001",
                                            title="events bench", processing_level="2")
     receiver = Receiver(options["port"], options["slow_s"])
     bare = _bare_post(options["port"])
     healthy = [f"h{i}" for i in range(options["endpoints"])]
-    endpoints = _endpoints(owner, receiver, healthy, options)
+    endpoints = _endpoints(operators, receiver, healthy, options)
     dispatcher = Dispatcher(options["threads"])
     dispatcher.loop.start()
     alone, missing_a = _phase(receiver, collection, endpoints, 0, options)
-    endpoints |= _endpoints(owner, receiver, ["dead", "slow"], options)
+    endpoints |= _endpoints(operators, receiver, ["dead", "slow"], options)
     mixed, missing_b = _phase(receiver, collection, endpoints, options["granules"], options)
     _settle(endpoints["dead"])
     dispatcher.stop.set()

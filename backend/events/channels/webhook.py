@@ -7,7 +7,9 @@ import hashlib
 import hmac
 import json
 import secrets
+import threading
 import time
+from http.cookiejar import DefaultCookiePolicy
 
 import requests
 from django.conf import settings
@@ -45,13 +47,25 @@ def headers(endpoint, msg_id, body, now=None):
             "webhook-signature": " ".join(signature(k, msg_id, timestamp, body) for k in keys)}
 
 
+_local = threading.local()
+
+
+def _session():
+    """A session per thread: connections to an endpoint are kept alive between sends."""
+    if not hasattr(_local, "session"):
+        _local.session = requests.Session()
+        # no cookies: one endpoint's answer never rides along to the next send
+        _local.session.cookies.set_policy(DefaultCookiePolicy(allowed_domains=[]))
+    return _local.session
+
+
 def send(endpoint, event):
     addresses.check_url(endpoint.url)  # again at each send: a name may resolve elsewhere now
     body = json.dumps(event.document(), separators=(",", ":")).encode()
-    answer = requests.post(endpoint.url, data=body,
-                           headers=headers(endpoint, str(event.uid), body),
-                           timeout=(2, settings.GRANARY_EVENTS_TIMEOUT_S),
-                           allow_redirects=False)
+    answer = _session().post(endpoint.url, data=body,
+                             headers=headers(endpoint, str(event.uid), body),
+                             timeout=(2, settings.GRANARY_EVENTS_TIMEOUT_S),
+                             allow_redirects=False)
     if not 200 <= answer.status_code < 300:
         raise Refused(f"HTTP {answer.status_code}: {answer.text[:200]}", answer.status_code)
     return answer.status_code
