@@ -34,7 +34,7 @@ class RuleSerializer(serializers.ModelSerializer):
 
 
 class EndpointSerializer(serializers.ModelSerializer):
-    rules = RuleSerializer(many=True, required=False)
+    rules = RuleSerializer(many=True, required=False, max_length=50)
     kind = serializers.ChoiceField(choices=Endpoint.Kind.choices)
     url = serializers.CharField(max_length=500, required=False, allow_blank=True)
     name = serializers.CharField(max_length=100, required=False, allow_blank=True)

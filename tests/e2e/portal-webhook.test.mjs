@@ -21,7 +21,11 @@ const WAIT_MS = 60_000;
 const received = [];
 let secret = '';
 
-/** Standard Webhooks: v1,base64(HMAC-SHA256(base64-decoded secret, `${id}.${ts}.${body}`)). */
+/**
+ * Standard Webhooks: v1,base64(HMAC-SHA256(base64-decoded secret, `${id}.${ts}.${body}`)).
+ * @param {import('node:http').IncomingHttpHeaders} headers
+ * @param {string} body
+ */
 function verified(headers, body) {
   const key = Buffer.from(secret.replace(/^whsec_/, ''), 'base64');
   const expected = createHmac('sha256', key)
@@ -90,8 +94,10 @@ test('a scientist adds a webhook to a subscription and sees its test event deliv
   assert.match((await row.textContent()) ?? '', /test.*Delivered.*1/);
   await shoot(page, 'portal-webhook');
 
-  const hooks = await callApi(context, 'GET', '/api/v1/event-endpoints/');
-  for (const hook of hooks.body.filter((h) => h.rules.some((r) => r.subject === `subscriptions/${subscriptionId}`))) {
+  /** @type {{ id: number, rules: { subject: string }[] }[]} */
+  const hooks = (await callApi(context, 'GET', '/api/v1/event-endpoints/')).body;
+  const mine = `subscriptions/${subscriptionId}`;
+  for (const hook of hooks.filter((h) => h.rules.some((rule) => rule.subject === mine))) {
     await callApi(context, 'DELETE', `/api/v1/event-endpoints/${hook.id}/`);
   }
 });

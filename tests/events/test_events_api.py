@@ -2,6 +2,7 @@
 input refused (private URLs, malformed and huge rules, others' endpoints), a test event sent
 to a real receiver, secret rotation checked by the `standardwebhooks` library."""
 import json
+from datetime import timedelta
 
 import pytest
 from django.core import mail
@@ -155,3 +156,22 @@ def test_a_provider_gets_its_collections_ingest_events_only(provider_api, settin
         events.emit("granule.archived", "granules/2", {"granule": 2}, collection=other)
     assert list(Delivery.objects.filter(endpoint=hook).values_list(
         "event__subject", flat=True)) == ["granules/1"]
+
+
+def test_a_huge_rules_list_is_refused_before_any_is_read(user_api):
+    rules = [{"type": "*"}] * 100_000
+    answer = _post(user_api, "/api/v1/event-endpoints/", {"kind": "email", "rules": rules})
+    assert answer.status_code == 400 and not Endpoint.objects.exists()
+
+
+def test_events_past_their_retention_go_with_their_deliveries(user_api, settings):
+    settings.GRANARY_EVENTS_RETENTION_DAYS = 30
+    hook = events.create(user_api.user, "email", rules=[{"type": "order.*"}])
+    old = events.emit("order.ready", "orders/1", {"order": 1}, user=user_api.user)
+    new = events.emit("order.ready", "orders/2", {"order": 2}, user=user_api.user)
+    Event.objects.filter(pk=old.pk).update(time=old.time - timedelta(days=31))
+    events.fan_out([old.pk, new.pk])
+    assert events.purge_expired() >= 1
+    assert list(Event.objects.values_list("pk", flat=True)) == [new.pk]
+    assert list(Delivery.objects.filter(endpoint=hook).values_list("event_id", flat=True)) == [
+        new.pk]
