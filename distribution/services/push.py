@@ -59,9 +59,11 @@ def push_order(order_id):
     if order.subscription_id is None and not order.items.filter(
             Q(state=OrderItem.State.WAITING)
             | Q(state=OrderItem.State.READY, pushed_at__isnull=True)).exists():
-        Order.objects.filter(pk=order.pk, state__in=[Order.State.READY,
-                                                     Order.State.PARTIALLY_READY]).update(
-            state=Order.State.COMPLETED, updated_at=timezone.now())
+        with transaction.atomic():
+            if Order.objects.filter(pk=order.pk, state__in=[
+                    Order.State.READY, Order.State.PARTIALLY_READY]).update(
+                    state=Order.State.COMPLETED, updated_at=timezone.now()):
+                order_event(order, "order.completed")
     if pushed:
         order_event(order, "order.delivered", files=pushed,
                     destination=order.destination_id)

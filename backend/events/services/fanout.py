@@ -10,7 +10,9 @@ from backend.accounts.ownership import owned
 
 from ..models import Delivery, Endpoint, Event, Rule
 
-MAILED = ("order.", "subscription.")  # what a user's mail tells them of, unless they opt out
+# what a user's mail tells them of (what Granary always mailed), unless they opt out
+MAILED = ("order.ready", "order.partially_ready", "order.part_ready", "order.failed",
+          "order.delivered", "order.expiring", "subscription.matched")
 
 
 def matches(rule, event):
@@ -30,7 +32,7 @@ def fan_out(event_ids):
             pk__in=event_ids, fanned_at__isnull=True).order_by("pk"))
         if not events:
             return 0
-        _default_mail([e for e in events if e.user_id and e.type.startswith(MAILED)])
+        _default_mail([e for e in events if e.user_id and e.type in MAILED])
         rules = list(Rule.objects.filter(endpoint__enabled=True).select_related(
             "endpoint__user"))
         sees = _visibility([e.pk for e in events], {r.endpoint.user for r in rules})
@@ -72,7 +74,7 @@ def _default_mail(events):
     for user in get_user_model().objects.filter(pk__in=ids - have).exclude(email="")\
             .order_by("pk"):
         endpoint = Endpoint.objects.create(user=user, kind=Endpoint.Kind.EMAIL, name="My mail")
-        Rule.objects.bulk_create([Rule(endpoint=endpoint, type=p + "*") for p in MAILED])
+        Rule.objects.bulk_create([Rule(endpoint=endpoint, type=t) for t in MAILED])
 
 
 def fan_out_missed(limit=5000):

@@ -21,6 +21,7 @@ TYPES = {
     "order.partially_ready": "an order is ready in part",
     "order.part_ready": "a part of an order staged in parts is ready",
     "order.failed": "an order failed",
+    "order.completed": "every file of an order was downloaded or pushed",
     "order.delivered": "a push order's files were copied to its destination",
     "order.expiring": "an order's files expire soon",
     "subscription.matched": "a granule matched a subscription and was delivered",
