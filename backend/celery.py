@@ -9,7 +9,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "backend.settings")
 app = Celery("granary", task_cls="celery.contrib.django.task:DjangoTask")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 
-QUEUES = ("ingest", "archive", "distribution", "default")
+QUEUES = ("ingest", "archive", "distribution", "events", "default")
 
 
 def declare_queues(names, prefix="granary."):
@@ -28,6 +28,7 @@ app.conf.update(
         "ingest.*": {"queue": "ingest"},
         "backend.archive.*": {"queue": "archive"},
         "distribution.*": {"queue": "distribution"},
+        "backend.events.*": {"queue": "events"},
     },
     task_acks_late=True,
     task_reject_on_worker_lost=True,

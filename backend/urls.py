@@ -18,6 +18,7 @@ urlpatterns = [
     path("api/v1/", include("backend.archive.urls")),
     path("api/v1/", include("distribution.urls")),
     path("api/v1/", include("backend.metrics.urls")),
+    path("api/v1/", include("backend.events.urls")),
     path("api/v1/console/", include("console.urls")),
     path("api/v1/", include("demo.urls")),
     path("stac/", include("backend.catalog.stac_urls")),

@@ -8,6 +8,7 @@ from . import (
     archive_write,
     dashboard,
     download,
+    events,
     ingest_large,
     ingest_small,
     mixed,
@@ -20,4 +21,4 @@ from . import (
 
 BENCHMARKS = {m.NAME: m for m in (archive_write, ingest_large, ingest_small, simulator, search,
                                    dashboard, download, subscriptions, mixed, object_store,
-                                   tape)}
+                                   tape, events)}

@@ -13,6 +13,8 @@ GRANARY_DATA_ROOT=$(mktemp -d /tmp/granary-e2e.XXXXXX)
 export GRANARY_WRITE_MAX_WAIT_S=0
 # The journeys log in more often than a person would; the login throttle is tested in pytest.
 export GRANARY_LOGIN_RATE=${GRANARY_LOGIN_RATE:-1000/min}
+# The webhook journey's receiver listens on loopback, which webhooks may reach only when allowed.
+export GRANARY_EVENTS_ALLOWED_NETS=${GRANARY_EVENTS_ALLOWED_NETS:-127.0.0.1/32}
 if [[ "${DATABASE_URL:-}" == postgres* ]]; then
   export DATABASE_URL="${DATABASE_URL%/*}/${E2E_DB:-granary_e2e}"
   $PY scripts/pg_recreate.py "$DATABASE_URL"
@@ -37,10 +39,10 @@ start_object_store "${E2E_S3_PORT:-$((PORT + 1))}" "$GRANARY_DATA_ROOT"
 $PY manage.py migrate --noinput -v0
 # Drop nudges earlier runs left on a shared broker *before* seed_demo queues the demo's ingest.
 if [[ "${CELERY_BROKER_URL:-}" == amqp* ]]; then
-  $PY -m celery -A backend purge -f -Q ingest,archive,distribution,default >/dev/null || true
+  $PY -m celery -A backend purge -f -Q ingest,archive,distribution,events,default >/dev/null || true
 fi
 $PY manage.py seed_demo --history >/dev/null
-$PY -m celery -A backend worker -Q ingest,archive,distribution,default --concurrency 2 \
+$PY -m celery -A backend worker -Q ingest,archive,distribution,events,default --concurrency 2 \
   -n "e2e@%h" -l WARNING --logfile "$GRANARY_DATA_ROOT/worker.log" &
 # Beat, as in production: it wakes recalls that waited to gather a batch and settles orders.
 $PY -m celery -A backend beat -l WARNING --logfile "$GRANARY_DATA_ROOT/beat.log" \

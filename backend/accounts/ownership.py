@@ -10,6 +10,8 @@ owner it has (an operator pausing a user's subscription leaves it the user's).
 """
 from dataclasses import dataclass
 
+from django.db.models import Q
+
 from backend.errors import NotFound
 
 from . import roles
@@ -22,12 +24,16 @@ class Ownership:
     path: str = "user"
     by_provider: bool = False
     operators: bool = True
+    # further paths to a user who reaches the row too (an event reaches its user and the
+    # members of its provider)
+    also: tuple = ()
 
     def mine(self, user):
-        """The filter keyword arguments selecting the rows `user` owns."""
-        if self.by_provider:
-            return {f"{self.path}__members": user}
-        return {self.path: user}
+        """The filter selecting the rows `user` owns."""
+        found = Q(**{f"{self.path}__members" if self.by_provider else self.path: user})
+        for path in self.also:
+            found |= Q(**{path: user})
+        return found
 
 
 def ownership_of(model):
@@ -46,7 +52,7 @@ def owned(queryset, user):
         return queryset.none()
     if rule.operators and roles.is_operator(user):
         return queryset
-    return queryset.filter(**rule.mine(user))
+    return queryset.filter(rule.mine(user))
 
 
 def get_owned(queryset, user, pk, noun=None):

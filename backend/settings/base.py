@@ -139,6 +139,7 @@ INSTALLED_APPS = [
     "backend.catalog",
     "backend.archive",
     "backend.metrics",
+    "backend.events",
     "ingest",
     "distribution",
     "console",
@@ -422,4 +423,24 @@ SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"].update({
     "BulkJobKindEnum": "console.models.BulkJob.Kind",
     "BulkJobStateEnum": "console.models.BulkJob.State",
     "BulkItemStateEnum": "console.models.BulkItem.State",
+})
+
+# Events (backend.events): how long they are kept, how deliveries are retried (doubling from the
+# base, at most MAX_TRIES), how long one lane sends before handing back, a webhook's timeout,
+# how long a rotated secret still signs, the AMQP topic exchange, and the address ranges an
+# operator lets webhooks reach (loopback and private ones are refused otherwise).
+GRANARY_EVENTS_RETENTION_DAYS = float(env("GRANARY_EVENTS_RETENTION_DAYS", "30"))
+GRANARY_EVENTS_MAX_TRIES = int(env("GRANARY_EVENTS_MAX_TRIES", "8"))
+GRANARY_EVENTS_RETRY_BASE_S = float(env("GRANARY_EVENTS_RETRY_BASE_S", "5"))
+GRANARY_EVENTS_SLICE_S = float(env("GRANARY_EVENTS_SLICE_S", "5"))
+GRANARY_EVENTS_TIMEOUT_S = float(env("GRANARY_EVENTS_TIMEOUT_S", "5"))
+GRANARY_EVENTS_ROTATION_H = float(env("GRANARY_EVENTS_ROTATION_H", "24"))
+GRANARY_EVENTS_EXCHANGE = env("GRANARY_EVENTS_EXCHANGE", "granary.cloudevents")
+GRANARY_EVENTS_ALLOWED_NETS = [n for n in env("GRANARY_EVENTS_ALLOWED_NETS", "").split(",") if n]
+CELERY_BEAT_SCHEDULE.update({
+    "events-sweep": {"task": "backend.events.sweep", "schedule": 5.0},
+})
+SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"].update({
+    "EndpointKindEnum": "backend.events.models.Endpoint.Kind",
+    "EventDeliveryStateEnum": "backend.events.models.Delivery.State",
 })

@@ -10,6 +10,9 @@ What "used up its retries" means differs per kind, as each app counts its own at
   failure, not a dead letter.
 - order items: a push order failed GRANARY_PUSH_MAX_ATTEMPTS times (Order.push_attempts) and
   its undelivered items failed with it.
+- event deliveries: a webhook, mail or AMQP delivery that used GRANARY_EVENTS_MAX_TRIES (or
+  waited behind one that did, on the same endpoint); replay sends them again through the
+  endpoint's lane.
 - subscription deliveries have no notion of retries used up, so none is a dead letter: a
   delivery whose notice cannot be sent rolls back with its transaction (its `attempts` is not
   even counted) and stays pending for every later sweep, without bound; FAILED is a refusal
@@ -28,6 +31,8 @@ from backend.accounts.audit import record
 from backend.archive import services as archive
 from backend.archive.models import ArchiveRequest
 from backend.errors import DomainError
+from backend.events import services as events
+from backend.events.models import Delivery as EventDelivery
 from distribution import services as distribution_services
 from distribution.models import OrderItem
 from ingest.models import IngestGranule
@@ -89,6 +94,15 @@ KINDS = {k.name: k for k in (
           "reason": F("error"), "attempts": F("order__push_attempts"),
           "collection": key_of("granule__collection"), "at": F("order__updated_at")},
          key_lookup("granule__collection"), distribution_services.retry_items),
+    Kind("event",
+         lambda: EventDelivery.objects.filter(state=EventDelivery.State.DEAD),
+         lambda: settings.GRANARY_EVENTS_MAX_TRIES,
+         {"label": Concat(F("event__type"), Value(" to endpoint "), _text("endpoint_id"),
+                          Value(" "), F("endpoint__url")),
+          "reason": F("last_error"), "attempts": F("attempts"),
+          "collection": F("event__collection_key"), "at": F("created_at")},
+         lambda key: Q(event__collection_key=key),
+         lambda ids: events.replay(EventDelivery.objects.filter(pk__in=ids))),
 )}
 
 KIND_NAMES = tuple(KINDS)

@@ -19,9 +19,8 @@ from ..models import (
     SubscriptionDelivery,
     SubscriptionIndexStamp,
 )
-from .notify import notify
+from .notify import subscription_matched
 from .orders import add_items, queue_refresh
-from .signed_links import site_url
 from .subscriptions import archived_candidates, chunks, order_delivery, subscription_shape
 
 
@@ -173,11 +172,9 @@ def deliver(delivery_id):
             delivery.detail = f"{subscription.user} may no longer see {granule.collection.key}"
             delivery.save(update_fields=["state", "detail", "attempts"])
             return False
-        text = f"{granule} ({granule.temporal_start:%Y-%m-%d %H:%M} UTC) matches {subscription}."
+        order = None
         if subscription.mode == Subscription.Mode.NOTIFY:
             delivery.detail = "notified"
-            body = f"{text}\nSTAC item: {site_url()}stac/collections/{granule.collection.key}" \
-                   f"/items/{granule.granule_id}\n"
         else:
             order = standing_order(subscription)
             add_items(order, [granule])
@@ -185,10 +182,7 @@ def deliver(delivery_id):
                 total_bytes=order.items.aggregate(t=Sum("file__size"))["t"] or 0)
             queue_refresh(order.pk)
             delivery.detail = f"added to order {order.pk}"
-            body = (f"{text}\nIt was added to your standing order {order.pk}: "
-                    f"{site_url()}api/v1/orders/{order.pk}/links/\n")
-        notify(subscription.user, f"Granary subscription {subscription}: {granule}", body,
-               fail_silently=False)
+        subscription_matched(subscription, granule, order)
         delivery.state, delivery.delivered_at = SubscriptionDelivery.State.DELIVERED, now
         delivery.save(update_fields=["state", "detail", "attempts", "delivered_at"])
     return True

@@ -24,6 +24,7 @@ from backend.metrics.services import record_transfer
 from .. import streaming
 from ..matching import RangeNotSatisfiable, parse_range, range_validator_matches
 from ..models import Delivery, Order, OrderItem
+from .notify import order_event
 from .orders import delivered, queue_refresh
 from .signed_links import sign
 
@@ -298,8 +299,10 @@ def _downloaded(download, sent, started, to_the_end):
             and order.state in (Order.State.READY, Order.State.PARTIALLY_READY)
             and not order.items.filter(state=OrderItem.State.READY,
                                        downloaded_at__isnull=True).exists()):
-        Order.objects.filter(pk=order.pk, state=order.state).update(
-            state=Order.State.COMPLETED, updated_at=timezone.now())
+        with transaction.atomic():
+            if Order.objects.filter(pk=order.pk, state=order.state).update(
+                    state=Order.State.COMPLETED, updated_at=timezone.now()):
+                order_event(order, "order.completed")
 
 
 def digest_headers(file):

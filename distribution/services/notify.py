@@ -1,48 +1,52 @@
-"""Notifications: the mail users get about their orders and subscriptions."""
-from django.core.mail import send_mail
-from django.db import transaction
+"""What distribution tells users: events about their orders and subscriptions, written with
+the change. Whether they arrive by mail, webhook or not at all is each user's choice, kept by
+the events app."""
+from backend.events import services as events
 
-from ..models import Delivery, Order
-from .signed_links import links, site_url
+from ..models import Order
+from .signed_links import links
+
+ORDER_TYPES = {Order.State.READY: "order.ready",
+               Order.State.PARTIALLY_READY: "order.partially_ready",
+               Order.State.FAILED: "order.failed"}
 
 
-def notify(user, subject, body, fail_silently=True):
-    """Mail `user` (nothing when they have no address); the number of mails sent."""
-    if not user.email:
-        return 0
-    return send_mail(subject, body, None, [user.email], fail_silently=fail_silently)
+def order_event(order, type, **data):
+    """Record an order.* event for the order's user (ids and links, no prose)."""
+    pk = order.pk
+    events.emit(type, f"orders/{pk}", {
+        "order": pk, "delivery": order.delivery, **data,
+        "links": {"order": events.link(f"orders/{pk}/"),
+                  "files": events.link(f"orders/{pk}/links/"),
+                  "script": events.link(f"orders/{pk}/script/")}}, user=order.user)
 
 
 def notify_order(order):
-    """Tell the user once their order is ready, ready in part, or failed (after the commit)."""
+    """An order (not a subscription's) is ready, ready in part, or failed."""
     if order.subscription_id:
         return
     listing = links(order)
-    subject = {
-        Order.State.READY: f"Granary order {order.pk} is ready",
-        Order.State.PARTIALLY_READY: f"Granary order {order.pk} is ready in part",
-        Order.State.FAILED: f"Granary order {order.pk} failed",
-    }[order.state]
-    lines = [subject + "."]
-    if listing["links"]:
-        how = ("They are being copied into your destination." if order.delivery == Delivery.PUSH
-               else f"Download them by {order.expires_at:%Y-%m-%d %H:%M} UTC: "
-                    f"{site_url()}api/v1/orders/{order.pk}/script/")
-        lines.append(f"{len(listing['links'])} files are ready. {how}")
-    for row in listing["failed"]:
-        lines.append(f"Not available: {row['name']}: {row['error']}")
-    transaction.on_commit(lambda: notify(order.user, subject, "\n".join(lines) + "\n"))
+    order_event(order, ORDER_TYPES[order.state], files=len(listing["links"]),
+                failed=len(listing["failed"]),
+                expires_at=order.expires_at.isoformat() if order.expires_at else None)
 
 
 def notify_part(order, ready, later):
-    """Tell the user a part of their order staged in parts is ready (after the commit)."""
-    subject = f"Granary order {order.pk}: {ready} files ready, {later} to follow"
-    if order.delivery == Delivery.PUSH:
-        how = "They are being copied into your destination; the next part follows."
-    else:
-        how = ("Download them to have the next part recalled: "
-               f"{site_url()}api/v1/orders/{order.pk}/script/")
-    body = (f"Order {order.pk} is larger than its share of the cache, so it is staged in parts. "
-            f"{ready} files are ready; {later} more are recalled as these are delivered.\n"
-            f"{how}\n")
-    transaction.on_commit(lambda: notify(order.user, subject, body))
+    """A part of an order staged in parts is ready; `later` files follow."""
+    order_event(order, "order.part_ready", ready=ready, later=later)
+
+
+def subscription_matched(subscription, granule, order=None):
+    """A granule matched the subscription (and joined its standing order, when it has one)."""
+    key = granule.collection.key
+    found = {"granule": events.link(f"granules/{granule.pk}/"),
+             "subscription": events.link(f"subscriptions/{subscription.pk}/"),
+             "stac_item": events.link("").replace(
+                 "/api/v1/", f"/stac/collections/{key}/items/{granule.granule_id}")}
+    if order is not None:
+        found["order"] = events.link(f"orders/{order.pk}/links/")
+    events.emit("subscription.matched", f"subscriptions/{subscription.pk}", {
+        "subscription": subscription.pk, "granule": granule.pk,
+        "granule_name": str(granule), "collection": key,
+        "order": order.pk if order is not None else None, "links": found},
+        user=subscription.user, collection_key=key)

@@ -17,7 +17,7 @@ from ..models import Delivery, Destination, Order, OrderItem
 from ..targets import FolderTarget, HostKey, PushError, SftpTarget
 from .destinations import destination_root, outbox_root
 from .downloads import CHUNK, back_to_waiting
-from .notify import notify
+from .notify import order_event
 from .orders import delivered, settle
 
 
@@ -59,13 +59,14 @@ def push_order(order_id):
     if order.subscription_id is None and not order.items.filter(
             Q(state=OrderItem.State.WAITING)
             | Q(state=OrderItem.State.READY, pushed_at__isnull=True)).exists():
-        Order.objects.filter(pk=order.pk, state__in=[Order.State.READY,
-                                                     Order.State.PARTIALLY_READY]).update(
-            state=Order.State.COMPLETED, updated_at=timezone.now())
+        with transaction.atomic():
+            if Order.objects.filter(pk=order.pk, state__in=[
+                    Order.State.READY, Order.State.PARTIALLY_READY]).update(
+                    state=Order.State.COMPLETED, updated_at=timezone.now()):
+                order_event(order, "order.completed")
     if pushed:
-        notify(order.user, f"Granary order {order.pk}: {pushed} files delivered",
-               f"{pushed} files were copied into {target.label} with manifest.json and a "
-               "checksum list.\n")
+        order_event(order, "order.delivered", files=pushed,
+                    destination=order.destination_id)
     return pushed
 
 

@@ -4,14 +4,14 @@ import logging
 from datetime import timedelta
 
 from django.conf import settings
+from django.db import transaction
 from django.utils import timezone
 
 from ..models import Delivery, Order, OrderItem, SubscriptionDelivery
 from .deliveries import deliver
-from .notify import notify
+from .notify import order_event
 from .orders import refresh_order, release_cache
 from .push import push_order
-from .signed_links import site_url
 
 log = logging.getLogger(__name__)
 
@@ -35,10 +35,9 @@ def expire():
     expired = live.filter(expires_at__lte=now).update(state=Order.State.EXPIRED, updated_at=now)
     warn_by = now + timedelta(hours=settings.GRANARY_ORDER_EXPIRY_WARNING_H)
     for order in live.filter(expiry_warned=False, expires_at__gt=now, expires_at__lte=warn_by):
-        notify(order.user, f"Granary order {order.pk} expires soon",
-               f"Your order {order.pk} can be downloaded until {order.expires_at:%Y-%m-%d %H:%M}"
-               f" UTC.\nLinks: {site_url()}api/v1/orders/{order.pk}/links/\n")
-        Order.objects.filter(pk=order.pk).update(expiry_warned=True)
+        with transaction.atomic():
+            order_event(order, "order.expiring", expires_at=order.expires_at.isoformat())
+            Order.objects.filter(pk=order.pk).update(expiry_warned=True)
     return {"items": len(items), "orders": expired}
 
 

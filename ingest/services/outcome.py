@@ -8,6 +8,7 @@ from django.utils import timezone
 
 from backend.catalog import bulk
 from backend.catalog.models import Collection, Granule
+from backend.events import services as events
 
 from .. import pdr
 from ..models import IngestGranule, IngestRequest
@@ -73,6 +74,11 @@ def _finish_if_done(request, now):
         if not request.finished:
             request.state = R.COMPLETED if not request.failed_count else R.FAILED
             request.finished_at = now
+            events.emit("ingest.request.finished", f"ingest/requests/{request.pk}", {
+                "request": request.pk, "state": request.state,
+                "archived": request.archived_count, "failed": request.failed_count,
+                "links": {"request": events.link(f"ingest/requests/{request.pk}/")}},
+                provider=request.provider)
             if request.way == IngestRequest.Way.PDR:
                 request_id = request.pk
                 transaction.on_commit(lambda: answer_pdr_of(request_id))

@@ -10,6 +10,7 @@ from django.utils import timezone
 
 from backend.catalog import checksums
 from backend.catalog.models import File
+from backend.events import services as events
 
 from .. import names, pdr
 from ..models import IngestGranule, IngestRequest, Pdr
@@ -180,8 +181,16 @@ def answer_pdr_of(request_id):
         files += _file_dispositions(state, why, spec)
     text = pdr.pan(files, timezone.now())
     failures = [d for _, _, d in files if d != pdr.SUCCESSFUL]
-    Pdr.objects.filter(pk=row.pk).update(
-        state=Pdr.State.ANSWERED, pan=text, disposition=failures[0] if failures
-        else pdr.SUCCESSFUL, updated_at=timezone.now())
+    disposition = failures[0] if failures else pdr.SUCCESSFUL
+    with transaction.atomic():
+        Pdr.objects.filter(pk=row.pk).update(
+            state=Pdr.State.ANSWERED, pan=text, disposition=disposition,
+            updated_at=timezone.now())
+        events.emit("ingest.pdr.answered", f"ingest/pdrs/{row.pk}", {
+            "pdr": row.pk, "name": row.name, "request": request_id,
+            "disposition": disposition, "pan": text,
+            "links": {"pdr": events.link(f"ingest/pdrs/{row.pk}/"),
+                      "request": events.link(f"ingest/requests/{request_id}/")}},
+            provider=row.provider)
     _write_answer(_answer_path(row.provider, row, "PAN"), text)
     return text

@@ -18,6 +18,8 @@ from rest_framework.test import APIClient
 from backend.accounts import roles
 from backend.archive import services as archive
 from backend.archive.models import ArchiveRequest, Bucket, Drive, Reconciliation, Volume
+from backend.events import services as events
+from backend.events.models import Endpoint
 from console.models import BulkJob
 from distribution.models import CartItem, Destination, Subscription
 from distribution.services import orders
@@ -106,6 +108,18 @@ EXPECTED = {
     ('destination-list', 'GET'):                (401, 200, 200, 200, 200, 200),
     ('destination-list', 'POST'):               (401, 201, 201, 201, 201, 201),
     ('destination-sftp-key', 'GET'):            (401, 200, 200, 200, 200, 200),
+    ('event-detail', 'GET'):                    (401, 200, 404, 404, 404, 200),
+    ('event-list', 'GET'):                      (401, 200, 200, 200, 200, 200),
+    # endpoints are their owner's alone: operators see every event, not others' endpoints
+    ('event-endpoint-deliveries', 'GET'):       (401, 200, 404, 404, 404, 404),
+    ('event-endpoint-detail', 'DELETE'):        (401, 204, 404, 404, 404, 404),
+    ('event-endpoint-detail', 'GET'):           (401, 200, 404, 404, 404, 404),
+    ('event-endpoint-detail', 'PATCH'):         (401, 200, 404, 404, 404, 404),
+    ('event-endpoint-list', 'GET'):             (401, 200, 200, 200, 200, 200),
+    ('event-endpoint-list', 'POST'):            (401, 201, 201, 201, 201, 201),
+    ('event-endpoint-replay', 'POST'):          (401, 200, 404, 404, 404, 404),
+    ('event-endpoint-rotate', 'POST'):          (401, 200, 404, 404, 404, 404),
+    ('event-endpoint-test', 'POST'):            (401, 202, 404, 404, 404, 404),
     ('drive-detail', 'GET'):                    (401, 403, 403, 403, 403, 200),
     ('drive-list', 'GET'):                      (401, 403, 403, 403, 403, 200),
     ('drive-vary', 'POST'):                     (401, 403, 403, 403, 403, 200),
@@ -273,6 +287,9 @@ def _world(data_root, settings):
     # a bucket whose store has no endpoint: the board shows it down, and still answers
     Bucket.objects.create(name="matrix-objects", store="unconfigured", bucket="matrix")
     bulk_job = BulkJob.objects.create(kind="verify", reason="matrix", granules_total=0)
+    hook = Endpoint.objects.create(user=alice, kind="webhook", url="https://example.org/hook",
+                                   secret="whsec_" + "A" * 44)
+    event = events.emit("order.ready", f"orders/{order.pk}", {"order": order.pk}, user=alice)
 
     clients = {"anonymous": APIClient()}
     for role, person in people.items():
@@ -286,6 +303,7 @@ def _world(data_root, settings):
         "ingest": ingest.pk, "pdr": pdr.pk, "archive-request": request.pk,
         "reconciliation": reconciliation.pk, "granule-detail": granule.pk,
         "provider": modaps.name, "config-user": alice.pk, "bulk-job": bulk_job.pk,
+        "event-endpoint": hook.pk, "event": event.pk,
     }
     bodies = {
         ("login", "POST"): {"username": alice.username, "password": "pw-for-tests"},
@@ -332,6 +350,8 @@ def _world(data_root, settings):
         ("config-provider-detail", "PATCH"): {"title": "renamed"},
         ("config-user-list", "POST"): {"username": "matrixnew", "role": "user"},
         ("config-user-detail", "PATCH"): {"email": "alice@example.net"},
+        ("event-endpoint-list", "POST"): {"kind": "email", "rules": [{"type": "order.*"}]},
+        ("event-endpoint-detail", "PATCH"): {"name": "lab hook"},
     }
     return World(clients, kwargs, bodies)
 
@@ -346,7 +366,7 @@ PK_OF = {"order": "order", "destination": "destination", "subscription": "subscr
          "ingest-request": "ingest", "ingest-pdr": "pdr", "archive-request": "archive-request",
          "reconciliation": "reconciliation", "granule": "granule-detail",
          "console-granule": "granule-detail", "config-user": "config-user",
-         "bulk-job": "bulk-job"}
+         "bulk-job": "bulk-job", "event-endpoint": "event-endpoint", "event": "event"}
 
 
 def _url(world, name, pattern):

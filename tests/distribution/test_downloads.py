@@ -10,6 +10,7 @@ from rest_framework.test import APIClient
 
 from backend.archive.models import CacheEntry
 from backend.catalog.models import Collection
+from backend.events import services as events
 from backend.metrics.models import TransferRecord
 from distribution.models import Order, OrderItem
 from distribution.services import orders, signed_links, upkeep
@@ -123,6 +124,7 @@ def test_expiry_moves_orders_to_expired_and_releases_the_cache(ready_order, alic
     OrderItem.objects.filter(order=order).update(expires_at=soon)
     CacheEntry.objects.filter(pk=entry.pk).update(keep_until=soon)
     upkeep.expire()
+    events.drain()  # the mail is the user's order.expiring event, sent by its lane
     assert any("expires soon" in m.subject for m in mail.outbox)
 
     past = timezone.now() - timedelta(seconds=1)

@@ -9,6 +9,7 @@ from django.core import mail
 
 from backend.archive import services as archive
 from backend.archive.models import CacheEntry
+from backend.events.models import Event
 from backend.metrics.models import TransferRecord
 from distribution.models import Order
 from distribution.services import orders
@@ -63,6 +64,9 @@ def test_tape_only_order_is_recalled_then_downloaded(alice, collection, archived
         assert response["Digest"].startswith("md5=")
     assert TransferRecord.objects.filter(direction="distribution").count() == 4
     assert Order.objects.get(pk=order["id"]).state == "completed"
+    types = list(Event.objects.filter(subject=f"orders/{order['id']}").order_by("pk")
+                 .values_list("type", flat=True))
+    assert types == ["order.ready", "order.completed"]
 
     script = alice.get(f"/api/v1/orders/{order['id']}/script/")
     assert script.status_code == 200

@@ -4,6 +4,7 @@ from django.db.models import Sum
 from django.utils import timezone
 
 from backend.catalog.models import Collection, File, Granule
+from backend.events import services as events
 
 from ..models import FileCopy, Volume
 from ..signals import granule_archived, granules_archived
@@ -104,6 +105,7 @@ def complete_granules_if_archived(granule_ids, complete_files=frozenset()):
         archived = [granules[pk] for pk in sorted(done)]
         for granule in archived:
             granule.state, granule.archived_at = Granule.State.ARCHIVED, now
+        events.emit_many([events.granule_event("granule.archived", g) for g in archived])
         transaction.on_commit(lambda: _announce(archived))
     return archived
 

@@ -10,6 +10,8 @@ import logging
 from django.db import transaction
 from django.db.models import F
 
+from backend.events import services as events
+
 from ..models import FileCopy, Volume
 from .paths import medium_of
 
@@ -38,7 +40,12 @@ def volume_unreadable(volume, reason):
     """The volume as a whole cannot be read: suspect. Its copies stop counting (see
     completeness.readable_copies) and are repaired from the others; an operator may clear it."""
     log.error("volume %s marked suspect: %s", volume.label, reason)
-    Volume.objects.filter(pk=volume.pk).update(state=Volume.State.SUSPECT)
+    with transaction.atomic():
+        if Volume.objects.filter(pk=volume.pk).exclude(state=Volume.State.SUSPECT).update(
+                state=Volume.State.SUSPECT):
+            events.emit("volume.suspect", f"volumes/{volume.label}", {
+                "volume": volume.label,
+                "links": {"volume": events.link(f"archive/volumes/{volume.label}/")}})
     volume.state = Volume.State.SUSPECT
 
 

@@ -6,6 +6,8 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from backend.events import services as events
+
 from .. import hardware
 from ..models import Drive, Volume
 from .policy import ArchiveError
@@ -80,7 +82,12 @@ def drive_error(drive, error, requests=()):
         drive.mounted_volume = None
         fields += ["offline_reason", "mounted_volume"]
         log.warning("drive %s varied off: %s", drive.name, error)
-    drive.save(update_fields=fields)
+    with transaction.atomic():
+        drive.save(update_fields=fields)
+        if drive.state == Drive.State.OFFLINE:
+            events.emit("drive.offline", f"drives/{drive.name}", {
+                "drive": drive.name, "errors": drive.consecutive_errors,
+                "links": {"drive": events.link(f"archive/drives/{drive.name}/")}})
     requeue(requests, f"drive {drive.name}: {error}", charge=False)
 
 

@@ -17,6 +17,7 @@ from django.utils import timezone
 from kombu.exceptions import OperationalError
 
 from backend.errors import Conflict, DomainError
+from backend.events import services as events
 from backend.nudges import task_named
 
 from .. import invariants
@@ -105,6 +106,12 @@ def _record(current, found, tally):
             state=Run.State.DONE, finished_at=timezone.now(), volumes_read=tally.volumes,
             copies_read=tally.copies, cache_files_read=tally.cache_files,
             discrepancy_count=len(found), notes=tally.notes)
+        if found:
+            events.emit("reconciliation.discrepancies", f"reconciliations/{current.pk}", {
+                "reconciliation": current.pk, "discrepancies": len(found),
+                "kinds": sorted({v.kind for v in found}),
+                "links": {"reconciliation": events.link(
+                    f"archive/reconciliation/{current.pk}/")}})
 
 
 def repair(current=None, ids=None):

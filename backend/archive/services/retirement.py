@@ -13,6 +13,7 @@ from backend.accounts import audit
 from backend.catalog.models import Granule
 from backend.catalog.retired import DELETE, RESTORE, WITHDRAW
 from backend.errors import Conflict, DomainError
+from backend.events import services as events
 
 from ..models import CacheEntry, FileCopy, Volume
 from ..signals import granule_retired
@@ -35,6 +36,7 @@ def withdraw(granule, *, by, reason):
         granule = _locked(granule, (Granule.State.ARCHIVED,), "withdrawn")
         _set_state(granule, Granule.State.WITHDRAWN)
         audit.record(by, WITHDRAW, "granule", granule.pk, label=str(granule), reason=reason)
+        events.emit_many([events.granule_event("granule.withdrawn", granule)])
         granule_retired.send(sender=Granule, granule=granule, action=WITHDRAW, reason=reason)
     return granule
 
@@ -68,6 +70,7 @@ def delete(granule, *, by, reason):
         _set_state(granule, Granule.State.DELETED)
         audit.record(by, DELETE, "granule", granule.pk, label=str(granule), reason=reason,
                      detail={"files": len(files), "tape_bytes_released": released})
+        events.emit_many([events.granule_event("granule.deleted", granule)])
         granule_retired.send(sender=Granule, granule=granule, action=DELETE, reason=reason)
         transaction.on_commit(lambda: [p.unlink(missing_ok=True) for p in paths])
     return released
@@ -98,6 +101,8 @@ def fail_for_redelivery(granule, *, by, reason):
         _set_state(granule, Granule.State.FAILED)
         audit.record(by, REDELIVER, "granule", granule.pk, label=str(granule), reason=reason,
                      detail={"damaged": damaged})
+        events.emit_many([events.granule_event("granule.failed", granule,
+                                               damaged_files=damaged)])
         transaction.on_commit(lambda: [p.unlink(missing_ok=True) for p in paths])
     return damaged
 

@@ -57,6 +57,8 @@ export const server = setupServer(
   http.get('/api/v1/completeness/worst/', () =>
     HttpResponse.json({ days: 7, since: '2026-01-01T00:00:00Z', collections: [] }),
   ),
+  // A subscription's page lists the webhooks told of its deliveries.
+  http.get('/api/v1/event-endpoints/', () => HttpResponse.json([])),
 );
 
 export const operator: Me = {

@@ -12,13 +12,14 @@ import { ingestKeys } from '../../lib/api/ingest/keys';
 import type { DeadLetter, DeadLetterKind, ReplayBody, ReplayResult } from '../../lib/api/types';
 import { formatDateTime } from '../../lib/format';
 
-const KINDS: DeadLetterKind[] = ['archive', 'ingest', 'order_item'];
+const KINDS: DeadLetterKind[] = ['archive', 'ingest', 'order_item', 'event'];
 const PAGE = 50;
 
 const KIND_WORDS: Record<DeadLetterKind, string> = {
   archive: 'archive request',
   ingest: 'ingest granule',
   order_item: 'order item',
+  event: 'event delivery',
 };
 
 const rowId = (row: Pick<DeadLetter, 'kind' | 'id'>) => `${row.kind}:${row.id}`;

@@ -11,6 +11,7 @@ import { ErrorMessage, Loading } from '../../components/StatusMessage';
 import { formatDateTime } from '../../lib/format';
 import { DeliveryLog } from './DeliveryLog';
 import { ActiveBadge } from './SubscriptionsPage';
+import { SubscriptionWebhooks } from './SubscriptionWebhooks';
 import { describe } from './filterForm';
 import { useSetActive } from './useSetActive';
 import './subscriptions.css';
@@ -189,6 +190,7 @@ function Detail({ subscription }: { subscription: Subscription }) {
       </dl>
 
       <DeliveryLog subscriptionId={subscription.id} />
+      <SubscriptionWebhooks subscriptionId={subscription.id} />
     </section>
   );
 }

@@ -1140,6 +1140,169 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/event-endpoints/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description Where the caller's events go: webhooks (signed; the secret is shown once), their mail,
+         *     or (operators) the AMQP topic exchange; each with the rules that pick its events.
+         */
+        get: operations["api_v1_event_endpoints_list"];
+        put?: never;
+        /**
+         * @description Where the caller's events go: webhooks (signed; the secret is shown once), their mail,
+         *     or (operators) the AMQP topic exchange; each with the rules that pick its events.
+         */
+        post: operations["api_v1_event_endpoints_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/event-endpoints/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description Where the caller's events go: webhooks (signed; the secret is shown once), their mail,
+         *     or (operators) the AMQP topic exchange; each with the rules that pick its events.
+         */
+        get: operations["api_v1_event_endpoints_retrieve"];
+        put?: never;
+        post?: never;
+        /**
+         * @description Where the caller's events go: webhooks (signed; the secret is shown once), their mail,
+         *     or (operators) the AMQP topic exchange; each with the rules that pick its events.
+         */
+        delete: operations["api_v1_event_endpoints_destroy"];
+        options?: never;
+        head?: never;
+        /**
+         * @description Where the caller's events go: webhooks (signed; the secret is shown once), their mail,
+         *     or (operators) the AMQP topic exchange; each with the rules that pick its events.
+         */
+        patch: operations["api_v1_event_endpoints_partial_update"];
+        trace?: never;
+    };
+    "/api/v1/event-endpoints/{id}/deliveries/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description The endpoint's delivery log: its newest 200 deliveries (state, tries, last error,
+         *     latency).
+         */
+        get: operations["api_v1_event_endpoints_deliveries_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/event-endpoints/{id}/replay/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Send dead deliveries again from a fresh count of tries. */
+        post: operations["api_v1_event_endpoints_replay_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/event-endpoints/{id}/rotate/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description A new signing secret (shown this once); the old one signs beside it for a while. */
+        post: operations["api_v1_event_endpoints_rotate_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/event-endpoints/{id}/test/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Send this endpoint a test event through its lane, like any other. */
+        post: operations["api_v1_event_endpoints_test_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/events/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description Events, newest first: a user's orders and subscriptions, a provider's collections and
+         *     ingest, every event for operators. Filters: type (exact or `granule.*`), subject.
+         */
+        get: operations["api_v1_events_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/events/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description Events, newest first: a user's orders and subscriptions, a provider's collections and
+         *     ingest, every event for operators. Filters: type (exact or `granule.*`), subject.
+         */
+        get: operations["api_v1_events_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/files/{file_id}/download": {
         parameters: {
             query?: never;
@@ -2481,6 +2644,7 @@ export interface components {
             archive?: number[];
             ingest?: number[];
             order_item?: number[];
+            event?: number[];
         };
         DeadLetter: {
             kind: components["schemas"]["DeadLetterKindEnum"];
@@ -2497,9 +2661,10 @@ export interface components {
          * @description * `archive` - archive
          *     * `ingest` - ingest
          *     * `order_item` - order_item
+         *     * `event` - event
          * @enum {string}
          */
-        DeadLetterKindEnum: "archive" | "ingest" | "order_item";
+        DeadLetterKindEnum: "archive" | "ingest" | "order_item" | "event";
         DeadLetterPage: {
             count: number;
             next: string | null;
@@ -2518,6 +2683,14 @@ export interface components {
          * @enum {string}
          */
         DeliveryEnum: "https" | "push";
+        DeliveryReplayRequest: {
+            /** @description dead deliveries to send again (none: all of them) */
+            ids?: number[];
+        };
+        DeliveryReplayed: {
+            replayed: number;
+            refused: unknown[][];
+        };
         Destination: {
             readonly id: number;
             name: string;
@@ -2627,6 +2800,91 @@ export interface components {
          * @enum {string}
          */
         DuplicatePolicyEnum: "error" | "skip" | "replace" | "version";
+        Endpoint: {
+            readonly id: number;
+            kind: components["schemas"]["EndpointKindEnum"];
+            name: string;
+            url: string;
+            enabled: boolean;
+            rules: components["schemas"]["Rule"][];
+            readonly delivered: number;
+            readonly pending: number;
+            readonly dead: number;
+            /** Format: date-time */
+            readonly created_at: string;
+        };
+        /**
+         * @description * `webhook` - Signed webhook
+         *     * `email` - Email
+         *     * `amqp` - AMQP topic exchange
+         * @enum {string}
+         */
+        EndpointKindEnum: "webhook" | "email" | "amqp";
+        EndpointRequest: {
+            kind: components["schemas"]["EndpointKindEnum"];
+            name?: string;
+            url?: string;
+            enabled?: boolean;
+            rules?: components["schemas"]["RuleRequest"][];
+        };
+        EndpointWithSecret: {
+            readonly id: number;
+            kind: components["schemas"]["EndpointKindEnum"];
+            name: string;
+            url: string;
+            enabled: boolean;
+            rules: components["schemas"]["Rule"][];
+            readonly delivered: number;
+            readonly pending: number;
+            readonly dead: number;
+            /** Format: date-time */
+            readonly created_at: string;
+            /** @description shown this once: keep it */
+            readonly secret: string;
+        };
+        /** @description A CloudEvents 1.0 document (structured mode) with Granary's row id. */
+        Event: {
+            seq: number;
+            specversion: string;
+            id: string;
+            source: string;
+            type: string;
+            subject?: string;
+            /** Format: date-time */
+            time: string;
+            datacontenttype: string;
+            data: unknown;
+        };
+        EventDelivery: {
+            readonly id: number;
+            readonly endpoint: number;
+            /** Format: uuid */
+            readonly event_id: string;
+            readonly event_type: string;
+            readonly subject: string;
+            /** Format: date-time */
+            readonly event_time: string;
+            readonly state: components["schemas"]["EventDeliveryStateEnum"];
+            readonly attempts: number;
+            /** Format: date-time */
+            readonly due_at: string;
+            readonly last_status: number | null;
+            readonly last_error: string;
+            /**
+             * Format: double
+             * @description from the event to its delivery
+             */
+            readonly latency_ms: number | null;
+            /** Format: date-time */
+            readonly delivered_at: string | null;
+        };
+        /**
+         * @description * `pending` - Pending
+         *     * `delivered` - Delivered
+         *     * `dead` - Dead: out of tries
+         * @enum {string}
+         */
+        EventDeliveryStateEnum: "pending" | "delivered" | "dead";
         FacetValue: {
             value: string;
             count: number;
@@ -3490,6 +3748,19 @@ export interface components {
             /** @description Present when the asked limit was clamped */
             note?: string;
         };
+        PaginatedEventList: {
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?cursor=cD00ODY%3D"
+             */
+            next: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?cursor=cj0xJnA9NDg3
+             */
+            previous: string | null;
+            results: components["schemas"]["Event"][];
+        };
         PaginatedFileCopyList: {
             /**
              * Format: uri
@@ -3683,6 +3954,13 @@ export interface components {
             username?: string;
             /** @description sftp: the server's public host key, '<type> <base64>', as in known_hosts or ssh-keyscan output */
             host_key?: string;
+        };
+        PatchedEndpointRequest: {
+            kind?: components["schemas"]["EndpointKindEnum"];
+            name?: string;
+            url?: string;
+            enabled?: boolean;
+            rules?: components["schemas"]["RuleRequest"][];
         };
         PatchedProviderConfigRequest: {
             name?: string;
@@ -4054,6 +4332,20 @@ export interface components {
             /** Format: date-time */
             finished_at: string | null;
             retried: number;
+        };
+        Rule: {
+            /** @description an event type, '*' or 'granule.*' */
+            type: string;
+            collection_key: string;
+            /** @description e.g. subscriptions/12 or orders/7 */
+            subject: string;
+        };
+        RuleRequest: {
+            /** @description an event type, '*' or 'granule.*' */
+            type: string;
+            collection_key?: string;
+            /** @description e.g. subscriptions/12 or orders/7 */
+            subject?: string;
         };
         SearchFiltersRequest: {
             /** @description The granule search as the list's query parameters, e.g. {"collection": "MOD021KM.061", "start": "2024-01-01", "attr.cloud_cover.lt": "20"}; cursor, limit and ordering are ignored */
@@ -8551,8 +8843,9 @@ export interface operations {
                  * @description * `archive` - archive
                  *     * `ingest` - ingest
                  *     * `order_item` - order_item
+                 *     * `event` - event
                  */
-                kind?: "archive" | "ingest" | "order_item";
+                kind?: "archive" | "ingest" | "order_item" | "event";
                 limit?: number;
                 offset?: number;
                 /** @description Failed at or after this time */
@@ -10103,6 +10396,762 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["SftpKey"];
+                };
+            };
+            /** @description The request is malformed or invalid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such thing (or not the caller's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    api_v1_event_endpoints_list: {
+        parameters: {
+            query?: {
+                /** @description Which field to use when ordering the results. */
+                ordering?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Endpoint"][];
+                };
+            };
+            /** @description The request is malformed or invalid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such thing (or not the caller's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    api_v1_event_endpoints_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EndpointRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EndpointWithSecret"];
+                };
+            };
+            /** @description The request is malformed or invalid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such thing (or not the caller's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The thing is in the wrong state for it */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body's media type is not accepted */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    api_v1_event_endpoints_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Endpoint"];
+                };
+            };
+            /** @description The request is malformed or invalid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such thing (or not the caller's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    api_v1_event_endpoints_destroy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No response body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is malformed or invalid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such thing (or not the caller's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The thing is in the wrong state for it */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    api_v1_event_endpoints_partial_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchedEndpointRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Endpoint"];
+                };
+            };
+            /** @description The request is malformed or invalid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such thing (or not the caller's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The thing is in the wrong state for it */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body's media type is not accepted */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    api_v1_event_endpoints_deliveries_list: {
+        parameters: {
+            query?: {
+                /** @description Which field to use when ordering the results. */
+                ordering?: string;
+                state?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EventDelivery"][];
+                };
+            };
+            /** @description The request is malformed or invalid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such thing (or not the caller's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    api_v1_event_endpoints_replay_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["DeliveryReplayRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeliveryReplayed"];
+                };
+            };
+            /** @description The request is malformed or invalid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such thing (or not the caller's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The thing is in the wrong state for it */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body's media type is not accepted */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    api_v1_event_endpoints_rotate_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EndpointWithSecret"];
+                };
+            };
+            /** @description The request is malformed or invalid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such thing (or not the caller's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The thing is in the wrong state for it */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    api_v1_event_endpoints_test_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EventDelivery"];
+                };
+            };
+            /** @description The request is malformed or invalid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such thing (or not the caller's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The thing is in the wrong state for it */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    api_v1_events_list: {
+        parameters: {
+            query?: {
+                /** @description The pagination cursor value. */
+                cursor?: string;
+                /** @description Number of results to return per page. */
+                limit?: number;
+                /** @description Which field to use when ordering the results. */
+                ordering?: string;
+                subject?: string;
+                type?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedEventList"];
+                };
+            };
+            /** @description The request is malformed or invalid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such thing (or not the caller's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    api_v1_events_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Event"];
                 };
             };
             /** @description The request is malformed or invalid */

@@ -178,3 +178,10 @@ export type CompletenessGap = Schemas['Gap'];
 export type LateGranule = Schemas['Late'];
 export type CompletenessWorst = Schemas['Worst'];
 export type WorstCollection = Schemas['WorstRow'];
+
+// Events: where a user's events go (endpoints with rules) and each endpoint's delivery log
+export type EventEndpoint = Schemas['Endpoint'];
+export type EventEndpointBody = Schemas['EndpointRequest'];
+export type EventEndpointWithSecret = Schemas['EndpointWithSecret'];
+export type EventDelivery = Schemas['EventDelivery'];
+export type EventDeliveryState = Schemas['EventDeliveryStateEnum'];

@@ -1,0 +1,34 @@
+"""The events app's public interface: other apps emit events and read the dead letters here."""
+from django.utils import timezone
+
+from .endpoints import create, replay, rotate, send_test, update
+from .fanout import fan_out, fan_out_missed
+from .lanes import deliver, wake_due
+from .outbox import TYPES, emit, emit_many, event, granule_event, link, purge_expired
+
+
+def sweep():
+    """Fan out what was missed, wake lanes with due work, drop events past retention."""
+    return {"fanned": fan_out_missed(), "woken": len(wake_due()), "purged": purge_expired()}
+
+
+def drain():
+    """Fan out and deliver everything due, here and now (the command line, tests); how many
+    deliveries were made."""
+    from ..models import Delivery
+
+    fan_out_missed()
+    done = 0
+    while True:
+        lanes = sorted(set(Delivery.objects.filter(
+            state=Delivery.State.PENDING, due_at__lte=timezone.now()).values_list(
+            "endpoint_id", flat=True)))
+        sent = sum(deliver(lane) for lane in lanes)
+        done += sent
+        if not sent:
+            return done
+
+
+__all__ = ["TYPES", "create", "deliver", "drain", "emit", "emit_many", "event", "fan_out",
+           "fan_out_missed", "granule_event", "link", "purge_expired", "replay", "rotate",
+           "send_test", "sweep", "update", "wake_due"]

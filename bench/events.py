@@ -1,0 +1,34 @@
+"""events: from a granule archived to its signed webhook delivered, with a dead and a slow
+endpoint among the healthy ones.
+
+Granules are announced as the archive announces them (one granule.archived event each, in
+batches, through events.emit_many), at a steady rate. A dispatcher stands in for the events
+workers: it fans out what is new and hands each endpoint with due deliveries to a pool of
+threads, each running events.deliver (what the `backend.events.deliver` task runs), one lane
+per endpoint. A local receiver checks every signature with the `standardwebhooks` library and
+counts copies. Two phases, the same granule count each: healthy endpoints alone, then with a
+dead one (nothing listens) and a slow one (answers after --slow-s) added; the slow and dead
+ones must add little to the healthy ones' p95. The baseline: a bare POST of the same body to
+the same receiver, timed in this run. PostgreSQL only (the lanes write from many threads).
+"""
+NAME = "events"
+HELP = "archived -> webhook delivered latency, with a dead and a slow endpoint"
+GOAL_P95_S = 2.0
+GOAL_ADDED_S = 0.1
+
+
+def add_arguments(parser):
+    parser.add_argument("--granules", type=int, default=300, help="per phase")
+    parser.add_argument("--endpoints", type=int, default=10, help="healthy webhooks")
+    parser.add_argument("--rate", type=float, default=20, help="granules archived per second")
+    parser.add_argument("--threads", type=int, default=8, help="delivery threads")
+    parser.add_argument("--slow-s", type=float, default=10)
+    parser.add_argument("--port", type=int, default=8886)
+    parser.add_argument("--dead-port", type=int, default=8889)
+
+
+def run(options):
+    from . import events_run
+
+    return events_run.run(options)
+

@@ -1,0 +1,228 @@
+"""The events benchmark's parts (bench/events.py says what it measures); imported when it
+runs, as it needs the apps loaded."""
+import statistics
+import threading
+import time
+import uuid
+from collections import Counter
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import SimpleNamespace
+
+import requests
+from django.contrib.auth import get_user_model
+from django.db import connection, connections, transaction
+from django.utils import timezone
+from standardwebhooks.webhooks import Webhook
+
+from backend.events import services as events
+from backend.events.models import Delivery, Event
+
+from .dashboard import percentile
+from .events import GOAL_ADDED_S, GOAL_P95_S
+
+
+class Receiver:
+    """Verifies each request with its endpoint's secret (the path names the endpoint)."""
+
+    def __init__(self, port, slow_s):
+        self.secrets, self.got, self.bad = {}, {}, 0
+        self.copies = Counter()
+        self.lock = threading.Lock()
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers.get("content-length", 0)))
+                path = self.path.strip("/")
+                if path == "slow":
+                    time.sleep(slow_s)
+                ok = outer.record(path, body, dict(self.headers.items()))
+                self.send_response(204 if ok else 401)
+                self.end_headers()
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+        self.server.daemon_threads = True
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def record(self, path, body, headers):
+        secret = self.secrets.get(path)
+        if secret is None:  # the baseline's bare POSTs
+            return True
+        try:
+            Webhook(secret).verify(body, headers)
+        except Exception:  # noqa: BLE001 - counted, the run fails on any
+            with self.lock:
+                self.bad += 1
+            return False
+        key = (path, headers["webhook-id"])
+        with self.lock:
+            self.copies[key] += 1
+            self.got.setdefault(key, time.time())
+        return True
+
+
+class Dispatcher:
+    """Fan-out and lanes, as the beat sweep and the events workers do, in threads."""
+
+    def __init__(self, threads):
+        self.stop, self.busy, self.lock = threading.Event(), set(), threading.Lock()
+        self.sem = threading.Semaphore(threads)
+        self.loop = threading.Thread(target=self.run, daemon=True)
+
+    def run(self):
+        while not self.stop.is_set():
+            events.fan_out_missed()
+            for endpoint_id in self.due():
+                with self.lock:
+                    if endpoint_id in self.busy:
+                        continue
+                    self.busy.add(endpoint_id)
+                self.sem.acquire()
+                threading.Thread(target=self.lane, args=(endpoint_id,), daemon=True).start()
+            time.sleep(0.02)
+        connection.close()
+
+    def due(self):
+        return set(Delivery.objects.filter(
+            state=Delivery.State.PENDING, due_at__lte=_now()).values_list(
+            "endpoint_id", flat=True))
+
+    def lane(self, endpoint_id):
+        try:
+            events.deliver(endpoint_id)
+        finally:
+            connections.close_all()
+            with self.lock:
+                self.busy.discard(endpoint_id)
+            self.sem.release()
+
+
+def _now():
+    return timezone.now()
+
+
+def _endpoints(operators, receiver, names, options):
+    """One webhook per name, each of its own operator (as many sites' systems would be)."""
+    made = {}
+    for name in names:
+        port = options["dead_port"] if name == "dead" else options["port"]
+        owner = get_user_model().objects.create(username=f"bench-{name}")
+        owner.groups.add(operators)
+        endpoint = events.create(owner, "webhook", f"http://127.0.0.1:{port}/{name}", name,
+                                 [{"type": "granule.archived"}])
+        receiver.secrets[name] = endpoint.secret
+        made[name] = endpoint
+    return made
+
+
+def _announce(collection, first, count, rate):
+    """count granule.archived events, in batches of 10 at `rate` per second; their uids."""
+    uids, start = [], time.monotonic()
+    for at in range(first, first + count, 10):
+        batch = [SimpleNamespace(pk=i, granule_id=f"G{i:07d}", version=1, collection=collection)
+                 for i in range(at, min(at + 10, first + count))]
+        with transaction.atomic():
+            rows = events.emit_many([events.granule_event("granule.archived", g)
+                                     for g in batch])
+        uids += [str(r.uid) for r in rows]
+        time.sleep(max(0.0, start + (at + 10 - first) / rate - time.monotonic()))
+    return uids
+
+
+def _phase(receiver, collection, endpoints, first, options):
+    """Announce, wait until every healthy delivery is made; latencies of the healthy ones."""
+    healthy = [n for n in endpoints if n.startswith("h")]
+    uids = _announce(collection, first, options["granules"], options["rate"])
+    deadline = time.monotonic() + 600
+    while time.monotonic() < deadline:
+        with receiver.lock:
+            done = sum(1 for n in healthy for u in uids if (n, u) in receiver.got)
+        if done == len(healthy) * len(uids):
+            break
+        time.sleep(0.2)
+    at = dict(Event.objects.filter(uid__in=uids).values_list("uid", "time"))
+    latencies = [receiver.got[(n, u)] - at[_uuid(u)].timestamp()
+                 for n in healthy for u in uids if (n, u) in receiver.got]
+    missing = len(healthy) * len(uids) - len(latencies)
+    return latencies, missing
+
+
+def _uuid(text):
+    return uuid.UUID(text)
+
+
+def _bare_post(port, count=200):
+    body = b'{"specversion":"1.0"}' * 20
+    times = []
+    with requests.Session() as session:
+        for _ in range(count):
+            started = time.perf_counter()
+            session.post(f"http://127.0.0.1:{port}/bare", data=body, timeout=5)
+            times.append(time.perf_counter() - started)
+    return times
+
+
+def run(options):
+    from django.conf import settings
+    from django.contrib.auth.models import Group
+
+    from backend.accounts import roles
+    from backend.catalog.models import Collection
+    from backend.celery import app
+
+    if connection.vendor != "postgresql":
+        raise SystemExit("bench events needs PostgreSQL (lanes write from many threads)")
+    app.conf.broker_url = "memory://"  # the dispatcher here polls: nudges go nowhere
+    settings.GRANARY_EVENTS_ALLOWED_NETS = ["127.0.0.1/32"]
+    settings.GRANARY_EVENTS_TIMEOUT_S = options["slow_s"] + 5
+    settings.GRANARY_EVENTS_RETRY_BASE_S, settings.GRANARY_EVENTS_MAX_TRIES = 0.5, 4
+    operators = Group.objects.get_or_create(name=roles.OPERATOR)[0]
+    collection = Collection.objects.create(short_name="BENCHEV", version="001",
+                                           title="events bench", processing_level="2")
+    receiver = Receiver(options["port"], options["slow_s"])
+    bare = _bare_post(options["port"])
+    healthy = [f"h{i}" for i in range(options["endpoints"])]
+    endpoints = _endpoints(operators, receiver, healthy, options)
+    dispatcher = Dispatcher(options["threads"])
+    dispatcher.loop.start()
+    alone, missing_a = _phase(receiver, collection, endpoints, 0, options)
+    endpoints |= _endpoints(operators, receiver, ["dead", "slow"], options)
+    mixed, missing_b = _phase(receiver, collection, endpoints, options["granules"], options)
+    _settle(endpoints["dead"])
+    dispatcher.stop.set()
+    dispatcher.loop.join()
+    return _result(options, receiver, bare, alone, mixed, missing_a + missing_b, endpoints)
+
+
+def _settle(dead, wait_s=60):
+    """Let the dead endpoint use its tries: its deliveries end dead, none left pending."""
+    deadline = time.monotonic() + wait_s
+    while time.monotonic() < deadline and Delivery.objects.filter(
+            endpoint=dead, state=Delivery.State.PENDING).exists():
+        time.sleep(0.5)
+
+
+def _result(options, receiver, bare, alone, mixed, missing, endpoints):
+    p95 = {k: percentile(v, 95) for k, v in (("bare", bare), ("alone", alone),
+                                              ("mixed", mixed))}
+    copies = sum(n - 1 for (name, _), n in receiver.copies.items() if name.startswith("h"))
+    dead = Delivery.objects.filter(endpoint=endpoints["dead"]).values_list("state", flat=True)
+    added = p95["mixed"] - p95["alone"]
+    table = [
+        ("granules x healthy endpoints", f"{2 * options['granules']} x {options['endpoints']}"),
+        ("bare POST p95 (baseline)", f"{p95['bare'] * 1000:.1f} ms"),
+        ("archived -> delivered p50, healthy alone", f"{statistics.median(alone):.3f} s"),
+        ("archived -> delivered p95, healthy alone", f"{p95['alone']:.3f} s"),
+        ("p95 with a dead and a slow endpoint", f"{p95['mixed']:.3f} s"),
+        ("added by the dead and slow endpoints", f"{added:+.3f} s (goal <= {GOAL_ADDED_S})"),
+        ("ratio p95 / bare POST p95", f"{p95['alone'] / p95['bare']:.0f}x"),
+        ("missing / duplicates / bad signatures", f"{missing} / {copies} / {receiver.bad}"),
+        ("dead endpoint's deliveries", ", ".join(f"{k} {v}" for k, v in Counter(dead).items())),
+        ("goal p95 <= 2 s", "met" if p95["mixed"] <= GOAL_P95_S else "MISSED"),
+    ]
+    return {"table": table, "p95_s": p95, "added_s": added, "missing": missing,
+            "duplicates": copies, "bad_signatures": receiver.bad, "options": options,
+            "dead_states": dict(Counter(dead))}
