@@ -8,6 +8,7 @@ from rest_framework.views import APIView
 
 from backend.accounts.permissions import IsOperator
 from backend.actions import ActionSerializer
+from backend.fields import read_form
 from backend.ids import IdField
 
 from .services import dead_letter, failures
@@ -69,16 +70,6 @@ class RetryGroupResultSerializer(serializers.Serializer):
     not_retried = NotRetriedSerializer(many=True)
 
 
-def _form(serializer_class, data):
-    """Query parameters as a plain dict: DRF reads an empty one of a QueryDict as left out,
-    so `?since=` listed everything where it should say that names no time."""
-    if hasattr(data, "dict"):
-        data = data.dict()
-    form = serializer_class(data=data if hasattr(data, "get") else {"": data})
-    form.is_valid(raise_exception=True)
-    return form.validated_data
-
-
 class FailureGroupsView(APIView):
     """Failed work across ingest, the archive and distribution, grouped by the pattern of its
     reason, the largest group first."""
@@ -88,7 +79,7 @@ class FailureGroupsView(APIView):
     @extend_schema(parameters=[GroupFiltersSerializer],
                    responses=FailureGroupSerializer(many=True))
     def get(self, request):
-        filters = _form(GroupFiltersSerializer, request.query_params)
+        filters = read_form(GroupFiltersSerializer, request.query_params)
         groups = failures.failure_groups(**filters)
         return Response(FailureGroupSerializer(groups, many=True).data)
 
@@ -100,7 +91,7 @@ class RetryGroupView(APIView):
 
     @extend_schema(request=RetryGroupSerializer, responses={202: RetryGroupResultSerializer})
     def post(self, request):
-        data = _form(RetryGroupSerializer, request.data)
+        data = read_form(RetryGroupSerializer, request.data)
         result = failures.retry_group(request.user, data["key"], data.get("reason", ""))
         return Response(RetryGroupResultSerializer(result).data,
                         status=status.HTTP_202_ACCEPTED)
@@ -131,7 +122,7 @@ class RedeliverGroupView(APIView):
 
     @extend_schema(request=RedeliverGroupSerializer, responses=RedeliverGroupResultSerializer)
     def post(self, request):
-        data = _form(RedeliverGroupSerializer, request.data)
+        data = read_form(RedeliverGroupSerializer, request.data)
         result = redeliver_group(request.user, data["key"], data["reason"])
         return Response(RedeliverGroupResultSerializer(result).data)
 
@@ -215,7 +206,7 @@ class DeadLetterView(APIView):
 
     @extend_schema(parameters=[DeadPageSerializer], responses=DeadLetterPageSerializer)
     def get(self, request):
-        query = _form(DeadPageSerializer, request.query_params)
+        query = read_form(DeadPageSerializer, request.query_params)
         limit, offset = query.pop("limit"), query.pop("offset")
         total, rows = dead_letter.dead_letters(limit=limit, offset=offset, **query)
         url = request.build_absolute_uri()
@@ -235,7 +226,7 @@ class ReplayView(APIView):
 
     @extend_schema(request=ReplaySerializer, responses={202: ReplayResultSerializer})
     def post(self, request):
-        data = _form(ReplaySerializer, request.data)
+        data = read_form(ReplaySerializer, request.data)
         data["everything"] = data.pop("all")
         result = dead_letter.replay(request.user, **data)
         return Response(ReplayResultSerializer(result).data, status=status.HTTP_202_ACCEPTED)

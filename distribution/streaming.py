@@ -181,15 +181,16 @@ def send_checked(sock, reader):
     passed (the next is read and checked in a helper thread while it goes; the verdict is
     settled here, in the request's thread, which owns the database connection); yields each
     (offset, length) sent. A failed check raises before its block leaves: a short body."""
-    pending = _checking.submit(reader.read_next)
+    pending = _checking.submit(reader.read_next, True)
     try:
         while True:
             offset, block, good = pending.result()
             reader.settle(offset, block, good)
-            if not block:
+            length = len(block)        # the next read reuses the block's buffer
+            if not length:
                 return
-            pending = _checking.submit(reader.read_next)
-            sock.sendfile(reader.handle, offset=offset, count=len(block))
-            yield offset, len(block)
+            pending = _checking.submit(reader.read_next, True)
+            sock.sendfile(reader.handle, offset=offset, count=length)
+            yield offset, length
     finally:
         pending.cancel() or pending.exception()     # no read left running once it closes

@@ -122,7 +122,8 @@ class UserListView(APIView):
         data = form.validated_data
         user, password = directory.add_user(
             request.user, data["username"], data["role"], email=data.get("email", ""),
-            providers=data.get("providers", ()), reason=data.get("reason", ""))
+            providers=data.get("providers", ()), active=data.get("active", True),
+            reason=data.get("reason", ""))
         body = {**UserConfigSerializer(user).data, "initial_password": password}
         return Response(body, status=status.HTTP_201_CREATED)
 

@@ -122,9 +122,10 @@ def _set_role(user, role):
     user.__dict__.pop("_granary_roles", None)
 
 
-def add_user(actor, username, role, *, email="", providers=(), reason=""):
-    """A new user holding `role`; returns (user, its first password). Never an existing one:
-    create_user would reset that one's password."""
+def add_user(actor, username, role, *, email="", providers=(), active=True, reason=""):
+    """A new user holding `role` (inactive if asked: an account made ready before its owner
+    arrives); returns (user, its first password). Never an existing one: create_user would
+    reset that one's password."""
     if role not in roles.GROUP_ROLES:
         raise DomainError(f"choose one of {', '.join(roles.GROUP_ROLES)}", "role")
     with transaction.atomic():
@@ -137,6 +138,9 @@ def add_user(actor, username, role, *, email="", providers=(), reason=""):
             username, role, password=secrets.token_urlsafe(12), email=email,
             provider=found[0].name if role == roles.PROVIDER else None)
         user.providers.set(found)
+        if not active:
+            user.is_active = False
+            user.save(update_fields=["is_active"])
         audit.record(actor, "create", "user", user.pk, label=username, reason=reason,
                      detail={"changes": _diff({}, user_state(user))})
     return user, password

@@ -235,7 +235,7 @@ class GranuleViewSet(viewsets.ReadOnlyModelViewSet):
         return self._timeline()
 
     def _timeline(self):
-        bucket = self.filter_data().get("bucket") or "auto"
+        bucket = self.filter_data().get("bucket", "auto")
         if bucket not in ("auto", *BUCKETS):
             raise DomainError(f"bucket must be one of auto, {', '.join(BUCKETS)}, not "
                               f"{bucket!r}.", "bucket")

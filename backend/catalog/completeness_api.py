@@ -7,6 +7,7 @@ from rest_framework.views import APIView
 
 from backend.accounts.permissions import IsOperator
 from backend.errors import NotFound
+from backend.fields import read_form
 
 from . import completeness
 from .models import Collection
@@ -75,13 +76,12 @@ class CompletenessView(APIView):
 
     @extend_schema(parameters=[DayQuery], responses=DayReportSerializer)
     def get(self, request):
-        query = DayQuery(data=request.query_params)
-        query.is_valid(raise_exception=True)
+        query = read_form(DayQuery, request.query_params)
         try:
-            collection = Collection.objects.get_by_key(query.validated_data["collection"])
+            collection = Collection.objects.get_by_key(query["collection"])
         except Collection.DoesNotExist as exc:
             raise NotFound(str(exc)) from None
-        day = query.validated_data.get("day") or timezone.now().date()
+        day = query.get("day") or timezone.now().date()
         return Response(DayReportSerializer(completeness.day_report(collection, day)).data)
 
 
@@ -92,6 +92,5 @@ class WorstView(APIView):
 
     @extend_schema(parameters=[WorstQuery], responses=WorstSerializer)
     def get(self, request):
-        query = WorstQuery(data=request.query_params)
-        query.is_valid(raise_exception=True)
-        return Response(WorstSerializer(completeness.worst(**query.validated_data)).data)
+        query = read_form(WorstQuery, request.query_params)
+        return Response(WorstSerializer(completeness.worst(**query)).data)

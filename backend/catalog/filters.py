@@ -86,6 +86,8 @@ def search_data(params, body):
                                    "where the next and previous links keep them"})
         if value is None:
             continue
+        if value == "":
+            raise ValidationError({str(key): "is empty: give a value, or leave it out"})
         if key == "intersects" and isinstance(value, dict):
             value = json.dumps(value)
         elif key in ("collection", "bbox") and isinstance(value, list) and all(

@@ -8,6 +8,7 @@ from rest_framework.views import APIView
 
 from backend.accounts.permissions import IsOperator
 from backend.api import FirstRenderer
+from backend.fields import read_form
 
 from . import services
 from .exposition import scrape
@@ -110,9 +111,8 @@ class DailyView(APIView):
 
     @extend_schema(responses=DailySerializer)
     def get(self, request):
-        window = _Window(data=request.query_params)
-        window.is_valid(raise_exception=True)
-        return Response(services.daily(window.validated_data["days"]))
+        window = read_form(_Window, request.query_params)
+        return Response(services.daily(window["days"]))
 
 
 class ThroughputView(APIView):
@@ -120,9 +120,8 @@ class ThroughputView(APIView):
 
     @extend_schema(responses=ThroughputSerializer)
     def get(self, request):
-        window = _Window(data=request.query_params)
-        window.is_valid(raise_exception=True)
-        return Response(services.throughput(window.validated_data["hours"]))
+        window = read_form(_Window, request.query_params)
+        return Response(services.throughput(window["hours"]))
 
 
 class TargetsView(APIView):

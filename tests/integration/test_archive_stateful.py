@@ -513,6 +513,7 @@ def media(request):
     Archive.s3_server = None
 
 
+@pytest.mark.once
 def test_the_archive_keeps_every_promise_under_random_work_and_damage(monkeypatch, media):
     monkeypatch.setattr(writing, "SPAN_MIN", 64 << 10)   # files span the tiny volumes
     monkeypatch.setattr(manager, "SPAN_MIN", 64 << 10)
