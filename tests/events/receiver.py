@@ -1,12 +1,26 @@
 """A real webhook receiver on a loopback port: every request's signature is checked with the
 `standardwebhooks` library (independent of Granary's signing); ids are counted, so duplicates
 show. `hold` makes the first request wait (a worker can be killed while it sends)."""
+import socket
 import threading
 import time
 from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from standardwebhooks.webhooks import Webhook, WebhookVerificationError
+
+
+def free_ports(n):
+    """n loopback ports nothing listens on now: the kernel's picks, not a fixed range (the
+    PostgreSQL and SQLite passes of `make test` run side by side)."""
+    sockets = [socket.socket() for _ in range(n)]
+    try:
+        for s in sockets:
+            s.bind(("127.0.0.1", 0))
+        return [s.getsockname()[1] for s in sockets]
+    finally:
+        for s in sockets:
+            s.close()
 
 
 class Receiver:

@@ -11,11 +11,10 @@ from django.db import transaction
 from backend.accounts import roles
 from backend.events import services as events
 from backend.events.models import Delivery, Endpoint, Event
-from tests.events.receiver import Receiver
+from tests.events.receiver import Receiver, free_ports
 from tests.factories import CollectionFactory, ProviderFactory
 
 pytestmark = pytest.mark.django_db
-PORT = 8885
 
 
 def _post(client, url, body):
@@ -93,14 +92,15 @@ def test_others_endpoints_answer_as_missing(user_api, operator_api):
 def test_a_test_event_reaches_a_real_receiver_and_a_rotated_secret_still_verifies(
         user_api, settings, eager, django_capture_on_commit_callbacks):
     settings.GRANARY_EVENTS_ALLOWED_NETS = ["127.0.0.1/32"]
+    [port] = free_ports(1)
     made = _post(user_api, "/api/v1/event-endpoints/", {
-        "kind": "webhook", "url": f"http://127.0.0.1:{PORT}/in", "name": "lab",
+        "kind": "webhook", "url": f"http://127.0.0.1:{port}/in", "name": "lab",
         "rules": [{"type": "subscription.matched", "subject": "subscriptions/1"}]})
     assert made.status_code == 201, made.content
     first = made.json()["secret"]
     endpoint = made.json()["id"]
     assert "secret" not in user_api.get(f"/api/v1/event-endpoints/{endpoint}/").json()
-    with Receiver(PORT, first) as receiver:
+    with Receiver(port, first) as receiver:
         with django_capture_on_commit_callbacks(execute=True):
             sent = user_api.post(f"/api/v1/event-endpoints/{endpoint}/test/")
         assert sent.status_code == 202

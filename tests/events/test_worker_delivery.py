@@ -13,13 +13,12 @@ from django.db import transaction
 from backend.events import services as events
 from backend.events.models import Delivery
 from console.services.dead_letter import dead_letters
-from tests.events.receiver import Receiver
+from tests.events.receiver import Receiver, free_ports
 from tests.factories import CollectionFactory, UserFactory
 from tests.workers import celery_worker, wait_for
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.services]
 
-GOOD_PORT, DEAD_PORT = 8883, 8884
 N = 12
 FAST = {"GRANARY_EVENTS_ALLOWED_NETS": "127.0.0.1/32", "GRANARY_EVENTS_RETRY_BASE_S": "0.05",
         "GRANARY_EVENTS_MAX_TRIES": "3", "GRANARY_EVENTS_SLICE_S": "1",
@@ -61,11 +60,12 @@ def _drain_amqp(conn, queue):
 def test_every_event_arrives_through_a_kill_9_and_the_dead_endpoint_is_dead_lettered(
         settings, consumer):
     settings.GRANARY_EVENTS_ALLOWED_NETS = ["127.0.0.1/32"]
+    good_port, dead_port = free_ports(2)
     operator = UserFactory(role="operator")
     collection = CollectionFactory()
-    good = events.create(operator, "webhook", f"http://127.0.0.1:{GOOD_PORT}/hook", "good",
+    good = events.create(operator, "webhook", f"http://127.0.0.1:{good_port}/hook", "good",
                          [{"type": "granule.*"}])
-    dead = events.create(operator, "webhook", f"http://127.0.0.1:{DEAD_PORT}/hook", "dead",
+    dead = events.create(operator, "webhook", f"http://127.0.0.1:{dead_port}/hook", "dead",
                          [{"type": "granule.archived"}])
     if consumer:
         events.create(operator, "amqp", consumer[2], "site bus", [{"type": "*"}])
@@ -75,7 +75,7 @@ def test_every_event_arrives_through_a_kill_9_and_the_dead_endpoint_is_dead_lett
             for i in range(N)])
     uids = {str(e.uid) for e in emitted}
 
-    with Receiver(GOOD_PORT, good.secret, hold=30) as receiver:
+    with Receiver(good_port, good.secret, hold=30) as receiver:
         with celery_worker(["events"], extra_env=FAST) as worker:
             # the worker purged its queue on start: the sweep (beat's, here) finds the work
             wait_for(lambda: events.sweep() and receiver.held.wait(1), worker, timeout=60,
@@ -98,7 +98,7 @@ def test_every_event_arrives_through_a_kill_9_and_the_dead_endpoint_is_dead_lett
     assert Delivery.objects.filter(endpoint=good, state="delivered").count() == N
     assert Delivery.objects.filter(endpoint=dead, state="dead").count() == N
     total, rows = dead_letters(kind="event", limit=100)
-    assert total == N and all(str(DEAD_PORT) in row["label"] for row in rows)
+    assert total == N and all(str(dead_port) in row["label"] for row in rows)
     if consumer:
         got = _drain_amqp(consumer[0], consumer[1])
         assert {m for m, _ in got} == uids
