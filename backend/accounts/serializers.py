@@ -73,9 +73,14 @@ class NewApiTokenSerializer(ApiTokenSerializer):
 class TokenRequestSerializer(serializers.Serializer):
     name = serializers.CharField(max_length=tokens.MAX_NAME)
     scopes = serializers.ListField(child=serializers.ChoiceField(choices=scopes.ALL),
-                                   min_length=1, max_length=len(scopes.ALL))
+                                   min_length=1)
     days = serializers.IntegerField(min_value=1, max_value=tokens.MAX_DAYS, required=False,
                                     allow_null=True, help_text="Left out: never expires")
+
+    def validate_scopes(self, value):
+        if len(value) > 4 * len(scopes.ALL):
+            raise serializers.ValidationError("Name each scope once.")
+        return value
 
 
 class SsoSerializer(serializers.Serializer):

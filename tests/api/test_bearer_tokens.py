@@ -13,7 +13,7 @@ from joserfc import jwt
 from joserfc.jwk import RSAKey
 from rest_framework.test import APIClient
 
-from backend.accounts.models import SignInRule
+from backend.accounts.models import Provider, SignInRule
 from tests.oidc_provider import AUDIENCE, provider_access_token
 
 pytestmark = pytest.mark.django_db
@@ -51,6 +51,19 @@ def test_the_providers_access_token_works_with_the_roles_its_groups_map_to(oidc)
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Bearer {token}")
     assert client.get("/api/v1/archive/queues/").status_code == 200
+
+
+def test_the_provider_api_takes_the_providers_token_for_a_provider_group(oidc):
+    """pat is in granary-providers, which a rule maps to the provider role and MODAPS."""
+    modaps = Provider.objects.create(name="MODAPS")
+    SignInRule.objects.create(value="granary-providers", role="provider", provider=modaps)
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {provider_access_token(oidc, 'pat')}")
+    assert client.get("/api/v1/ingest/requests/").status_code == 200
+    refused = client.post("/api/v1/ingest/requests/", {"provider": "OTHER", "granules": []},
+                          format="json")
+    assert refused.status_code in (400, 403, 404)
+    assert client.get("/api/v1/me/").json()["providers"] == ["MODAPS"]
 
 
 def test_a_token_signed_with_the_providers_key_is_taken(oidc):

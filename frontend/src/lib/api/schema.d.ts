@@ -4595,15 +4595,8 @@ export interface components {
         TokenRequestRequest: {
             name: string;
             scopes: [
-            ] | [
-                components["schemas"]["ScopesEnum"]
-            ] | [
                 components["schemas"]["ScopesEnum"],
-                components["schemas"]["ScopesEnum"]
-            ] | [
-                components["schemas"]["ScopesEnum"],
-                components["schemas"]["ScopesEnum"],
-                components["schemas"]["ScopesEnum"]
+                ...components["schemas"]["ScopesEnum"][]
             ];
             /** @description Left out: never expires */
             days?: number | null;

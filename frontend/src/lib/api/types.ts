@@ -178,3 +178,11 @@ export type CompletenessGap = Schemas['Gap'];
 export type LateGranule = Schemas['Late'];
 export type CompletenessWorst = Schemas['Worst'];
 export type WorstCollection = Schemas['WorstRow'];
+
+export type AuthMethods = Schemas['AuthMethods'];
+export type ApiToken = Schemas['ApiToken'];
+export type NewApiToken = Schemas['NewApiToken'];
+export type ApiTokenRequest = Schemas['TokenRequestRequest'];
+export type TokenScope = ApiToken['scopes'][number];
+export type SignInRule = Schemas['SignInRule'];
+export type SignInRuleRequest = Schemas['SignInRuleRequest'];
