@@ -217,8 +217,10 @@ LOGIN_URL = "/admin/login/"
 # process and host counts against one limit; anything else may stay in each process's memory.
 CACHES = {
     "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    # a throttle's count per client: culling (a third of the rows, past MAX_ENTRIES) would
+    # forget live counts, so there is room for many clients
     "shared": {"BACKEND": "django.core.cache.backends.db.DatabaseCache",
-               "LOCATION": "granary_shared_cache"},
+               "LOCATION": "granary_shared_cache", "OPTIONS": {"MAX_ENTRIES": 20000}},
 }
 
 # Single sign-on through an OpenID provider (none by default: local accounts only). The issuer
