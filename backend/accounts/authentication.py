@@ -32,11 +32,10 @@ class BearerAuthentication(BaseAuthentication):
             token = parts[1].decode("ascii")
         except UnicodeError as exc:
             raise exceptions.AuthenticationFailed("A token is ASCII.") from exc
-        if tokens.looks_personal(token):
-            return self._personal(request, token)
-        if oidc.configured() and token.count(".") == 2:
+        if oidc.configured() and token.count(".") == 2 and not tokens.looks_personal(token):
             return self._provider(token)
-        raise exceptions.AuthenticationFailed("Invalid token.")
+        # a personal token: gra_..., or one of the 40-hex keys made before scopes existed
+        return self._personal(request, token)
 
     def _personal(self, request, token):
         row = tokens.usable(token)
