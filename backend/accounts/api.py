@@ -7,7 +7,11 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from backend.errors import Forbidden
+
 from . import oidc, tokens
+from . import scopes as scope_policy
+from .models import ApiToken
 from .serializers import ApiTokenSerializer as TokenSerializer
 from .serializers import (
     AuthMethodsSerializer,
@@ -49,6 +53,15 @@ class LogoutView(APIView):
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
+def _may_manage_tokens(request):
+    """A personal token short of some scope may not make or revoke tokens: the new one could
+    hold the scopes it lacks."""
+    held = getattr(request.auth, "scopes", None)
+    if isinstance(request.auth, ApiToken) and set(held) != set(scope_policy.ALL):
+        raise Forbidden("A token without every scope cannot make or revoke tokens; sign in, "
+                        "or use a token with every scope.")
+
+
 TOKEN_SCHEMA = {"type": "object", "properties": {"token": {"type": "string"}},
                 "required": ["token"]}
 
@@ -63,6 +76,7 @@ class TokenView(APIView):
 
     @extend_schema(request=None, responses={200: TOKEN_SCHEMA})
     def post(self, request):
+        _may_manage_tokens(request)
         _, token = tokens.script_token(request.user)
         return Response({"token": token})
 
@@ -84,6 +98,7 @@ class TokenListView(APIView):
 
     @extend_schema(request=TokenRequestSerializer, responses={201: NewApiTokenSerializer})
     def post(self, request):
+        _may_manage_tokens(request)
         form = TokenRequestSerializer(data=request.data)
         form.is_valid(raise_exception=True)
         data = form.validated_data
@@ -99,6 +114,7 @@ class TokenDetailView(APIView):
     @extend_schema(request=None, responses={200: TokenSerializer})
     def delete(self, request, pk):
         """Revoke the token: it answers 401 from now on (the row stays, to show when)."""
+        _may_manage_tokens(request)
         return Response(TokenSerializer(tokens.revoke(request.user, pk)).data)
 
 

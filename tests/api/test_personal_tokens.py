@@ -112,3 +112,13 @@ def test_the_script_token_endpoint_still_answers_a_working_token(user_api):
     assert bearer(token).get("/api/v1/me/").status_code == 200
     row = ApiToken.objects.get()
     assert row.expires_at is not None and row.name == "script"
+
+
+def test_a_token_short_of_a_scope_cannot_make_a_wider_one(user_api):
+    reader = bearer(make(user_api, scopes=["read"]).json()["token"])
+    for answer in (make(reader, scopes=["read", "order"]), reader.post("/api/v1/auth/token/"),
+                   reader.delete(f"/api/v1/auth/tokens/{ApiToken.objects.get().pk}/")):
+        assert answer.status_code == 403, answer.content
+    assert ApiToken.objects.count() == 1 and ApiToken.objects.get().revoked_at is None
+    full = bearer(make(user_api, scopes=["read", "order", "ingest", "operate"]).json()["token"])
+    assert make(full, name="child").status_code == 201
