@@ -70,6 +70,9 @@ def test_a_token_signed_with_the_providers_key_is_taken(oidc):
     """The control for the hostile cases below: only their one change makes them fail."""
     answer = me(signed(oidc, claims(oidc)))
     assert answer.status_code == 200 and answer.json()["username"] == "alice"
+    # an audience list (Keycloak's way) counts when Granary's audience is among them
+    assert me(signed(oidc, claims(oidc, aud=["account", AUDIENCE]))).status_code == 200
+    assert me(signed(oidc, claims(oidc, aud=["account", "urn:other"]))).status_code == 401
 
 
 @pytest.mark.parametrize(("change", "reason"), [
