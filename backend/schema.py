@@ -1,5 +1,6 @@
 """What the OpenAPI schema says beyond the serializers' own flags (the web app's types come
 from it, so a loose schema means loose types)."""
+from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.openapi import AutoSchema
 from rest_framework import serializers
 from rest_framework.settings import api_settings
@@ -61,6 +62,7 @@ _EXTRA_STATUSES = {
     "api_v1_ingest_uploads_update": (411, 413),
     "api_v1_auth_login_create": (429,),
     "api_v1_auth_token_create": (429,),
+    "api_v1_auth_tokens_create": (429,),
 }
 _REASONS = {400: "The request is malformed or invalid", 401: "No valid credentials",
             403: "The caller may not do this", 404: "No such thing (or not the caller's)",
@@ -106,3 +108,15 @@ def _document(operation, method, error):
         own = body.get("schema")
         # an operation's own refusal body (a refused PDR with its PDRD), or the common error
         body["schema"] = error if own is None or own == error else {"anyOf": [own, error]}
+
+
+class BearerAuthenticationScheme(OpenApiAuthenticationExtension):
+    """How the schema names Granary's token authentication (backend.accounts.authentication)."""
+
+    target_class = "backend.accounts.authentication.BearerAuthentication"
+    name = "tokenAuth"
+
+    def get_security_definition(self, auto_schema):
+        return {"type": "apiKey", "in": "header", "name": "Authorization",
+                "description": "`Token <t>` or `Bearer <t>`: a personal API token (gra_...), "
+                               "or an access token (JWT) from the configured OpenID provider"}

@@ -8,11 +8,10 @@ from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.permissions import AllowAny, IsAuthenticated
 from rest_framework.response import Response
-from rest_framework.settings import api_settings
-from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
 from backend.accounts.ownership import OwnedViewMixin
+from backend.accounts.throttles import SharedThrottle
 from backend.catalog.filters import filter_granules
 from backend.ids import ID_REGEX
 from backend.nudges import send_on_commit
@@ -166,12 +165,9 @@ class GranaryGetView(APIView):
         return response
 
 
-class DownloadThrottle(ScopedRateThrottle):
+class DownloadThrottle(SharedThrottle):
     """Downloads per client (address, or user) and GRANARY_DOWNLOAD_RATE: beyond it a 429
-    with Retry-After, which granary-get waits out. The rate is read when asked."""
-
-    def get_rate(self):
-        return api_settings.DEFAULT_THROTTLE_RATES.get(self.scope) or None
+    with Retry-After, which granary-get waits out; counted for all processes at once."""
 
 
 class DestinationViewSet(OwnedViewMixin, viewsets.ModelViewSet):

@@ -36,6 +36,20 @@ source scripts/object-store.sh
 mkdir -p "$GRANARY_DATA_ROOT/log"
 start_object_store "${E2E_S3_PORT:-$((PORT + 1))}" "$GRANARY_DATA_ROOT"
 
+# An OpenID provider (scripts/oidc-provider.mjs) the sign-in journey signs in through: olga is
+# in the group operators map to the operator role.
+OIDC_PORT=${E2E_OIDC_PORT:-$((PORT + 2))}
+$PY -c "import json, sys; from joserfc.jwk import RSAKey; print(json.dumps(RSAKey.generate_key(
+    2048, parameters={'kid': 'e2e', 'alg': 'RS256', 'use': 'sig'}, private=True).as_dict(
+    private=True)))" > "$GRANARY_DATA_ROOT/oidc-key.json"
+export GRANARY_OIDC_ISSUER="http://127.0.0.1:$OIDC_PORT" GRANARY_OIDC_CLIENT_ID=granary \
+  GRANARY_OIDC_CLIENT_SECRET=e2e-secret GRANARY_OIDC_AUDIENCE=urn:granary \
+  GRANARY_OIDC_NAME="Test IdP" GRANARY_OIDC_ROLE_RULES="granary-operators=operator"
+node scripts/oidc-provider.mjs --port "$OIDC_PORT" --key "$GRANARY_DATA_ROOT/oidc-key.json" \
+  --secret e2e-secret --audience urn:granary --users '{"olga": ["granary-operators"]}' \
+  --redirect "http://127.0.0.1:$PORT/api/v1/auth/oidc/callback/" \
+  >"$GRANARY_DATA_ROOT/oidc-provider.log" 2>&1 &
+
 $PY manage.py migrate --noinput -v0
 # Drop nudges earlier runs left on a shared broker *before* seed_demo queues the demo's ingest.
 if [[ "${CELERY_BROKER_URL:-}" == amqp* ]]; then

@@ -5,7 +5,7 @@ from rest_framework.test import APIClient
 from backend.accounts import roles
 from tests.factories import UserFactory
 
-pytest_plugins = ["tests.s3_fixtures", "tests.tape_fixtures"]
+pytest_plugins = ["tests.s3_fixtures", "tests.tape_fixtures", "tests.oidc_fixtures"]
 
 
 @pytest.fixture

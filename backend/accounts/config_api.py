@@ -13,8 +13,8 @@ from rest_framework.views import APIView
 
 from backend.errors import NotFound
 
-from . import directory, roles
-from .models import AuditEvent, Provider
+from . import directory, oidc, roles
+from .models import AuditEvent, Provider, SignInRule
 from .permissions import IsOperator
 
 
@@ -206,3 +206,48 @@ class AuditLogView(generics.ListAPIView):
     filterset_class = AuditFilter
     queryset = AuditEvent.objects.all()
     ordering_fields = []
+
+
+class SignInRuleSerializer(serializers.Serializer):
+    id = serializers.IntegerField(read_only=True)
+    claim = serializers.CharField(max_length=100, default="groups",
+                                  help_text="The claim of the ID or access token looked at")
+    value = serializers.CharField(max_length=200, help_text="The value it must hold (or list)")
+    role = serializers.ChoiceField(choices=roles.GROUP_ROLES)
+    provider = serializers.SlugField(max_length=64, required=False, allow_null=True,
+                                     help_text="A provider the user then delivers for")
+    reason = serializers.CharField(**REASON)
+
+    def to_representation(self, rule):
+        return {"id": rule.pk, "claim": rule.claim, "value": rule.value, "role": rule.role,
+                "provider": rule.provider.name if rule.provider else None}
+
+
+class SignInRuleListView(APIView):
+    """Rules for single sign-on: a user whose token's claim holds a value gets a role (the most
+    capable one that matches; user when none does) and, optionally, a provider."""
+
+    permission_classes = [IsOperator]
+
+    @extend_schema(responses=SignInRuleSerializer(many=True))
+    def get(self, request):
+        found = SignInRule.objects.select_related("provider")
+        return Response(SignInRuleSerializer(found, many=True).data)
+
+    @extend_schema(request=SignInRuleSerializer, responses={201: SignInRuleSerializer})
+    def post(self, request):
+        form = SignInRuleSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        data = form.validated_data
+        rule = oidc.add_rule(request.user, data["claim"], data["value"], data["role"],
+                             data.get("provider"), reason=data.get("reason", ""))
+        return Response(SignInRuleSerializer(rule).data, status=status.HTTP_201_CREATED)
+
+
+class SignInRuleDetailView(APIView):
+    permission_classes = [IsOperator]
+
+    @extend_schema(request=None, responses={204: None})
+    def delete(self, request, pk):
+        oidc.remove_rule(request.user, pk)
+        return Response(status=status.HTTP_204_NO_CONTENT)

@@ -52,3 +52,65 @@ class AuditEvent(models.Model):
 
     def __str__(self):
         return f"{self.at:%Y-%m-%d %H:%M} {self.actor_name} {self.action} {self.target_label}"
+
+
+class ApiToken(models.Model):
+    """A personal API token: named, scoped, expiring and revocable. Only its SHA-256 is kept
+    (the token is 256 random bits, so a fast hash is enough); the token itself is shown once."""
+
+    SCOPES = ("read", "order", "ingest", "operate")
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE,
+                             related_name="api_tokens")
+    name = models.CharField(max_length=100)
+    scopes = models.JSONField(default=list, help_text="Some of read, order, ingest, operate")
+    key_hash = models.CharField(max_length=64, unique=True, help_text="SHA-256 of the token")
+    prefix = models.CharField(max_length=12, help_text="The token's first characters, to tell "
+                                                       "tokens apart")
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self):
+        return f"{self.user} / {self.name}"
+
+
+class ExternalIdentity(models.Model):
+    """A user as an OpenID provider knows it: matched by (issuer, subject), never by e-mail."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE,
+                             related_name="external_identities")
+    issuer = models.CharField(max_length=300)
+    subject = models.CharField(max_length=255)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_seen_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["issuer", "subject"],
+                                               name="external_identity_unique")]
+
+    def __str__(self):
+        return f"{self.issuer} {self.subject}"
+
+
+class SignInRule(models.Model):
+    """Operators' rule: a user whose claim (e.g. groups) holds a value gets a role, and may
+    deliver for a provider. Checked at each single sign-on and for each provider bearer token."""
+
+    claim = models.CharField(max_length=100, default="groups")
+    value = models.CharField(max_length=200)
+    role = models.CharField(max_length=20, choices=[(r, r) for r in ("user", "provider",
+                                                                     "operator")])
+    provider = models.ForeignKey(Provider, null=True, blank=True, on_delete=models.CASCADE,
+                                 related_name="sign_in_rules")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]
+
+    def __str__(self):
+        return f"{self.claim} has {self.value} -> {self.role}"

@@ -38,3 +38,6 @@ def primary_role(user):
         if role in held:
             return role
     return ANONYMOUS
+
+# least to most capable
+RANK = (USER, PROVIDER, OPERATOR)

@@ -4,11 +4,10 @@ import secrets
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.db import transaction
-from rest_framework.authtoken.models import Token
 
 from backend.errors import DomainError, Forbidden
 
-from . import roles
+from . import roles, tokens
 from .models import Provider
 
 
@@ -20,7 +19,7 @@ def ensure_role_groups():
 
 @transaction.atomic
 def create_user(username, role, *, password=None, email="", provider=None, collections=()):
-    """Create (or update) a user holding `role`; return (user, password, token key).
+    """Create (or update) a user holding `role`; return (user, password, a new API token).
 
     A provider user is attached to `provider` (created if new), which may deliver `collections`.
     An operator is also made staff so the Django admin opens for them.
@@ -44,8 +43,8 @@ def create_user(username, role, *, password=None, email="", provider=None, colle
         prov.members.add(user)
         if collections:
             prov.collections.add(*collections)
-    token, _ = Token.objects.get_or_create(user=user)
-    return user, password, token.key
+    _, token = tokens.script_token(user)
+    return user, password, token
 
 
 def providers_of(user):

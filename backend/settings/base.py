@@ -224,11 +224,41 @@ WHITENOISE_AUTOREFRESH = DEBUG  # development: pick up a rebuilt web app without
 
 LOGIN_URL = "/admin/login/"
 
+# Throttle counts live in the database (a cache table, made by a migration), so every web
+# process and host counts against one limit; anything else may stay in each process's memory.
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    # a throttle's count per client: culling (a third of the rows, past MAX_ENTRIES) would
+    # forget live counts, so there is room for many clients
+    "shared": {"BACKEND": "django.core.cache.backends.db.DatabaseCache",
+               "LOCATION": "granary_shared_cache", "OPTIONS": {"MAX_ENTRIES": 20000}},
+}
+
+# Single sign-on through an OpenID provider (none by default: local accounts only). The issuer
+# is its URL (/.well-known/openid-configuration beneath it); bearer JWTs it issues are accepted
+# when their audience is GRANARY_OIDC_AUDIENCE (default: the client id). Role rules in the
+# environment ("GROUP=ROLE[:PROVIDER],...") add to those operators set in Configuration.
+GRANARY_OIDC = {
+    "issuer": env("GRANARY_OIDC_ISSUER", "").rstrip("/"),
+    "client_id": env("GRANARY_OIDC_CLIENT_ID", ""),
+    "client_secret": env("GRANARY_OIDC_CLIENT_SECRET", ""),
+    "audience": env("GRANARY_OIDC_AUDIENCE", "") or env("GRANARY_OIDC_CLIENT_ID", ""),
+    "name": env("GRANARY_OIDC_NAME", "your institution"),
+    "scopes": env("GRANARY_OIDC_SCOPES", "openid email profile groups"),
+    "groups_claim": env("GRANARY_OIDC_GROUPS_CLAIM", "groups"),
+    "role_rules": env("GRANARY_OIDC_ROLE_RULES", ""),
+    "leeway_s": int(env("GRANARY_OIDC_LEEWAY_S", "30")),
+    "keys_ttl_s": int(env("GRANARY_OIDC_KEYS_TTL_S", "3600")),
+}
+# Personal API tokens made by POST /api/v1/auth/token/ (scripts) expire after this many days.
+GRANARY_TOKEN_DAYS = float(env("GRANARY_TOKEN_DAYS", "90"))
+
 REST_FRAMEWORK = {
-    # Token first: a missing or bad credential answers 401 with `WWW-Authenticate: Token`
+    # Tokens first (personal tokens, and the OpenID provider's JWTs): a missing or bad
+    # credential answers 401 with `WWW-Authenticate: Token`
     # (DRF takes the header from the first class; the session one has none, hence 403s).
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
+        "backend.accounts.authentication.BearerAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     # Guessing passwords or minting tokens is slowed per client (address, or user once logged

@@ -5,7 +5,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from rest_framework.test import APIClient
 
-from backend.accounts import roles
+from backend.accounts import roles, tokens
 from backend.accounts.models import AuditEvent, Provider
 from backend.archive.models import ArchivePolicy, Silo, VolumeGroup
 from backend.catalog.models import Collection
@@ -225,9 +225,10 @@ def test_operators_create_users_change_roles_and_deactivate(operator_api):
     assert answer.status_code == 200 and answer.json()["role"] == "operator"
     user = get_user_model().objects.get(pk=user.pk)
     assert roles.roles_of(user) == {roles.OPERATOR} and user.is_staff
+    key = tokens.issue(user, "script")[1]
     assert operator_api.patch(url, {"active": False}, format="json").status_code == 200
     client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {user.auth_token.key}")
+    client.credentials(HTTP_AUTHORIZATION=f"Token {key}")
     assert client.get("/api/v1/config/users/").status_code == 401
     changes = [e.detail["changes"] for e in AuditEvent.objects.filter(
         target_type="user", target_id=str(user.pk), action="update").order_by("id")]

@@ -1,9 +1,9 @@
 """/api/health/: a probe for anyone, the detail (database, worker hosts) for operators."""
 import pytest
 from django.utils import timezone
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from backend.accounts import tokens
 from backend.metrics.models import QueueHeartbeat
 
 pytestmark = pytest.mark.django_db
@@ -26,7 +26,7 @@ def test_anyone_learns_only_that_it_is_up(api, user_api, provider_api, beat):
 
 def test_operators_see_the_database_and_each_queue_by_session_or_token(operator_api, beat):
     token = APIClient()
-    token.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=operator_api.user)}")
+    token.credentials(HTTP_AUTHORIZATION=f"Token {tokens.issue(operator_api.user, 'probe')[1]}")
     for client in (operator_api, token):
         body = client.get("/api/health/", HTTP_ACCEPT="text/html").json()
         assert body["status"] == "ok" and body["database"] in ("sqlite", "postgresql")

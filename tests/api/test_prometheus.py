@@ -7,9 +7,9 @@ from collections import Counter
 import pytest
 from django.utils import timezone
 from prometheus_client.parser import text_string_to_metric_families
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from backend.accounts import tokens
 from backend.archive import operations, services
 from backend.archive.models import ArchiveRequest, Bucket, CacheEntry, Drive, FileCopy
 from backend.archive.services.paths import volume_path
@@ -114,7 +114,7 @@ def test_operators_only_and_a_scraper_may_use_an_operators_token(operator_api, u
     assert api.get("/metrics").status_code in (401, 403)
     assert user_api.get("/metrics").status_code == 403
     scraper = APIClient()
-    scraper.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=operator_api.user)}")
+    scraper.credentials(HTTP_AUTHORIZATION=f"Token {tokens.issue(operator_api.user, 'scraper')[1]}")
     assert scraper.get("/metrics").status_code == 200
 
 

@@ -15,7 +15,8 @@ from django.db import transaction
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from rest_framework.test import APIClient
 
-from backend.accounts import roles
+from backend.accounts import roles, tokens
+from backend.accounts.models import SignInRule
 from backend.archive import services as archive
 from backend.archive.models import ArchiveRequest, Bucket, Drive, Reconciliation, Volume
 from backend.events import services as events
@@ -34,7 +35,7 @@ EXCLUDED_PREFIXES = ("admin/",)
 # HEAD answers as GET does, OPTIONS describes the route: neither is a right of its own.
 IMPLIED_METHODS = ("head", "options")
 # Function views answer any method; the one each is used with.
-FUNCTION_VIEW_METHODS = {"spa": ("GET",)}
+FUNCTION_VIEW_METHODS = {"spa": ("GET",), "oidc-login": ("GET",), "oidc-callback": ("GET",)}
 # Catch-all routes, asked at a path of their own.
 FIXED_PATHS = {"spa": "/orders", "stac:unknown": "/stac/nowhere"}
 # Where a call names the provider it acts for: the first provider's.
@@ -100,6 +101,9 @@ EXPECTED = {
     ('config-user-detail', 'GET'):              (401, 403, 403, 403, 403, 200),
     ('config-user-detail', 'PATCH'):            (401, 403, 403, 403, 403, 200),
     ('config-user-list', 'GET'):                (401, 403, 403, 403, 403, 200),
+    ('config-sign-in-rule-list', 'GET'):        (401, 403, 403, 403, 403, 200),
+    ('config-sign-in-rule-list', 'POST'):       (401, 403, 403, 403, 403, 201),
+    ('config-sign-in-rule-detail', 'DELETE'):   (401, 403, 403, 403, 403, 204),
     ('config-user-list', 'POST'):               (401, 403, 403, 403, 403, 201),
     ('destination-detail', 'DELETE'):           (401, 204, 404, 404, 404, 404),
     ('destination-detail', 'GET'):              (401, 200, 404, 404, 404, 404),
@@ -185,6 +189,14 @@ EXPECTED = {
     ('subscription-list', 'POST'):              (401, 201, 201, 201, 201, 201),
     ('subscription-preview', 'POST'):           (401, 200, 200, 200, 200, 200),
     ('token', 'POST'):                          (401, 200, 200, 200, 200, 200),
+    ('token-list', 'GET'):                      (401, 200, 200, 200, 200, 200),
+    ('token-list', 'POST'):                     (401, 201, 201, 201, 201, 201),
+    # a token is its owner's: the first user's, as another's, answers as a missing one
+    ('token-detail', 'DELETE'):                 (401, 200, 404, 404, 404, 404),
+    # single sign-on: no provider is configured in the matrix, so both pages say so
+    ('auth-methods', 'GET'):                    (200, 200, 200, 200, 200, 200),
+    ('oidc-login', 'GET'):                      (404, 404, 404, 404, 404, 404),
+    ('oidc-callback', 'GET'):                   (404, 404, 404, 404, 404, 404),
     ('volume-audit', 'POST'):                   (401, 403, 403, 403, 403, 202),
     ('volume-audit-sample', 'POST'):            (401, 403, 403, 403, 403, 202),
     ('volume-detail', 'GET'):                   (401, 403, 403, 403, 403, 200),
@@ -304,6 +316,8 @@ def _world(data_root, settings):
         "reconciliation": reconciliation.pk, "granule-detail": granule.pk,
         "provider": modaps.name, "config-user": alice.pk, "bulk-job": bulk_job.pk,
         "event-endpoint": hook.pk, "event": event.pk,
+        "token": tokens.issue(alice, "matrix")[0].pk,
+        "sign-in-rule": SignInRule.objects.create(value="matrix", role="user").pk,
     }
     bodies = {
         ("login", "POST"): {"username": alice.username, "password": "pw-for-tests"},
@@ -352,6 +366,9 @@ def _world(data_root, settings):
         ("config-user-detail", "PATCH"): {"email": "alice@example.net"},
         ("event-endpoint-list", "POST"): {"kind": "email", "rules": [{"type": "order.*"}]},
         ("event-endpoint-detail", "PATCH"): {"name": "lab hook"},
+        ("token-list", "POST"): {"name": "matrix", "scopes": ["read"]},
+        ("config-sign-in-rule-list", "POST"): {"value": "staff", "role": "operator",
+                                               "provider": "MODAPS"},
     }
     return World(clients, kwargs, bodies)
 
@@ -366,7 +383,8 @@ PK_OF = {"order": "order", "destination": "destination", "subscription": "subscr
          "ingest-request": "ingest", "ingest-pdr": "pdr", "archive-request": "archive-request",
          "reconciliation": "reconciliation", "granule": "granule-detail",
          "console-granule": "granule-detail", "config-user": "config-user",
-         "bulk-job": "bulk-job", "event-endpoint": "event-endpoint", "event": "event"}
+         "bulk-job": "bulk-job", "event-endpoint": "event-endpoint", "event": "event",
+         "token": "token", "config-sign-in-rule": "sign-in-rule"}
 
 
 def _url(world, name, pattern):

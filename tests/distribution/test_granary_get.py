@@ -14,8 +14,8 @@ import sys
 import time
 
 import pytest
-from rest_framework.authtoken.models import Token
 
+from backend.accounts import tokens
 from backend.archive import services as archive
 from backend.archive.models import CacheEntry, FileCopy
 from backend.catalog.models import File
@@ -178,7 +178,7 @@ def test_a_file_made_unavailable_is_in_the_failure_manifest_with_its_reason(
 
         # granary-get itself, by order id and token: the good file is skipped, the lost one
         # reported with the order's reason
-        token = Token.objects.create(user=alice.user).key
+        token = tokens.issue(alice.user, "granary-get")[1]
         again = run_client([str(CLIENT), str(order_id), "--server", web.url, "-o", str(out)],
                            env=dict(os.environ, GRANARY_TOKEN=token))
     assert again.returncode == 1

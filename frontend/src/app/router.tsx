@@ -15,6 +15,12 @@ export const routes: RouteObject[] = withLoadingFallback([
     children: [
       { index: true, element: <CollectionsPage /> },
       { path: 'login', element: <LoginPage /> },
+      {
+        path: 'tokens',
+        lazy: async () => ({
+          Component: (await import('../features/auth/TokensPage')).TokensPage,
+        }),
+      },
       // The scientist's pages; the map inside them loads Leaflet on its own, later still.
       {
         path: 'collections/:key',
@@ -144,6 +150,12 @@ export const routes: RouteObject[] = withLoadingFallback([
             path: 'users',
             lazy: async () => ({
               Component: (await import('../features/config/UsersConfigPage')).UsersConfigPage,
+            }),
+          },
+          {
+            path: 'sign-in',
+            lazy: async () => ({
+              Component: (await import('../features/config/SignInRulesPage')).SignInRulesPage,
             }),
           },
           {

@@ -50,6 +50,8 @@ export const emptyCart: Cart = {
 /** Defaults every page needs; tests override the endpoint they are about. */
 export const server = setupServer(
   http.get('/api/v1/me/', () => HttpResponse.json(anonymous)),
+  // The login page offers single sign-on when a provider is configured: none by default.
+  http.get('/api/v1/auth/methods/', () => HttpResponse.json({ local: true, oidc: null })),
   http.get('/api/v1/collections/', () => HttpResponse.json(page([]))),
   // The navigation shows logged-in users how full their cart is.
   http.get('/api/v1/cart/', () => HttpResponse.json(emptyCart)),

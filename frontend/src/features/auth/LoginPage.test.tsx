@@ -128,4 +128,25 @@ describe('login page', () => {
       '/login?next=%2Fdashboards%2Farchive',
     ]);
   });
+
+  it('offers single sign-on when a provider is configured, keeping where the user was', async () => {
+    server.use(
+      http.get('/api/v1/auth/methods/', () =>
+        HttpResponse.json({
+          local: true,
+          oidc: { name: 'Campus IdP', login_url: '/api/v1/auth/oidc/login/' },
+        }),
+      ),
+    );
+    renderApp('/login?next=/orders');
+    const link = await screen.findByRole('link', { name: 'Sign in with Campus IdP' });
+    expect(link).toHaveAttribute('href', '/api/v1/auth/oidc/login/?next=%2Forders');
+    expect(screen.getByLabelText('User name')).toBeInTheDocument();
+  });
+
+  it('shows no single sign-on without a provider', async () => {
+    renderApp('/login');
+    await screen.findByLabelText('User name');
+    expect(screen.queryByRole('link', { name: /Sign in with/ })).not.toBeInTheDocument();
+  });
 });

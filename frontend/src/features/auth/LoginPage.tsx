@@ -1,9 +1,10 @@
-import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useId, useRef, useState, type FormEvent } from 'react';
 import { useNavigate, useSearchParams } from 'react-router';
 
 import { authKeys } from '../../lib/api/auth/keys';
 import { logIn } from '../../lib/api/auth/login';
+import { authMethodsQuery } from '../../lib/api/auth/methods';
 import { meQuery } from '../../lib/api/auth/me';
 import { safeNext } from './safeNext';
 
@@ -17,6 +18,8 @@ export function LoginPage() {
   const userId = useId();
   const passwordId = useId();
   const errorRef = useRef<HTMLDivElement>(null);
+  const methods = useQuery(authMethodsQuery());
+  const sso = methods.data?.oidc;
 
   const login = useMutation({
     mutationFn: () => logIn(username.trim(), password),
@@ -47,6 +50,13 @@ export function LoginPage() {
           Operators, providers and users log in with their Granary account.
         </p>
       </div>
+      {sso && (
+        <p className="form-card">
+          <a className="button" href={`${sso.login_url}?next=${encodeURIComponent(next)}`}>
+            Sign in with {sso.name}
+          </a>
+        </p>
+      )}
       <form className="form-card" onSubmit={onSubmit} noValidate>
         {login.isError && (
           <div className="status status--error" role="alert" tabIndex={-1} ref={errorRef}>

@@ -32,6 +32,9 @@ export function UserMenu() {
           {me.data.username}
         </span>
         {me.data.role !== 'user' && <span className="badge badge--role">{me.data.role}</span>}
+        <Link className="button button--small button--quiet" to="/tokens">
+          API tokens
+        </Link>
         <button
           type="button"
           className="button button--small button--quiet"

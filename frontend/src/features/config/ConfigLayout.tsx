@@ -7,6 +7,7 @@ export const CONFIG_PAGES = [
   { to: '/config', label: 'Collections', end: true },
   { to: '/config/providers', label: 'Providers', end: false },
   { to: '/config/users', label: 'Users', end: false },
+  { to: '/config/sign-in', label: 'Sign-in rules', end: false },
   { to: '/config/completeness', label: 'Completeness', end: false },
   { to: '/config/audit', label: 'Audit log', end: false },
 ];

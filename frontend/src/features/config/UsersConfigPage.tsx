@@ -10,9 +10,8 @@ import { Field, invalid } from '../../components/Field';
 import { Loaded } from '../../components/Loaded';
 import { OutcomeNotice, type Outcome } from '../../components/OutcomeNotice';
 import { formatUtc } from '../../lib/format';
+import { ROLES, RoleField } from './RoleField';
 import { errorsOf, listOf } from './errors';
-
-const ROLES: GroupRole[] = ['user', 'provider', 'operator'];
 
 /** Users: their role, whether they may log in, and the providers they deliver for. */
 export function UsersConfigPage() {
@@ -139,15 +138,7 @@ function NewUserForm() {
             onChange={(e) => setEmail(e.target.value)}
           />
         </Field>
-        <Field id="nu-role" label="Role" error={errors.role}>
-          <select id="nu-role" value={role} onChange={(e) => setRole(e.target.value as GroupRole)}>
-            {ROLES.map((r) => (
-              <option key={r} value={r}>
-                {r}
-              </option>
-            ))}
-          </select>
-        </Field>
+        <RoleField id="nu-role" value={role} error={errors.role} onChange={setRole} />
         <Field id="nu-providers" label="Providers (comma-separated)" error={errors.providers}>
           <input
             id="nu-providers"

@@ -483,6 +483,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/auth/methods/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description How one may sign in here: local accounts always, an OpenID provider when configured. */
+        get: operations["api_v1_auth_methods_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/auth/token/": {
         parameters: {
             query?: never;
@@ -492,9 +509,53 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** @description The caller's API token, for scripts and provider clients. */
+        /**
+         * @description A new API token for a script or a provider's client: every scope, expiring after
+         *     GRANARY_TOKEN_DAYS, shown this once (name, scope and revoke tokens under auth/tokens/).
+         */
         post: operations["api_v1_auth_token_create"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auth/tokens/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description The caller's personal API tokens (never the tokens themselves: only their first
+         *     characters), and a new one, shown once.
+         */
+        get: operations["api_v1_auth_tokens_list"];
+        put?: never;
+        /**
+         * @description The caller's personal API tokens (never the tokens themselves: only their first
+         *     characters), and a new one, shown once.
+         */
+        post: operations["api_v1_auth_tokens_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auth/tokens/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** @description Revoke the token: it answers 401 from now on (the row stays, to show when). */
+        delete: operations["api_v1_auth_tokens_destroy"];
         options?: never;
         head?: never;
         patch?: never;
@@ -705,6 +766,46 @@ export interface paths {
         options?: never;
         head?: never;
         patch: operations["api_v1_config_providers_partial_update"];
+        trace?: never;
+    };
+    "/api/v1/config/sign-in-rules/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description Rules for single sign-on: a user whose token's claim holds a value gets a role (the most
+         *     capable one that matches; user when none does) and, optionally, a provider.
+         */
+        get: operations["api_v1_config_sign_in_rules_list"];
+        put?: never;
+        /**
+         * @description Rules for single sign-on: a user whose token's claim holds a value gets a role (the most
+         *     capable one that matches; user when none does) and, optionally, a provider.
+         */
+        post: operations["api_v1_config_sign_in_rules_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/config/sign-in-rules/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete: operations["api_v1_config_sign_in_rules_destroy"];
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/v1/config/users/": {
@@ -2032,6 +2133,22 @@ export interface components {
             added: number;
             cart: components["schemas"]["Cart"];
         };
+        ApiToken: {
+            readonly id: number;
+            name: string;
+            scopes: components["schemas"]["ScopesEnum"][];
+            /** @description The token's first characters */
+            readonly prefix: string;
+            /** Format: date-time */
+            readonly created_at: string;
+            /** Format: date-time */
+            expires_at: string | null;
+            /** Format: date-time */
+            revoked_at: string | null;
+            /** Format: date-time */
+            last_used_at: string | null;
+            readonly active: boolean;
+        };
         ArchiveRequest: {
             readonly id: number;
             kind: components["schemas"]["KindEnum"];
@@ -2091,6 +2208,10 @@ export interface components {
         AuditRequest: {
             /** @description Copies to audit, drawn at random */
             sample: number;
+        };
+        AuthMethods: {
+            local: boolean;
+            oidc: components["schemas"]["Sso"] | null;
         };
         /** @description A bucket of an object store as a copy target, beside the volume groups. */
         Bucket: {
@@ -3451,6 +3572,24 @@ export interface components {
          * @enum {string}
          */
         ModeEnum: "notify" | "push" | "order";
+        NewApiToken: {
+            readonly id: number;
+            name: string;
+            scopes: components["schemas"]["ScopesEnum"][];
+            /** @description The token's first characters */
+            readonly prefix: string;
+            /** Format: date-time */
+            readonly created_at: string;
+            /** Format: date-time */
+            expires_at: string | null;
+            /** Format: date-time */
+            revoked_at: string | null;
+            /** Format: date-time */
+            last_used_at: string | null;
+            readonly active: boolean;
+            /** @description Shown this once; only its hash is kept */
+            readonly token: string;
+        };
         /**
          * @description A job over the operator filter's `query`, a JSON list `ids`, or an uploaded `file`
          *     (text or CSV, one id per line: a number or COLLECTION.VERSION:GRANULE_ID).
@@ -4347,6 +4486,14 @@ export interface components {
             /** @description e.g. subscriptions/12 or orders/7 */
             subject?: string;
         };
+        /**
+         * @description * `read` - read
+         *     * `order` - order
+         *     * `ingest` - ingest
+         *     * `operate` - operate
+         * @enum {string}
+         */
+        ScopesEnum: "read" | "order" | "ingest" | "operate";
         SearchFiltersRequest: {
             /** @description The granule search as the list's query parameters, e.g. {"collection": "MOD021KM.061", "start": "2024-01-01", "attr.cloud_cover.lt": "20"}; cursor, limit and ordering are ignored */
             filters: {
@@ -4383,6 +4530,32 @@ export interface components {
              */
             file: string;
         };
+        SignInRule: {
+            readonly id: number;
+            /**
+             * @description The claim of the ID or access token looked at
+             * @default groups
+             */
+            claim?: string;
+            /** @description The value it must hold (or list) */
+            value: string;
+            role: components["schemas"]["GroupRoleEnum"];
+            /** @description A provider the user then delivers for */
+            provider?: string | null;
+        };
+        SignInRuleRequest: {
+            /**
+             * @description The claim of the ID or access token looked at
+             * @default groups
+             */
+            claim?: string;
+            /** @description The value it must hold (or list) */
+            value: string;
+            role: components["schemas"]["GroupRoleEnum"];
+            /** @description A provider the user then delivers for */
+            provider?: string | null;
+            reason?: string;
+        };
         Silo: {
             readonly id: number;
             name: string;
@@ -4410,6 +4583,11 @@ export interface components {
                 number
             ] | null;
             source: components["schemas"]["SourceEnum"];
+        };
+        Sso: {
+            /** @description The provider's name, for the button */
+            name: string;
+            login_url: string;
         };
         StateCounts: {
             total: number;
@@ -4705,6 +4883,15 @@ export interface components {
         TodayDirections: {
             ingest: components["schemas"]["TodayDirection"];
             distribution: components["schemas"]["TodayDirection"];
+        };
+        TokenRequestRequest: {
+            name: string;
+            scopes: [
+                components["schemas"]["ScopesEnum"],
+                ...components["schemas"]["ScopesEnum"][]
+            ];
+            /** @description Left out: never expires */
+            days?: number | null;
         };
         UnknownLine: {
             line: number;
@@ -6866,6 +7053,61 @@ export interface operations {
             };
         };
     };
+    api_v1_auth_methods_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthMethods"];
+                };
+            };
+            /** @description The request is malformed or invalid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such thing (or not the caller's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     api_v1_auth_token_create: {
         parameters: {
             query?: never;
@@ -6881,7 +7123,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        token?: string;
+                        token: string;
                     };
                 };
             };
@@ -6932,6 +7174,222 @@ export interface operations {
             };
             /** @description Too many requests; retry later */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    api_v1_auth_tokens_list: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiToken"][];
+                };
+            };
+            /** @description The request is malformed or invalid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such thing (or not the caller's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    api_v1_auth_tokens_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TokenRequestRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NewApiToken"];
+                };
+            };
+            /** @description The request is malformed or invalid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such thing (or not the caller's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The thing is in the wrong state for it */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body's media type is not accepted */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests; retry later */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    api_v1_auth_tokens_destroy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiToken"];
+                };
+            };
+            /** @description The request is malformed or invalid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such thing (or not the caller's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The thing is in the wrong state for it */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8175,6 +8633,212 @@ export interface operations {
             };
             /** @description The body's media type is not accepted */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    api_v1_config_sign_in_rules_list: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SignInRule"][];
+                };
+            };
+            /** @description The request is malformed or invalid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such thing (or not the caller's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    api_v1_config_sign_in_rules_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SignInRuleRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SignInRule"];
+                };
+            };
+            /** @description The request is malformed or invalid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such thing (or not the caller's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The thing is in the wrong state for it */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body's media type is not accepted */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    api_v1_config_sign_in_rules_destroy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No response body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is malformed or invalid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such thing (or not the caller's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The thing is in the wrong state for it */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -179,6 +179,14 @@ export type LateGranule = Schemas['Late'];
 export type CompletenessWorst = Schemas['Worst'];
 export type WorstCollection = Schemas['WorstRow'];
 
+export type AuthMethods = Schemas['AuthMethods'];
+export type ApiToken = Schemas['ApiToken'];
+export type NewApiToken = Schemas['NewApiToken'];
+export type ApiTokenRequest = Schemas['TokenRequestRequest'];
+export type TokenScope = ApiToken['scopes'][number];
+export type SignInRule = Schemas['SignInRule'];
+export type SignInRuleRequest = Schemas['SignInRuleRequest'];
+
 // Events: where a user's events go (endpoints with rules) and each endpoint's delivery log
 export type EventEndpoint = Schemas['Endpoint'];
 export type EventEndpointBody = Schemas['EndpointRequest'];

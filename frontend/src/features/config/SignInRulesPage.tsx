@@ -1,0 +1,115 @@
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useState, type FormEvent } from 'react';
+
+import { configKeys } from '../../lib/api/config/keys';
+import { deleteSignInRule } from '../../lib/api/config/signInRule';
+import { createSignInRule, signInRulesQuery } from '../../lib/api/config/signInRules';
+import type { GroupRole, SignInRule } from '../../lib/api/types';
+import { DataTable } from '../../components/DataTable';
+import { Field, invalid } from '../../components/Field';
+import { Loaded } from '../../components/Loaded';
+import { RoleField } from './RoleField';
+import { errorsOf } from './errors';
+
+/** Single sign-on: which claim values (groups) give which role and provider. */
+export function SignInRulesPage() {
+  const rules = useQuery(signInRulesQuery());
+  return (
+    <section className="page" aria-labelledby="config-sign-in-heading">
+      <div className="page__header">
+        <h1 id="config-sign-in-heading">Sign-in rules</h1>
+        <p className="page__lead">
+          Users who sign in through the OpenID provider get the most capable role whose rule their
+          token matches (user when none does), at every sign-in.
+        </p>
+      </div>
+      <Loaded query={rules} what="the sign-in rules">
+        {(rows) => (
+          <DataTable<SignInRule>
+            caption="Sign-in rules"
+            captionHidden
+            rows={rows}
+            rowKey={(row) => row.id}
+            empty="No rules: everyone who signs in through the provider is a user."
+            columns={[
+              { label: 'Claim', cell: (row) => row.claim ?? 'groups' },
+              { label: 'Holds', rowHeader: true, cell: (row) => row.value },
+              { label: 'Role', cell: (row) => row.role },
+              { label: 'Provider', cell: (row) => row.provider || '—' },
+              { label: '', cell: (row) => <RemoveRule rule={row} /> },
+            ]}
+          />
+        )}
+      </Loaded>
+      <NewRuleForm />
+    </section>
+  );
+}
+
+function RemoveRule({ rule }: { rule: SignInRule }) {
+  const queryClient = useQueryClient();
+  const remove = useMutation({
+    mutationFn: () => deleteSignInRule(rule.id),
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: configKeys.all }),
+  });
+  return (
+    <button
+      type="button"
+      className="button button--small button--quiet"
+      disabled={remove.isPending}
+      onClick={() => remove.mutate()}
+    >
+      Remove rule {rule.value}
+    </button>
+  );
+}
+
+function NewRuleForm() {
+  const queryClient = useQueryClient();
+  const [claim, setClaim] = useState('groups');
+  const [value, setValue] = useState('');
+  const [role, setRole] = useState<GroupRole>('user');
+  const [provider, setProvider] = useState('');
+  const save = useMutation({
+    mutationFn: () =>
+      createSignInRule({ claim, value: value.trim(), role, provider: provider.trim() || null }),
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: configKeys.all }),
+  });
+  const errors = errorsOf(save.error);
+  function onSubmit(event: FormEvent<HTMLFormElement>) {
+    event.preventDefault();
+    save.mutate();
+  }
+  return (
+    <form className="form-card page-section" onSubmit={onSubmit} noValidate>
+      <h2>New rule</h2>
+      <div className="config-form__row">
+        <Field id="sr-claim" label="Claim" error={errors.claim}>
+          <input id="sr-claim" value={claim} onChange={(e) => setClaim(e.target.value)} />
+        </Field>
+        <Field id="sr-value" label="Holds the value" error={errors.value}>
+          <input
+            id="sr-value"
+            value={value}
+            onChange={(e) => setValue(e.target.value)}
+            {...invalid('sr-value', errors.value)}
+          />
+        </Field>
+        <RoleField id="sr-role" value={role} error={errors.role} onChange={setRole} />
+        <Field id="sr-provider" label="Provider (optional)" error={errors.provider}>
+          <input
+            id="sr-provider"
+            value={provider}
+            onChange={(e) => setProvider(e.target.value)}
+            {...invalid('sr-provider', errors.provider)}
+          />
+        </Field>
+      </div>
+      <div className="actions">
+        <button className="button" type="submit" disabled={save.isPending}>
+          Add rule
+        </button>
+      </div>
+    </form>
+  );
+}
