@@ -9,6 +9,9 @@ python3 -c 'import venv, ensurepip' 2>/dev/null || need+=(python3-venv)
 command -v node >/dev/null || need+=(nodejs)
 command -v npm >/dev/null || need+=(npm)
 command -v make >/dev/null || need+=(make)
+# gfal2 over HTTP, the grid client the Tape REST API tests stage with (system python's binding)
+/usr/bin/python3 -c 'import gfal2' 2>/dev/null || need+=(gfal2 gfal2-plugin-http python3-gfal2)
+ls /usr/lib/*/gfal2-plugins/libgfal_plugin_http.so >/dev/null 2>&1 || need+=(gfal2-plugin-http)
 if [[ "${1:-}" == "--browser" ]]; then
   [[ -x /usr/bin/chromium ]] || need+=(chromium)
 fi

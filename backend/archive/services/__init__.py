@@ -42,6 +42,8 @@ drives, writing, reading, background, manager):
   fail_for_redelivery(granule, by, reason): what can still be done about failed archive work
   (retry, or only a redelivery when a file's only copy is damaged in the cache), what a
   granule's copies wait for, and giving a granule up so its provider delivers it again.
+- localities(file ids): where each file's bytes are, in the Tape REST API's words (DISK, TAPE,
+  DISK_AND_TAPE, LOST, NONE, UNAVAILABLE; object copies count as tape).
 - add_bucket(name, bucket, store, prefix, create): an object-store bucket as a copy target;
   object_store_configured(store): whether settings name its endpoint.
 
@@ -54,6 +56,7 @@ from .background import queue_copy
 from .buckets import add_bucket, object_store_configured
 from .cache import end_keep, keep_until, touch_if_cached
 from .completeness import complete_copies, readable_copies
+from .locality import localities
 from .manager import run_until_idle
 from .paths import cache_path
 from .policy import ArchiveError, policy_copies
@@ -87,6 +90,7 @@ __all__ = [
     "estimate_availability",
     "fail_for_redelivery",
     "keep_until",
+    "localities",
     "make_available",
     "object_store_configured",
     "only_copy_damaged",
