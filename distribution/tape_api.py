@@ -101,6 +101,9 @@ class StageRequestView(TapeView):
                    "startedAt": _epoch(f.started_at), "finishedAt": _epoch(f.finished_at)}
             if f.state == StageFile.State.FAILED:
                 row["error"] = f.error
+            elif f.state == StageFile.State.CANCELLED:
+                # gfal2 reads onDisk before the state: only an error ends its wait
+                row["error"] = "Cancelled: the file was not staged."
             files.append(row)
         return Response({"id": str(stage.pk), "createdAt": _epoch(stage.created_at),
                          "startedAt": _epoch(stage.started_at),

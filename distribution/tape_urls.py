@@ -1,13 +1,15 @@
-"""The Tape REST API's routes (mounted at api/tape/v1/ by backend.urls), without trailing
-slashes as the spec writes them."""
-from django.urls import path
+"""The Tape REST API's routes (mounted at api/tape/v1/ by backend.urls), as the spec writes
+them, a trailing slash allowed (gfal2 2.21 posts to archiveinfo/)."""
+from django.urls import re_path
 
 from . import tape_api
 
+ID = r"(?P<stage_id>[^/]+)"
+
 urlpatterns = [
-    path("stage", tape_api.StageView.as_view(), name="tape-stage"),
-    path("stage/<str:stage_id>", tape_api.StageRequestView.as_view(), name="tape-stage-request"),
-    path("stage/<str:stage_id>/cancel", tape_api.CancelView.as_view(), name="tape-cancel"),
-    path("release/<str:stage_id>", tape_api.ReleaseView.as_view(), name="tape-release"),
-    path("archiveinfo", tape_api.ArchiveInfoView.as_view(), name="tape-archiveinfo"),
+    re_path(r"^stage/?$", tape_api.StageView.as_view(), name="tape-stage"),
+    re_path(rf"^stage/{ID}/?$", tape_api.StageRequestView.as_view(), name="tape-stage-request"),
+    re_path(rf"^stage/{ID}/cancel/?$", tape_api.CancelView.as_view(), name="tape-cancel"),
+    re_path(rf"^release/{ID}/?$", tape_api.ReleaseView.as_view(), name="tape-release"),
+    re_path(r"^archiveinfo/?$", tape_api.ArchiveInfoView.as_view(), name="tape-archiveinfo"),
 ]
