@@ -14,8 +14,9 @@ from . import (
     object_store,
     search,
     simulator,
+    stage,
     subscriptions,
 )
 
 BENCHMARKS = {m.NAME: m for m in (archive_write, ingest_large, ingest_small, simulator, search,
-                                   dashboard, download, subscriptions, mixed, object_store)}
+                                   dashboard, download, subscriptions, mixed, object_store, stage)}

@@ -390,6 +390,7 @@ GRANARY_SFTP_TIMEOUT_S = float(env("GRANARY_SFTP_TIMEOUT_S", "30"))
 GRANARY_SITE_URL = env("GRANARY_SITE_URL", "http://127.0.0.1:8000/")
 SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"].update({
     "OrderStateEnum": "distribution.models.Order.State",
+    "StagePriorityEnum": "distribution.models.StageRequest.Priority",
     "OrderItemStateEnum": "distribution.models.OrderItem.State",
     "SubscriptionDeliveryStateEnum": "distribution.models.SubscriptionDelivery.State",
     "DestinationKindEnum": "distribution.models.Destination.Kind",

@@ -21,7 +21,7 @@ from backend.catalog.models import Collection, File, Granule
 from backend.errors import DomainError, NotFound, TooLarge, listed
 from backend.nudges import send_on_commit
 
-from ..models import StageFile, StageRequest
+from ..models import OrderItem, StageFile, StageRequest
 
 UUID = re.compile(r"^[0-9a-fA-F]{8}-?([0-9a-fA-F]{4}-?){3}[0-9a-fA-F]{12}$")
 
@@ -226,9 +226,13 @@ def set_priority(user, stage_id, priority):
         stage.save(update_fields=["priority"])
         recalls = stage.files.filter(state__in=StageFile.LIVE,
                                      recall_request_id__isnull=False)
-        ArchiveRequest.objects.filter(
-            pk__in=recalls.values("recall_request_id"),
-            state=ArchiveRequest.State.QUEUED).update(priority=priority)
+        queued = ArchiveRequest.objects.filter(pk__in=recalls.values("recall_request_id"),
+                                               state=ArchiveRequest.State.QUEUED)
+        if priority > StageRequest.Priority.NORMAL:
+            # a recall an order also waits for keeps the order's priority
+            queued = queued.exclude(file_id__in=OrderItem.objects.filter(
+                state=OrderItem.State.WAITING).values("file_id"))
+        queued.update(priority=priority)
     return stage
 
 

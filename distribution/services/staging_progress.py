@@ -162,3 +162,26 @@ def volumes_planned(stage_id):
                                     segment=0)
             .order_by().values("file_id").annotate(first=Min("volume_id"))
             .values("first").distinct().count())
+
+
+def eta_s(stage_id):
+    """About how long until the request's last file is on disk (0 when none is left)."""
+    recalls = StageFile.objects.filter(request_id=stage_id, state__in=StageFile.LIVE,
+                                       recall_request_id__isnull=False)
+    return archive.recalls_eta_s(recalls.values("recall_request_id"))
+
+
+def cancel_all(user, stage_id):
+    """An owner or an operator cancels every file of a request not yet staged."""
+    from django.utils import timezone as tz
+
+    from .staging import get_stage
+
+    with transaction.atomic():
+        stage = get_stage(user, stage_id)
+        stage.files.filter(state__in=StageFile.LIVE).update(
+            state=StageFile.State.CANCELLED, finished_at=tz.now(),
+            error="Cancelled by " + ("an operator" if stage.user_id != user.pk else "its owner"))
+        settle_stage(stage.pk)
+        stage.refresh_from_db()
+    return stage
