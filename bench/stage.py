@@ -40,23 +40,30 @@ def _layout(options):
 
 
 def _files_on_tape(collection, primary, options):
-    """Granules of `per_order` files each; file j of granule k on volume (k + j) % volumes, so
-    every order and the stage request touch every volume. Written as real volume members."""
+    from backend.archive.models import Volume
+
+    volumes = list(Volume.objects.filter(silo=primary.silo).select_related("silo")
+                   .order_by("label")[:options["volumes"]])
+    return files_on_tape(collection, primary, volumes, options["files"] // options["per_order"],
+                         options["per_order"], options["size"])
+
+
+def files_on_tape(collection, group, volumes, granule_count, per, size):
+    """Granules of `per` files each; file j of granule k on volume (k + j) % len(volumes), so
+    every granule touches every volume. Written as real volume members (the archive reads them
+    back byte for byte), one copy each, as if archived already. Also the journey's setup."""
     from backend.archive import tape
     from backend.archive.models import FileCopy, Volume
     from backend.archive.services.paths import member_name, volume_path
     from backend.catalog import checksums
     from backend.catalog.models import File, Granule
 
-    per, size = options["per_order"], options["size"]
     day = datetime(2024, 1, 1, tzinfo=UTC)
-    volumes = list(Volume.objects.filter(silo=primary.silo).select_related("silo")
-                   .order_by("label")[:options["volumes"]])
     granules = Granule.objects.bulk_create([
         Granule(collection=collection, granule_id=f"G{k:05d}", state=Granule.State.ARCHIVED,
                 temporal_start=day + timedelta(hours=k), temporal_end=day + timedelta(hours=k),
-                archived_at=day, total_size=per * size) for k in range(options["files"] // per)])
-    files = File.objects.bulk_create([
+                archived_at=day, total_size=per * size) for k in range(granule_count)])
+    File.objects.bulk_create([
         File(granule=g, name=f"f{j:03d}.dat", size=size, checksum_type="MD5",
              checksum="0" * 32) for g in granules for j in range(per)])
     files = list(File.objects.filter(granule__collection=collection)
@@ -76,7 +83,7 @@ def _files_on_tape(collection, primary, options):
                                    checksum=f.checksum, state=FileCopy.State.VERIFIED))
         writer.close()
         Volume.objects.filter(pk=volume.pk).update(
-            group=primary, state=Volume.State.FILLING, end_of_data=writer.end_of_data,
+            group=group, state=Volume.State.FILLING, end_of_data=writer.end_of_data,
             live_bytes=size * len(members), file_count=len(members))
     File.objects.bulk_update(files, ["checksum"], batch_size=5000)
     FileCopy.objects.bulk_create(copies, batch_size=5000)

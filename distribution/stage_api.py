@@ -1,7 +1,7 @@
 """Granary's own view of the Tape REST API's stage requests (/api/v1/stage-requests/): who
 asked, how many files, their states, ETA and mounts planned; an operator changes a request's
 priority, an owner or operator cancels what is left. Thin: services.staging* do the work."""
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import mixins, serializers, viewsets
 from rest_framework.decorators import action
 from rest_framework.permissions import IsAuthenticated
@@ -14,7 +14,7 @@ from .models import StageFile, StageRequest
 from .services import staging, staging_progress
 
 
-class StateCountsSerializer(serializers.Serializer):
+class StageFileCountsSerializer(serializers.Serializer):
     SUBMITTED = serializers.IntegerField()
     STARTED = serializers.IntegerField()
     COMPLETED = serializers.IntegerField()
@@ -36,7 +36,7 @@ class StageRequestSerializer(serializers.ModelSerializer):
                   "created_at", "started_at", "completed_at"]
         read_only_fields = ["file_count", "created_at", "started_at", "completed_at"]
 
-    @extend_schema(responses=StateCountsSerializer)
+    @extend_schema_field(StageFileCountsSerializer)
     def get_counts(self, stage) -> dict:
         known = self.context.get("counts", {}).get(stage.pk)
         if known is None:

@@ -129,7 +129,7 @@ class ReleaseView(TapeView):
 class ArchiveInfoView(TapeView):
     def post(self, request):
         paths = staging.paths_of(self.document(request))
-        found = staging.resolve_paths(paths)
+        found = staging.resolve_paths(request.user, paths)
         where = archive.localities(found.values())
         return Response([
             {"path": p, "locality": where[found[p]]} if p in found

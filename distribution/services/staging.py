@@ -17,7 +17,8 @@ from django.utils import timezone
 from django.utils.dateparse import parse_duration
 
 from backend.accounts.ownership import get_owned, owned
-from backend.catalog.models import Collection, File, Granule
+from backend.catalog.models import File, Granule
+from backend.catalog.services import visible_collections
 from backend.errors import DomainError, NotFound, TooLarge, listed
 from backend.nudges import send_on_commit
 
@@ -40,8 +41,9 @@ def normal_path(path):
     return "/" + "/".join(p for p in path.split("/") if p)
 
 
-def resolve_paths(paths):
-    """{path: File id} for the paths that name an archived granule's file."""
+def resolve_paths(user, paths):
+    """{path: File id} for the paths that name an archived granule's file in a collection
+    `user` may order from (a restricted one answers as if the file were not there)."""
     wanted = {}
     for path in paths:
         parts = split_path(path)
@@ -50,7 +52,8 @@ def resolve_paths(paths):
     found = {}
     for key, by_name in wanted.items():
         short_name, _, version = key.partition(".")
-        collection = Collection.objects.filter(short_name=short_name, version=version).first()
+        collection = visible_collections(user).filter(short_name=short_name,
+                                                      version=version).first()
         if collection is None:
             continue
         gids = sorted({gid for gid, _ in by_name})
@@ -114,7 +117,7 @@ def create_stage(user, document):
     twice = sorted(path for path, n in counts.items() if n > 1)
     if twice:
         raise DomainError(f"These paths appear more than once: {listed(twice)}.", "files")
-    found = resolve_paths([p for p, _ in entries])
+    found = resolve_paths(user, [p for p, _ in entries])
     unknown = [p for p, _ in entries if p not in found]
     if unknown:
         raise DomainError(f"No archived file at {listed(unknown)}. Paths read "

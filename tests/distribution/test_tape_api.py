@@ -169,6 +169,19 @@ def test_hostile_stage_bodies_are_refused_whole(alice, bob, collection, archived
     assert StageRequest.objects.filter(pk=stage_id).exists()
 
 
+def test_a_restricted_collection_answers_as_if_its_files_were_not_there(
+        alice, collection, archived, inline):
+    files = files_of(archived(collection, 1))
+    collection.access = collection.Access.RESTRICTED
+    collection.save(update_fields=["access"])
+    detail = problem(inline(post, alice, f"{BASE}/stage", {"files": [{"path": path_of(files[0])}]}),
+                     400)
+    assert "No archived file" in detail
+    rows = post(alice, f"{BASE}/archiveinfo", {"paths": [path_of(files[0])]}).json()
+    assert "error" in rows[0] and "locality" not in rows[0]
+    assert not StageRequest.objects.exists()
+
+
 def test_a_token_is_needed_and_bearer_is_taken(api, alice):
     from rest_framework.authtoken.models import Token
 

@@ -4203,6 +4203,13 @@ export interface components {
             ] | null;
             source: components["schemas"]["SourceEnum"];
         };
+        StageFileCounts: {
+            SUBMITTED: number;
+            STARTED: number;
+            COMPLETED: number;
+            CANCELLED: number;
+            FAILED: number;
+        };
         /**
          * @description * `0` - High (as an operator's recall)
          *     * `1` - Normal (as an order)
@@ -4216,9 +4223,7 @@ export interface components {
             readonly user: string;
             priority: components["schemas"]["StagePriorityEnum"];
             readonly file_count: number;
-            readonly counts: {
-                [key: string]: unknown;
-            };
+            readonly counts: components["schemas"]["StageFileCounts"];
             /** Format: double */
             readonly eta_s: number | null;
             readonly volumes_planned: number;
