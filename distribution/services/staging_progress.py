@@ -22,7 +22,7 @@ from .staging import settle_stage
 
 log = logging.getLogger(__name__)
 
-CHUNK = 500
+CHUNK = 100  # files per transaction: a cancel waits for one chunk at most
 Recall = ArchiveRequest.State
 
 
