@@ -383,6 +383,9 @@ GRANARY_STAGE_MAX_BODY_BYTES = int(env("GRANARY_STAGE_MAX_BODY_BYTES", str(32 <<
 GRANARY_STAGE_DISK_LIFETIME_S = int(env("GRANARY_STAGE_DISK_LIFETIME_S", "86400"))
 GRANARY_STAGE_MAX_DISK_LIFETIME_S = int(env("GRANARY_STAGE_MAX_DISK_LIFETIME_S", str(30 * 86400)))
 GRANARY_TAPE_SITENAME = env("GRANARY_TAPE_SITENAME", "granary")
+# The recall priority class a new stage request's files take beside orders (which are
+# "normal"): high, normal or low; an operator moves one request in the console.
+GRANARY_STAGE_PRIORITY = env("GRANARY_STAGE_PRIORITY", "normal")
 # SFTP destinations: Granary's private key (blank: DATA_ROOT/sftp/id_ed25519, made on first
 # use) and how long to wait for a server.
 GRANARY_SFTP_KEY = env("GRANARY_SFTP_KEY", "")

@@ -134,7 +134,13 @@ def create_stage(user, document):
 
 
 def default_priority():
-    return StageRequest.Priority.NORMAL
+    """The priority class GRANARY_STAGE_PRIORITY gives stage requests beside orders."""
+    names = {p.name.lower(): p for p in StageRequest.Priority}
+    name = str(settings.GRANARY_STAGE_PRIORITY).lower()
+    if name not in names:
+        raise DomainError(f"GRANARY_STAGE_PRIORITY is {name!r}; it must be one of "
+                          f"{', '.join(names)}.", status=503)
+    return names[name]
 
 
 def queue_stage_refresh(stage_id):

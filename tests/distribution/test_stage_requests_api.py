@@ -55,3 +55,16 @@ def test_operator_sees_reprioritises_and_cancels_a_users_stage_request(
     assert response.status_code == 200
     counts = response.json()["counts"]
     assert counts["CANCELLED"] == len(files) and response.json()["completed_at"]
+
+
+def test_the_site_sets_the_priority_class_of_new_stage_requests(alice, collection, archived,
+                                                                inline, settings):
+    granules = archived(collection, 1)
+    evict(granules)
+    files = files_of(granules)
+    Drive.objects.update(state=Drive.State.OFFLINE)
+    settings.GRANARY_STAGE_PRIORITY = "low"
+    stage_id = _stage(alice, files, inline)
+    assert alice.get(f"{URL}{stage_id}/").json()["priority"] == 2
+    recalls = ArchiveRequest.objects.filter(kind="recall", file__in=files)
+    assert set(recalls.values_list("priority", flat=True)) == {2}
