@@ -20,7 +20,7 @@ from backend.archive import services as archive
 from backend.archive.models import ArchiveRequest, Bucket, Drive, Reconciliation, Volume
 from console.models import BulkJob
 from distribution.models import CartItem, Destination, Subscription
-from distribution.services import orders
+from distribution.services import orders, staging
 from ingest.models import IngestRequest, Pdr
 from tests.archive_fixtures import archived_collection, small_layout, staged_granule
 from tests.factories import ProviderFactory, UserFactory
@@ -179,6 +179,17 @@ EXPECTED = {
     ('volume-label', 'POST'):                   (401, 403, 403, 403, 403, 201),
     ('volume-list', 'GET'):                     (401, 403, 403, 403, 403, 200),
     ('volume-repack', 'POST'):                  (401, 403, 403, 403, 403, 202),
+    ('stage-request-cancel', 'POST'):           (401, 200, 404, 404, 404, 200),
+    ('stage-request-detail', 'GET'):            (401, 200, 404, 404, 404, 200),
+    ('stage-request-list', 'GET'):              (401, 200, 200, 200, 200, 200),
+    ('stage-request-priority', 'POST'):         (401, 403, 403, 403, 403, 200),
+    ('tape-archiveinfo', 'POST'):               (401, 200, 200, 200, 200, 200),
+    ('tape-cancel', 'POST'):                    (401, 200, 404, 404, 404, 200),
+    ('tape-discovery', 'GET'):                  (200, 200, 200, 200, 200, 200),
+    ('tape-release', 'POST'):                   (401, 200, 404, 404, 404, 200),
+    ('tape-stage', 'POST'):                     (401, 201, 201, 201, 201, 201),
+    ('tape-stage-request', 'DELETE'):           (401, 200, 404, 404, 404, 200),
+    ('tape-stage-request', 'GET'):              (401, 200, 404, 404, 404, 200),
 }
 
 
@@ -273,6 +284,8 @@ def _world(data_root, settings):
     # a bucket whose store has no endpoint: the board shows it down, and still answers
     Bucket.objects.create(name="matrix-objects", store="unconfigured", bucket="matrix")
     bulk_job = BulkJob.objects.create(kind="verify", reason="matrix", granules_total=0)
+    tape_path = f"/{collection.key}/{granule.granule_id}/{file.name}"
+    stage = staging.create_stage(alice, {"files": [{"path": tape_path}]})
 
     clients = {"anonymous": APIClient()}
     for role, person in people.items():
@@ -286,6 +299,7 @@ def _world(data_root, settings):
         "ingest": ingest.pk, "pdr": pdr.pk, "archive-request": request.pk,
         "reconciliation": reconciliation.pk, "granule-detail": granule.pk,
         "provider": modaps.name, "config-user": alice.pk, "bulk-job": bulk_job.pk,
+        "stage-request": stage.pk, "stage_id": str(stage.pk),
     }
     bodies = {
         ("login", "POST"): {"username": alice.username, "password": "pw-for-tests"},
@@ -332,6 +346,11 @@ def _world(data_root, settings):
         ("config-provider-detail", "PATCH"): {"title": "renamed"},
         ("config-user-list", "POST"): {"username": "matrixnew", "role": "user"},
         ("config-user-detail", "PATCH"): {"email": "alice@example.net"},
+        ("tape-stage", "POST"): {"files": [{"path": tape_path}]},
+        ("tape-archiveinfo", "POST"): {"paths": [tape_path]},
+        ("tape-cancel", "POST"): {"paths": [tape_path]},
+        ("tape-release", "POST"): {"paths": [tape_path]},
+        ("stage-request-priority", "POST"): {"priority": 0},
     }
     return World(clients, kwargs, bodies)
 
@@ -346,7 +365,7 @@ PK_OF = {"order": "order", "destination": "destination", "subscription": "subscr
          "ingest-request": "ingest", "ingest-pdr": "pdr", "archive-request": "archive-request",
          "reconciliation": "reconciliation", "granule": "granule-detail",
          "console-granule": "granule-detail", "config-user": "config-user",
-         "bulk-job": "bulk-job"}
+         "bulk-job": "bulk-job", "stage-request": "stage-request"}
 
 
 def _url(world, name, pattern):
