@@ -27,6 +27,7 @@ bench: setup
 	.venv/bin/python manage.py bench download --size-mib 1024 --json var/bench-results/download.json
 	.venv/bin/python manage.py bench subscriptions --subscriptions 100000 --json var/bench-results/subscriptions.json
 	.venv/bin/python manage.py bench mixed --users 100 --granules 1500 --json var/bench-results/mixed.json
+	.venv/bin/python manage.py bench stage --files 10000 --volumes 40 --json var/bench-results/stage.json
 
 # Granary under fire (issues #18, #27): 1,000 small granules, 20 of 20-50 MB and one of 1 GB
 # ingested into tape-only and bucket+tape collections while processes are killed, the broker and

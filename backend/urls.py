@@ -20,6 +20,8 @@ urlpatterns = [
     path("api/v1/", include("backend.metrics.urls")),
     path("api/v1/", include("backend.events.urls")),
     path("api/v1/console/", include("console.urls")),
+    path("api/tape/v1/", include("distribution.tape_urls")),
+    path(".well-known/", include("distribution.wellknown_urls")),
     path("api/v1/", include("demo.urls")),
     path("stac/", include("backend.catalog.stac_urls")),
     path("metrics", PrometheusView.as_view(), name="prometheus"),

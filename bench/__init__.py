@@ -15,10 +15,11 @@ from . import (
     object_store,
     search,
     simulator,
+    stage,
     subscriptions,
     tape,
 )
 
 BENCHMARKS = {m.NAME: m for m in (archive_write, ingest_large, ingest_small, simulator, search,
                                    dashboard, download, subscriptions, mixed, object_store,
-                                   tape, events)}
+                                   tape, events, stage)}

@@ -291,3 +291,7 @@ class SubscriptionDelivery(models.Model):
 
     def __str__(self):
         return f"{self.subscription_id}: {self.granule_id} ({self.state})"
+
+
+# the Tape REST API's stage requests live in a module of their own (this one stays short)
+from .staging_models import StageFile, StageRequest  # noqa: E402, F401

@@ -4,7 +4,7 @@ from datetime import datetime
 
 from celery import shared_task
 
-from .services import deliveries, orders, push, upkeep
+from .services import deliveries, orders, push, staging_progress, upkeep
 from .targets import PushError
 
 
@@ -51,3 +51,14 @@ def expire():
 def deliver_subscription(delivery_id):
     """One pending subscription delivery (an operator's retry); the sweep covers a lost one."""
     return deliveries.deliver(delivery_id)
+
+
+@shared_task(name="distribution.refresh_stage")
+def refresh_stage(stage_id):
+    staging_progress.refresh_stage(stage_id)
+
+
+@shared_task(name="distribution.sweep_stages")
+def sweep_stages():
+    """Beat: re-ask the archive for every stage request with files still to stage."""
+    staging_progress.sweep_stages()

@@ -3,13 +3,14 @@ from rest_framework.routers import DefaultRouter
 
 import backend.ids  # noqa: F401 - registers the <id:...> path converter
 
-from . import api
+from . import api, stage_api
 
 router = DefaultRouter(trailing_slash=True)
 router.include_root_view = False
 router.register("orders", api.OrderViewSet, basename="order")
 router.register("destinations", api.DestinationViewSet, basename="destination")
 router.register("subscriptions", api.SubscriptionViewSet, basename="subscription")
+router.register("stage-requests", stage_api.StageRequestViewSet, basename="stage-request")
 
 urlpatterns = [
     path("cart/", api.CartView.as_view(), name="cart"),

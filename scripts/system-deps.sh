@@ -13,6 +13,9 @@ command -v make >/dev/null || need+=(make)
 command -v tgtd >/dev/null || need+=(tgt)
 ldconfig -p 2>/dev/null | grep -q 'libiscsi\.so\.7' || need+=(libiscsi7)
 command -v iscsi-inq >/dev/null || need+=(libiscsi-bin)
+# gfal2 over HTTP, the grid client the Tape REST API tests stage with (system python's binding)
+/usr/bin/python3 -c 'import gfal2' 2>/dev/null || need+=(gfal2 gfal2-plugin-http python3-gfal2)
+ls /usr/lib/*/gfal2-plugins/libgfal_plugin_http.so >/dev/null 2>&1 || need+=(gfal2-plugin-http)
 if [[ "${1:-}" == "--browser" ]]; then
   [[ -x /usr/bin/chromium ]] || need+=(chromium)
 fi

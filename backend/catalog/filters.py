@@ -11,6 +11,8 @@ import django_filters
 from django.core.exceptions import ValidationError
 from django.utils.dateparse import parse_date, parse_datetime
 
+from backend.filtering import StrictFilterSet
+
 from . import shapes
 from .geo import BBoxError, parse_bbox
 from .models import Collection, Granule
@@ -114,7 +116,7 @@ def _number_or_text(text):
         return text
 
 
-class CollectionFilter(django_filters.FilterSet):
+class CollectionFilter(StrictFilterSet):
     q = django_filters.CharFilter(method="filter_text", label="Free text (name, title, ...)")
     processing_level = django_filters.CharFilter()
     platform = django_filters.CharFilter(lookup_expr="iexact")

@@ -86,8 +86,8 @@ class EndpointViewSet(OwnedViewMixin, mixins.CreateModelMixin, mixins.DestroyMod
         # the rules as sent: the service refuses what the serializer would quietly drop
         endpoint = services.create(request.user, data["kind"], data.get("url", ""),
                                    data.get("name", ""), request.data.get("rules", []))
-        return Response(EndpointWithSecretSerializer(endpoint).data,
-                        status=status.HTTP_201_CREATED)
+        made = self.owned_queryset().get(pk=endpoint.pk)    # with its (zero) counts
+        return Response(EndpointWithSecretSerializer(made).data, status=status.HTTP_201_CREATED)
 
     def partial_update(self, request, *args, **kwargs):
         endpoint = self.get_object()

@@ -417,6 +417,16 @@ GRANARY_ORDER_RETENTION_DAYS = float(env("GRANARY_ORDER_RETENTION_DAYS", "7"))
 GRANARY_ORDER_CACHE_SHARE = float(env("GRANARY_ORDER_CACHE_SHARE", "0.5"))
 GRANARY_ORDER_EXPIRY_WARNING_H = float(env("GRANARY_ORDER_EXPIRY_WARNING_H", "24"))
 GRANARY_PUSH_MAX_ATTEMPTS = int(env("GRANARY_PUSH_MAX_ATTEMPTS", "5"))
+# The WLCG Tape REST API: files per stage request, its body's bytes, the disk lifetime a file
+# gets when the request names none and the longest one may name, the site name it announces.
+GRANARY_STAGE_MAX_FILES = int(env("GRANARY_STAGE_MAX_FILES", "100000"))
+GRANARY_STAGE_MAX_BODY_BYTES = int(env("GRANARY_STAGE_MAX_BODY_BYTES", str(32 << 20)))
+GRANARY_STAGE_DISK_LIFETIME_S = int(env("GRANARY_STAGE_DISK_LIFETIME_S", "86400"))
+GRANARY_STAGE_MAX_DISK_LIFETIME_S = int(env("GRANARY_STAGE_MAX_DISK_LIFETIME_S", str(30 * 86400)))
+GRANARY_TAPE_SITENAME = env("GRANARY_TAPE_SITENAME", "granary")
+# The recall priority class a new stage request's files take beside orders (which are
+# "normal"): high, normal or low; an operator moves one request in the console.
+GRANARY_STAGE_PRIORITY = env("GRANARY_STAGE_PRIORITY", "normal")
 # SFTP destinations: Granary's private key (blank: DATA_ROOT/sftp/id_ed25519, made on first
 # use) and how long to wait for a server.
 GRANARY_SFTP_KEY = env("GRANARY_SFTP_KEY", "")
@@ -424,6 +434,7 @@ GRANARY_SFTP_TIMEOUT_S = float(env("GRANARY_SFTP_TIMEOUT_S", "30"))
 GRANARY_SITE_URL = env("GRANARY_SITE_URL", "http://127.0.0.1:8000/")
 SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"].update({
     "OrderStateEnum": "distribution.models.Order.State",
+    "StagePriorityEnum": "distribution.models.StageRequest.Priority",
     "OrderItemStateEnum": "distribution.models.OrderItem.State",
     "SubscriptionDeliveryStateEnum": "distribution.models.SubscriptionDelivery.State",
     "DestinationKindEnum": "distribution.models.Destination.Kind",
@@ -438,6 +449,7 @@ SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"].update({
 })
 CELERY_BEAT_SCHEDULE.update({
     "distribution-sweep": {"task": "distribution.sweep", "schedule": 30.0},
+    "distribution-sweep-stages": {"task": "distribution.sweep_stages", "schedule": 60.0},
     "distribution-expire": {"task": "distribution.expire", "schedule": 300.0},
 })
 

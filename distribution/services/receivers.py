@@ -8,6 +8,7 @@ from django.utils import timezone
 from backend.nudges import send_on_commit
 
 from ..models import Order, OrderItem, SubscriptionDelivery
+from . import staging_progress
 from .orders import NEEDS_CACHE, keep_in_cache, queue_refresh, release_cache, retention, settle
 
 log = logging.getLogger(__name__)
@@ -35,6 +36,10 @@ def on_file_recalled(sender, file_id, **kwargs):
             queue_refresh(order_id)
     except Exception:
         log.exception("queueing the refresh of orders waiting for file %s", file_id)
+    try:
+        staging_progress.on_file_recalled(file_id)
+    except Exception:
+        log.exception("completing the stage requests waiting for file %s", file_id)
 
 
 def on_granules_archived(sender, granules, **kwargs):

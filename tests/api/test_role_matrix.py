@@ -23,7 +23,7 @@ from backend.events import services as events
 from backend.events.models import Endpoint
 from console.models import BulkJob
 from distribution.models import CartItem, Destination, Subscription
-from distribution.services import orders
+from distribution.services import orders, staging
 from ingest.models import IngestRequest, Pdr
 from tests.archive_fixtures import archived_collection, small_layout, staged_granule
 from tests.factories import ProviderFactory, UserFactory
@@ -205,6 +205,17 @@ EXPECTED = {
     ('volume-label', 'POST'):                   (401, 403, 403, 403, 403, 201),
     ('volume-list', 'GET'):                     (401, 403, 403, 403, 403, 200),
     ('volume-repack', 'POST'):                  (401, 403, 403, 403, 403, 202),
+    ('stage-request-cancel', 'POST'):           (401, 200, 404, 404, 404, 200),
+    ('stage-request-detail', 'GET'):            (401, 200, 404, 404, 404, 200),
+    ('stage-request-list', 'GET'):              (401, 200, 200, 200, 200, 200),
+    ('stage-request-priority', 'POST'):         (401, 403, 403, 403, 403, 200),
+    ('tape-archiveinfo', 'POST'):               (401, 200, 200, 200, 200, 200),
+    ('tape-cancel', 'POST'):                    (401, 200, 404, 404, 404, 200),
+    ('tape-discovery', 'GET'):                  (200, 200, 200, 200, 200, 200),
+    ('tape-release', 'POST'):                   (401, 200, 404, 404, 404, 200),
+    ('tape-stage', 'POST'):                     (401, 201, 201, 201, 201, 201),
+    ('tape-stage-request', 'DELETE'):           (401, 200, 404, 404, 404, 200),
+    ('tape-stage-request', 'GET'):              (401, 200, 404, 404, 404, 200),
 }
 
 
@@ -302,6 +313,8 @@ def _world(data_root, settings):
     hook = Endpoint.objects.create(user=alice, kind="webhook", url="https://example.org/hook",
                                    secret="whsec_" + "A" * 44)
     event = events.emit("order.ready", f"orders/{order.pk}", {"order": order.pk}, user=alice)
+    tape_path = f"/{collection.key}/{granule.granule_id}/{file.name}"
+    stage = staging.create_stage(alice, {"files": [{"path": tape_path}]})
 
     clients = {"anonymous": APIClient()}
     for role, person in people.items():
@@ -318,6 +331,7 @@ def _world(data_root, settings):
         "event-endpoint": hook.pk, "event": event.pk,
         "token": tokens.issue(alice, "matrix")[0].pk,
         "sign-in-rule": SignInRule.objects.create(value="matrix", role="user").pk,
+        "stage-request": stage.pk, "stage_id": str(stage.pk),
     }
     bodies = {
         ("login", "POST"): {"username": alice.username, "password": "pw-for-tests"},
@@ -369,6 +383,11 @@ def _world(data_root, settings):
         ("token-list", "POST"): {"name": "matrix", "scopes": ["read"]},
         ("config-sign-in-rule-list", "POST"): {"value": "staff", "role": "operator",
                                                "provider": "MODAPS"},
+        ("tape-stage", "POST"): {"files": [{"path": tape_path}]},
+        ("tape-archiveinfo", "POST"): {"paths": [tape_path]},
+        ("tape-cancel", "POST"): {"paths": [tape_path]},
+        ("tape-release", "POST"): {"paths": [tape_path]},
+        ("stage-request-priority", "POST"): {"priority": 0},
     }
     return World(clients, kwargs, bodies)
 
@@ -384,7 +403,8 @@ PK_OF = {"order": "order", "destination": "destination", "subscription": "subscr
          "reconciliation": "reconciliation", "granule": "granule-detail",
          "console-granule": "granule-detail", "config-user": "config-user",
          "bulk-job": "bulk-job", "event-endpoint": "event-endpoint", "event": "event",
-         "token": "token", "config-sign-in-rule": "sign-in-rule"}
+         "token": "token", "config-sign-in-rule": "sign-in-rule",
+         "stage-request": "stage-request"}
 
 
 def _url(world, name, pattern):

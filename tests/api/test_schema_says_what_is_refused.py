@@ -23,6 +23,7 @@ def test_a_limit_that_is_no_whole_number_is_refused(operator_api, url, limit):
     ("/api/v1/completeness/worst/", "limit"), ("/api/v1/orders/", "delivery"),
     ("/api/v1/orders/", "state"), ("/api/v1/archive/volumes/", "state"),
     ("/api/v1/granules/timeline/", "bucket"), ("/api/v1/metrics/daily/", "days"),
+    ("/api/v1/collections/", "access"),
     ("/api/v1/console/failures/groups/", "since"), ("/api/v1/console/failures/groups/", "kind"),
     ("/api/v1/console/dead-letter/", "collection"), ("/api/v1/console/dead-letter/", "since"),
 ])

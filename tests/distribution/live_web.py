@@ -32,10 +32,11 @@ def _free_port():
 
 
 @contextmanager
-def gunicorn(data_root, **env):
+def gunicorn(data_root, port=None, **env):
     """gunicorn serving the test database and `data_root` (with the test's secret key, so the
-    links the test signs are the server's); extra settings as environment variables."""
-    port = _free_port()
+    links the test signs are the server's) on `port` (a free one if None); extra settings as
+    environment variables."""
+    port = port or _free_port()
     log = data_root / "gunicorn.log"
     environment = dict(os.environ, DATABASE_URL=database_url(), GRANARY_DATA_ROOT=str(data_root),
                        DJANGO_SECRET_KEY=settings.SECRET_KEY, GRANARY_BIND=f"127.0.0.1:{port}",

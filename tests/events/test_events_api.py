@@ -175,3 +175,15 @@ def test_events_past_their_retention_go_with_their_deliveries(user_api, settings
     assert list(Event.objects.values_list("pk", flat=True)) == [new.pk]
     assert list(Delivery.objects.filter(endpoint=hook).values_list("event_id", flat=True)) == [
         new.pk]
+
+
+def test_a_new_endpoint_answers_with_its_counts_and_its_secret(user_api):
+    """The 201 left out delivered/pending/dead, which the schema calls required (schemathesis
+    found it)."""
+    made = _post(user_api, "/api/v1/event-endpoints/", {
+        "kind": "webhook", "url": "https://example.org/hook", "name": "lab",
+        "rules": [{"type": "order.*"}]})
+    assert made.status_code == 201, made.content
+    body = made.json()
+    assert (body["delivered"], body["pending"], body["dead"]) == (0, 0, 0)
+    assert body["secret"].startswith("whsec_")

@@ -15,6 +15,8 @@ drives, writing, reading, background, manager):
 - make_available(files, requested_by=None, priority=USER) -> [Availability]
     Files in the cache are ready now; the others get a recall (one per file, shared by all who
     ask) and an estimate of when they will be.
+- recalls_eta_s(request ids): about when the last of those recalls is done (a stage
+  request's ETA).
 - estimate_availability(granule ids) -> {granule id: (in_cache, eta_s)}
     Whether each granule is all in the cache, else about when it would be if ordered now;
     nothing is queued.
@@ -42,6 +44,8 @@ drives, writing, reading, background, manager):
   fail_for_redelivery(granule, by, reason): what can still be done about failed archive work
   (retry, or only a redelivery when a file's only copy is damaged in the cache), what a
   granule's copies wait for, and giving a granule up so its provider delivers it again.
+- localities(file ids): where each file's bytes are, in the Tape REST API's words (DISK, TAPE,
+  DISK_AND_TAPE, LOST, NONE, UNAVAILABLE; object copies count as tape).
 - add_bucket(name, bucket, store, prefix, create): an object-store bucket as a copy target;
   object_store_configured(store): whether settings name its endpoint.
 
@@ -54,11 +58,12 @@ from .background import queue_copy
 from .buckets import add_bucket, object_store_configured
 from .cache import end_keep, keep_until, touch_if_cached
 from .completeness import complete_copies, readable_copies
+from .locality import localities
 from .manager import run_until_idle
 from .paths import cache_path
 from .policy import ArchiveError, policy_copies
 from .queueing import MAX_ATTEMPTS, retry_failed
-from .recall import estimate_availability, make_available
+from .recall import estimate_availability, make_available, recalls_eta_s
 from .remedies import copy_work, damaged_only_copies, only_copy_damaged, request_actions
 from .retirement import MAX_REASON as RETIRE_REASON_MAX
 from .retirement import delete as delete_granule
@@ -87,6 +92,7 @@ __all__ = [
     "estimate_availability",
     "fail_for_redelivery",
     "keep_until",
+    "localities",
     "make_available",
     "object_store_configured",
     "only_copy_damaged",
@@ -96,6 +102,7 @@ __all__ = [
     "policy_copies",
     "queue_copy",
     "readable_copies",
+    "recalls_eta_s",
     "request_actions",
     "restore_granule",
     "retry_failed",

@@ -219,3 +219,12 @@ def fail_unrecallable(request_ids=None):
         state=Req.State.FAILED, finished_at=timezone.now(),
         error="no readable copy: every copy failed its check, is missing from its bucket or "
               "lies on a suspect volume; repair or clear the volume, then retry")
+
+
+def recalls_eta_s(request_ids):
+    """About when the last of these recalls is done: the estimate of the one served last
+    (lowest priority, newest); 0 when none is still queued or running, None when no drive is
+    online to say."""
+    last = (_active_recalls().filter(pk__in=request_ids)
+            .order_by("-priority", "-created_at").first())
+    return 0 if last is None else estimate_recall_s(last)

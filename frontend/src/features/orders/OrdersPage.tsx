@@ -9,12 +9,18 @@ import { RequireLogin } from '../../components/RequireLogin';
 import { EmptyState, ErrorMessage, Loading } from '../../components/StatusMessage';
 import { formatBytes, formatDateTime } from '../../lib/format';
 import { OrderStateBadge } from './OrderStates';
+import { StageRequests } from './StageRequests';
 import './orders.css';
 
 export function OrdersPage() {
   return (
     <RequireLogin title="My orders" why="to see your orders">
-      {() => <OrdersList />}
+      {(me) => (
+        <>
+          <OrdersList />
+          <StageRequests operator={me.role === 'operator'} />
+        </>
+      )}
     </RequireLogin>
   );
 }

@@ -1864,6 +1864,74 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/stage-requests/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Stage requests: the caller's own; operators see all, reprioritise and cancel them. */
+        get: operations["api_v1_stage_requests_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/stage-requests/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Stage requests: the caller's own; operators see all, reprioritise and cancel them. */
+        get: operations["api_v1_stage_requests_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/stage-requests/{id}/cancel/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Stage requests: the caller's own; operators see all, reprioritise and cancel them. */
+        post: operations["api_v1_stage_requests_cancel_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/stage-requests/{id}/priority/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Stage requests: the caller's own; operators see all, reprioritise and cancel them. */
+        post: operations["api_v1_stage_requests_priority_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/subscriptions/": {
         parameters: {
             query?: never;
@@ -2149,12 +2217,20 @@ export interface components {
             last_used_at: string | null;
             readonly active: boolean;
         };
+        /**
+         * @description * `0` - Operator
+         *     * `1` - User recall
+         *     * `2` - Migration
+         *     * `3` - Background (repack, audit)
+         * @enum {integer}
+         */
+        ArchivePriorityEnum: 0 | 1 | 2 | 3;
         ArchiveRequest: {
             readonly id: number;
             kind: components["schemas"]["KindEnum"];
             /** @default queued */
             state: components["schemas"]["ArchiveStateEnum"];
-            priority: components["schemas"]["PriorityEnum"];
+            priority: components["schemas"]["ArchivePriorityEnum"];
             file: number | null;
             file_name: string | null;
             /** Format: int64 */
@@ -3995,6 +4071,19 @@ export interface components {
             previous: string | null;
             results: components["schemas"]["Reconciliation"][];
         };
+        PaginatedStageRequestList: {
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?cursor=cD00ODY%3D"
+             */
+            next: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?cursor=cj0xJnA9NDg3
+             */
+            previous: string | null;
+            results: components["schemas"]["StageRequest"][];
+        };
         PaginatedSubscriptionDeliveryList: {
             /**
              * Format: uri
@@ -4210,14 +4299,9 @@ export interface components {
             /** Format: date-time */
             archived_at: string;
         };
-        /**
-         * @description * `0` - Operator
-         *     * `1` - User recall
-         *     * `2` - Migration
-         *     * `3` - Background (repack, audit)
-         * @enum {integer}
-         */
-        PriorityEnum: 0 | 1 | 2 | 3;
+        PriorityRequest: {
+            priority: components["schemas"]["StagePriorityEnum"];
+        };
         ProviderConfig: {
             name: string;
             title?: string;
@@ -4588,6 +4672,37 @@ export interface components {
             /** @description The provider's name, for the button */
             name: string;
             login_url: string;
+        };
+        StageFileCounts: {
+            SUBMITTED: number;
+            STARTED: number;
+            COMPLETED: number;
+            CANCELLED: number;
+            FAILED: number;
+        };
+        /**
+         * @description * `0` - High (as an operator's recall)
+         *     * `1` - Normal (as an order)
+         *     * `2` - Low (behind migrations)
+         * @enum {integer}
+         */
+        StagePriorityEnum: 0 | 1 | 2;
+        StageRequest: {
+            /** Format: uuid */
+            readonly id: string;
+            readonly user: string;
+            priority: components["schemas"]["StagePriorityEnum"];
+            readonly file_count: number;
+            readonly counts: components["schemas"]["StageFileCounts"];
+            /** Format: double */
+            readonly eta_s: number | null;
+            readonly volumes_planned: number;
+            /** Format: date-time */
+            readonly created_at: string;
+            /** Format: date-time */
+            readonly started_at: string | null;
+            /** Format: date-time */
+            readonly completed_at: string | null;
         };
         StateCounts: {
             total: number;
@@ -14058,6 +14173,279 @@ export interface operations {
                 };
             };
             /** @description Larger than 5 MiB, or unpacks to over 50 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body's media type is not accepted */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    api_v1_stage_requests_list: {
+        parameters: {
+            query?: {
+                /** @description The pagination cursor value. */
+                cursor?: string;
+                /** @description Number of results to return per page. */
+                limit?: number;
+                /** @description Which field to use when ordering the results. */
+                ordering?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedStageRequestList"];
+                };
+            };
+            /** @description The request is malformed or invalid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such thing (or not the caller's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    api_v1_stage_requests_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StageRequest"];
+                };
+            };
+            /** @description The request is malformed or invalid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such thing (or not the caller's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    api_v1_stage_requests_cancel_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StageRequest"];
+                };
+            };
+            /** @description The request is malformed or invalid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such thing (or not the caller's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The thing is in the wrong state for it */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    api_v1_stage_requests_priority_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PriorityRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StageRequest"];
+                };
+            };
+            /** @description The request is malformed or invalid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such thing (or not the caller's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The thing is in the wrong state for it */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
             413: {
                 headers: {
                     [name: string]: unknown;

@@ -61,6 +61,12 @@ export type NewOrder = Schemas['OrderCreateRequest'];
 export type OrderLinks = Schemas['Links'];
 export type DownloadLink = Schemas['Link'];
 
+// Distribution: the Tape REST API's bulk stage requests
+/** A stage request with its files' state counts, ETA and the volumes its files need. */
+export type StageRequest = Schemas['StageRequest'];
+/** 0 high (as an operator's recall), 1 normal (as an order), 2 low (behind migrations). */
+export type StagePriority = Schemas['StagePriorityEnum'];
+
 // Distribution: destinations and subscriptions
 export type Destination = Schemas['Destination'];
 export type DestinationKind = Schemas['DestinationKindEnum'];

@@ -1,0 +1,187 @@
+"""How a stage request's files move: asked of the archive, recalled, kept, released.
+
+Files ride the archive's recalls (one shared recall per file, grouped per volume and read in
+position order by the tape scheduler, like every order's). A file is COMPLETED when its bytes
+are in the cache, and kept there for its diskLifetime from then; FAILED, with the archive's
+reason, when its recall failed or was cancelled or no copy can be read. The beat's sweep asks
+again for anything a lost message left behind, so no file waits for ever.
+"""
+import logging
+from datetime import timedelta
+
+from django.db import transaction
+from django.db.models import Count, Min
+from django.utils import timezone
+
+from backend.archive import services as archive
+from backend.archive.models import ArchiveRequest, FileCopy
+
+from ..models import OrderItem, StageFile, StageRequest
+from .orders import NEEDS_CACHE
+from .staging import settle_stage
+
+log = logging.getLogger(__name__)
+
+CHUNK = 100  # files per transaction: a cancel waits for one chunk at most
+Recall = ArchiveRequest.State
+
+
+def refresh_stage(stage_id):
+    """Ask the archive for the request's live files, chunk by chunk (idempotent)."""
+    stage = StageRequest.objects.filter(pk=stage_id).select_related("user").first()
+    if stage is None:
+        return 0
+    ids = list(stage.files.filter(state__in=StageFile.LIVE).values_list("pk", flat=True))
+    for start in range(0, len(ids), CHUNK):
+        with transaction.atomic():
+            files = list(StageFile.objects.select_for_update()
+                         .filter(pk__in=ids[start:start + CHUNK], state__in=StageFile.LIVE)
+                         .select_related("file__granule__collection"))
+            _advance(stage, files)
+    settle_stage(stage.pk)
+    return len(ids)
+
+
+def _advance(stage, files):
+    """Move files along from their recalls' states; ask the archive for those with none."""
+    now = timezone.now()
+    recalls = {r["pk"]: r for r in ArchiveRequest.objects.filter(
+        pk__in=[f.recall_request_id for f in files if f.recall_request_id])
+        .values("pk", "state", "error", "started_at")}
+    asking = []
+    for f in files:
+        recall = recalls.get(f.recall_request_id)
+        if recall is None or recall["state"] == Recall.DONE:
+            asking.append(f)
+        elif recall["state"] in (Recall.FAILED, Recall.CANCELLED):
+            _fail(f, now, f"recall {recall['state']}: {recall['error'] or 'no reason given'}")
+        elif recall["state"] == Recall.RUNNING and f.state != StageFile.State.STARTED:
+            f.state, f.started_at = StageFile.State.STARTED, recall["started_at"] or now
+    answers = archive.make_available([f.file for f in asking], requested_by=stage.user,
+                                     priority=stage.priority)
+    for f, answer in zip(asking, answers, strict=True):
+        if answer.ready:
+            _complete(f, now)
+        elif answer.error:
+            _fail(f, now, answer.error)
+        else:
+            f.recall_request_id = answer.request_id
+    StageFile.objects.bulk_update(files, ["state", "error", "recall_request_id", "on_disk",
+                                          "started_at", "finished_at", "kept_until"])
+    _keep([f for f in files if f.state == StageFile.State.COMPLETED])
+    if stage.started_at is None and any(f.started_at for f in files):
+        StageRequest.objects.filter(pk=stage.pk, started_at__isnull=True).update(
+            started_at=min(f.started_at for f in files if f.started_at))
+
+
+def _fail(f, now, reason):
+    f.state, f.error, f.finished_at = StageFile.State.FAILED, reason, now
+
+
+def _complete(f, now):
+    f.state, f.on_disk, f.finished_at = StageFile.State.COMPLETED, True, now
+    f.started_at = f.started_at or now
+    f.kept_until = now + timedelta(seconds=f.disk_lifetime_s)
+
+
+def _keep(files):
+    """Keep each completed file in the cache for its lifetime (never shortening a longer
+    keep); a lifetime of zero keeps nothing."""
+    by_until = {}
+    for f in files:
+        if f.kept_until and f.disk_lifetime_s:
+            by_until.setdefault(f.kept_until, []).append(f.file_id)
+    for until, file_ids in by_until.items():
+        archive.keep_until(file_ids, until)
+
+
+def on_file_recalled(file_id):
+    """A recall landed: the stage files waiting for it complete now, not at the next sweep."""
+    now = timezone.now()
+    with transaction.atomic():
+        files = list(StageFile.objects.select_for_update().filter(
+            file_id=file_id, state__in=StageFile.LIVE))
+        if not files:
+            return
+        recall = (ArchiveRequest.objects.filter(pk__in=[f.recall_request_id for f in files])
+                  .values_list("started_at", flat=True).first())
+        for f in files:
+            f.started_at = f.started_at or recall or now
+            _complete(f, now)
+        StageFile.objects.bulk_update(files, ["state", "on_disk", "started_at", "finished_at",
+                                              "kept_until"])
+        _keep(files)
+        for stage_id in {f.request_id for f in files}:
+            StageRequest.objects.filter(pk=stage_id, started_at__isnull=True).update(
+                started_at=min(f.started_at for f in files))
+            settle_stage(stage_id)
+
+
+def end_keeps(files):
+    """Released or deleted stage files: their keep ends, unless another unreleased stage
+    file or a live order item still needs the file (or a longer keep holds it)."""
+    ids = [f.pk for f in files]
+    file_ids = {f.file_id for f in files}
+    held = set(StageFile.objects.filter(
+        file_id__in=file_ids, state=StageFile.State.COMPLETED, released=False,
+        kept_until__gt=timezone.now()).exclude(pk__in=ids).values_list("file_id", flat=True))
+    held |= set(OrderItem.objects.filter(NEEDS_CACHE, file_id__in=file_ids)
+                .values_list("file_id", flat=True))
+    for f in files:
+        if f.file_id not in held and f.kept_until:
+            archive.end_keep(f.file_id, f.kept_until)
+
+
+def sweep_stages():
+    """Beat: refresh every request with live files (a lost message costs a sweep, no more)."""
+    open_ids = (StageRequest.objects.filter(completed_at__isnull=True)
+                .values_list("pk", flat=True))
+    for stage_id in open_ids:
+        try:
+            refresh_stage(stage_id)
+        except Exception:
+            log.exception("refreshing stage request %s", stage_id)
+
+
+def state_counts(stage_ids):
+    """{stage id: {state: count}} for the console and the API."""
+    counts = {}
+    rows = (StageFile.objects.filter(request_id__in=stage_ids).order_by()
+            .values("request_id", "state").annotate(n=Count("pk")))
+    for row in rows:
+        counts.setdefault(row["request_id"], {})[row["state"]] = row["n"]
+    return counts
+
+
+def volumes_planned(stage_id):
+    """Distinct tape volumes holding the first tape copy of the request's files still to
+    stage: about the mounts they need (object-store copies mount nothing)."""
+    live = StageFile.objects.filter(request_id=stage_id, state__in=StageFile.LIVE)
+    return (FileCopy.objects.filter(file_id__in=live.values("file_id"),
+                                    state=FileCopy.State.VERIFIED, volume__isnull=False,
+                                    segment=0)
+            .order_by().values("file_id").annotate(first=Min("volume_id"))
+            .values("first").distinct().count())
+
+
+def eta_s(stage_id):
+    """About how long until the request's last file is on disk (0 when none is left)."""
+    recalls = StageFile.objects.filter(request_id=stage_id, state__in=StageFile.LIVE,
+                                       recall_request_id__isnull=False)
+    return archive.recalls_eta_s(recalls.values("recall_request_id"))
+
+
+def cancel_all(user, stage_id):
+    """An owner or an operator cancels every file of a request not yet staged."""
+    from django.utils import timezone as tz
+
+    from .staging import get_stage
+
+    with transaction.atomic():
+        stage = get_stage(user, stage_id)
+        stage.files.filter(state__in=StageFile.LIVE).update(
+            state=StageFile.State.CANCELLED, finished_at=tz.now(),
+            error="Cancelled by " + ("an operator" if stage.user_id != user.pk else "its owner"))
+        settle_stage(stage.pk)
+        stage.refresh_from_db()
+    return stage
