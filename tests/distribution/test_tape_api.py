@@ -183,10 +183,10 @@ def test_a_restricted_collection_answers_as_if_its_files_were_not_there(
 
 
 def test_a_token_is_needed_and_bearer_is_taken(api, alice):
-    from rest_framework.authtoken.models import Token
+    from backend.accounts import tokens
 
     problem(post(api, f"{BASE}/stage", {"files": []}), 401)
-    token = Token.objects.create(user=alice.user)
+    token = tokens.issue(alice.user, "tape")[1]
     response = post(api, f"{BASE}/archiveinfo", {"paths": ["/a/b/c"]},
-                    HTTP_AUTHORIZATION=f"Bearer {token.key}")
+                    HTTP_AUTHORIZATION=f"Bearer {token}")
     assert response.status_code == 200

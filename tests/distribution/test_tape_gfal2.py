@@ -11,8 +11,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from rest_framework.authtoken.models import Token
 
+from backend.accounts import tokens
 from backend.archive import services as archive
 from backend.archive.models import CacheEntry, Drive
 from distribution.models import StageFile, StageRequest
@@ -55,7 +55,7 @@ def test_gfal2_brings_files_online_polls_and_releases(alice, collection, archive
     granules = archived(collection, 2)
     evict(granules)
     files = files_of(granules)
-    token = Token.objects.create(user=alice.user).key
+    token = tokens.issue(alice.user, "gfal2")[1]
     port = int(os.environ.get("GRANARY_GFAL_TEST_PORT", "0")) or None
     with gunicorn(data_root, port=port) as web:
         urls = [web.url + path_of(f) for f in files]
@@ -90,8 +90,8 @@ def test_gfal2_cancels_a_stage_and_sees_another_users_request_as_missing(
     evict(granules)
     files = files_of(granules)
     Drive.objects.update(state=Drive.State.OFFLINE)  # nothing is recalled while we look
-    token = Token.objects.create(user=alice.user).key
-    other = Token.objects.create(user=bob.user).key
+    token = tokens.issue(alice.user, "gfal2")[1]
+    other = tokens.issue(bob.user, "gfal2")[1]
     port = int(os.environ.get("GRANARY_GFAL_TEST_PORT", "0")) or None
     with gunicorn(data_root, port=port) as web:
         urls = [web.url + path_of(f) for f in files]

@@ -4,8 +4,8 @@ and the scientist's API token. Prints the files' Tape REST API paths and the tok
 import json
 
 from django.contrib.auth import get_user_model
-from rest_framework.authtoken.models import Token
 
+from backend.accounts import tokens
 from backend.archive import operations
 from backend.archive.models import Drive, Volume
 from backend.catalog.models import Collection
@@ -20,6 +20,6 @@ operations.label_volumes(primary.silo, media, 4, "SJ")
 volumes = list(Volume.objects.filter(label__startswith="SJ").select_related("silo"))
 _, files = files_on_tape(collection, primary, volumes, 20, 100, 2048)
 scientist = get_user_model().objects.get(username="scientist")
-token, _ = Token.objects.get_or_create(user=scientist)
-print(json.dumps({"token": token.key,
+token = tokens.issue(scientist, "stage journey")[1]
+print(json.dumps({"token": token,
                   "paths": [f"/{collection.key}/{f.granule.granule_id}/{f.name}" for f in files]}))
