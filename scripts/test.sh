@@ -21,8 +21,9 @@ if [[ -n "${DATABASE_URL:-}${CELERY_BROKER_URL:-}" ]]; then
   # The pass on the embedded default (SQLite, file-system broker) runs beside this one: they
   # share no database, broker or temporary folder, and each waits on workers and databases as
   # much as it computes. Its output follows this pass's. The chaos run brings its own
-  # PostgreSQL and RabbitMQ, and the whole-archive property run (minutes) asks the database
-  # nothing the other tests do not: each runs once, in this pass.
+  # PostgreSQL and RabbitMQ, and the runs marked `once` (the whole-archive property run, the
+  # real clients and the virtual tape library) ask the database nothing the other tests do
+  # not: each runs once, in this pass.
   embedded_log=$(mktemp) embedded_tmp=$(mktemp -d)
   # Its own loopback ports for the virtual tape library (this pass takes 3270-3279).
   env -u DATABASE_URL -u CELERY_BROKER_URL GRANARY_TEST_ISCSI_PORT=3280 \

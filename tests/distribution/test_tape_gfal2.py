@@ -35,7 +35,7 @@ def _has_gfal2():
 
 
 pytestmark = [
-    pytest.mark.django_db(transaction=True),
+    pytest.mark.django_db(transaction=True), pytest.mark.once,
     pytest.mark.skipif(not _has_gfal2(), reason="python3-gfal2 is not installed: run "
                        "scripts/system-deps.sh (it installs gfal2, gfal2-plugin-http)"),
 ]

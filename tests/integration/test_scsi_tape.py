@@ -29,7 +29,7 @@ from tests.archive_fixtures import (
 )
 from tests.tape_fixtures import BARCODES, start_library
 
-pytestmark = [pytest.mark.django_db,
+pytestmark = [pytest.mark.django_db, pytest.mark.once,
               pytest.mark.parametrize("tape_kind", ["scsi"], indirect=True)]
 
 

@@ -34,6 +34,7 @@ def archive(transactional_db):
     return modis
 
 
+@pytest.mark.once
 @pytest.mark.skipif(find_spec("stac_api_validator") is None,
                     reason="stac-api-validator is not installed (requirements-dev.txt)")
 def test_stac_api_validator_passes(live_server, archive):
