@@ -9,7 +9,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "backend.settings")
 app = Celery("granary", task_cls="celery.contrib.django.task:DjangoTask")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 
-QUEUES = ("ingest", "archive", "distribution", "default")
+QUEUES = ("ingest", "archive", "distribution", "transform", "default")
 
 
 def declare_queues(names, prefix="granary."):
@@ -28,6 +28,9 @@ app.conf.update(
         "ingest.*": {"queue": "ingest"},
         "backend.archive.*": {"queue": "archive"},
         "distribution.*": {"queue": "distribution"},
+        # cutting files to an order's subset: its own queue, so it never starves recalls,
+        # downloads or order refreshes
+        "transform.*": {"queue": "transform"},
     },
     task_acks_late=True,
     task_reject_on_worker_lost=True,

@@ -33,6 +33,11 @@ from .services.destinations import (
 )
 from .services.limits import order_limits
 from .services.subscriptions import collection_by_key, save_subscription
+from .subset_serializers import (  # noqa: F401 - the API's link shapes live there
+    LinkSerializer,
+    LinksSerializer,
+    SubsetOptionsSerializer,
+)
 
 
 def instant(value, end=False):
@@ -137,15 +142,16 @@ class OrderCreateSerializer(serializers.Serializer):
     )
     delivery = serializers.ChoiceField(choices=Delivery.choices, default=Delivery.HTTPS)
     destination = IdField(required=False, allow_null=True)
+    subset = SubsetOptionsSerializer(required=False, allow_null=True)
 
 
 class OrderItemSerializer(serializers.ModelSerializer):
     granule = serializers.CharField(source="granule.__str__")
     granule_pk = serializers.IntegerField(source="granule_id")
-    name = serializers.CharField(source="file.name")
-    size = serializers.IntegerField(source="file.size")
-    checksum_type = serializers.CharField(source="file.checksum_type")
-    checksum = serializers.CharField(source="file.checksum")
+    name = serializers.CharField(source="served.name", help_text="Of the output when cut")
+    size = serializers.IntegerField(source="served.size")
+    checksum_type = serializers.CharField(source="served.checksum_type")
+    checksum = serializers.CharField(source="served.checksum")
     state_label = serializers.CharField(source="get_state_display", read_only=True,
                                         help_text="The state in words, as pages show it")
     residency = serializers.SerializerMethodField(help_text="cache, or tape while recalled")
@@ -157,7 +163,7 @@ class OrderItemSerializer(serializers.ModelSerializer):
         model = OrderItem
         fields = ["id", "granule_pk", "granule", "file_id", "name", "size", "checksum_type",
                   "checksum", "state", "state_label", "residency", "next_part", "eta_s", "error",
-                  "ready_at",
+                  "ready_at", "provenance",
                   "expires_at", "downloaded_at", "pushed_at"]
 
     @extend_schema_field(serializers.ChoiceField(choices=["cache", "tape"]))
@@ -183,6 +189,7 @@ class OrderCountsSerializer(serializers.Serializer):
     failed = serializers.IntegerField()
     expired = serializers.IntegerField()
     cancelled = serializers.IntegerField()
+    empty = serializers.IntegerField()
 
 
 class OrderSerializer(serializers.ModelSerializer):
@@ -197,8 +204,8 @@ class OrderSerializer(serializers.ModelSerializer):
     class Meta:
         model = Order
         fields = ["id", "user", "state", "state_label", "delivery", "destination", "subscription",
-                  "total_bytes", "counts", "in_parts", "error", "created_at", "updated_at",
-                  "ready_at", "expires_at"]
+                  "total_bytes", "counts", "in_parts", "error", "subset", "created_at",
+                  "updated_at", "ready_at", "expires_at"]
 
     @extend_schema_field(serializers.BooleanField())
     def get_in_parts(self, order):
@@ -217,33 +224,6 @@ class OrderDetailSerializer(OrderSerializer):
 
     class Meta(OrderSerializer.Meta):
         fields = [*OrderSerializer.Meta.fields, "items"]
-
-
-class LinkSerializer(serializers.Serializer):
-    item = serializers.IntegerField()
-    file_id = serializers.IntegerField()
-    granule = serializers.CharField()
-    name = serializers.CharField()
-    size = serializers.IntegerField()
-    checksum_type = serializers.CharField()
-    checksum = serializers.CharField()
-    url = serializers.URLField(required=False)
-    expires_at = serializers.DateTimeField(required=False)
-    error = serializers.CharField(required=False)
-    eta_s = serializers.FloatField(required=False, allow_null=True)
-
-
-class LinksSerializer(serializers.Serializer):
-    order = serializers.IntegerField()
-    state = serializers.ChoiceField(choices=Order.State.choices)
-    state_label = serializers.SerializerMethodField(help_text="The state in words")
-    expires_at = serializers.DateTimeField(allow_null=True)
-    links = LinkSerializer(many=True)
-    failed = LinkSerializer(many=True)
-    waiting = LinkSerializer(many=True)
-
-    def get_state_label(self, links) -> str:
-        return Order.State(links["state"]).label
 
 
 class DestinationSerializer(serializers.ModelSerializer):

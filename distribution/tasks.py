@@ -4,7 +4,7 @@ from datetime import datetime
 
 from celery import shared_task
 
-from .services import deliveries, orders, push, upkeep
+from .services import deliveries, orders, push, transforms, upkeep
 from .targets import PushError
 
 
@@ -51,3 +51,10 @@ def expire():
 def deliver_subscription(delivery_id):
     """One pending subscription delivery (an operator's retry); the sweep covers a lost one."""
     return deliveries.deliver(delivery_id)
+
+
+@shared_task(name="transform.subset_item")
+def transform_item(item_id):
+    """Cut one order item's file to its order's subset (queue `transform`, on its own so a
+    long transform never holds up recalls, downloads or order refreshes)."""
+    return transforms.transform_item(item_id)

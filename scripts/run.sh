@@ -17,7 +17,7 @@ start_object_store "$S3_PORT" "$DATA_ROOT"
 
 logins=$($PY manage.py seed_demo --history)
 
-$PY -m celery -A backend worker -Q ingest,archive,distribution,default --concurrency 2 \
+$PY -m celery -A backend worker -Q ingest,archive,distribution,transform,default --concurrency 2 \
   -n "granary@%h" -l INFO --logfile "$LOGS/worker.log" &
 $PY -m celery -A backend beat -l INFO --logfile "$LOGS/beat.log" \
   --schedule "$DATA_ROOT/celerybeat-schedule" &
