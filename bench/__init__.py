@@ -15,7 +15,8 @@ from . import (
     search,
     simulator,
     subscriptions,
+    subset,
 )
 
 BENCHMARKS = {m.NAME: m for m in (archive_write, ingest_large, ingest_small, simulator, search,
-                                   dashboard, download, subscriptions, mixed, object_store)}
+                                   dashboard, download, subscriptions, mixed, object_store, subset)}

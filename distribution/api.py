@@ -41,7 +41,7 @@ from .serializers import (
 from .services import cart, destinations, orders, signed_links, subscriptions, transforms
 from .services.access import orderable_granules
 from .services.downloads import CHUNK, authorize_download, digest_headers, etag, open_download
-from .subset_serializers import SubsetEstimateRequestSerializer, SubsetEstimateSerializer
+from .subset_serializers import SubsetEstimateSerializer, SubsetPreviewSerializer
 
 
 def _site(request):
@@ -93,10 +93,10 @@ class CartSubsetView(APIView):
 
     permission_classes = [IsAuthenticated]
 
-    @extend_schema(request=SubsetEstimateRequestSerializer, responses=SubsetEstimateSerializer,
+    @extend_schema(request=SubsetPreviewSerializer, responses=SubsetEstimateSerializer,
                    operation_id="cart_subset_estimate")
     def post(self, request):
-        body = SubsetEstimateRequestSerializer(data=request.data)
+        body = SubsetPreviewSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         ids = body.validated_data.get("granules")
         granules = (orderable_granules(request.user, ids) if ids is not None

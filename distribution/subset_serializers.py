@@ -27,7 +27,7 @@ class SubsetOptionsSerializer(serializers.Serializer):
     format = serializers.ChoiceField(choices=list(FORMATS.items()), default="netcdf4")
 
 
-class SubsetEstimateRequestSerializer(serializers.Serializer):
+class SubsetPreviewSerializer(serializers.Serializer):
     granules = serializers.ListField(
         child=IdField(), required=False, allow_empty=False, max_length=10000,
         help_text="Granule ids; leave out for the cart")

@@ -37,6 +37,8 @@ class Result:
     sizes: dict
     empty: bool = False
     reason: str = ""
+    size: int | None = None
+    checksum: str = ""
 
 
 def run(source, target, subset, window, history):

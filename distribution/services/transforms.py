@@ -207,13 +207,8 @@ def transform_item(item_id):
     window = (item.granule.temporal_start, item.granule.temporal_end)
     started = timezone.now()
     try:
-        result = isolation.run(
-            functools.partial(_cut, target=str(partial), subset=subset, window=window,
-                              history=history),
-            str(source), settings.GRANARY_SUBSET_TIME_LIMIT_S,
-            settings.GRANARY_SUBSET_MEMORY_MB << 20, refusals=(transform.TransformError,))
+        result = cut_file(source, partial, subset, window, history)
     except isolation.ReadError as exc:
-        _remove(partial)
         return _finish(item, OrderItem.State.FAILED,
                        error=f"transform: {item.file.name} {exc}")
     provenance = {"source": {"file": item.file.name, "checksum_type": item.file.checksum_type,
@@ -222,18 +217,43 @@ def transform_item(item_id):
                   "seconds": round((timezone.now() - started).total_seconds(), 3),
                   "attempt": item.transform_attempts}
     if result.empty:
-        _remove(partial)
         return _finish(item, OrderItem.State.EMPTY, error=result.reason,
                        provenance={**provenance, "outcome": result.reason})
-    digest, size = checksums.of_file(OUTPUT_CHECKSUM, partial)
+    size, digest = result.size, result.checksum
     os.replace(partial, folder / output_name)
     provenance.update(variables=result.variables, sizes=result.sizes, history=history)
     return _finish(item, OrderItem.State.READY, output=(output_name, size, digest),
                    provenance=provenance)
 
 
+def cut_file(source, target, subset, window, history):
+    """Cut `source` into `target` in a child process limited in time and memory; the
+    transform.Result, with the output's size and checksum when there is one (none is left
+    behind when it is empty or fails: isolation.ReadError says why)."""
+    import h5netcdf  # noqa: F401  (imported once here, not again in every child)
+    import xarray  # noqa: F401
+    import zarr  # noqa: F401
+
+    try:
+        result = isolation.run(
+            functools.partial(_cut, target=str(target), subset=subset, window=window,
+                              history=history),
+            str(source), settings.GRANARY_SUBSET_TIME_LIMIT_S,
+            settings.GRANARY_SUBSET_MEMORY_MB << 20, refusals=(transform.TransformError,))
+    except isolation.ReadError:
+        _remove(target)
+        raise
+    if result.empty:
+        _remove(target)
+    return result
+
+
 def _cut(path, target, subset, window, history):
-    return transform.run(path, target, subset, window, history)
+    """In the child: the cut, then the output's checksum (read while its pages are warm)."""
+    result = transform.run(path, target, subset, window, history)
+    if not result.empty:
+        result.checksum, result.size = checksums.of_file(OUTPUT_CHECKSUM, target)
+    return result
 
 
 def _source(item):

@@ -4323,11 +4323,6 @@ export interface components {
             /** @description About how many bytes the output holds */
             estimate: number;
         };
-        SubsetEstimateRequestRequest: {
-            /** @description Granule ids; leave out for the cart */
-            granules?: number[];
-            subset?: components["schemas"]["SubsetOptionsRequest"] | null;
-        };
         SubsetFormat: {
             name: string;
             label: string;
@@ -4363,6 +4358,11 @@ export interface components {
             end?: string | null;
             /** @default netcdf4 */
             format?: components["schemas"]["SubsetOptionsFormatEnum"];
+        };
+        SubsetPreviewRequest: {
+            /** @description Granule ids; leave out for the cart */
+            granules?: number[];
+            subset?: components["schemas"]["SubsetOptionsRequest"] | null;
         };
         SyntheticHistory: {
             /** @description Whether the demo recorded made-up transfers */
@@ -7119,7 +7119,7 @@ export interface operations {
         };
         requestBody?: {
             content: {
-                "application/json": components["schemas"]["SubsetEstimateRequestRequest"];
+                "application/json": components["schemas"]["SubsetPreviewRequest"];
             };
         };
         responses: {
