@@ -47,13 +47,7 @@ def run(source, target, subset, window, history):
     reason when nothing is inside: no file is written then)."""
     import xarray
 
-    try:
-        ds = xarray.open_dataset(source, engine="h5netcdf", phony_dims="sort",
-                                 mask_and_scale=False, decode_times=False,
-                                 decode_timedelta=False, cache=False)
-    except (OSError, ValueError, TypeError) as exc:
-        raise TransformError(f"is not a NetCDF-4 or HDF5 file xarray can read ({exc})") from None
-    with ds:
+    with _open(xarray, source) as ds:
         try:
             cut = _cut(ds, subset, window)
         except EmptyResult as exc:
@@ -62,6 +56,21 @@ def run(source, target, subset, window, history):
         _write(cut, target, subset.format)
         return Result(sorted(map(str, cut.data_vars)), {str(k): int(v)
                                                        for k, v in cut.sizes.items()})
+
+
+def _open(xarray, source):
+    """The file undecoded and lazy: by the netCDF-C library (its metadata is read fastest), or
+    by h5netcdf where netCDF-C refuses an HDF5 file without netCDF dimensions (a swath)."""
+    options = {"mask_and_scale": False, "decode_times": False, "decode_timedelta": False,
+               "cache": False}
+    try:
+        return xarray.open_dataset(source, engine="netcdf4", **options)
+    except (OSError, ValueError, TypeError, KeyError):
+        pass
+    try:
+        return xarray.open_dataset(source, engine="h5netcdf", phony_dims="sort", **options)
+    except (OSError, ValueError, TypeError, KeyError) as exc:
+        raise TransformError(f"is not a NetCDF-4 or HDF5 file xarray can read ({exc})") from None
 
 
 def _history(before, line):
@@ -274,12 +283,13 @@ def _write(ds, target, fmt):
         _write_zarr(ds, target)
         return
     encoding = {name: _encoding(ds[name], fmt) for name in ds.variables}
-    ds.to_netcdf(target, engine="h5netcdf", encoding=encoding)
+    ds.to_netcdf(target, engine="netcdf4", format="NETCDF4", encoding=encoding)
 
 
 def _write_zarr(ds, target):
     """A Zarr store (format 2, consolidated) written into a folder beside the target, then put
-    into one zip without recompressing (its chunks are compressed already)."""
+    into one zip as it is (its chunks are compressed already). Not straight into a zarr
+    ZipStore: xarray rewrites metadata files, which a zip would then hold twice."""
     import shutil
 
     folder = f"{target}.d"
