@@ -236,6 +236,9 @@ class Subscription(models.Model):
                                     related_name="subscriptions")
     new_versions = models.BooleanField(
         default=False, help_text="Also deliver new versions of granules that were reprocessed")
+    subset = models.JSONField(
+        default=dict, blank=True,
+        help_text="What its standing order cuts out of each data file (distribution.subset)")
     active = models.BooleanField(default=True)
     created_at = models.DateTimeField(auto_now_add=True)
 

@@ -33,6 +33,7 @@ from .services.destinations import (
 )
 from .services.limits import order_limits
 from .services.subscriptions import collection_by_key, save_subscription
+from .services.transforms import standing_subset
 from .subset_serializers import (  # noqa: F401 - the API's link shapes live there
     LinkSerializer,
     LinksSerializer,
@@ -321,11 +322,14 @@ class SubscriptionSerializer(serializers.ModelSerializer):
                                 help_text="Granules overlapping until (ISO 8601)")
     conditions = ConditionsField(required=False,
                                  help_text="[{name, op (eq ne lt lte gt gte in), value}]")
+    subset = SubsetOptionsSerializer(required=False, allow_null=True,
+                                     help_text="Cut each delivered data file (order, push)")
 
     class Meta:
         model = Subscription
         fields = ["id", "name", "collections", "bbox", "intersects", "start", "end",
-                  "conditions", "mode", "destination", "new_versions", "active", "created_at"]
+                  "conditions", "mode", "destination", "new_versions", "subset", "active",
+                  "created_at"]
 
     def to_representation(self, subscription):
         return {
@@ -336,7 +340,8 @@ class SubscriptionSerializer(serializers.ModelSerializer):
             "start": subscription.temporal_start, "end": subscription.temporal_end,
             "conditions": subscription.conditions, "mode": subscription.mode,
             "destination": subscription.destination_id,
-            "new_versions": subscription.new_versions, "active": subscription.active,
+            "new_versions": subscription.new_versions, "subset": subscription.subset or None,
+            "active": subscription.active,
             "created_at": subscription.created_at,
         }
 
@@ -415,12 +420,14 @@ class SubscriptionSerializer(serializers.ModelSerializer):
         if "end" in data:
             subscription.temporal_end = data.pop("end")
         keys = data.pop("collections", None)
+        options = data.pop("subset", subscription.subset)
         for field, value in data.items():
             setattr(subscription, field, value)
         if keys is None:
             collections = list(subscription.collections.all())
         else:
             collections = [collection_by_key(user, k) for k in keys]
+        subscription.subset = standing_subset(collections, options, subscription.mode)
         self.instance = save_subscription(subscription, collections)
         return self.instance
 
@@ -433,7 +440,7 @@ class SubscriptionPreviewSerializer(SubscriptionSerializer):
 
     class Meta(SubscriptionSerializer.Meta):
         fields = ["collections", "bbox", "intersects", "start", "end", "conditions",
-                  "new_versions", "days"]
+                  "new_versions", "subset", "days"]
 
     def save(self, **kwargs):
         raise NotImplementedError("a preview is never saved")

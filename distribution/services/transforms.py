@@ -81,6 +81,26 @@ def check_subset(granules, subset):
                           "left.", "subset")
 
 
+def standing_subset(collections, options, mode):
+    """A subscription's subset as stored, checked against its collections (their granules
+    are not known yet: what a file lacks fails its item then)."""
+    subset = parse_subset(options)
+    if not subset.cuts:
+        return {}
+    if mode == "notify":
+        raise DomainError("A subset needs a subscription that delivers (mode order or push), "
+                          "not one that notifies.", "subset")
+    for collection in collections:
+        names = {v["name"] for v in collection.variables}
+        if not names:
+            raise DomainError(f"{collection.key} cannot be subset: it lists no variables.",
+                              "subset")
+        unknown = [v for v in subset.variables if v not in names]
+        if unknown:
+            raise DomainError(f"{collection.key} has no variable {listed(unknown)}.", "subset")
+    return subset.as_json()
+
+
 def _kept_share(collection, subset):
     """The share of a collection's data variables kept (coordinates are always kept)."""
     names = [v["name"] for v in collection.variables]

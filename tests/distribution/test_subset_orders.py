@@ -213,3 +213,24 @@ def test_the_cart_estimate_shrinks_with_the_area_and_variables(seeded, alice):
     assert cut["estimate"] == pytest.approx(cut["bytes"] / 3 / 4, rel=0.01)
     assert {c["collection"]: c["subsettable"] for c in cut["collections"]} == {GHRSST: True}
     assert alice.__class__().post("/api/v1/cart/subset/", {}, format="json").status_code == 401
+
+
+def test_a_subscription_with_a_subset_delivers_cut_files_to_its_standing_order(
+        seeded, alice, inline, tmp_path):
+    refused = alice.post("/api/v1/subscriptions/", {
+        "name": "bay", "collections": [GHRSST], "mode": "notify",
+        "subset": {"variables": ["analysed_sst"]}}, format="json")
+    assert refused.status_code == 400 and "mode order or push" in refused.json()["detail"]
+    made = alice.post("/api/v1/subscriptions/", {
+        "name": "bay", "collections": [GHRSST], "mode": "order",
+        "subset": {"variables": ["analysed_sst"], "bbox": [-10, 30, 20, 50]}}, format="json")
+    assert made.status_code == 201, made.content
+    assert made.json()["subset"]["bbox"] == [-10, 30, 20, 50]
+    inline(alice.post, f"/api/v1/subscriptions/{made.json()['id']}/apply/",
+           {"since": "2000-01-01T00:00:00Z"}, format="json")
+    order = Order.objects.get(subscription_id=made.json()["id"])
+    links = alice.get(f"/api/v1/orders/{order.pk}/links/").json()
+    assert len(links["links"]) == 2 and links["subset"]["variables"] == ["analysed_sst"]
+    got = xarray.open_dataset(fetch(alice, links["links"][0], tmp_path))
+    assert list(got.data_vars) == ["analysed_sst"] and float(got.lat.max()) <= 50
+    got.close()

@@ -3758,6 +3758,8 @@ export interface components {
             destination?: number | null;
             /** @description Also deliver new versions of granules that were reprocessed */
             new_versions?: boolean;
+            /** @description Cut each delivered data file (order, push) */
+            subset?: components["schemas"]["SubsetOptionsRequest"] | null;
             active?: boolean;
         };
         PatchedUserConfigRequest: {
@@ -4198,6 +4200,8 @@ export interface components {
             destination: number | null;
             /** @description Also deliver new versions of granules that were reprocessed */
             new_versions: boolean;
+            /** @description Cut each delivered data file (order, push) */
+            subset: components["schemas"]["SubsetOptions"] | null;
             active: boolean;
             /** Format: date-time */
             readonly created_at: string;
@@ -4258,6 +4262,8 @@ export interface components {
             conditions?: components["schemas"]["ConditionRequest"][];
             /** @description Also deliver new versions of granules that were reprocessed */
             new_versions?: boolean;
+            /** @description Cut each delivered data file (order, push) */
+            subset?: components["schemas"]["SubsetOptionsRequest"] | null;
             /**
              * @description Count granules archived in the last N days
              * @default 30
@@ -4301,6 +4307,8 @@ export interface components {
             destination?: number | null;
             /** @description Also deliver new versions of granules that were reprocessed */
             new_versions?: boolean;
+            /** @description Cut each delivered data file (order, push) */
+            subset?: components["schemas"]["SubsetOptionsRequest"] | null;
             active?: boolean;
         };
         SubsetEstimate: {
@@ -4326,6 +4334,31 @@ export interface components {
         SubsetFormat: {
             name: string;
             label: string;
+        };
+        /** @description What to cut out of each data file; checked against the collections when ordering. */
+        SubsetOptions: {
+            /** @description Variables to keep (from the collection's variables); coordinates stay */
+            variables?: string[];
+            /** @description [west, south, east, north]; west > east crosses 180° */
+            bbox?: [
+                number,
+                number,
+                number,
+                number
+            ] | null;
+            /** @description A GeoJSON polygon (the search's shape); not with bbox */
+            intersects?: {
+                /** @enum {string} */
+                type: "Point" | "MultiPoint" | "LineString" | "MultiLineString" | "Polygon" | "MultiPolygon" | "GeometryCollection";
+                coordinates?: unknown[];
+                geometries?: Record<string, never>[];
+            } | null;
+            /** @description ISO 8601: keep time steps from then */
+            start?: string | null;
+            /** @description ISO 8601: keep time steps until then */
+            end?: string | null;
+            /** @default netcdf4 */
+            format?: components["schemas"]["SubsetOptionsFormatEnum"];
         };
         /**
          * @description * `netcdf4` - NetCDF-4 as delivered (its own compression and chunks)
