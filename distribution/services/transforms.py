@@ -127,6 +127,8 @@ def estimate(granules, subset):
 def preview(granules, options):
     """The cart's view of a subset: per granule its delivered and estimated bytes, each
     collection's variables and whether it can be cut; a 400 for what cannot work."""
+    if not granules:
+        raise DomainError("The cart is empty; add granules or name them.", "granules")
     subset = parse_subset(options)
     check_subset(granules, subset)
     rows = estimate(granules, subset)
@@ -251,8 +253,11 @@ def cut_file(source, target, subset, window, history):
     transform.Result, with the output's size and checksum when there is one (none is left
     behind when it is empty or fails: isolation.ReadError says why)."""
     import h5netcdf  # noqa: F401  (imported once here, not again in every child)
-    import xarray  # noqa: F401
+    import netCDF4  # noqa: F401
+    import xarray
     import zarr  # noqa: F401
+
+    xarray.backends.list_engines()    # the backends' discovery, cached for the children too
 
     try:
         result = isolation.run(

@@ -213,6 +213,11 @@ def test_the_cart_estimate_shrinks_with_the_area_and_variables(seeded, alice):
     assert cut["estimate"] == pytest.approx(cut["bytes"] / 3 / 4, rel=0.01)
     assert {c["collection"]: c["subsettable"] for c in cut["collections"]} == {GHRSST: True}
     assert alice.__class__().post("/api/v1/cart/subset/", {}, format="json").status_code == 401
+    empty = alice.post("/api/v1/cart/subset/", {}, format="json")
+    assert empty.status_code == 400 and "cart is empty" in empty.json()["detail"]
+    for bad in (["x"], [10**30], "7", [-1]):
+        answer = alice.post("/api/v1/cart/subset/", {"granules": bad}, format="json")
+        assert answer.status_code == 400, (bad, answer.content)
 
 
 def test_a_subscription_with_a_subset_delivers_cut_files_to_its_standing_order(
