@@ -239,3 +239,49 @@ def test_a_subscription_with_a_subset_delivers_cut_files_to_its_standing_order(
     got = xarray.open_dataset(fetch(alice, links["links"][0], tmp_path))
     assert list(got.data_vars) == ["analysed_sst"] and float(got.lat.max()) <= 50
     got.close()
+
+
+def _garbage_granule(collection, data_root, inline):
+    """A granule of `collection` whose data file is named .nc but holds random bytes (its
+    catalog checksum is right: only the transform can tell)."""
+    from backend.catalog.models import File
+    from tests.archive_fixtures import staged_granule
+
+    granule, sources = staged_granule(collection, data_root / "staging", sizes=(4000,))
+    [(pk, path)] = sources.items()
+    renamed = path.with_name(f"{granule.granule_id}.nc")
+    path.rename(renamed)
+    File.objects.filter(pk=pk).update(name=renamed.name)
+    assert archive.archive_granule(granule, {pk: renamed}).admitted
+    inline(archive.run_until_idle)
+    granule.refresh_from_db()
+    assert granule.state == "archived"
+    return granule
+
+
+def test_a_push_order_with_a_subset_copies_the_outputs_and_a_corrupt_file_fails_alone(
+        seeded, alice, inline, data_root):
+    good = granules(GHRSST)[0]
+    bad = _garbage_granule(good.collection, data_root, inline)
+    dest = alice.post("/api/v1/destinations/", {"name": "lab"}, format="json").json()
+    answer = inline(alice.post, "/api/v1/orders/", {
+        "granules": [good.pk, bad.pk], "delivery": "push", "destination": dest["id"],
+        "subset": {"variables": ["analysed_sst"], "bbox": [-10, 30, 20, 50],
+                   "format": "netcdf4-compressed"}}, format="json")
+    assert answer.status_code == 201, answer.content
+    order = Order.objects.get(pk=answer.json()["id"])
+    assert order.state == "completed"
+    failed = OrderItem.objects.get(order=order, granule=bad)
+    assert failed.state == "failed" and "is not a NetCDF-4 or HDF5 file" in failed.error
+    item = OrderItem.objects.get(order=order, granule=good)
+    folder = data_root / "outbox" / alice.user.username / "lab" / f"order-{order.pk}"
+    pushed = folder / good.granule_id / item.output_name
+    assert pushed.stat().st_size == item.output_size
+    assert hashlib.md5(pushed.read_bytes()).hexdigest() == item.output_checksum  # noqa: S324
+    assert (f"MD5 {item.output_checksum}  {good.granule_id}/{item.output_name}"
+            in (folder / "CHECKSUMS").read_text())
+    with xarray.open_dataset(pushed, mask_and_scale=False) as got:
+        sst, lat, lon = raw(data_path(good), "analysed_sst")
+        rows, cols = (lat >= 30) & (lat <= 50), (lon >= -10) & (lon <= 20)
+        numpy.testing.assert_array_equal(got["analysed_sst"].values, sst[:, rows][:, :, cols])
+        assert got["analysed_sst"].encoding["zlib"] is True
