@@ -20,6 +20,9 @@ SUFFIXES = {"netcdf4": ".nc", "netcdf4-compressed": ".nc", "zarr-zip": ".zarr.zi
 # What a format does to the bytes of the variables kept, for the estimate only: a recompressed
 # field is about this share of its delivered size (demo and bench fields, zlib 4 + shuffle).
 FORMAT_FACTOR = {"netcdf4": 1.0, "netcdf4-compressed": 0.7, "zarr-zip": 1.0}
+# Every output carries its own header and coordinates, however small the cut (a NetCDF-4 of one
+# small variable is ~10-20 KiB): counted once per output in the estimate.
+OUTPUT_OVERHEAD = 16 << 10
 MAX_VARIABLES = 200
 MAX_NAME = 256
 KEYS = {"variables", "bbox", "intersects", "start", "end", "format"}
@@ -186,4 +189,6 @@ def estimate(size, subset, kept_share, granule_box, start, end):
     variables kept (`kept_share`), of its area and of its time, in the chosen format. An
     estimate for the cart, not a promise: compression depends on the values."""
     share = kept_share * area_fraction(subset, granule_box) * time_fraction(subset, start, end)
-    return int(math.ceil(size * share * FORMAT_FACTOR[subset.format]))
+    if not share:
+        return 0
+    return int(math.ceil(size * share * FORMAT_FACTOR[subset.format])) + OUTPUT_OVERHEAD

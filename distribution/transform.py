@@ -53,6 +53,8 @@ def run(source, target, subset, window, history):
         except EmptyResult as exc:
             return Result([], {}, empty=True, reason=str(exc))
         cut.attrs["history"] = _history(ds.attrs.get("history"), history)
+        if subset.area is not None:
+            _geospatial(cut, subset.area)
         _write(cut, target, subset.format)
         return Result(sorted(map(str, cut.data_vars)), {str(k): int(v)
                                                        for k, v in cut.sizes.items()})
@@ -71,6 +73,22 @@ def _open(xarray, source):
         return xarray.open_dataset(source, engine="h5netcdf", phony_dims="sort", **options)
     except (OSError, ValueError, TypeError, KeyError) as exc:
         raise TransformError(f"is not a NetCDF-4 or HDF5 file xarray can read ({exc})") from None
+
+
+def _geospatial(ds, area):
+    """The ACDD extent attributes of the cut (the delivered ones named the whole granule); an
+    area across 180 keeps west > east, as ACDD writes it."""
+    for axis, test in (("lat", _is_lat), ("lon", _is_lon)):
+        try:
+            values = _decoded(_coordinate(ds, test, axis))
+        except TransformError:
+            continue
+        if not numpy.isfinite(values).any():
+            continue
+        low, high = float(numpy.nanmin(values)), float(numpy.nanmax(values))
+        if axis == "lon" and area.crosses_antimeridian:
+            low, high = area.west, area.east
+        ds.attrs[f"geospatial_{axis}_min"], ds.attrs[f"geospatial_{axis}_max"] = low, high
 
 
 def _history(before, line):

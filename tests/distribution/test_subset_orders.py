@@ -75,6 +75,8 @@ def test_ghrsst_cut_to_a_box_and_one_variable_holds_exactly_the_numpy_slice(
         numpy.testing.assert_array_equal(got["lon"].values, lon[cols])
         numpy.testing.assert_array_equal(got["analysed_sst"].values, sst[:, rows][:, :, cols])
         assert f"Granary order {links['order']}" in got.attrs["history"]
+        assert (got.attrs["geospatial_lat_min"], got.attrs["geospatial_lat_max"]) == (
+            lat[rows].min(), lat[rows].max())
         got.close()
     detail = alice.get(f"/api/v1/orders/{links['order']}/").json()
     assert all(i["provenance"]["subset"]["variables"] == ["analysed_sst"]
@@ -209,8 +211,8 @@ def test_the_cart_estimate_shrinks_with_the_area_and_variables(seeded, alice):
     cut = alice.post("/api/v1/cart/subset/", {"granules": ghrsst, "subset": {
         "variables": ["analysed_sst"], "bbox": [-90, -45, 90, 45]}}, format="json").json()
     assert not whole["cuts"] and cut["cuts"]
-    # one of three data variables, a quarter of the globe's box
-    assert cut["estimate"] == pytest.approx(cut["bytes"] / 3 / 4, rel=0.01)
+    # one of three data variables, a quarter of the globe's box, and each output's header
+    assert cut["estimate"] == pytest.approx(cut["bytes"] / 3 / 4 + 2 * (16 << 10), rel=0.01)
     assert {c["collection"]: c["subsettable"] for c in cut["collections"]} == {GHRSST: True}
     assert alice.__class__().post("/api/v1/cart/subset/", {}, format="json").status_code == 401
     empty = alice.post("/api/v1/cart/subset/", {}, format="json")
