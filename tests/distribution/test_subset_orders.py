@@ -294,3 +294,15 @@ def test_a_push_order_with_a_subset_copies_the_outputs_and_a_corrupt_file_fails_
         rows, cols = (lat >= 30) & (lat <= 50), (lon >= -10) & (lon <= 20)
         numpy.testing.assert_array_equal(got["analysed_sst"].values, sst[:, rows][:, :, cols])
         assert got["analysed_sst"].encoding["zlib"] is True
+
+
+def test_a_transform_that_needs_more_memory_than_allowed_fails_its_item_with_the_reason(
+        seeded, alice, inline, settings):
+    settings.GRANARY_SUBSET_MEMORY_MB = 0     # not a byte more than the worker holds
+    # zarr's I/O thread cannot start then and the child may wait on it: the time limit ends it
+    settings.GRANARY_SUBSET_TIME_LIMIT_S = 10
+    links = order(alice, inline, granules(GHRSST)[:1], {"format": "zarr-zip"})
+    assert links["state"] == "failed"
+    [failed] = links["failed"]
+    assert failed["error"].startswith("transform: ")
+    assert any(why in failed["error"] for why in ("MiB", "without an answer", "still being read"))
