@@ -9,7 +9,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "backend.settings")
 app = Celery("granary", task_cls="celery.contrib.django.task:DjangoTask")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 
-QUEUES = ("ingest", "archive", "distribution", "events", "default")
+QUEUES = ("ingest", "archive", "distribution", "events", "transform", "default")
 
 
 def declare_queues(names, prefix="granary."):
@@ -29,6 +29,9 @@ app.conf.update(
         "backend.archive.*": {"queue": "archive"},
         "distribution.*": {"queue": "distribution"},
         "backend.events.*": {"queue": "events"},
+        # cutting files to an order's subset: its own queue, so it never starves recalls,
+        # downloads or order refreshes
+        "transform.*": {"queue": "transform"},
     },
     task_acks_late=True,
     task_reject_on_worker_lost=True,

@@ -17,9 +17,10 @@ from . import (
     simulator,
     stage,
     subscriptions,
+    subset,
     tape,
 )
 
 BENCHMARKS = {m.NAME: m for m in (archive_write, ingest_large, ingest_small, simulator, search,
                                    dashboard, download, subscriptions, mixed, object_store,
-                                   tape, events, stage)}
+                                   tape, events, stage, subset)}

@@ -37,8 +37,10 @@ from .serializers import (
     SubscriptionSerializer,
     cart_body,
 )
-from .services import cart, destinations, orders, signed_links, subscriptions
+from .services import cart, destinations, orders, signed_links, subscriptions, transforms
+from .services.access import orderable_granules
 from .services.downloads import CHUNK, authorize_download, digest_headers, etag, open_download
+from .subset_serializers import SubsetEstimateSerializer, SubsetPreviewSerializer
 
 
 def _site(request):
@@ -83,6 +85,25 @@ class CartMatchingView(APIView):
                          "cart": cart_body(request.user, cart.cart(request.user))})
 
 
+class CartSubsetView(APIView):
+    """What a subset would deliver from the cart (or the granules named): each granule's
+    estimated output size, the collections' variables; a 400 for a choice that cannot work,
+    before ordering."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(request=SubsetPreviewSerializer, responses=SubsetEstimateSerializer,
+                   operation_id="cart_subset_estimate")
+    def post(self, request):
+        body = SubsetPreviewSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        ids = body.validated_data.get("granules")
+        granules = (orderable_granules(request.user, ids) if ids is not None
+                    else [i.granule for i in cart.cart(request.user)])
+        return Response(SubsetEstimateSerializer(
+            transforms.preview(granules, body.validated_data.get("subset"))).data)
+
+
 class CartGranuleView(APIView):
     permission_classes = [IsAuthenticated]
 
@@ -120,6 +141,7 @@ class OrderViewSet(OwnedViewMixin, mixins.ListModelMixin, mixins.RetrieveModelMi
         order = orders.create_order(
             request.user, data.get("granules"), data["delivery"],
             destinations.destination_of(request.user, data.get("destination")),
+            subset=data.get("subset"),
         )
         return Response(OrderDetailSerializer(self.get_queryset().get(pk=order.pk)).data,
                         status=status.HTTP_201_CREATED)
@@ -283,7 +305,7 @@ class DownloadView(APIView):
         stream, span = open_download(download, request.headers.get("Range"),
                                      request.META.get("gunicorn.socket"),
                                      if_range=request.headers.get("If-Range"))
-        file = download.file
+        file = download.served
         partial = span is not None
         start, end = span or (0, file.size - 1)
         kind = mimetypes.guess_type(file.name)[0] or "application/octet-stream"

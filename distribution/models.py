@@ -106,6 +106,10 @@ class Order(models.Model):
     notified_state = models.CharField(max_length=16, blank=True)
     expiry_warned = models.BooleanField(default=False)
     push_attempts = models.PositiveSmallIntegerField(default=0)
+    subset = models.JSONField(
+        default=dict, blank=True,
+        help_text="What is cut out of each data file (distribution.subset): variables, bbox or "
+                  "intersects, start, end, format; empty: the files as delivered")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     ready_at = models.DateTimeField(null=True, blank=True)
@@ -123,7 +127,11 @@ class Order(models.Model):
 
 
 class OrderItem(models.Model):
-    """One file of an ordered granule, with its own state and where its bytes are."""
+    """One file of an ordered granule, with its own state and where its bytes are.
+
+    In an order with a subset, a data file waits in the cache (in_cache) while the transform
+    cuts it; its output lives in the order's folder (output_*), and an output with nothing in
+    it is the EMPTY outcome, not a failure."""
 
     ownership = Ownership("order__user")
 
@@ -133,6 +141,7 @@ class OrderItem(models.Model):
         FAILED = "failed", "Failed"
         EXPIRED = "expired", "Expired"
         CANCELLED = "cancelled", "Cancelled"
+        EMPTY = "empty", "Nothing inside the subset"
 
     order = models.ForeignKey(Order, on_delete=models.CASCADE, related_name="items")
     granule = models.ForeignKey("catalog.Granule", on_delete=models.PROTECT, related_name="+")
@@ -146,6 +155,13 @@ class OrderItem(models.Model):
     expires_at = models.DateTimeField(null=True, blank=True)
     downloaded_at = models.DateTimeField(null=True, blank=True)
     pushed_at = models.DateTimeField(null=True, blank=True)
+    transform_attempts = models.PositiveSmallIntegerField(default=0)
+    transform_started_at = models.DateTimeField(null=True, blank=True)
+    output_name = models.CharField(max_length=255, blank=True)
+    output_size = models.BigIntegerField(null=True, blank=True)
+    output_checksum = models.CharField(max_length=128, blank=True, help_text="MD5 of the output")
+    provenance = models.JSONField(default=dict, blank=True,
+                                  help_text="What the transform did: source, options, versions")
 
     class Meta:
         ordering = ["granule_id", "file_id"]
@@ -156,6 +172,31 @@ class OrderItem(models.Model):
 
     def __str__(self):
         return f"order #{self.order_id} file {self.file_id} ({self.state})"
+
+    @property
+    def served(self):
+        return Served(self)
+
+
+OUTPUT_CHECKSUM = "MD5"
+
+
+class Served:
+    """What an item delivers: its output when it was cut to a subset, else the catalog's file
+    (name, size, checksum: what links, downloads and pushes say and check)."""
+
+    def __init__(self, item=None, file=None):
+        self.cut = item is not None and item.output_size is not None
+        file = item.file if item is not None else file
+        self.pk = file.pk
+        self.name = item.output_name if self.cut else file.name
+        self.size = item.output_size if self.cut else file.size
+        self.checksum_type = OUTPUT_CHECKSUM if self.cut else file.checksum_type
+        self.checksum = item.output_checksum if self.cut else file.checksum
+
+    @classmethod
+    def of_file(cls, file):
+        return cls(file=file)
 
 
 class Subscription(models.Model):
@@ -195,6 +236,9 @@ class Subscription(models.Model):
                                     related_name="subscriptions")
     new_versions = models.BooleanField(
         default=False, help_text="Also deliver new versions of granules that were reprocessed")
+    subset = models.JSONField(
+        default=dict, blank=True,
+        help_text="What its standing order cuts out of each data file (distribution.subset)")
     active = models.BooleanField(default=True)
     created_at = models.DateTimeField(auto_now_add=True)
 

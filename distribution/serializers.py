@@ -33,6 +33,12 @@ from .services.destinations import (
 )
 from .services.limits import order_limits
 from .services.subscriptions import collection_by_key, save_subscription
+from .services.transforms import standing_subset
+from .subset_serializers import (  # noqa: F401 - the API's link shapes live there
+    LinkSerializer,
+    LinksSerializer,
+    SubsetOptionsSerializer,
+)
 
 
 def instant(value, end=False):
@@ -137,15 +143,16 @@ class OrderCreateSerializer(serializers.Serializer):
     )
     delivery = serializers.ChoiceField(choices=Delivery.choices, default=Delivery.HTTPS)
     destination = IdField(required=False, allow_null=True)
+    subset = SubsetOptionsSerializer(required=False, allow_null=True)
 
 
 class OrderItemSerializer(serializers.ModelSerializer):
     granule = serializers.CharField(source="granule.__str__")
     granule_pk = serializers.IntegerField(source="granule_id")
-    name = serializers.CharField(source="file.name")
-    size = serializers.IntegerField(source="file.size")
-    checksum_type = serializers.CharField(source="file.checksum_type")
-    checksum = serializers.CharField(source="file.checksum")
+    name = serializers.CharField(source="served.name", help_text="Of the output when cut")
+    size = serializers.IntegerField(source="served.size")
+    checksum_type = serializers.CharField(source="served.checksum_type")
+    checksum = serializers.CharField(source="served.checksum")
     state_label = serializers.CharField(source="get_state_display", read_only=True,
                                         help_text="The state in words, as pages show it")
     residency = serializers.SerializerMethodField(help_text="cache, or tape while recalled")
@@ -157,7 +164,7 @@ class OrderItemSerializer(serializers.ModelSerializer):
         model = OrderItem
         fields = ["id", "granule_pk", "granule", "file_id", "name", "size", "checksum_type",
                   "checksum", "state", "state_label", "residency", "next_part", "eta_s", "error",
-                  "ready_at",
+                  "ready_at", "provenance",
                   "expires_at", "downloaded_at", "pushed_at"]
 
     @extend_schema_field(serializers.ChoiceField(choices=["cache", "tape"]))
@@ -183,6 +190,7 @@ class OrderCountsSerializer(serializers.Serializer):
     failed = serializers.IntegerField()
     expired = serializers.IntegerField()
     cancelled = serializers.IntegerField()
+    empty = serializers.IntegerField()
 
 
 class OrderSerializer(serializers.ModelSerializer):
@@ -197,8 +205,8 @@ class OrderSerializer(serializers.ModelSerializer):
     class Meta:
         model = Order
         fields = ["id", "user", "state", "state_label", "delivery", "destination", "subscription",
-                  "total_bytes", "counts", "in_parts", "error", "created_at", "updated_at",
-                  "ready_at", "expires_at"]
+                  "total_bytes", "counts", "in_parts", "error", "subset", "created_at",
+                  "updated_at", "ready_at", "expires_at"]
 
     @extend_schema_field(serializers.BooleanField())
     def get_in_parts(self, order):
@@ -217,33 +225,6 @@ class OrderDetailSerializer(OrderSerializer):
 
     class Meta(OrderSerializer.Meta):
         fields = [*OrderSerializer.Meta.fields, "items"]
-
-
-class LinkSerializer(serializers.Serializer):
-    item = serializers.IntegerField()
-    file_id = serializers.IntegerField()
-    granule = serializers.CharField()
-    name = serializers.CharField()
-    size = serializers.IntegerField()
-    checksum_type = serializers.CharField()
-    checksum = serializers.CharField()
-    url = serializers.URLField(required=False)
-    expires_at = serializers.DateTimeField(required=False)
-    error = serializers.CharField(required=False)
-    eta_s = serializers.FloatField(required=False, allow_null=True)
-
-
-class LinksSerializer(serializers.Serializer):
-    order = serializers.IntegerField()
-    state = serializers.ChoiceField(choices=Order.State.choices)
-    state_label = serializers.SerializerMethodField(help_text="The state in words")
-    expires_at = serializers.DateTimeField(allow_null=True)
-    links = LinkSerializer(many=True)
-    failed = LinkSerializer(many=True)
-    waiting = LinkSerializer(many=True)
-
-    def get_state_label(self, links) -> str:
-        return Order.State(links["state"]).label
 
 
 class DestinationSerializer(serializers.ModelSerializer):
@@ -341,11 +322,14 @@ class SubscriptionSerializer(serializers.ModelSerializer):
                                 help_text="Granules overlapping until (ISO 8601)")
     conditions = ConditionsField(required=False,
                                  help_text="[{name, op (eq ne lt lte gt gte in), value}]")
+    subset = SubsetOptionsSerializer(required=False, allow_null=True,
+                                     help_text="Cut each delivered data file (order, push)")
 
     class Meta:
         model = Subscription
         fields = ["id", "name", "collections", "bbox", "intersects", "start", "end",
-                  "conditions", "mode", "destination", "new_versions", "active", "created_at"]
+                  "conditions", "mode", "destination", "new_versions", "subset", "active",
+                  "created_at"]
 
     def to_representation(self, subscription):
         return {
@@ -356,7 +340,8 @@ class SubscriptionSerializer(serializers.ModelSerializer):
             "start": subscription.temporal_start, "end": subscription.temporal_end,
             "conditions": subscription.conditions, "mode": subscription.mode,
             "destination": subscription.destination_id,
-            "new_versions": subscription.new_versions, "active": subscription.active,
+            "new_versions": subscription.new_versions, "subset": subscription.subset or None,
+            "active": subscription.active,
             "created_at": subscription.created_at,
         }
 
@@ -435,12 +420,14 @@ class SubscriptionSerializer(serializers.ModelSerializer):
         if "end" in data:
             subscription.temporal_end = data.pop("end")
         keys = data.pop("collections", None)
+        options = data.pop("subset", subscription.subset)
         for field, value in data.items():
             setattr(subscription, field, value)
         if keys is None:
             collections = list(subscription.collections.all())
         else:
             collections = [collection_by_key(user, k) for k in keys]
+        subscription.subset = standing_subset(collections, options, subscription.mode)
         self.instance = save_subscription(subscription, collections)
         return self.instance
 
@@ -453,7 +440,7 @@ class SubscriptionPreviewSerializer(SubscriptionSerializer):
 
     class Meta(SubscriptionSerializer.Meta):
         fields = ["collections", "bbox", "intersects", "start", "end", "conditions",
-                  "new_versions", "days"]
+                  "new_versions", "subset", "days"]
 
     def save(self, **kwargs):
         raise NotImplementedError("a preview is never saved")

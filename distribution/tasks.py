@@ -4,7 +4,7 @@ from datetime import datetime
 
 from celery import shared_task
 
-from .services import deliveries, orders, push, staging_progress, upkeep
+from .services import deliveries, orders, push, staging_progress, transforms, upkeep
 from .targets import PushError
 
 
@@ -62,3 +62,10 @@ def refresh_stage(stage_id):
 def sweep_stages():
     """Beat: re-ask the archive for every stage request with files still to stage."""
     staging_progress.sweep_stages()
+
+
+@shared_task(name="transform.subset_item")
+def transform_item(item_id):
+    """Cut one order item's file to its order's subset (queue `transform`, on its own so a
+    long transform never holds up recalls, downloads or order refreshes)."""
+    return transforms.transform_item(item_id)

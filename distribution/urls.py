@@ -15,6 +15,7 @@ router.register("stage-requests", stage_api.StageRequestViewSet, basename="stage
 urlpatterns = [
     path("cart/", api.CartView.as_view(), name="cart"),
     path("cart/matching/", api.CartMatchingView.as_view(), name="cart-matching"),
+    path("cart/subset/", api.CartSubsetView.as_view(), name="cart-subset"),
     path("cart/<id:granule>/", api.CartGranuleView.as_view(), name="cart-granule"),
     path("files/<id:file_id>/download", api.DownloadView.as_view(), name="file-download"),
     path("granary-get", api.GranaryGetView.as_view(), name="granary-get"),

@@ -16,7 +16,7 @@ import os
 from dataclasses import dataclass, field
 from datetime import UTC
 
-from . import isolation
+from backend import isolation
 
 MAX_COORDINATE_VALUES = 16 << 20   # values of one coordinate array read at most
 BLOCK_VALUES = 1 << 20             # values read at once
@@ -52,7 +52,7 @@ class Contents:
 
 def read_isolated(reader, path, time_limit=None, memory_limit=None):
     """reader(path) in a forked child limited to `time_limit` seconds and `memory_limit` more
-    bytes (isolation.py); whatever goes wrong there is a FileError."""
+    bytes (backend/isolation.py); whatever goes wrong there is a FileError."""
     import h5py  # noqa: F401  (imported once here, not again in every child)
     import netCDF4  # noqa: F401
 

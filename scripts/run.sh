@@ -31,7 +31,7 @@ fi
 
 logins=$($PY manage.py seed_demo --history)
 
-$PY -m celery -A backend worker -Q ingest,archive,distribution,events,default --concurrency 2 \
+$PY -m celery -A backend worker -Q ingest,archive,distribution,events,transform,default --concurrency 2 \
   -n "granary@%h" -l INFO --logfile "$LOGS/worker.log" &
 $PY -m celery -A backend beat -l INFO --logfile "$LOGS/beat.log" \
   --schedule "$DATA_ROOT/celerybeat-schedule" &

@@ -12,7 +12,7 @@ pytest_plugins = ["tests.s3_fixtures", "tests.tape_fixtures", "tests.oidc_fixtur
 def data_root(tmp_path, settings):
     """Point staging/cache/volumes/outbox at a fresh folder for this test."""
     settings.DATA_ROOT = tmp_path
-    for name in ("staging", "cache", "volumes", "outbox"):
+    for name in ("staging", "cache", "volumes", "outbox", "orders"):
         (tmp_path / name).mkdir()
         setattr(settings, f"{name.upper()}_ROOT", tmp_path / name)
     return tmp_path

@@ -11,7 +11,8 @@ from django.conf import settings
 from bench import live
 
 # Queue -> worker concurrency: two archive processes so two drives write side by side.
-QUEUES = (("ingest", 1), ("archive", 2), ("distribution", 1), ("default", 1))
+QUEUES = (("ingest", 1), ("archive", 2), ("distribution", 1), ("transform", 1),
+          ("default", 1))
 
 
 class Fleet:

@@ -30,6 +30,8 @@ def commands(data_root):
     layout = {"web": [("web", live.web_command())]}
     for queue in ("ingest", "archive", "distribution", "default"):
         layout[queue] = [(f"worker-{queue}", worker(queue))]
+    # the transforms of subset orders beside distribution's worker, on their own queue
+    layout["distribution"].append(("worker-transform", worker("transform")))
     layout["default"].append(("beat", live.beat_command(data_root / "celerybeat-schedule")))
     for silo in SILOS:
         layout[f"sm-{silo}"] = [(f"storage-manager-{silo}", worker(f"archive.{silo}", 2))]

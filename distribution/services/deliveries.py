@@ -148,10 +148,15 @@ def apply_since(subscription_id, since):
 
 
 def standing_order(subscription):
+    """The subscription's standing order; it cuts what comes next as the subscription now
+    says (granules added before keep the cut they had)."""
     order, _ = Order.objects.get_or_create(
         subscription=subscription,
         defaults={"user": subscription.user, "delivery": order_delivery(subscription),
-                  "destination": subscription.destination})
+                  "destination": subscription.destination, "subset": subscription.subset})
+    if order.subset != subscription.subset:
+        order.subset = subscription.subset
+        order.save(update_fields=["subset"])
     return order
 
 

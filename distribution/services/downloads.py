@@ -23,10 +23,11 @@ from backend.metrics.services import record_transfer
 
 from .. import streaming
 from ..matching import RangeNotSatisfiable, parse_range, range_validator_matches
-from ..models import Delivery, Order, OrderItem
+from ..models import Delivery, Order, OrderItem, Served
 from .notify import order_event
 from .orders import delivered, queue_refresh
 from .signed_links import sign
+from .transforms import open_output
 
 CHUNK = archive.CHECK_BLOCK   # a whole file is read in checked blocks of this size
 RETRY_MIN_S, RETRY_MAX_S = 5, 600
@@ -51,6 +52,11 @@ class RangeError(DomainError):
 class Download:
     file: File
     item: OrderItem | None
+
+    @property
+    def served(self):
+        """What is sent: the item's output when it was cut to a subset, else the file."""
+        return Served(self.item) if self.item is not None else Served.of_file(self.file)
 
 
 def authorize_download(user, file_id, params):
@@ -103,8 +109,12 @@ def _authorize_signed(file_id, params):
         raise Gone(f"Order {order_id} is {item.order.state}; its links no longer work.")
     if item.state == OrderItem.State.FAILED:
         raise Gone(f"{item.file.name} cannot be delivered: {item.error or 'it failed'}.")
+    if item.state == OrderItem.State.EMPTY:
+        raise Gone(f"{item.file.name} has nothing inside the order's subset: {item.error}.")
     if item.state != OrderItem.State.READY:
-        raise Unavailable(f"{item.file.name} is not ready yet: it is being staged from tape.",
+        doing = ("being cut to the order's subset" if item.in_cache
+                 else "being staged from tape")
+        raise Unavailable(f"{item.file.name} is not ready yet: it is {doing}.",
                           headers={"Retry-After": str(retry_after(item.eta_s))})
     return Download(item.file, item)
 
@@ -120,7 +130,8 @@ def retry_after(eta_s):
 
 def etag(file):
     """The file's strong entity tag: it changes whenever the catalog's bytes of the file do
-    (its checksum names them), so a client resuming with If-Range never splices two files."""
+    (its checksum names them), so a client resuming with If-Range never splices two files.
+    `file` is a catalog File or what an item serves (transforms.Served)."""
     seed = f"{file.pk}:{file.checksum_type}:{file.checksum}".lower()
     return '"' + hashlib.sha256(seed.encode()).hexdigest()[:32] + '"'
 
@@ -140,13 +151,16 @@ def open_download(download, range_header, sock=None, if_range=None):
     Re-hashing the whole file for every range would make resumable downloads quadratic.
     """
     file = download.file
-    if not range_validator_matches(if_range, etag(file)):
+    served = download.served
+    if not range_validator_matches(if_range, etag(served)):
         range_header = None
     try:
-        span = parse_range(range_header, file.size)
+        span = parse_range(range_header, served.size)
     except RangeNotSatisfiable as exc:
-        raise RangeError(file.size) from exc
-    start, end = span if span else (0, file.size - 1)
+        raise RangeError(served.size) from exc
+    start, end = span if span else (0, served.size - 1)
+    if served.cut:
+        return _open_output(download, start, end, span), span
     try:
         handle = (archive.open_for_serving(file, settings.GRANARY_CACHE_SCRUB_S) if span
                   else archive.open_checked(file))
@@ -169,6 +183,16 @@ def open_download(download, range_header, sock=None, if_range=None):
                                                       settings.GRANARY_DROP_BEHIND_BYTES):
         body.followed = streaming.drop_behind.follow(handle.fileno(), sock, start, end)
     return body, span
+
+
+def _open_output(download, start, end, span):
+    """A subset's output from the order's folder, sent by sendfile(2) (its size is checked
+    before: one lost or cut short is cut again, and the client told to come back)."""
+    try:
+        handle = open_output(download.item)
+    except archive.ArchiveError as exc:
+        raise Unavailable(str(exc), headers=_AGAIN) from exc
+    return DownloadBody(handle, download, start, end, ranged=True, whole=span is None)
 
 
 def _not_cached(file, start, end):
@@ -216,9 +240,10 @@ class DownloadBody:
     position, and socket.sendfile() seeks past what it sent, also when the client goes away.
     """
 
-    def __init__(self, handle, download, start, end, ranged=False):
+    def __init__(self, handle, download, start, end, ranged=False, whole=None):
         self.handle, self.download, self.start, self.end = handle, download, start, end
         self.ranged = ranged
+        self.whole = not ranged if whole is None else whole
         self.started, self.closed, self.followed, self.sock = timezone.now(), False, None, None
         self.position = handle.seek(start) if ranged else start
 
@@ -276,12 +301,12 @@ class DownloadBody:
             streaming.drop_behind.forget(self.followed, finished=self.start + sent > self.end)
         self.handle.close()
         item = self.download.item
+        size = self.download.served.size
         log.info("download of %s (file %s%s): bytes %d-%d of %d asked (%s), %d sent",
-                 self.download.file.name, self.download.file.pk,
+                 self.download.served.name, self.download.file.pk,
                  f", order {item.order_id}" if item else "", self.start, self.end,
-                 self.download.file.size, "range" if self.ranged else "whole", sent)
-        _downloaded(self.download, sent, self.started,
-                    self.start + sent >= self.download.file.size)
+                 size, "whole" if self.whole else "range", sent)
+        _downloaded(self.download, sent, self.started, self.start + sent >= size)
 
 
 def _downloaded(download, sent, started, to_the_end):

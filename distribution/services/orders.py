@@ -27,13 +27,16 @@ from backend.errors import Conflict, DomainError
 from backend.nudges import send_on_commit
 
 from ..models import CartItem, Delivery, Order, OrderItem
+from . import transforms
 from .access import get_order, orderable_granules
 from .limits import check_size, limits, open_orders
 from .notify import notify_order, notify_part
 
 
-def create_order(user, granule_ids=None, delivery=Delivery.HTTPS, destination=None):
-    """Submit an order for `granule_ids` (or the whole cart, which it then empties)."""
+def create_order(user, granule_ids=None, delivery=Delivery.HTTPS, destination=None,
+                 subset=None):
+    """Submit an order for `granule_ids` (or the whole cart, which it then empties); `subset`
+    (the API's options) cuts each data file (services.transforms), checked before ordering."""
     from_cart = granule_ids is None
     if from_cart:
         items = owned(CartItem.objects, user)
@@ -49,6 +52,8 @@ def create_order(user, granule_ids=None, delivery=Delivery.HTTPS, destination=No
         raise DomainError("A push order needs a destination.", "destination")
     granules = orderable_granules(user, granule_ids)
     nbytes = check_size(granules, "The order")
+    cut = transforms.parse_subset(subset)
+    transforms.check_subset(granules, cut)
     with transaction.atomic():
         get_user_model().objects.select_for_update().filter(pk=user.pk).first()
         count, limit = open_orders(user).count(), limits().open_orders
@@ -58,7 +63,8 @@ def create_order(user, granule_ids=None, delivery=Delivery.HTTPS, destination=No
                 "(GRANARY_ORDER_MAX_OPEN). Wait for one to finish or cancel one.",
                 "limit_open_orders")
         order = Order.objects.create(user=user, delivery=delivery, destination=destination,
-                                     total_bytes=nbytes)
+                                     total_bytes=nbytes,
+                                     subset=cut.as_json() if cut.cuts else {})
         add_items(order, granules)
         if from_cart:
             owned(CartItem.objects, user).filter(granule__in=granules).delete()
@@ -67,8 +73,11 @@ def create_order(user, granule_ids=None, delivery=Delivery.HTTPS, destination=No
 
 
 def add_items(order, granules):
-    """An item per file of `granules` (those the order holds already stay as they are)."""
+    """An item per file of `granules` (those the order holds already stay as they are); an
+    order with a subset delivers the data files alone, cut."""
     files = File.objects.filter(granule__in=granules)
+    if order.subset:
+        files = files.filter(role=File.Role.DATA)
     OrderItem.objects.bulk_create(
         [OrderItem(order=order, granule_id=f.granule_id, file=f) for f in files],
         ignore_conflicts=True,
@@ -94,11 +103,16 @@ def order_share():
 
 # Items whose file must stay in the cache: asked for by an order still staging, or ready and
 # not yet delivered (downloaded in full, or pushed).
+# A data file cut to a subset needs the cache until it is cut (its output is served from the
+# order's folder).
 NEEDS_CACHE = (
     Q(state=OrderItem.State.WAITING, recall_request_id__isnull=False,
       order__state__in=[Order.State.SUBMITTED, Order.State.STAGING])
-    | Q(state=OrderItem.State.READY, order__delivery=Delivery.HTTPS, downloaded_at__isnull=True)
-    | Q(state=OrderItem.State.READY, order__delivery=Delivery.PUSH, pushed_at__isnull=True)
+    | transforms.PENDING
+    | Q(state=OrderItem.State.READY, order__delivery=Delivery.HTTPS, downloaded_at__isnull=True,
+        output_size__isnull=True)
+    | Q(state=OrderItem.State.READY, order__delivery=Delivery.PUSH, pushed_at__isnull=True,
+        output_size__isnull=True)
 )
 
 
@@ -136,12 +150,17 @@ def refresh_order(order_id):
         if order is None or order.state in Order.FINAL:
             return None
         now = timezone.now()
-        waiting = list(order.items.filter(state=OrderItem.State.WAITING)
+        # items cut to a subset wait in the cache for their transform, not for the archive
+        waiting = list(order.items.filter(state=OrderItem.State.WAITING, in_cache=False)
                        .select_related("file__granule__collection"))
         asking = _to_ask(order, waiting)
         answers = archive.make_available([i.file for i in asking], requested_by=order.user)
+        cutting = list(transforms.claimable(now).filter(order=order).values_list("pk", flat=True))
         for item, answer in zip(asking, answers, strict=True):
-            if answer.ready:
+            if answer.ready and transforms.needs_transform(order, item):
+                item.in_cache, item.eta_s = True, None
+                cutting.append(item.pk)
+            elif answer.ready:
                 item.state, item.in_cache, item.eta_s = OrderItem.State.READY, True, None
                 item.ready_at, item.expires_at = now, now + retention()
             elif answer.error:
@@ -152,10 +171,11 @@ def refresh_order(order_id):
         OrderItem.objects.bulk_update(
             waiting, ["state", "in_cache", "eta_s", "error", "ready_at", "expires_at",
                       "recall_request_id"])
-        ready = [i for i in waiting if i.state == OrderItem.State.READY]
+        ready = [i for i in waiting if i.state == OrderItem.State.READY or i.pk in cutting]
         if ready:
             keep_in_cache([i.file_id for i in ready], now + retention())
         settle(order, now)
+        transforms.queue_transforms(cutting)
     return order
 
 
@@ -172,7 +192,8 @@ def _to_ask(order, waiting):
         pk__in=[i.recall_request_id for i in waiting if i.recall_request_id],
         state=ArchiveRequest.State.FAILED).values_list("pk", "error"))
     capacity = settings.GRANARY_CACHE_BYTES
-    held = order.items.filter(NEEDS_CACHE, state=OrderItem.State.READY).aggregate(
+    held = order.items.filter(NEEDS_CACHE).filter(
+        Q(state=OrderItem.State.READY) | transforms.PENDING).aggregate(
         total=Sum("file__size"))["total"] or 0
     held += sum(i.file.size for i in waiting
                 if i.recall_request_id and i.recall_request_id not in failed_recalls)
@@ -202,11 +223,12 @@ def settle(order, now):
     waiting = counts.get(OrderItem.State.WAITING, 0)
     ready = counts.get(OrderItem.State.READY, 0)
     failed = counts.get(OrderItem.State.FAILED, 0)
+    empty = counts.get(OrderItem.State.EMPTY, 0)   # an outcome of a subset, not a failure
     if not counts:
         state = Order.State.SUBMITTED
     elif waiting:
         state = Order.State.STAGING
-    elif not ready:
+    elif not ready and not (empty and not failed):
         state = Order.State.FAILED
     elif failed:
         state = Order.State.PARTIALLY_READY
@@ -273,4 +295,5 @@ def cancel_order(user, order_id):
         order.state = Order.State.CANCELLED
         order.save(update_fields=["state", "updated_at"])
         release_cache(items)
+        transforms.remove_outputs(items)
     return order

@@ -13,12 +13,13 @@ from backend.archive import services as archive
 from backend.metrics.models import TransferRecord
 from backend.metrics.services import record_transfer
 
-from ..models import Delivery, Destination, Order, OrderItem
+from ..models import Delivery, Destination, Order, OrderItem, Served
 from ..targets import FolderTarget, HostKey, PushError, SftpTarget
 from .destinations import destination_root, outbox_root
 from .downloads import CHUNK, back_to_waiting
 from .notify import order_event
 from .orders import delivered, settle
+from .transforms import open_output
 
 
 def push_target(destination, folder):
@@ -75,17 +76,21 @@ def _push_file(target, item):
     the copy is good when the target holds the file's size. A file gone from the cache, or
     damaged there (found before or while it is sent: the partial copy is removed, the cached
     one dropped and recalled), fails this attempt with the reason and waits for its recall."""
-    file = item.file
+    file, served = item.file, Served(item)
     started = timezone.now()
-    path = f"{file.granule.granule_id}/{file.name}"
+    path = f"{file.granule.granule_id}/{served.name}"
     try:
-        source = archive.open_checked(file)
+        if served.cut:      # a subset's output, from the order's folder
+            source = open_output(item)
+        else:
+            source = archive.open_checked(file)
         with closing(source):
-            _place(target, path, iter(lambda: source.read(CHUNK), b""), file.size)
+            _place(target, path, iter(lambda: source.read(CHUNK), b""), served.size)
     except archive.ArchiveError as exc:
-        back_to_waiting(item)  # recalled, then pushed when ready again
+        if not served.cut:
+            back_to_waiting(item)  # recalled, then pushed when ready again
         raise PushError(f"{path} was not sent: {exc}") from exc
-    record_transfer(TransferRecord.Direction.DISTRIBUTION, file.size, started, timezone.now(),
+    record_transfer(TransferRecord.Direction.DISTRIBUTION, served.size, started, timezone.now(),
                     file.granule.collection)
     OrderItem.objects.filter(pk=item.pk).update(pushed_at=timezone.now())
     delivered(item)
@@ -111,9 +116,10 @@ def _place(target, path, blocks, size):
 def _write_manifest(target, order):
     pushed = (order.items.filter(pushed_at__isnull=False)
               .select_related("file__granule").order_by("granule_id", "file_id"))
-    rows = [{"path": f"{i.file.granule.granule_id}/{i.file.name}", "size": i.file.size,
-             "checksum_type": i.file.checksum_type, "checksum": i.file.checksum,
-             "granule": str(i.granule)} for i in pushed]
+    rows = [{"path": f"{i.file.granule.granule_id}/{s.name}", "size": s.size,
+             "checksum_type": s.checksum_type, "checksum": s.checksum,
+             "granule": str(i.granule), **({"provenance": i.provenance} if s.cut else {})}
+            for i, s in ((i, Served(i)) for i in pushed)]
     listing = {
         "manifest.json": json.dumps({"order": order.pk, "files": rows}, indent=1),
         "CHECKSUMS": "".join(f"{r['checksum_type']} {r['checksum']}  {r['path']}\n"

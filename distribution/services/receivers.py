@@ -10,6 +10,7 @@ from backend.nudges import send_on_commit
 from ..models import Order, OrderItem, SubscriptionDelivery
 from . import staging_progress
 from .orders import NEEDS_CACHE, keep_in_cache, queue_refresh, release_cache, retention, settle
+from .transforms import remove_outputs
 
 log = logging.getLogger(__name__)
 
@@ -68,6 +69,7 @@ def on_granule_retired(sender, granule, action, reason, **kwargs):
     OrderItem.objects.filter(pk__in=[i.pk for i in items]).update(
         state=OrderItem.State.FAILED, error=why, eta_s=None)
     release_cache(items)
+    remove_outputs(items)
     for order in Order.objects.select_for_update().filter(
             pk__in={i.order_id for i in items}).order_by("pk"):
         settle(order, now)

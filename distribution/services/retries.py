@@ -29,7 +29,9 @@ def retry_items(item_ids):
                 continue
             count = OrderItem.objects.filter(pk__in=pks, state=OrderItem.State.FAILED).update(
                 state=OrderItem.State.WAITING, error="", recall_request_id=None, eta_s=None,
-                in_cache=False, ready_at=None, expires_at=None)
+                in_cache=False, ready_at=None, expires_at=None,
+                # a transform tried again from a fresh count, as its operator asked
+                transform_attempts=0, transform_started_at=None)
             if count:
                 # settled again by the refresh: staging until the archive answers the items
                 Order.objects.filter(pk=order_id).update(

@@ -7,7 +7,7 @@ from django.conf import settings
 from django.core.serializers.json import DjangoJSONEncoder
 from django.core.signing import Signer
 
-from ..models import Order, OrderItem
+from ..models import Order, OrderItem, Served
 
 
 def sign(file_id, order_id, expires=None):
@@ -36,24 +36,29 @@ def download_url(item, site=None):
 def links(order, site=None):
     """Ready items with their signed URL and expiry; waiting ones with theirs too (it answers
     503 with Retry-After until the file is staged, so a client polls it) and the estimate;
-    failed ones with the reason. The order's expiry is each ready link's: links work while
-    the order is open, however long its download takes."""
+    failed ones with the reason; cut to nothing (empty) with the reason. The order's expiry
+    is each ready link's: links work while the order is open, however long its download
+    takes."""
     items = order.items.select_related("file", "granule__collection")
     live = order.state not in (Order.State.CANCELLED, Order.State.EXPIRED)
-    ready, failed, waiting = [], [], []
+    ready, failed, waiting, empty = [], [], [], []
     for item in items:
+        served = Served(item)
         row = {"item": item.pk, "file_id": item.file_id, "granule": str(item.granule),
-               "name": item.file.name, "size": item.file.size,
-               "checksum_type": item.file.checksum_type, "checksum": item.file.checksum}
+               "name": served.name, "size": served.size,
+               "checksum_type": served.checksum_type, "checksum": served.checksum}
         if item.state == OrderItem.State.READY and live:
             ready.append({**row, "url": download_url(item, site), "expires_at": item.expires_at})
         elif item.state == OrderItem.State.FAILED:
             failed.append({**row, "error": item.error})
+        elif item.state == OrderItem.State.EMPTY:
+            empty.append({**row, "reason": item.error})
         elif item.state == OrderItem.State.WAITING:
             waiting.append({**row, "eta_s": item.eta_s, "expires_at": None,
                             **({"url": download_url(item, site)} if live else {})})
     return {"order": order.pk, "state": order.state, "expires_at": order.expires_at,
-            "links": ready, "failed": failed, "waiting": waiting}
+            "links": ready, "failed": failed, "waiting": waiting, "empty": empty,
+            "subset": order.subset or None}
 
 
 CLIENT = Path(settings.BASE_DIR) / "scripts" / "granary-get"

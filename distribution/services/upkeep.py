@@ -12,6 +12,7 @@ from .deliveries import deliver
 from .notify import order_event
 from .orders import refresh_order, release_cache
 from .push import push_order
+from .transforms import remove_outputs
 
 log = logging.getLogger(__name__)
 
@@ -30,6 +31,7 @@ def expire():
     waiting.update(state=OrderItem.State.EXPIRED)
     abandoned.update(state=Order.State.EXPIRED, updated_at=now)
     release_cache(items)
+    remove_outputs(items)
     live = Order.objects.filter(subscription__isnull=True,
                                 state__in=[Order.State.READY, Order.State.PARTIALLY_READY])
     expired = live.filter(expires_at__lte=now).update(state=Order.State.EXPIRED, updated_at=now)

@@ -1,11 +1,16 @@
 """Distribution fixtures: a two-silo archive with real bytes, users, and a way to run the
 after-commit work (archive signals, distribution tasks) inline."""
+import io
+
 import pytest
+from django.core.management import call_command
 from rest_framework.test import APIClient
 
 from backend.accounts import roles
 from backend.archive import services as archive
 from backend.archive.models import CacheEntry
+from ingest.models import IngestRequest
+from ingest.services import pipeline
 from tests.archive_fixtures import archived_collection, small_layout, staged_granule
 from tests.factories import UserFactory
 from tests.sftp_server import SftpServer
@@ -95,3 +100,16 @@ def operator(db):
 
 def body(response):
     return b"".join(response.streaming_content)
+
+
+@pytest.fixture
+def seeded(data_root, settings, inline):
+    """The demo's collections with 2 granules each (real NetCDF-4 and HDF5 files), ingested
+    and archived through the real pipeline."""
+    settings.GRANARY_WRITE_MAX_WAIT_S = 0
+    settings.GRANARY_SITE_URL = "http://testserver/"
+    call_command("seed_demo", "--granules", "2", stdout=io.StringIO())
+    for request in IngestRequest.objects.all():
+        inline(pipeline.run_request, request.pk)
+    inline(archive.run_until_idle)
+    assert set(IngestRequest.objects.values_list("state", flat=True)) == {"completed"}

@@ -8,12 +8,7 @@ import h5py
 import netCDF4
 import numpy
 import pytest
-from django.core.management import call_command
 from PIL import Image
-
-from backend.archive import services as archive
-from ingest.models import IngestRequest
-from ingest.services import pipeline
 
 from .conftest import body
 
@@ -41,17 +36,6 @@ def hdf5_facts(data):
                                    list(obj.shape))
         f.visititems(visit)
         return variables, dict(f.attrs)
-
-
-@pytest.fixture
-def seeded(data_root, settings, inline):
-    settings.GRANARY_WRITE_MAX_WAIT_S = 0
-    settings.GRANARY_SITE_URL = "http://testserver/"
-    call_command("seed_demo", "--granules", "2", stdout=io.StringIO())
-    for request in IngestRequest.objects.all():
-        inline(pipeline.run_request, request.pk)
-    inline(archive.run_until_idle)
-    assert set(IngestRequest.objects.values_list("state", flat=True)) == {"completed"}
 
 
 @pytest.mark.parametrize("key", COLLECTIONS)

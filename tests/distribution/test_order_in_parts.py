@@ -136,7 +136,7 @@ def test_a_file_larger_than_the_whole_cache_fails_with_the_reason(alice, on_tape
     order = alice.get(f"/api/v1/orders/{order_id}/").json()
     assert order["state"] == "completed"
     assert order["counts"] == {"waiting": 0, "ready": 2, "failed": 2, "expired": 0,
-                               "cancelled": 0}
+                               "cancelled": 0, "empty": 0}
     for item in order["items"]:
         if item["size"] == SIZES[1]:
             assert "larger than the whole cache" in item["error"]

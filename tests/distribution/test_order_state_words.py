@@ -16,7 +16,7 @@ ORDER_WORDS = {
     "cancelled": "Cancelled", "expired": "Expired",
 }
 ITEM_WORDS = {"waiting": "Waiting", "ready": "Ready", "failed": "Failed", "expired": "Expired",
-              "cancelled": "Cancelled"}
+              "cancelled": "Cancelled", "empty": "Nothing inside the subset"}
 
 
 def test_the_vocabulary_covers_every_state():

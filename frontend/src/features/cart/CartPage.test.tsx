@@ -3,7 +3,7 @@ import userEvent from '@testing-library/user-event';
 import { http, HttpResponse } from 'msw';
 import { beforeEach, describe, expect, it } from 'vitest';
 
-import type { Cart } from '../../lib/api/types';
+import type { Cart, SubsetOptions } from '../../lib/api/types';
 import { renderApp } from '../../test/renderApp';
 import { asUser, emptyCart, server } from '../../test/server';
 
@@ -36,11 +36,35 @@ const cart: Cart = {
 
 let orders: unknown[];
 
+/** The API's estimate: a tenth of the bytes per variable kept; a 400 for an unknown one. */
+function estimateFor(subset: SubsetOptions | null) {
+  const kept = subset?.variables?.length ?? 0;
+  if (subset?.variables?.includes('nope')) {
+    return HttpResponse.json({ detail: 'MOD10C1.061 has no variable nope.' }, { status: 400 });
+  }
+  return HttpResponse.json({
+    cuts: subset !== null,
+    bytes: 3_500_000,
+    estimate: kept ? 350_000 * kept : 3_500_000,
+    items: [],
+    collections: [
+      { collection: 'MOD10C1.061', subsettable: true, variables: ['lat', 'Day_CMG_Snow_Cover'] },
+    ],
+    formats: [
+      { name: 'netcdf4', label: 'NetCDF-4 as delivered' },
+      { name: 'zarr-zip', label: 'Zarr zipped' },
+    ],
+  });
+}
+
 beforeEach(() => {
   asUser();
   orders = [];
   server.use(
     http.get('/api/v1/cart/', () => HttpResponse.json(cart)),
+    http.post('/api/v1/cart/subset/', async ({ request }) =>
+      estimateFor(((await request.json()) as { subset: SubsetOptions | null }).subset),
+    ),
     http.post('/api/v1/orders/', async ({ request }) => {
       orders.push(await request.json());
       return HttpResponse.json({ id: 5, state: 'submitted' }, { status: 201 });
@@ -187,6 +211,36 @@ describe('CartPage', () => {
     );
     expect(alert).toHaveFocus();
     expect(router.state.location.pathname).toBe('/cart');
+  });
+
+  it('a subset shows its estimated size and goes with the order', async () => {
+    const { router } = renderApp('/cart');
+    await userEvent.click(await screen.findByRole('checkbox', { name: /Cut each file/ }));
+    await userEvent.click(await screen.findByRole('checkbox', { name: 'Day_CMG_Snow_Cover' }));
+    expect(screen.queryByRole('checkbox', { name: 'lat' })).toBeNull(); // coordinates stay
+    const box = { West: '-10', South: '30', East: '20', North: '50' };
+    for (const [side, value] of Object.entries(box)) {
+      await userEvent.type(screen.getByLabelText(side), value);
+    }
+    await userEvent.selectOptions(screen.getByLabelText('Output format'), 'Zarr zipped');
+    await waitFor(() =>
+      expect(screen.getByRole('status')).toHaveTextContent(/About 350 KB of 3.50 MB/),
+    );
+    await userEvent.click(screen.getByRole('button', { name: /Order 2 granules .*estimated/ }));
+    await waitFor(() => expect(router.state.location.pathname).toBe('/orders/5'));
+    expect(orders).toEqual([
+      {
+        delivery: 'https',
+        destination: null,
+        subset: {
+          variables: ['Day_CMG_Snow_Cover'],
+          bbox: [-10, 30, 20, 50],
+          start: null,
+          end: null,
+          format: 'zarr-zip',
+        },
+      },
+    ]);
   });
 
   it('a push order goes to the destination chosen', async () => {

@@ -3,6 +3,7 @@ import { useEffect, useRef, useState, type FormEvent } from 'react';
 import { Link, useNavigate } from 'react-router';
 
 import { cartQuery } from '../../lib/api/cart/cart';
+import { subsetEstimateQuery } from '../../lib/api/cart/subset';
 import { cartKeys } from '../../lib/api/cart/keys';
 import { orderKeys } from '../../lib/api/orders/keys';
 import { orderCart } from '../../lib/api/orders/orders';
@@ -22,6 +23,7 @@ import { EmptyState, ErrorMessage, Loading } from '../../components/StatusMessag
 import { cartChanges, useCartChange } from '../../components/cart/useCart';
 import { DestinationPicker } from '../../components/destinations/DestinationPicker';
 import { formatBytes, formatCount, formatDateTime, formatEta, formatUtc } from '../../lib/format';
+import { NO_SUBSET, SubsetChoices, subsetOptions, type SubsetDraft } from './SubsetChoices';
 import '../../components/portal.css';
 import './cart.css';
 
@@ -271,6 +273,10 @@ function Checkout({ cart }: { cart: Cart }) {
   const queryClient = useQueryClient();
   const [delivery, setDelivery] = useState<Delivery>('https');
   const [destination, setDestination] = useState('');
+  const [draft, setDraft] = useState<SubsetDraft>(NO_SUBSET);
+  const subset = subsetOptions(draft);
+  const estimate = useQuery(subsetEstimateQuery(subset));
+  const refusal = estimate.isError ? estimate.error.message : null;
   const errorRef = useRef<HTMLDivElement>(null);
 
   const order = useMutation({
@@ -278,6 +284,7 @@ function Checkout({ cart }: { cart: Cart }) {
       orderCart({
         delivery,
         destination: delivery === 'push' && destination ? Number(destination) : null,
+        ...(subset ? { subset } : {}),
       }),
     onSuccess: async (placed) => {
       await queryClient.invalidateQueries({ queryKey: cartKeys.all });
@@ -338,10 +345,22 @@ function Checkout({ cart }: { cart: Cart }) {
         </label>
       </fieldset>
       {delivery === 'push' && <DestinationPicker value={destination} onChange={setDestination} />}
-      <button type="submit" className="button" disabled={order.isPending}>
+      <SubsetChoices
+        draft={draft}
+        onChange={setDraft}
+        estimate={estimate.data}
+        refusal={draft.on ? refusal : null}
+      />
+      <button
+        type="submit"
+        className="button"
+        disabled={order.isPending || (draft.on && refusal !== null)}
+      >
         {order.isPending
           ? 'Placing the order…'
-          : `Order ${formatCount(cart.count)} ${cart.count === 1 ? 'granule' : 'granules'} (${formatBytes(cart.bytes)})`}
+          : `Order ${formatCount(cart.count)} ${cart.count === 1 ? 'granule' : 'granules'} (${formatBytes(
+              draft.on && estimate.data?.cuts ? estimate.data.estimate : cart.bytes,
+            )}${draft.on && estimate.data?.cuts ? ', estimated' : ''})`}
       </button>
     </form>
   );

@@ -24,6 +24,7 @@ const ITEM_WORDS: Record<OrderItem['state'], string> = {
   failed: 'Failed',
   expired: 'Expired',
   cancelled: 'Cancelled',
+  empty: 'Nothing inside the subset',
 };
 
 function item(overrides: Partial<OrderItem> = {}): OrderItem {
@@ -46,13 +47,14 @@ function item(overrides: Partial<OrderItem> = {}): OrderItem {
     expires_at: '2026-11-10T10:00:00Z',
     downloaded_at: null,
     pushed_at: null,
+    provenance: {},
     ...overrides,
   };
 }
 
 function order(given: OrderItem[], overrides: Partial<OrderDetail> = {}): OrderDetail {
   const items = given.map((i) => ({ ...i, state_label: ITEM_WORDS[i.state] }));
-  const counts = { waiting: 0, ready: 0, failed: 0, expired: 0, cancelled: 0 };
+  const counts = { waiting: 0, ready: 0, failed: 0, expired: 0, cancelled: 0, empty: 0 };
   for (const i of items) counts[i.state] += 1;
   const state = overrides.state ?? 'ready';
   return {
@@ -66,6 +68,7 @@ function order(given: OrderItem[], overrides: Partial<OrderDetail> = {}): OrderD
     counts,
     in_parts: items.some((i) => i.next_part),
     error: '',
+    subset: {},
     created_at: '2026-11-03T09:59:00Z',
     updated_at: '2026-11-03T10:00:00Z',
     ready_at: null,
@@ -112,6 +115,8 @@ function links(items: OrderItem[]): OrderLinks {
       })),
     failed: [],
     waiting: [],
+    empty: [],
+    subset: null,
   };
 }
 

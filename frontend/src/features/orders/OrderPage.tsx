@@ -298,6 +298,8 @@ function ItemDetail({ item, order }: { item: OrderItem; order: OrderDetail }) {
     return <span className="small">Waiting for tape{eta ? `, ready in ${eta}` : ''}</span>;
   }
   if (item.state === 'failed') return <span className="small bad">{item.error || 'Failed'}</span>;
+  // cut to nothing by the order's subset: an outcome, with the reason
+  if (item.state === 'empty') return <span className="small">{item.error}</span>;
   if (item.state === 'ready' && order.delivery === 'push') {
     return (
       <span className="small">

@@ -19,6 +19,7 @@ const ITEM_TONE: Record<ItemState, Tone> = {
   failed: 'bad',
   expired: 'off',
   cancelled: 'off',
+  empty: 'off',
 };
 
 export function OrderStateBadge({ state, label }: { state: OrderState; label: string }) {

@@ -17,6 +17,7 @@ export function subscription(overrides: Partial<Subscription> = {}): Subscriptio
     mode: 'notify',
     destination: null,
     new_versions: false,
+    subset: null,
     active: true,
     created_at: '2026-11-20T10:00:00Z',
     ...overrides,

@@ -616,6 +616,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/cart/subset/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description What a subset would deliver from the cart (or the granules named): each granule's
+         *     estimated output size, the collections' variables; a 400 for a choice that cannot work,
+         *     before ordering.
+         */
+        post: operations["cart_subset_estimate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/collections/": {
         parameters: {
             query?: never;
@@ -2673,6 +2694,11 @@ export interface components {
             /** @description Declared by the provider, else from the first to the last archived granule */
             readonly temporal_extent: components["schemas"]["TemporalExtent"];
         };
+        CollectionVariables: {
+            collection: string;
+            subsettable: boolean;
+            variables: string[];
+        };
         /** @description One attribute condition (documentation of matching.check_conditions). */
         Condition: {
             name: string;
@@ -3242,13 +3268,6 @@ export interface components {
             /** @description Where a logged-in user who may see the granule downloads the file now, without an order: set when it is in the disk cache or the object store; null when it is on tape only (order it to have it recalled) */
             readonly download_url: string | null;
         };
-        /**
-         * @description * `geojson` - geojson
-         *     * `kml` - kml
-         *     * `shapefile` - shapefile
-         * @enum {string}
-         */
-        FormatEnum: "geojson" | "kml" | "shapefile";
         Gap: {
             /** Format: date-time */
             start: string;
@@ -3600,6 +3619,7 @@ export interface components {
             item: number;
             file_id: number;
             granule: string;
+            /** @description The output's name when the file was cut */
             name: string;
             size: number;
             checksum_type: string;
@@ -3609,6 +3629,8 @@ export interface components {
             /** Format: date-time */
             expires_at?: string;
             error?: string;
+            /** @description Why nothing was left (empty) */
+            reason?: string;
             /** Format: double */
             eta_s?: number | null;
         };
@@ -3622,6 +3644,10 @@ export interface components {
             links: components["schemas"]["Link"][];
             failed: components["schemas"]["Link"][];
             waiting: components["schemas"]["Link"][];
+            /** @description Cut to nothing: outside the area or times */
+            empty: components["schemas"]["Link"][];
+            /** @description The order's subset, if any */
+            subset: unknown;
         };
         LoginRequest: {
             username: string;
@@ -3758,6 +3784,8 @@ export interface components {
             /** @description Staged in parts: the order is larger than its share of the cache, so some files wait until those ready are delivered (downloaded, or pushed) */
             readonly in_parts: boolean;
             error: string;
+            /** @description What is cut out of each data file (distribution.subset): variables, bbox or intersects, start, end, format; empty: the files as delivered */
+            subset: unknown;
             /** Format: date-time */
             readonly created_at: string;
             /** Format: date-time */
@@ -3774,6 +3802,7 @@ export interface components {
             failed: number;
             expired: number;
             cancelled: number;
+            empty: number;
         };
         OrderCreateRequest: {
             /** @description Granule ids; leave out to order the whole cart */
@@ -3782,6 +3811,7 @@ export interface components {
             delivery?: components["schemas"]["DeliveryEnum"];
             /** Format: int64 */
             destination?: number | null;
+            subset?: components["schemas"]["SubsetOptionsRequest"] | null;
         };
         OrderDetail: {
             readonly id: number;
@@ -3798,6 +3828,8 @@ export interface components {
             /** @description Staged in parts: the order is larger than its share of the cache, so some files wait until those ready are delivered (downloaded, or pushed) */
             readonly in_parts: boolean;
             error: string;
+            /** @description What is cut out of each data file (distribution.subset): variables, bbox or intersects, start, end, format; empty: the files as delivered */
+            subset: unknown;
             /** Format: date-time */
             readonly created_at: string;
             /** Format: date-time */
@@ -3813,6 +3845,7 @@ export interface components {
             granule_pk: number;
             granule: string;
             readonly file_id: number;
+            /** @description Of the output when cut */
             name: string;
             size: number;
             checksum_type: string;
@@ -3829,6 +3862,8 @@ export interface components {
             error: string;
             /** Format: date-time */
             ready_at: string | null;
+            /** @description What the transform did: source, options, versions */
+            provenance: unknown;
             /** Format: date-time */
             expires_at: string | null;
             /** Format: date-time */
@@ -3842,9 +3877,10 @@ export interface components {
          *     * `failed` - Failed
          *     * `expired` - Expired
          *     * `cancelled` - Cancelled
+         *     * `empty` - Nothing inside the subset
          * @enum {string}
          */
-        OrderItemStateEnum: "waiting" | "ready" | "failed" | "expired" | "cancelled";
+        OrderItemStateEnum: "waiting" | "ready" | "failed" | "expired" | "cancelled" | "empty";
         OrderLimits: {
             /** @description Most granules in one order (and the cart) */
             granules: number;
@@ -4228,6 +4264,8 @@ export interface components {
             destination?: number | null;
             /** @description Also deliver new versions of granules that were reprocessed */
             new_versions?: boolean;
+            /** @description Cut each delivered data file (order, push) */
+            subset?: components["schemas"]["SubsetOptionsRequest"] | null;
             active?: boolean;
         };
         PatchedUserConfigRequest: {
@@ -4598,7 +4636,7 @@ export interface components {
                 coordinates?: unknown[];
                 geometries?: Record<string, never>[];
             };
-            format: components["schemas"]["FormatEnum"];
+            format: components["schemas"]["ShapeReadingFormatEnum"];
             /** @description Features united into the geometry */
             features: number;
             vertices: number;
@@ -4607,6 +4645,13 @@ export interface components {
             /** @description What was simplified, and how much */
             note: string | null;
         };
+        /**
+         * @description * `geojson` - geojson
+         *     * `kml` - kml
+         *     * `shapefile` - shapefile
+         * @enum {string}
+         */
+        ShapeReadingFormatEnum: "geojson" | "kml" | "shapefile";
         ShapeUploadRequest: {
             /**
              * Format: binary
@@ -4740,6 +4785,8 @@ export interface components {
             destination: number | null;
             /** @description Also deliver new versions of granules that were reprocessed */
             new_versions: boolean;
+            /** @description Cut each delivered data file (order, push) */
+            subset: components["schemas"]["SubsetOptions"] | null;
             active: boolean;
             /** Format: date-time */
             readonly created_at: string;
@@ -4800,6 +4847,8 @@ export interface components {
             conditions?: components["schemas"]["ConditionRequest"][];
             /** @description Also deliver new versions of granules that were reprocessed */
             new_versions?: boolean;
+            /** @description Cut each delivered data file (order, push) */
+            subset?: components["schemas"]["SubsetOptionsRequest"] | null;
             /**
              * @description Count granules archived in the last N days
              * @default 30
@@ -4843,7 +4892,95 @@ export interface components {
             destination?: number | null;
             /** @description Also deliver new versions of granules that were reprocessed */
             new_versions?: boolean;
+            /** @description Cut each delivered data file (order, push) */
+            subset?: components["schemas"]["SubsetOptionsRequest"] | null;
             active?: boolean;
+        };
+        SubsetEstimate: {
+            /** @description Something is cut or converted */
+            cuts: boolean;
+            /** @description Bytes delivered without the subset */
+            bytes: number;
+            /** @description About how many bytes with it */
+            estimate: number;
+            items: components["schemas"]["SubsetEstimateItem"][];
+            collections: components["schemas"]["CollectionVariables"][];
+            formats: components["schemas"]["SubsetFormat"][];
+        };
+        SubsetEstimateItem: {
+            granule: number;
+            collection: string;
+            granule_id: string;
+            /** @description Bytes delivered without the subset */
+            size: number;
+            /** @description About how many bytes the output holds */
+            estimate: number;
+        };
+        SubsetFormat: {
+            name: string;
+            label: string;
+        };
+        /** @description What to cut out of each data file; checked against the collections when ordering. */
+        SubsetOptions: {
+            /** @description Variables to keep (from the collection's variables); coordinates stay */
+            variables?: string[];
+            /** @description [west, south, east, north]; west > east crosses 180° */
+            bbox?: [
+                number,
+                number,
+                number,
+                number
+            ] | null;
+            /** @description A GeoJSON polygon (the search's shape); not with bbox */
+            intersects?: {
+                /** @enum {string} */
+                type: "Point" | "MultiPoint" | "LineString" | "MultiLineString" | "Polygon" | "MultiPolygon" | "GeometryCollection";
+                coordinates?: unknown[];
+                geometries?: Record<string, never>[];
+            } | null;
+            /** @description ISO 8601: keep time steps from then */
+            start?: string | null;
+            /** @description ISO 8601: keep time steps until then */
+            end?: string | null;
+            /** @default netcdf4 */
+            format?: components["schemas"]["SubsetOptionsFormatEnum"];
+        };
+        /**
+         * @description * `netcdf4` - NetCDF-4 as delivered (its own compression and chunks)
+         *     * `netcdf4-compressed` - NetCDF-4, every variable compressed (zlib level 4, shuffle)
+         *     * `zarr-zip` - Zarr store (format 2, consolidated metadata) in one .zip
+         * @enum {string}
+         */
+        SubsetOptionsFormatEnum: "netcdf4" | "netcdf4-compressed" | "zarr-zip";
+        /** @description What to cut out of each data file; checked against the collections when ordering. */
+        SubsetOptionsRequest: {
+            /** @description Variables to keep (from the collection's variables); coordinates stay */
+            variables?: string[];
+            /** @description [west, south, east, north]; west > east crosses 180° */
+            bbox?: [
+                number,
+                number,
+                number,
+                number
+            ] | null;
+            /** @description A GeoJSON polygon (the search's shape); not with bbox */
+            intersects?: {
+                /** @enum {string} */
+                type: "Point" | "MultiPoint" | "LineString" | "MultiLineString" | "Polygon" | "MultiPolygon" | "GeometryCollection";
+                coordinates?: unknown[];
+                geometries?: Record<string, never>[];
+            } | null;
+            /** @description ISO 8601: keep time steps from then */
+            start?: string | null;
+            /** @description ISO 8601: keep time steps until then */
+            end?: string | null;
+            /** @default netcdf4 */
+            format?: components["schemas"]["SubsetOptionsFormatEnum"];
+        };
+        SubsetPreviewRequest: {
+            /** @description Granule ids; leave out for the cart */
+            granules?: number[];
+            subset?: components["schemas"]["SubsetOptionsRequest"] | null;
         };
         SyntheticHistory: {
             /** @description Whether the demo recorded made-up transfers */
@@ -7804,6 +7941,92 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["AddedMatching"];
+                };
+            };
+            /** @description The request is malformed or invalid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such thing (or not the caller's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The thing is in the wrong state for it */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body's media type is not accepted */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    cart_subset_estimate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["SubsetPreviewRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SubsetEstimate"];
                 };
             };
             /** @description The request is malformed or invalid */

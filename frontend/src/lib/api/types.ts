@@ -58,6 +58,10 @@ export type OrderItem = Schemas['OrderItem'];
 export type ItemState = Schemas['OrderItemStateEnum'];
 export type Delivery = Schemas['DeliveryEnum'];
 export type NewOrder = Schemas['OrderCreateRequest'];
+/** What to cut out of each data file of an order, and what that gives (cart/subset/). */
+export type SubsetOptions = Schemas['SubsetOptionsRequest'];
+export type SubsetFormat = Schemas['SubsetOptionsFormatEnum'];
+export type SubsetEstimate = Schemas['SubsetEstimate'];
 export type OrderLinks = Schemas['Links'];
 export type DownloadLink = Schemas['Link'];
 

@@ -1,6 +1,7 @@
-"""Reading a hostile file in a forked child that may take so long and so much memory: a file
-that makes a C library loop, crash or allocate without end costs the child, not the worker,
-and the caller gets a ReadError saying which. Pure Python, no Django; Linux (fork, /proc)."""
+"""Reading a hostile file in a forked child that may take so long and so much memory (ingest's
+metadata reader, the transforms of subset orders): a file that makes a C library loop, crash or
+allocate without end costs the child, not the worker, and the caller gets a ReadError saying
+which. Pure Python, no Django; Linux (fork, /proc)."""
 import os
 import pickle
 import select
