@@ -1,8 +1,8 @@
 """What a personal token's scopes let it do: pure policy, no Django.
 
 Reading (GET, HEAD, OPTIONS, and the searches that POST a query) needs "read"; a change needs
-the scope of the part of the API it changes: orders, the cart, subscriptions and destinations
-"order"; ingest "ingest"; anything else (the console, configuration, the archive) "operate".
+the scope of the part of the API it changes: orders, the cart, subscriptions, destinations,
+stage requests (the Tape REST API too) and event endpoints "order"; ingest "ingest"; anything else (the console, configuration, the archive) "operate".
 Roles still decide on top of scopes.
 """
 
@@ -23,6 +23,10 @@ CHANGE_SCOPES = (
     ("/api/v1/destinations/", ORDER),
     ("/api/v1/shapes/", ORDER),
     ("/api/v1/auth/", READ),  # signing out, or minting a script token, changes nothing else
+    ("/api/tape/v1/archiveinfo", READ),  # a locality query that POSTs its paths
+    ("/api/tape/", ORDER),  # bulk staging is ordering by another protocol
+    ("/api/v1/stage-requests/", ORDER),
+    ("/api/v1/event-endpoints/", ORDER),  # where one's own events go, as subscriptions
 )
 
 

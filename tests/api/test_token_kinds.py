@@ -3,7 +3,7 @@ read-only personal token with a 403 that names the scope (before the view does a
 every route answers an operator's provider JWT, its personal token with every scope and its
 session alike. Routes come from the role matrix's walk of the URL conf."""
 import pytest
-from django.urls import reverse
+from django.urls import NoReverseMatch, reverse
 from rest_framework.test import APIClient
 
 from backend.accounts import scopes as scope_policy
@@ -20,10 +20,16 @@ DUMMY = {"path": "in/x.dat", "provider": "MODAPS", "key": "X.1", "label": "V0000
 
 
 def _url(name, pattern):
+    """The route with dummy ids: numbers, or a UUID where the route takes one (stage requests)."""
     if name in FIXED_PATHS:
         return FIXED_PATHS[name]
-    kwargs = {key: DUMMY.get(key, 1) for key in pattern.pattern.regex.groupindex}
-    return reverse(name, kwargs=kwargs)
+    for ident in (1, "00000000-0000-4000-8000-000000000001"):
+        kwargs = {key: DUMMY.get(key, ident) for key in pattern.pattern.regex.groupindex}
+        try:
+            return reverse(name, kwargs=kwargs)
+        except NoReverseMatch:
+            continue
+    raise NoReverseMatch(name)
 
 
 def _drf(pattern):
