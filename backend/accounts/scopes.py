@@ -2,7 +2,8 @@
 
 Reading (GET, HEAD, OPTIONS, and the searches that POST a query) needs "read"; a change needs
 the scope of the part of the API it changes: orders, the cart, subscriptions, destinations,
-stage requests (the Tape REST API too) and event endpoints "order"; ingest "ingest"; anything else (the console, configuration, the archive) "operate".
+stage requests (the Tape REST API too) and event endpoints "order"; ingest "ingest"; anything
+else (the console, configuration, the archive) "operate".
 Roles still decide on top of scopes.
 """
 
