@@ -27,14 +27,17 @@ export function UserMenu() {
   if (me.data?.authenticated) {
     return (
       <div className="user-menu">
-        <span className="user-menu__name" title={me.data.email || undefined}>
+        {/* The name leads to the account's API tokens: one more button would wrap the header. */}
+        <Link
+          className="user-menu__name"
+          to="/tokens"
+          title={`${me.data.email ? `${me.data.email}: ` : ''}your API tokens`}
+        >
           <span className="visually-hidden">Signed in as </span>
           {me.data.username}
-        </span>
-        {me.data.role !== 'user' && <span className="badge badge--role">{me.data.role}</span>}
-        <Link className="button button--small button--quiet" to="/tokens">
-          API tokens
+          <span className="visually-hidden"> (your API tokens)</span>
         </Link>
+        {me.data.role !== 'user' && <span className="badge badge--role">{me.data.role}</span>}
         <button
           type="button"
           className="button button--small button--quiet"

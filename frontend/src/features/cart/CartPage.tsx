@@ -275,8 +275,6 @@ function Checkout({ cart }: { cart: Cart }) {
   const [destination, setDestination] = useState('');
   const [draft, setDraft] = useState<SubsetDraft>(NO_SUBSET);
   const subset = subsetOptions(draft);
-  const estimate = useQuery(subsetEstimateQuery(subset));
-  const refusal = estimate.isError ? estimate.error.message : null;
   const errorRef = useRef<HTMLDivElement>(null);
 
   const order = useMutation({
@@ -292,6 +290,13 @@ function Checkout({ cart }: { cart: Cart }) {
       await navigate(`/orders/${placed.id}`);
     },
   });
+
+  // Not while an order is placed: the cart it estimates is emptied by the order.
+  const estimate = useQuery({
+    ...subsetEstimateQuery(subset),
+    enabled: !order.isPending && !order.isSuccess,
+  });
+  const refusal = estimate.isError ? estimate.error.message : null;
 
   useEffect(() => {
     if (order.isError) errorRef.current?.focus();
