@@ -29,3 +29,32 @@ export function Field({
     </div>
   );
 }
+
+/** A labelled one-line input, its value kept by the caller, tied to the error shown under it. */
+export function TextField({
+  id,
+  label,
+  value,
+  onChange,
+  error,
+  type = 'text',
+}: {
+  id: string;
+  label: string;
+  value: string;
+  onChange: (value: string) => void;
+  error?: string;
+  type?: 'text' | 'email' | 'url';
+}) {
+  return (
+    <Field id={id} label={label} error={error}>
+      <input
+        id={id}
+        type={type}
+        value={value}
+        onChange={(e) => onChange(e.target.value)}
+        {...invalid(id, error)}
+      />
+    </Field>
+  );
+}

@@ -6,7 +6,7 @@ import { configCollectionsQuery } from '../../lib/api/config/collections';
 import { configKeys } from '../../lib/api/config/keys';
 import { configProviderQuery, updateProvider } from '../../lib/api/config/provider';
 import type { ProviderConfig } from '../../lib/api/types';
-import { Field, invalid } from '../../components/Field';
+import { Field, TextField, invalid } from '../../components/Field';
 import { LoadedPage } from '../../components/LoadedPage';
 import { OutcomeNotice } from '../../components/OutcomeNotice';
 import { errorsOf, listOf } from './errors';
@@ -73,23 +73,21 @@ function ProviderForm({ original }: { original: ProviderConfig }) {
       <form className="config-form" onSubmit={onSubmit} noValidate>
         <fieldset className="form-card">
           <legend>Provider</legend>
-          <Field id="pf-title" label="Title" error={errors.title}>
-            <input
-              id="pf-title"
-              type="text"
-              value={title}
-              onChange={(e) => setTitle(e.target.value)}
-            />
-          </Field>
-          <Field id="pf-email" label="Contact email" error={errors.contact_email}>
-            <input
-              id="pf-email"
-              type="email"
-              value={email}
-              onChange={(e) => setEmail(e.target.value)}
-              {...invalid('pf-email', errors.contact_email)}
-            />
-          </Field>
+          <TextField
+            id="pf-title"
+            label="Title"
+            value={title}
+            onChange={setTitle}
+            error={errors.title}
+          />
+          <TextField
+            id="pf-email"
+            label="Contact email"
+            value={email}
+            onChange={setEmail}
+            error={errors.contact_email}
+            type="email"
+          />
           <Field
             id="pf-members"
             label="Members (user names, comma-separated)"

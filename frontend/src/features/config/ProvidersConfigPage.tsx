@@ -6,7 +6,7 @@ import { configKeys } from '../../lib/api/config/keys';
 import { configProvidersQuery, createProvider } from '../../lib/api/config/providers';
 import type { ProviderConfig } from '../../lib/api/types';
 import { DataTable } from '../../components/DataTable';
-import { Field, invalid } from '../../components/Field';
+import { TextField } from '../../components/Field';
 import { Loaded } from '../../components/Loaded';
 import { errorsOf } from './errors';
 
@@ -78,23 +78,20 @@ function NewProvider() {
         </p>
       )}
       <div className="config-form__row">
-        <Field id="np-name" label="Name (its staging area's)" error={errors.name}>
-          <input
-            id="np-name"
-            type="text"
-            value={name}
-            onChange={(e) => setName(e.target.value)}
-            {...invalid('np-name', errors.name)}
-          />
-        </Field>
-        <Field id="np-title" label="Title" error={errors.title}>
-          <input
-            id="np-title"
-            type="text"
-            value={title}
-            onChange={(e) => setTitle(e.target.value)}
-          />
-        </Field>
+        <TextField
+          id="np-name"
+          label="Name (its staging area's)"
+          value={name}
+          onChange={setName}
+          error={errors.name}
+        />
+        <TextField
+          id="np-title"
+          label="Title"
+          value={title}
+          onChange={setTitle}
+          error={errors.title}
+        />
       </div>
       <div className="actions">
         <button className="button" type="submit" disabled={save.isPending}>

@@ -6,7 +6,7 @@ import { deleteSignInRule } from '../../lib/api/config/signInRule';
 import { createSignInRule, signInRulesQuery } from '../../lib/api/config/signInRules';
 import type { GroupRole, SignInRule } from '../../lib/api/types';
 import { DataTable } from '../../components/DataTable';
-import { Field, invalid } from '../../components/Field';
+import { TextField } from '../../components/Field';
 import { Loaded } from '../../components/Loaded';
 import { RoleField } from './RoleField';
 import { errorsOf } from './errors';
@@ -84,26 +84,28 @@ function NewRuleForm() {
     <form className="form-card page-section" onSubmit={onSubmit} noValidate>
       <h2>New rule</h2>
       <div className="config-form__row">
-        <Field id="sr-claim" label="Claim" error={errors.claim}>
-          <input id="sr-claim" value={claim} onChange={(e) => setClaim(e.target.value)} />
-        </Field>
-        <Field id="sr-value" label="Holds the value" error={errors.value}>
-          <input
-            id="sr-value"
-            value={value}
-            onChange={(e) => setValue(e.target.value)}
-            {...invalid('sr-value', errors.value)}
-          />
-        </Field>
+        <TextField
+          id="sr-claim"
+          label="Claim"
+          value={claim}
+          onChange={setClaim}
+          error={errors.claim}
+        />
+        <TextField
+          id="sr-value"
+          label="Holds the value"
+          value={value}
+          onChange={setValue}
+          error={errors.value}
+        />
         <RoleField id="sr-role" value={role} error={errors.role} onChange={setRole} />
-        <Field id="sr-provider" label="Provider (optional)" error={errors.provider}>
-          <input
-            id="sr-provider"
-            value={provider}
-            onChange={(e) => setProvider(e.target.value)}
-            {...invalid('sr-provider', errors.provider)}
-          />
-        </Field>
+        <TextField
+          id="sr-provider"
+          label="Provider (optional)"
+          value={provider}
+          onChange={setProvider}
+          error={errors.provider}
+        />
       </div>
       <div className="actions">
         <button className="button" type="submit" disabled={save.isPending}>

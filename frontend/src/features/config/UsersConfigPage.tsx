@@ -6,7 +6,7 @@ import { updateUser } from '../../lib/api/config/user';
 import { configUsersQuery, createUser } from '../../lib/api/config/users';
 import type { GroupRole, NewUser, UserConfig } from '../../lib/api/types';
 import { DataTable } from '../../components/DataTable';
-import { Field, invalid } from '../../components/Field';
+import { TextField } from '../../components/Field';
 import { Loaded } from '../../components/Loaded';
 import { OutcomeNotice, type Outcome } from '../../components/OutcomeNotice';
 import { formatUtc } from '../../lib/format';
@@ -121,33 +121,29 @@ function NewUserForm() {
       <h2>New user</h2>
       {save.data && <Created user={save.data} />}
       <div className="config-form__row">
-        <Field id="nu-username" label="User name" error={errors.username}>
-          <input
-            id="nu-username"
-            type="text"
-            value={username}
-            onChange={(e) => setUsername(e.target.value)}
-            {...invalid('nu-username', errors.username)}
-          />
-        </Field>
-        <Field id="nu-email" label="Email" error={errors.email}>
-          <input
-            id="nu-email"
-            type="email"
-            value={email}
-            onChange={(e) => setEmail(e.target.value)}
-          />
-        </Field>
+        <TextField
+          id="nu-username"
+          label="User name"
+          value={username}
+          onChange={setUsername}
+          error={errors.username}
+        />
+        <TextField
+          id="nu-email"
+          label="Email"
+          value={email}
+          onChange={setEmail}
+          error={errors.email}
+          type="email"
+        />
         <RoleField id="nu-role" value={role} error={errors.role} onChange={setRole} />
-        <Field id="nu-providers" label="Providers (comma-separated)" error={errors.providers}>
-          <input
-            id="nu-providers"
-            type="text"
-            value={providers}
-            onChange={(e) => setProviders(e.target.value)}
-            {...invalid('nu-providers', errors.providers)}
-          />
-        </Field>
+        <TextField
+          id="nu-providers"
+          label="Providers (comma-separated)"
+          value={providers}
+          onChange={setProviders}
+          error={errors.providers}
+        />
       </div>
       <div className="actions">
         <button className="button" type="submit" disabled={save.isPending}>
