@@ -10,6 +10,7 @@ class DistributionConfig(AppConfig):
         from backend.metrics.exposition import register
 
         from .exposition import collect
+        from .services import order_outputs
         from .services.receivers import on_file_recalled, on_granule_retired, on_granules_archived
 
         granules_archived.connect(on_granules_archived,
@@ -17,3 +18,4 @@ class DistributionConfig(AppConfig):
         file_recalled.connect(on_file_recalled, dispatch_uid="distribution.file_recalled")
         granule_retired.connect(on_granule_retired, dispatch_uid="distribution.granule_retired")
         register("distribution", collect)
+        order_outputs.register()

@@ -31,6 +31,9 @@ Bytes (slower, `media`):
   there with its length and its bytes hash to its checksum, and no object lies in the bucket
   that no live copy (or migration under way) names.
 
+Layers above the archive add their own promises with `register` when their app is ready (the
+archive cannot import them): distribution's order outputs, for one.
+
 Notes are not violations: what a check saw that breaks no promise but an operator should know,
 recorded beside the discrepancies and never counted with them. Bytes past a volume's recorded
 end of data (a write interrupted before it was recorded, or under way) are one: nothing is
@@ -110,11 +113,38 @@ class Tally:
     notes: list = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class Registered:
+    """A check from a layer above: its kinds, and for each kind that has a safe repair, the
+    sentence that says what it does and the function that does it (discrepancy -> sentence)."""
+
+    check: object
+    repairs: dict
+
+
+_registered = {}
+
+
+def register(name, check, repairs=None):
+    """Add a records check (no arguments, returns Violations) under `name`; registering the
+    same name again replaces it. `repairs`: {kind: (plan sentence, apply)}."""
+    _registered[name] = Registered(check, dict(repairs or {}))
+
+
+def registered_repair(kind):
+    """(plan sentence, apply) of a kind a registered check reports, or None."""
+    for entry in _registered.values():
+        if kind in entry.repairs:
+            return entry.repairs[kind]
+    return None
+
+
 def check_records():
-    """Every database-only check."""
+    """Every database-only check, the registered ones too."""
     from . import records
 
-    return [v for check in records.CHECKS for v in check()]
+    checks = list(records.CHECKS) + [entry.check for entry in _registered.values()]
+    return [v for check in checks for v in check()]
 
 
 def check_bytes(sample=None, tally=None):

@@ -46,12 +46,16 @@ drives, writing, reading, background, manager):
   granule's copies wait for, and giving a granule up so its provider delivers it again.
 - localities(file ids): where each file's bytes are, in the Tape REST API's words (DISK, TAPE,
   DISK_AND_TAPE, LOST, NONE, UNAVAILABLE; object copies count as tape).
+- register_check(name, check, repairs), Violation: a promise of a layer above the archive
+  (distribution's order outputs) checked with the archive's own by tests and reconciliation.
 - add_bucket(name, bucket, store, prefix, create): an object-store bucket as a copy target;
   object_store_configured(store): whether settings name its endpoint.
 
 State lives in the database; every step is idempotent on ids, so a message lost or delivered
 twice, or a mover killed mid-write, costs time but never data.
 """
+from ..invariants import Violation
+from ..invariants import register as register_check
 from .admission import archive_granule, archive_granules
 from .audits import audit_files
 from .background import queue_copy
@@ -74,6 +78,8 @@ from .serving import BLOCK as CHECK_BLOCK
 from .serving import CacheDamaged, open_checked, open_for_serving, open_object_for_serving
 
 __all__ = [
+    "Violation",
+    "register_check",
     "CHECK_BLOCK",
     "MAX_ATTEMPTS",
     "RETIRE_REASON_MAX",

@@ -93,6 +93,9 @@ def _plan(violation, entries, readable, damaged):
         return ""
     if violation.kind in PLANS:
         return PLANS[violation.kind]
+    registered = inv.registered_repair(violation.kind)
+    if registered:
+        return registered[0]
     entry = entries.get(violation.file_id)
     if violation.kind == inv.CACHE_BYTES and only:
         violation.extra["no_repair"] = (
@@ -122,6 +125,8 @@ def apply(discrepancy):
     handler = {inv.VOLUME_TRUNCATED: _truncated, inv.VOLUME_MISSING: _volume_missing,
                inv.VOLUME_COUNTS: lambda d: recount(d.volume_id),
                inv.REQUEST_STUCK: _requeue, inv.REQUEST_DUPLICATE: _cancel_duplicate}.get(kind)
+    if handler is None and inv.registered_repair(kind):
+        handler = inv.registered_repair(kind)[1]
     return handler(discrepancy) if handler else "reported only"
 
 
