@@ -248,7 +248,12 @@ def run(options):
 
 
 def _mb_s(nbytes, seconds):
-    return float(f"{nbytes / seconds / 1e6:.3g}") if seconds else None
+    return _sig(nbytes / seconds / 1e6) if seconds else None
+
+
+def _sig(x):
+    """Three significant digits (a small-file recall ratio rounded to 3 places was 0.0)."""
+    return float(f"{x:.3g}")
 
 
 def _row(kind, nbytes, plain, granary):
@@ -259,11 +264,11 @@ def _row(kind, nbytes, plain, granary):
     row = {"plain_write_mb_s": _mb_s(nbytes, pw), "plain_read_mb_s": _mb_s(nbytes, pr),
            "plain_write_read_mb_s": _mb_s(nbytes, pw + pr),
            "granary_archive_mb_s": _mb_s(nbytes, gw), "granary_recall_mb_s": _mb_s(nbytes, gr),
-           "ratio_archive": round((pw + pr) / gw, 3), "ratio_recall": round(pr / gr, 3),
+           "ratio_archive": _sig((pw + pr) / gw), "ratio_recall": _sig(pr / gr),
            "archive_s": round(gw, 3), "archive_tape_s": round(tw, 3),
            "recall_s": round(gr, 3), "recall_tape_s": round(tr, 3),
-           "ratio_archive_tape_path": round((pw + pr) / tw, 3) if tw else None,
-           "ratio_recall_tape_path": round(pr / tr, 3) if tr else None, "goal": GOALS[kind]}
+           "ratio_archive_tape_path": _sig((pw + pr) / tw) if tw else None,
+           "ratio_recall_tape_path": _sig(pr / tr) if tr else None, "goal": GOALS[kind]}
     table = [(f"{kind}: plain SSC write / read (1 MiB records)",
               f"{row['plain_write_mb_s']} / {row['plain_read_mb_s']} MB/s"),
              (f"{kind}: Granary archive (write + read-back) / recall",
@@ -278,7 +283,7 @@ def _row(kind, nbytes, plain, granary):
               f"{row['ratio_archive_tape_path']} / {row['ratio_recall_tape_path']}")]
     if landed:
         row["plain_read_landed_mb_s"] = _mb_s(nbytes, landed)
-        row["ratio_recall_landed"] = round(landed / gr, 3)
+        row["ratio_recall_landed"] = _sig(landed / gr)
         table += [(f"{kind}: plain read into files (SHA-256, fsync): MB/s, recall ratio",
                    f"{row['plain_read_landed_mb_s']} MB/s, {row['ratio_recall_landed']}")]
     return row, table
