@@ -18,6 +18,7 @@ from backend.archive.media.scsi import commands
 from backend.archive.media.scsi.library import Library
 from backend.archive.media.scsitape import ScsiTapeVolume
 from backend.archive.models import ArchiveRequest, CacheEntry, Drive, FileCopy, Silo, Volume
+from backend.archive.serializers import VolumeSerializer
 from backend.archive.services import writing
 from backend.catalog.models import Granule
 from tests import tgt_media
@@ -211,6 +212,9 @@ def test_write_protected_cartridges_take_no_copy_and_the_work_waits_for_writable
         _drives_read_only(virtual_library, 0)
     refused = Volume.objects.filter(state=Volume.State.FULL, file_count=0)
     assert refused.exists()                   # out of service: never written again
+    for volume in refused:                    # with its reason, as the archive board shows it
+        assert "write protected" in volume.state_reason
+        assert VolumeSerializer(volume).data["state_reason"] == volume.state_reason
     assert not FileCopy.objects.filter(state="verified").exists()
     assert not ArchiveRequest.objects.filter(state="failed").exists()
     assert "write protected" in " ".join(ArchiveRequest.objects.values_list("error", flat=True))
