@@ -222,10 +222,11 @@ def _volumes_and_drives(world, now, per_silo, rng):
             rows.append((vid, label, silo.pk, media.pk, group.pk if group else None, state, cap,
                          used, live, live // 300_000_000, rng.randrange(1, 400),
                          now - timedelta(hours=rng.uniform(1, 2000)), "bad" if state == "suspect"
-                         else "", now - timedelta(days=rng.uniform(30, 900))))
+                         else "", "media errors (seeded)" if state == "suspect" else "",
+                         now - timedelta(days=rng.uniform(30, 900))))
     insert(Volume, ["id", "label", "silo", "media", "group", "state", "capacity_bytes",
                     "end_of_data", "live_bytes", "file_count", "mount_count", "last_dismounted_at",
-                    "fault", "created_at"], rows)
+                    "fault", "state_reason", "created_at"], rows)
     reset_sequences(Volume)
     filling = [v for ids in world["filling"].values() for v in ids]
     plans = ["writing", "writing", "writing", "reading", "reading", "mounting", "idle", "offline"]

@@ -89,6 +89,11 @@ class Volume(models.Model):
     fault = models.CharField(
         max_length=10, blank=True, help_text="Injected fault (tests, demos): 'bad' fails reads",
     )
+    state_reason = models.CharField(
+        max_length=300, blank=True,
+        help_text="Why a fault took the volume out of writing or reading (a write-protected "
+                  "cartridge, a suspect volume); cleared when it is recycled",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

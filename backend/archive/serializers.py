@@ -39,7 +39,7 @@ class VolumeSerializer(serializers.ModelSerializer):
         model = Volume
         fields = ["label", "silo", "group", "media", "state", "capacity_bytes", "end_of_data",
                   "live_bytes", "file_count", "percent_full", "mount_count",
-                  "last_dismounted_at", "mounted_on", "fault"]
+                  "last_dismounted_at", "mounted_on", "fault", "state_reason"]
 
     def get_mounted_on(self, volume) -> str | None:
         drive = getattr(volume, "drive", None)
@@ -48,7 +48,7 @@ class VolumeSerializer(serializers.ModelSerializer):
 
 VOLUME_VALUES = ["label", "silo__name", "group__name", "media__name", "state", "capacity_bytes",
                  "end_of_data", "live_bytes", "file_count", "mount_count", "last_dismounted_at",
-                 "drive__name", "fault"]
+                 "drive__name", "fault", "state_reason"]
 
 
 def volume_rows(rows):
@@ -64,6 +64,7 @@ def volume_rows(rows):
             "mount_count": v["mount_count"],
             "last_dismounted_at": _when.to_representation(v["last_dismounted_at"]),
             "mounted_on": v["drive__name"], "fault": v["fault"],
+            "state_reason": v["state_reason"],
         }
 
 

@@ -18,6 +18,7 @@ from backend.archive.media.scsi import commands
 from backend.archive.media.scsi.library import Library
 from backend.archive.media.scsitape import ScsiTapeVolume
 from backend.archive.models import ArchiveRequest, CacheEntry, Drive, FileCopy, Silo, Volume
+from backend.archive.serializers import VolumeSerializer
 from backend.archive.services import writing
 from backend.catalog.models import Granule
 from tests import tgt_media
@@ -211,6 +212,9 @@ def test_write_protected_cartridges_take_no_copy_and_the_work_waits_for_writable
         _drives_read_only(virtual_library, 0)
     refused = Volume.objects.filter(state=Volume.State.FULL, file_count=0)
     assert refused.exists()                   # out of service: never written again
+    for volume in refused:                    # with its reason, as the archive board shows it
+        assert "write protected" in volume.state_reason
+        assert VolumeSerializer(volume).data["state_reason"] == volume.state_reason
     assert not FileCopy.objects.filter(state="verified").exists()
     assert not ArchiveRequest.objects.filter(state="failed").exists()
     assert "write protected" in " ".join(ArchiveRequest.objects.values_list("error", flat=True))
@@ -287,3 +291,37 @@ def test_the_end_of_a_cartridge_takes_back_the_member_and_the_rest_goes_to_the_n
                 assert hashlib.md5(data).hexdigest() == originals[copy.file_id]
     finally:
         library.stop()
+
+
+def test_reads_over_many_records_are_read_ahead_and_give_the_bytes_written(
+        tape_kind, virtual_library):
+    """Members written back to back (each starting in the record where the one before ended)
+    read back whole, by read and read_many, with the SHA-256 hashlib gives their bytes; a range
+    past the end of the stream is a CopyMissing and leaves no read-ahead thread behind."""
+    import threading
+
+    from backend.archive.media import CopyMissing
+
+    barcode = BARCODES[-3]
+    volume = ScsiTapeVolume(virtual_library.config, barcode)
+    bodies = [os.urandom(n) for n in ((5 << 20) + 1234, 3 << 20, 100, (2 << 20) - 7)]
+    volume.format({})
+    writer = volume.writer(volume.size())
+    written = [writer.add(f"m{i}", io.BytesIO(b), len(b), "SHA256", {})
+               for i, b in enumerate(bodies)]
+    writer.close()
+    expected = [hashlib.sha256(b).hexdigest() for b in bodies]
+    threads = threading.active_count()
+    with volume.held():
+        got = []
+        for w, body in zip(written, bodies, strict=True):
+            parts = []
+            got.append(volume.read(w.data_offset, w.length, "SHA256", sink=parts.append))
+            assert b"".join(bytes(p) for p in parts) == body
+    assert got == expected
+    assert volume.read_many([(w.data_offset, w.length, "SHA256") for w in written]) == expected
+    end = written[-1].data_offset + written[-1].length
+    with pytest.raises(CopyMissing):
+        volume.read(end - 10, 4 << 20, "SHA256")
+    assert threading.active_count() == threads
+    _home(virtual_library, barcode)

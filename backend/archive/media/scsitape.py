@@ -15,6 +15,8 @@ The end of medium taken back to the start of the member being written (VolumeFul
 members before it stay.
 """
 import io
+import queue
+import threading
 from contextlib import ExitStack, contextmanager
 
 from backend.catalog import checksums
@@ -28,6 +30,8 @@ from .scsi.transport import TransportError
 # WRITE(6) record size: READ BLOCK LIMITS' largest on tgt (1 MiB); of 64 KiB, 256 KiB, 1 MiB
 # and 4 MiB... (bench tape), the fastest writes on this machine, and the volumes' tape.BLOCK.
 RECORD = 1 << 20
+# a read over this many records or more is read ahead by a thread, this many records deep
+AHEAD_FROM, AHEAD_DEPTH = 3, 8
 
 
 @contextmanager
@@ -95,14 +99,68 @@ class Reader:
         return data
 
     def chunks(self, offset, length):
-        while length > 0:
-            k, start = divmod(offset, self.size)
-            piece = memoryview(self.record(k))[start:start + length]
-            if not len(piece):
-                raise scsi.EndOfData(f"record {k} ends before byte {offset}")
+        """The bytes of [offset, offset + length) as views of the records holding them; a
+        range over several records is read ahead by a thread (see ahead)."""
+        first, last = offset // self.size, (offset + length - 1) // self.size
+        cached = self.m.cache.get("record")
+        if cached and cached[0] == first:     # where the member before ended
+            yield from self._pieces([cached], offset, length)
+            offset, length = (first + 1) * self.size, offset + length - (first + 1) * self.size
+            first += 1
+        if length <= 0:
+            return
+        if last - first + 1 >= AHEAD_FROM:
+            records = self.ahead(first, last)
+        else:
+            records = ((k, self.record(k)) for k in range(first, last + 1))
+        try:
+            yield from self._pieces(records, offset, length)
+        finally:
+            records.close()
+
+    def _pieces(self, records, offset, length):
+        """The parts of (k, record) in order that hold [offset, offset + length); a short
+        record before the end is the end of the stream."""
+        for k, data in records:
+            start = offset - k * self.size
+            piece = memoryview(data)[start:start + length]
+            if not len(piece) or (len(piece) < length and len(data) < self.size):
+                raise scsi.EndOfData(f"record {k} ends before byte {offset + len(piece)}")
             yield piece
             offset += len(piece)
             length -= len(piece)
+
+    def ahead(self, first, last, depth=AHEAD_DEPTH):
+        """Records first..last, read in a thread up to `depth` records ahead of the caller, who
+        hashes and stores one while the drive sends the next (the READ releases the GIL). The
+        thread alone moves the head until the caller has them all or stops."""
+        got, stop = queue.Queue(depth), threading.Event()
+
+        def read():
+            try:
+                for k in range(first, last + 1):
+                    if stop.is_set():
+                        return
+                    got.put((k, self.record(k)))
+            except BaseException as exc:  # noqa: BLE001 - raised again in the caller's thread
+                got.put((None, exc))
+
+        worker = threading.Thread(target=read, name="tape-read-ahead", daemon=True)
+        worker.start()
+        try:
+            for _ in range(first, last + 1):
+                k, data = got.get()
+                if k is None:
+                    raise data
+                yield k, data
+        finally:
+            stop.set()
+            while worker.is_alive():     # free a put it may be blocked in
+                try:
+                    got.get(timeout=0.05)
+                except queue.Empty:
+                    pass
+            worker.join()
 
 
 class Stream(io.RawIOBase):
@@ -194,7 +252,7 @@ class ScsiTapeVolume:
             for piece in Reader(m, self.record).chunks(data_offset, length):
                 digest.update(piece)
                 if sink:
-                    sink(bytes(piece))
+                    sink(piece)
         return digest.hexdigest()
 
     def read_many(self, members, drop_cache=False):

@@ -92,7 +92,8 @@ def _recycle(volume):
     end = medium_of(volume).format({"silo": volume.silo.name,
                                                          "recycled": timezone.now().isoformat()})
     Volume.objects.filter(pk=volume.pk).update(
-        state=Volume.State.SCRATCH, group=None, end_of_data=end, live_bytes=0, file_count=0)
+        state=Volume.State.SCRATCH, group=None, end_of_data=end, live_bytes=0, file_count=0,
+        state_reason="")
     # bad members lay on it too: their bytes are gone with the relabel
     FileCopy.objects.filter(volume=volume).exclude(state=FileCopy.State.RELEASED).update(
         state=FileCopy.State.RELEASED)

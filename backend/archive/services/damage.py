@@ -42,7 +42,7 @@ def volume_unreadable(volume, reason):
     log.error("volume %s marked suspect: %s", volume.label, reason)
     with transaction.atomic():
         if Volume.objects.filter(pk=volume.pk).exclude(state=Volume.State.SUSPECT).update(
-                state=Volume.State.SUSPECT):
+                state=Volume.State.SUSPECT, state_reason=reason[:300]):
             events.emit("volume.suspect", f"volumes/{volume.label}", {
                 "volume": volume.label,
                 "links": {"volume": events.link(f"archive/volumes/{volume.label}/")}})
@@ -54,8 +54,8 @@ def volume_write_protected(volume, reason):
     repack), its copies still count."""
     log.error("volume %s takes no more writes: %s", volume.label, reason)
     Volume.objects.filter(pk=volume.pk, state__in=[Volume.State.SCRATCH, Volume.State.FILLING]
-                          ).update(state=Volume.State.FULL)
-    volume.refresh_from_db(fields=["state"])
+                          ).update(state=Volume.State.FULL, state_reason=reason[:300])
+    volume.refresh_from_db(fields=["state", "state_reason"])
 
 
 def volume_truncated(volume):

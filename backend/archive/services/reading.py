@@ -20,7 +20,7 @@ from .drives import drive_error, drive_ok, set_drive
 from .paths import cache_path, medium_of
 from .queueing import WAITING_FOR_CACHE, Req, requeue
 from .recall import fail_unrecallable
-from .serving import fingerprint, hash_path
+from .serving import BlockMap, fingerprint, hash_path
 
 log = logging.getLogger(__name__)
 
@@ -99,10 +99,11 @@ def _recall_from(drive, volume, request, segments):
     if volume.fault == "bad":
         raise _MediaError("media error (injected)")
     mode = "r+b" if partial.exists() and request.bytes_done else "wb"
+    tee = _Tee(f, segments) if mode == "wb" else None
     with open(partial, mode) as out:
         for segment in segments:
             out.seek(segment.file_offset)
-            _read_segment(drive, volume, segment, out)
+            _read_segment(drive, volume, segment, tee.sink(out) if tee else out.write)
             request.bytes_done += segment.length
         out.flush()
         os.fsync(out.fileno())
@@ -110,7 +111,10 @@ def _recall_from(drive, volume, request, segments):
         Req.objects.filter(pk=request.pk).update(bytes_done=request.bytes_done,
                                                  state=Req.State.QUEUED, drive=None)
         return False
-    digest, size, blocks = hash_path(f.checksum_type, partial)
+    if tee and tee.whole:
+        digest, size, blocks = tee.result()
+    else:
+        digest, size, blocks = hash_path(f.checksum_type, partial)
     if size != f.size or not checksums.same(f.checksum_type, digest, f.checksum):
         partial.unlink(missing_ok=True)
         Req.objects.filter(pk=request.pk).update(bytes_done=0)
@@ -144,12 +148,51 @@ def recalled(request, partial, started, blocks=None):
         transaction.on_commit(lambda: file_recalled.send(sender=File, file_id=f.pk))
 
 
+class _Tee:
+    """A recall written in one pass from its start: its block map (and the file's checksum,
+    unless its one segment's, checked on the way, is the file's) taken as the bytes go to the
+    file, so the file is not read again to be checked. `whole` once every byte went through."""
+
+    def __init__(self, file, segments):
+        self.file, self.map, self.size = file, BlockMap(), 0
+        one = (len(segments) == 1 and segments[0].length == file.size
+               and checksums.normalise(segments[0].checksum_type)
+               == checksums.normalise(file.checksum_type)
+               and checksums.same(file.checksum_type, segments[0].checksum, file.checksum))
+        self.digest = None if one else checksums.hasher(file.checksum_type)
+
+    def sink(self, out):
+        """What takes the next segment's bytes, `out` placed at its start."""
+        if out.tell() != self.size:
+            self.size = -1          # not in file order: hash_path checks the file instead
+            return out.write
+
+        def write(piece):
+            out.write(piece)
+            self.size += len(piece)
+            self.map.update(piece)
+            if self.digest:
+                self.digest.update(piece)
+        return write
+
+    @property
+    def whole(self):
+        return self.size == self.file.size
+
+    def result(self):
+        """(checksum, size, block map) as hash_path would find them; the checksum of a
+        one-segment file is the catalog's, which its segment's read matched."""
+        digest = self.digest.hexdigest() if self.digest else self.file.checksum
+        return digest, self.size, self.map.digest()
+
+
 def _read_segment(drive, volume, segment, out):
-    """Copy one segment from the volume into the recall file, checked on the way; a member that
-    fails (short, or other bytes) is marked bad and the caller reads another copy."""
+    """Copy one segment from the volume into the recall file (`out` takes the bytes), checked
+    on the way; a member that fails (short, or other bytes) is marked bad and the caller reads
+    another copy."""
     try:
         digest = medium_of(volume).read(segment.data_offset, segment.length,
-                                        segment.checksum_type, sink=out.write)
+                                        segment.checksum_type, sink=out)
     except CopyMissing as exc:
         mark_bad([segment], str(exc))
         raise _DamagedCopy(f"copy {segment.copy_number} on {volume.label}: {exc}") from exc

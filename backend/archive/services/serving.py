@@ -88,6 +88,29 @@ def hash_path(kind, path):
         return hash_blocks(kind, handle.fileno())
 
 
+class BlockMap:
+    """The block map of bytes fed in file order from offset 0, as hash_blocks takes it from the
+    file (a recall takes it on the way in, instead of reading the file it wrote once more)."""
+
+    def __init__(self):
+        self.sums, self.size, self._block = bytearray(), 0, xxhash.xxh3_64()
+
+    def update(self, data):
+        data = memoryview(data)
+        while len(data):
+            room = BLOCK - self.size % BLOCK
+            self._block.update(data[:room])
+            self.size += min(room, len(data))
+            if self.size % BLOCK == 0:
+                self.sums += self._block.digest()
+                self._block.reset()
+            data = data[room:]
+
+    def digest(self):
+        """The map of everything fed (the last block short)."""
+        return bytes(self.sums + (self._block.digest() if self.size % BLOCK else b""))
+
+
 def _open(file, touch=True):
     """(handle, fingerprint now, entry row (checked, verified_at, blocks)) of a cached file."""
     if touch and not touch_if_cached(file):

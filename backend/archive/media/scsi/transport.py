@@ -141,12 +141,14 @@ class Iscsi:
             direction = WRITE if data_out is not None else READ if data_in else NONE
             length = len(data_out) if data_out is not None else data_in
             task = lib.scsi_create_task(len(cdb), bytes(cdb), direction, length)
-            payload, buffer = None, None
+            payload, buffer, view = None, None, None
             if data_in:
                 # data in lands in our buffer; libiscsi's own datain then holds only the sense
-                # data of a CHECK CONDITION (a short record's bytes come with its ILI sense)
-                buffer = ctypes.create_string_buffer(data_in)
-                iov = _Iovec(ctypes.addressof(buffer), data_in)
+                # data of a CHECK CONDITION (a short record's bytes come with its ILI sense). A
+                # bytearray, handed back as it is: a record is not copied on its way up
+                buffer = bytearray(data_in)
+                view = (ctypes.c_char * data_in).from_buffer(buffer)
+                iov = _Iovec(ctypes.addressof(view), data_in)
                 lib.scsi_task_set_iov_in(task, ctypes.byref(iov), 1)
             if data_out is not None:
                 payload = _IscsiData(len(data_out), bytes(data_out))
@@ -158,6 +160,7 @@ class Iscsi:
                 error = lib.iscsi_get_error(self._ctx).decode(errors="replace")
                 self._drop()
                 raise TransportError(f"{self.where}: {error}")
+            del view    # the bytearray can be cut to the length received
             try:
                 return self._reply(done.contents, buffer, data_in)
             finally:
@@ -170,7 +173,10 @@ class Iscsi:
                     0x0F000002: "timed out"}.get(t.status, "failed on the session")
             raise TransportError(f"{self.where}: the command {what}")
         got = asked - t.residual if t.residual_status == 1 else asked
-        data = buffer.raw[:max(got, 0)] if buffer is not None else b""
+        data = b""
+        if buffer is not None:
+            del buffer[max(got, 0):]
+            data = buffer
         raw = b""
         if t.status == CHECK_CONDITION and t.datain.size > 2:
             # the response's data segment: a 2-byte length, then the sense bytes

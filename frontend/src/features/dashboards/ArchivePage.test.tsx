@@ -28,7 +28,7 @@ function drive(overrides: Partial<Drive> = {}): Drive {
   };
 }
 
-function volume(label: string, state: Volume['state'], percent: number): Volume {
+function volume(label: string, state: Volume['state'], percent: number, stateReason = ''): Volume {
   return {
     label,
     silo: 'silo1',
@@ -44,6 +44,7 @@ function volume(label: string, state: Volume['state'], percent: number): Volume 
     last_dismounted_at: null,
     mounted_on: null,
     fault: '',
+    state_reason: stateReason,
   };
 }
 
@@ -168,9 +169,15 @@ beforeEach(() => {
       return cursor === 'p2'
         ? HttpResponse.json(page([volume('A00003', 'scratch', 0)]))
         : HttpResponse.json(
-            page([volume('A00001', 'filling', 12), volume('A00002', 'full', 97)], {
-              next: 'http://testserver/api/v1/archive/volumes/?cursor=p2',
-            }),
+            page(
+              [
+                volume('A00001', 'filling', 12),
+                volume('A00002', 'full', 97, 'cartridge A00002 is write protected'),
+              ],
+              {
+                next: 'http://testserver/api/v1/archive/volumes/?cursor=p2',
+              },
+            ),
           );
     }),
   );
@@ -288,6 +295,12 @@ describe('archive board', () => {
       screen.getByRole('img', { name: '2 volumes: 1 at 10–20 %, 1 at 90–100 %.' }),
     ).toBeInTheDocument();
     expect(screen.getByRole('table', { name: 'Volume groups' })).toHaveTextContent('50 %');
+    const faults = screen.getByRole('list', { name: 'Volume faults' });
+    expect(
+      within(faults)
+        .getAllByRole('listitem')
+        .map((item) => item.textContent),
+    ).toEqual(['A00002 full cartridge A00002 is write protected']);
   });
 
   it('shows the finished repacks and the drive faults in its history', async () => {

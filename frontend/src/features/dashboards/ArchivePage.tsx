@@ -74,7 +74,12 @@ export function ArchivePage() {
           {(data) => <GroupTable groups={data} />}
         </Loaded>
         <Loaded query={volumes} what="the volumes">
-          {(data) => <VolumeSummary list={data} />}
+          {(data) => (
+            <>
+              <VolumeSummary list={data} />
+              <VolumeFaults list={data} />
+            </>
+          )}
         </Loaded>
       </section>
 
@@ -418,6 +423,27 @@ function VolumeSummary({ list }: { list: VolumeList }) {
         values={used.map((volume) => volume.percent_full)}
       />
     </div>
+  );
+}
+
+/** Volumes a fault took out of writing or reading (a write-protected cartridge, a suspect
+ * volume), with the reason the archive recorded. */
+function VolumeFaults({ list }: { list: VolumeList }) {
+  const faults = list.volumes.filter((volume) => volume.state_reason);
+  if (faults.length === 0) return null;
+  return (
+    <>
+      <h3 className="drive-faults__title">Volumes out of service</h3>
+      <ul className="drive-faults" aria-label="Volume faults">
+        {faults.map((volume) => (
+          <li key={volume.label}>
+            <span className="mono">{volume.label}</span>{' '}
+            <span className={`badge badge--state badge--${volume.state}`}>{volume.state}</span>{' '}
+            {volume.state_reason}
+          </li>
+        ))}
+      </ul>
+    </>
   );
 }
 

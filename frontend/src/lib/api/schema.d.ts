@@ -5222,6 +5222,8 @@ export interface components {
             readonly mounted_on: string | null;
             /** @description Injected fault (tests, demos): 'bad' fails reads */
             fault: string;
+            /** @description Why a fault took the volume out of writing or reading (a write-protected cartridge, a suspect volume); cleared when it is recycled */
+            state_reason: string;
         };
         /** @description A volume group's volumes, capacity and use (documentation of volume_groups). */
         VolumeGroup: {
