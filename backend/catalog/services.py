@@ -110,19 +110,25 @@ FACETS = {
 def granule_facets(queryset):
     """Counts of the matching granules per collection, level, platform and instrument.
 
-    One GROUP BY per facet over the filtered queryset; blank values are left out.
+    Every facet is a field of the collection: one GROUP BY collection over the filtered
+    queryset (the search page's costliest count was four, one per facet), rolled up here;
+    blank values are left out, each facet sorted by count (most first), then value.
     """
-    base = queryset.order_by()
-    facets = {}
-    for name, fields in FACETS.items():
-        rows = (
-            base.exclude(**{fields[0]: ""}).values(*fields)
-            .annotate(count=Count("pk")).order_by("-count", *fields)
-        )
-        facets[name] = [
-            {"value": ".".join(row[f] for f in fields), "count": row["count"]} for row in rows
-        ]
-    return facets
+    per_collection = dict(queryset.order_by().values_list("collection").annotate(
+        n=Count("pk")).values_list("collection", "n"))
+    fields = sorted({f.removeprefix("collection__") for fs in FACETS.values() for f in fs})
+    rows = Collection.objects.filter(pk__in=per_collection).values("pk", *fields)
+    totals = {name: {} for name in FACETS}
+    for row in rows:
+        for name, facet_fields in FACETS.items():
+            parts = [row[f.removeprefix("collection__")] for f in facet_fields]
+            if parts[0] == "":
+                continue
+            key = tuple(parts)
+            totals[name][key] = totals[name].get(key, 0) + per_collection[row["pk"]]
+    return {name: [{"value": ".".join(key), "count": n}
+                   for key, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
+            for name, counts in totals.items()}
 
 
 def collection_text_q(word, prefix=""):
