@@ -1,0 +1,139 @@
+"""Finished days of completeness, kept (CompletenessDay): the dashboard's "worst collections"
+reads a past day's figures once it is final and counts only what may still change, today
+and the days whose latency target is not over yet.
+
+A day is final when its last slot and the latency target after it are over: no slot of it is
+still awaited, and every granule of it not archived yet is late for good. Its row is written
+the first time a window needs it, under an exclusive advisory lock per collection that every
+statement writing the collection's granules takes shared (the trigger of migration
+0013_completeness_days_web, which deletes the rows of the days the written coverage touches):
+a row is computed only after every writer in flight has committed, and a later writer's
+deletion waits for the row. A row whose cadence, latency target, extent end or first moment
+is no longer the collection's is computed again. On SQLite nothing keeps rows: every day is
+counted from the granules.
+"""
+from datetime import UTC, datetime, time, timedelta
+
+from django.db import connection, transaction
+from django.utils import timezone
+
+from backend.dbtriggers import kept
+from backend.errors import DomainError
+
+from . import cadence, completeness
+from .models import Collection, CompletenessDay
+
+LOCK_CLASS = 33033      # advisory lock (class, collection id): see the module's docstring
+MAX_DAYS = completeness.MAX_DAYS
+_FIGURES = ("expected", "received", "gaps", "first_missing", "last_missing", "late_count")
+
+
+def _midnight(day):
+    return datetime.combine(day, time(), tzinfo=UTC)
+
+
+def last_final_day(collection, now):
+    """The last UTC day of `collection` that is final at `now`."""
+    wait = timedelta(seconds=collection.cadence_seconds + (
+        collection.latency_target_seconds or 0))
+    return (now - wait).astimezone(UTC).date() - timedelta(days=1)
+
+
+def _key(collection, since):
+    return {"cadence_seconds": collection.cadence_seconds,
+            "latency_target_seconds": collection.latency_target_seconds,
+            "since": since, "extent_end": collection.extent_end}
+
+
+def _as_segment(row):
+    return cadence.Segment(row.expected, row.received, row.gaps, row.first_missing,
+                           row.last_missing, row.late_count)
+
+
+def _compute_days(collection, days, now):
+    """{day: Segment} of final `days`, counted from the granules."""
+    return {day: completeness.window_segment(
+        collection, _midnight(day), _midnight(day + timedelta(days=1)), now) for day in days}
+
+
+def final_days(collection, first, last, now):
+    """{day: Segment} of the final days first..last: kept rows where they hold, the others
+    counted and (on PostgreSQL) kept."""
+    days = [first + timedelta(days=i) for i in range((last - first).days + 1)]
+    if not days:
+        return {}
+    if not kept():
+        return _compute_days(collection, days, now)
+    since, _ = completeness.bounds(collection, now)
+    key = _key(collection, since)
+    found = {row.day: _as_segment(row) for row in CompletenessDay.objects.filter(
+        collection=collection, day__gte=first, day__lte=last, **key)}
+    todo = [day for day in days if day not in found]
+    if todo:
+        found.update(_compute_and_keep(collection, todo, key, now))
+    return found
+
+
+def _compute_and_keep(collection, days, key, now):
+    """Count `days` after every writer of the collection in flight has committed, and keep
+    them; when one is still writing, count them without keeping (the next poll tries again)."""
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_try_advisory_xact_lock(%s, %s)",
+                           [LOCK_CLASS, collection.pk])
+            locked = cursor.fetchone()[0]
+        segments = _compute_days(collection, days, now)
+        if locked:
+            CompletenessDay.objects.bulk_create(
+                [CompletenessDay(collection=collection, day=day, **key, **_figures(part))
+                 for day, part in segments.items()],
+                update_conflicts=True, unique_fields=["collection", "day"],
+                update_fields=[*_FIGURES, *key])
+    return segments
+
+
+def _figures(part):
+    return {"expected": part.expected, "received": part.received, "gaps": part.gaps,
+            "first_missing": part.first_missing, "last_missing": part.last_missing,
+            "late_count": part.late}
+
+
+def window(collection, start_day, now):
+    """The cadence.Segment of `collection` from the start of `start_day` to `now`: the final
+    days kept, the rest counted."""
+    last = min(last_final_day(collection, now), now.astimezone(UTC).date() - timedelta(days=1))
+    parts = final_days(collection, start_day, last, now)
+    live_from = max(start_day, last + timedelta(days=1))
+    live = completeness.window_segment(collection, _midnight(live_from), now, now)
+    return cadence.join([*(parts[day] for day in sorted(parts)), live])
+
+
+def worst(days=7, limit=10, now=None):
+    """Collections with a cadence, most missing granules first over the last `days` UTC days
+    (today so far included), then most late ones; one that expected nothing in those days (its
+    declared extent ended before them) and has nothing late says nothing and is left out."""
+    if not 1 <= days <= MAX_DAYS:
+        raise DomainError(f"between 1 and {MAX_DAYS} days", "days")
+    now = now or timezone.now()
+    first = now.astimezone(UTC).date() - timedelta(days=days - 1)
+    rows = []
+    for collection in Collection.objects.filter(cadence_seconds__isnull=False):
+        found = window(collection, first, now)
+        if found.expected == 0 and not found.late:
+            continue
+        rows.append({
+            "collection": collection.key, "title": collection.title,
+            "expected": found.expected, "received": found.received,
+            "missing": found.expected - found.received,
+            "percent_received": round(100.0 * found.received / found.expected, 1)
+            if found.expected else None,
+            "gaps": found.gaps, "late_count": found.late,
+        })
+    rows.sort(key=lambda r: (-r["missing"], -(r["late_count"] or 0), r["collection"]))
+    return {"days": days, "since": _midnight(first), "collections": rows[:limit]}
+
+
+def rebuild():
+    """Forget every kept day (after a load that bypassed the trigger, or to recount after a
+    change of the counting itself): the next polls count and keep them again."""
+    CompletenessDay.objects.all().delete()
