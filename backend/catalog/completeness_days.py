@@ -28,7 +28,7 @@ MAX_DAYS = completeness.MAX_DAYS
 _FIGURES = ("expected", "received", "gaps", "first_missing", "last_missing", "late_count")
 
 
-def _midnight(day):
+def midnight(day):
     return datetime.combine(day, time(), tzinfo=UTC)
 
 
@@ -53,7 +53,7 @@ def _as_segment(row):
 def _compute_days(collection, days, now):
     """{day: Segment} of final `days`, counted from the granules."""
     return {day: completeness.window_segment(
-        collection, _midnight(day), _midnight(day + timedelta(days=1)), now) for day in days}
+        collection, midnight(day), midnight(day + timedelta(days=1)), now) for day in days}
 
 
 def final_days(collection, first, last, now):
@@ -104,7 +104,7 @@ def window(collection, start_day, now):
     last = min(last_final_day(collection, now), now.astimezone(UTC).date() - timedelta(days=1))
     parts = final_days(collection, start_day, last, now)
     live_from = max(start_day, last + timedelta(days=1))
-    live = completeness.window_segment(collection, _midnight(live_from), now, now)
+    live = completeness.window_segment(collection, midnight(live_from), now, now)
     return cadence.join([*(parts[day] for day in sorted(parts)), live])
 
 
@@ -130,7 +130,7 @@ def worst(days=7, limit=10, now=None):
             "gaps": found.gaps, "late_count": found.late,
         })
     rows.sort(key=lambda r: (-r["missing"], -(r["late_count"] or 0), r["collection"]))
-    return {"days": days, "since": _midnight(first), "collections": rows[:limit]}
+    return {"days": days, "since": midnight(first), "collections": rows[:limit]}
 
 
 def rebuild():

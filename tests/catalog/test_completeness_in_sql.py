@@ -8,7 +8,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from django.db import connection
 
-from backend.catalog import cadence as cadence_module, completeness
+from backend.catalog import cadence as cadence_module
+from backend.catalog import completeness
 from backend.catalog.models import Granule
 from tests.factories import CollectionFactory, GranuleFactory
 
