@@ -3,7 +3,19 @@ import functools
 from dataclasses import dataclass
 from datetime import UTC
 
-from django.db.models import Case, Count, F, OuterRef, Q, Subquery, Sum, Value, When
+from django.db.models import (
+    BooleanField,
+    Case,
+    Count,
+    F,
+    OuterRef,
+    Q,
+    Subquery,
+    Sum,
+    TextField,
+    Value,
+    When,
+)
 from django.db.models.functions import Coalesce
 
 from backend.accounts import roles
@@ -220,15 +232,40 @@ FOOTPRINT_FIELDS = ("footprint", "west", "south", "east", "north")
 
 def exact_matches(shape, pks):
     """Those of `pks` (in their order) whose footprint really meets `shape`: a candidate the
-    box prefilter let through is read and tested with shapely (no PostGIS here)."""
+    box prefilter let through is read and tested with shapely (no PostGIS here), except, for
+    a bbox search, one whose box lies inside the search's (its footprint, within its box,
+    meets it): most of a search's candidates, whose footprint text is then not even read."""
     pks = list(pks)
     if not pks:
         return []
-    rows = dict(((pk, rest) for pk, *rest in Granule.objects.filter(pk__in=pks).order_by()
-                 .values_list("pk", *FOOTPRINT_FIELDS)))
+    inside = _inside_q(shape)
+    footprint = F("footprint") if inside is None else Case(
+        When(inside, then=Value(None)), default=F("footprint"), output_field=TextField())
+    rows = Granule.objects.filter(pk__in=pks).order_by().annotate(
+        inside=Value(False) if inside is None else Case(
+            When(inside, then=Value(True)), default=Value(False), output_field=BooleanField()),
+        shown=footprint).values_list("pk", "inside", "shown", *FOOTPRINT_FIELDS[1:])
+    rows = {pk: rest for pk, *rest in rows}
     ordered = [pk for pk in pks if pk in rows]
-    hits = shape.intersects_many(shapes.load_footprints([rows[pk] for pk in ordered]))
-    return [pk for pk, hit in zip(ordered, hits, strict=True) if hit]
+    test = [pk for pk in ordered if not rows[pk][0]]
+    hits = dict(zip(test, shape.intersects_many(shapes.load_footprints(
+        [rows[pk][1:] for pk in test])), strict=True))
+    return [pk for pk in ordered if rows[pk][0] or hits[pk]]
+
+
+def _inside_q(shape):
+    """Granules whose (non-crossing) box lies inside one of a box shape's longitude spans:
+    None for any other shape, or a box without area (a line or a point)."""
+    if not shape.is_box:
+        return None
+    [box] = shape.boxes
+    if box.south >= box.north:
+        return None
+    q = Q()
+    for lo, hi in box.longitude_spans():
+        if lo < hi:
+            q |= Q(west__gte=lo, east__lte=hi, south__gte=box.south, north__lte=box.north)
+    return (q & Q(west__lte=F("east"))) if q else None
 
 
 def meets(shape, granules):
