@@ -19,7 +19,7 @@ from rest_framework.views import APIView
 from backend.errors import DomainError
 from backend.ids import ID_REGEX
 
-from . import services, shape_files
+from . import services, shape_counts, shape_files
 from .filters import CollectionFilter, GranuleFilter, search_data, search_shape
 from .models import Collection
 from .pagination import DEFAULT_GRANULE_SORT, GRANULE_SORTS, GranuleKeysetPagination
@@ -208,7 +208,7 @@ class GranuleViewSet(viewsets.ReadOnlyModelViewSet):
         shape = self.search_shape()
         if shape is None:
             return Response(services.granule_facets(granules))
-        facets, exact = services.shape_facets(granules, shape)
+        facets, exact = shape_counts.shape_facets(granules, shape)
         return Response({**facets, "counts_exact": exact})
 
     @extend_schema(
@@ -241,9 +241,11 @@ class GranuleViewSet(viewsets.ReadOnlyModelViewSet):
                               f"{bucket!r}.", "bucket")
         granules = self.filter_queryset(self.get_queryset())
         shape, exact = self.search_shape(), None
-        if shape is not None:
-            granules, exact = services.exact_subset(granules, shape)
-        timeline = TimelineSerializer(services.granule_timeline(granules, bucket)).data
+        if shape is None:
+            found = services.granule_timeline(granules, bucket)
+        else:
+            found, exact = shape_counts.shape_timeline(granules, shape, bucket)
+        timeline = TimelineSerializer(found).data
         return Response(timeline if exact is None else {**timeline, "counts_exact": exact})
 
 

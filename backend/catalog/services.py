@@ -123,21 +123,23 @@ def granule_facets(queryset):
     """Counts of the matching granules per collection, level, platform and instrument.
 
     Every facet is a field of the collection: one GROUP BY collection over the filtered
-    queryset (the search page's costliest count was four, one per facet), rolled up here;
-    blank values are left out, each facet sorted by count (most first), then value.
+    queryset (the search page's costliest count was four, one per facet), rolled up by
+    facets_of.
     """
-    per_collection = dict(queryset.order_by().values_list("collection").annotate(
-        n=Count("pk")).values_list("collection", "n"))
+    return facets_of(dict(queryset.order_by().values_list("collection").annotate(
+        n=Count("pk")).values_list("collection", "n")))
+
+
+def facets_of(per_collection):
+    """The facets of {collection id: granules}: blank values left out, each facet sorted by
+    count (most first), then value."""
     fields = sorted({f.removeprefix("collection__") for fs in FACETS.values() for f in fs})
-    rows = Collection.objects.filter(pk__in=per_collection).values("pk", *fields)
     totals = {name: {} for name in FACETS}
-    for row in rows:
+    for row in Collection.objects.filter(pk__in=per_collection).values("pk", *fields):
         for name, facet_fields in FACETS.items():
-            parts = [row[f.removeprefix("collection__")] for f in facet_fields]
-            if parts[0] == "":
-                continue
-            key = tuple(parts)
-            totals[name][key] = totals[name].get(key, 0) + per_collection[row["pk"]]
+            key = tuple(row[f.removeprefix("collection__")] for f in facet_fields)
+            if key[0] != "":
+                totals[name][key] = totals[name].get(key, 0) + per_collection[row["pk"]]
     return {name: [{"value": ".".join(key), "count": n}
                    for key, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
             for name, counts in totals.items()}
@@ -335,13 +337,6 @@ def exact_subset(queryset, shape, *, strict=False):
     for i in range(0, len(pks), MAX_CHUNK):
         passed += exact_matches(shape, pks[i:i + MAX_CHUNK])
     return queryset.filter(pk__in=passed), True
-
-
-def shape_facets(queryset, shape):
-    """granule_facets of the granules of `queryset` that meet `shape`, and whether the counts
-    are exact (exact_subset: over EXACT_COUNT_LIMIT candidates they count the box's)."""
-    granules, exact = exact_subset(queryset, shape)
-    return granule_facets(granules), exact
 
 
 def temporal_q(start=None, end=None):
