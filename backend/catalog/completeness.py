@@ -105,11 +105,11 @@ WHERE temporal_end >= %(start)s AND temporal_end < %(end)s
 """
 
 
-def window_segment(collection, start, end, now):
+def window_segment(collection, start, end, now, known_bounds=None):
     """The cadence.Segment of the slots starting in [start, end) (with its late count, None
     without a latency target): the work done by PostgreSQL (see _SLOTS_SQL); elsewhere from
-    window_report's rows."""
-    since, until = bounds(collection, now)
+    window_report's rows. `known_bounds`: bounds(collection, now), when the caller has them."""
+    since, until = known_bounds or bounds(collection, now)
     if since is None:
         since = until
     every = collection.cadence_seconds

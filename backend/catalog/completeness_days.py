@@ -50,31 +50,35 @@ def _as_segment(row):
                            row.last_missing, row.late_count)
 
 
-def _compute_days(collection, days, now):
+def _compute_days(collection, days, now, known_bounds):
     """{day: Segment} of final `days`, counted from the granules."""
     return {day: completeness.window_segment(
-        collection, midnight(day), midnight(day + timedelta(days=1)), now) for day in days}
+        collection, midnight(day), midnight(day + timedelta(days=1)), now, known_bounds)
+        for day in days}
 
 
-def final_days(collection, first, last, now):
-    """{day: Segment} of the final days first..last: kept rows where they hold, the others
-    counted and (on PostgreSQL) kept."""
+def final_days(collection, first, last, now, known_bounds, kept_rows=None):
+    """{day: Segment} of the final days first..last: the `kept_rows` (CompletenessDay rows of
+    the collection; read here when None) computed under the collection's present key, the
+    other days counted and (on PostgreSQL) kept."""
     days = [first + timedelta(days=i) for i in range((last - first).days + 1)]
     if not days:
         return {}
     if not kept():
-        return _compute_days(collection, days, now)
-    since, _ = completeness.bounds(collection, now)
-    key = _key(collection, since)
-    found = {row.day: _as_segment(row) for row in CompletenessDay.objects.filter(
-        collection=collection, day__gte=first, day__lte=last, **key)}
+        return _compute_days(collection, days, now, known_bounds)
+    key = _key(collection, known_bounds[0])
+    if kept_rows is None:
+        kept_rows = CompletenessDay.objects.filter(collection=collection, day__gte=first,
+                                                   day__lte=last)
+    found = {row.day: _as_segment(row) for row in kept_rows
+             if first <= row.day <= last and all(getattr(row, k) == v for k, v in key.items())}
     todo = [day for day in days if day not in found]
     if todo:
-        found.update(_compute_and_keep(collection, todo, key, now))
+        found.update(_compute_and_keep(collection, todo, key, now, known_bounds))
     return found
 
 
-def _compute_and_keep(collection, days, key, now):
+def _compute_and_keep(collection, days, key, now, known_bounds):
     """Count `days` after every writer of the collection in flight has committed, and keep
     them; when one is still writing, count them without keeping (the next poll tries again)."""
     with transaction.atomic():
@@ -82,7 +86,7 @@ def _compute_and_keep(collection, days, key, now):
             cursor.execute("SELECT pg_try_advisory_xact_lock(%s, %s)",
                            [LOCK_CLASS, collection.pk])
             locked = cursor.fetchone()[0]
-        segments = _compute_days(collection, days, now)
+        segments = _compute_days(collection, days, now, known_bounds)
         if locked:
             CompletenessDay.objects.bulk_create(
                 [CompletenessDay(collection=collection, day=day, **key, **_figures(part))
@@ -98,13 +102,14 @@ def _figures(part):
             "late_count": part.late}
 
 
-def window(collection, start_day, now):
+def window(collection, start_day, now, kept_rows=None):
     """The cadence.Segment of `collection` from the start of `start_day` to `now`: the final
     days kept, the rest counted."""
+    known_bounds = completeness.bounds(collection, now)
     last = min(last_final_day(collection, now), now.astimezone(UTC).date() - timedelta(days=1))
-    parts = final_days(collection, start_day, last, now)
+    parts = final_days(collection, start_day, last, now, known_bounds, kept_rows)
     live_from = max(start_day, last + timedelta(days=1))
-    live = completeness.window_segment(collection, midnight(live_from), now, now)
+    live = completeness.window_segment(collection, midnight(live_from), now, now, known_bounds)
     return cadence.join([*(parts[day] for day in sorted(parts)), live])
 
 
@@ -117,8 +122,13 @@ def worst(days=7, limit=10, now=None):
     now = now or timezone.now()
     first = now.astimezone(UTC).date() - timedelta(days=days - 1)
     rows = []
-    for collection in Collection.objects.filter(cadence_seconds__isnull=False):
-        found = window(collection, first, now)
+    collections = list(Collection.objects.filter(cadence_seconds__isnull=False))
+    kept_rows = {c.pk: [] for c in collections}
+    if kept():
+        for row in CompletenessDay.objects.filter(collection__in=collections, day__gte=first):
+            kept_rows[row.collection_id].append(row)
+    for collection in collections:
+        found = window(collection, first, now, kept_rows[collection.pk] if kept() else None)
         if found.expected == 0 and not found.late:
             continue
         rows.append({
