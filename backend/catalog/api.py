@@ -241,11 +241,9 @@ class GranuleViewSet(viewsets.ReadOnlyModelViewSet):
                               f"{bucket!r}.", "bucket")
         granules = self.filter_queryset(self.get_queryset())
         shape, exact = self.search_shape(), None
-        if shape is None:
-            found = services.granule_timeline(granules, bucket)
-        else:
-            found, exact = shape_counts.shape_timeline(granules, shape, bucket)
-        timeline = TimelineSerializer(found).data
+        if shape is not None:
+            granules, exact = services.exact_subset(granules, shape)
+        timeline = TimelineSerializer(services.granule_timeline(granules, bucket)).data
         return Response(timeline if exact is None else {**timeline, "counts_exact": exact})
 
 
