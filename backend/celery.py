@@ -2,6 +2,7 @@
 import os
 
 from celery import Celery
+from celery.signals import celeryd_init
 from kombu import Exchange, Queue
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "backend.settings")
@@ -45,3 +46,14 @@ app.conf.update(
     enable_utc=True,
 )
 app.autodiscover_tasks()
+
+
+@celeryd_init.connect
+def _yield_to_the_web(**_):
+    """Workers run at nice GRANARY_WORKER_NICE (10 by default; 0 keeps the priority they were
+    started with): when the host's CPUs are full, a search or a page waits for a worker's
+    time slice far less (deploy/README.md, "The web comes first"). Set in the main process
+    before the pool forks, so every child inherits it."""
+    from backend.host import lower_priority
+
+    lower_priority(int(os.environ.get("GRANARY_WORKER_NICE", "10")))

@@ -58,3 +58,13 @@ def memory_limit():
     except OSError:
         limit = None
     return min(total, limit) if limit else total
+
+
+def lower_priority(nice):
+    """Raise this process's nice value to at least `nice` (never lower it, which needs
+    privilege): background work yields the CPU to the web's interactive requests. Returns the
+    nice value in force."""
+    current = os.nice(0)
+    if nice > current:
+        current = os.nice(nice - current)
+    return current

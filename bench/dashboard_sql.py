@@ -19,6 +19,7 @@ from django.db import connection
 
 from backend.archive import operations
 from backend.archive.services import cache
+from backend.catalog import completeness_days
 from backend.catalog import counts as kept_counts
 from backend.metrics import rollup
 
@@ -165,6 +166,7 @@ def load_archive(world, now, files, volumes_per_silo, days):
         _exec("DROP TABLE bench_roll")
     _reset_sequences(*models)
     kept_counts.rebuild()              # the triggers that keep these were off for the load
+    completeness_days.rebuild()
     cache.rebuild_totals()
     operations.rebuild_queue_totals()
     return counts

@@ -19,7 +19,7 @@ from rest_framework.views import APIView
 from backend.errors import DomainError
 from backend.ids import ID_REGEX
 
-from . import services, shape_files
+from . import services, shape_counts, shape_files
 from .filters import CollectionFilter, GranuleFilter, search_data, search_shape
 from .models import Collection
 from .pagination import DEFAULT_GRANULE_SORT, GRANULE_SORTS, GranuleKeysetPagination
@@ -208,7 +208,7 @@ class GranuleViewSet(viewsets.ReadOnlyModelViewSet):
         shape = self.search_shape()
         if shape is None:
             return Response(services.granule_facets(granules))
-        facets, exact = services.shape_facets(granules, shape)
+        facets, exact = shape_counts.shape_facets(granules, shape)
         return Response({**facets, "counts_exact": exact})
 
     @extend_schema(

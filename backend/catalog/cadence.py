@@ -89,7 +89,7 @@ def report(cadence_s, coverages, window_start, window_end, *, since=None, until=
 
 def report_of_slots(cadence_s, lo, hi, got):
     """The report of the expected slots [lo, hi) given the set of those filled (the database
-    may find them: see completeness.worst)."""
+    may find them: see completeness.window_segment)."""
     gaps, run = [], None
     for index in range(lo, hi + 1):
         if index < hi and index not in got:
@@ -111,3 +111,45 @@ def late(granules, latency_s, now):
             out.append(Late(granule, temporal_end, archived_at,
                             (done - temporal_end - limit).total_seconds()))
     return out
+
+
+@dataclass(frozen=True)
+class Segment:
+    """The figures of consecutive expected slots [lo, hi) (a day, or the live part of a
+    window): what a longer window sums, with whether its first and last slots are missing so
+    that a gap across the seam of two segments counts once."""
+    expected: int
+    received: int
+    gaps: int
+    first_missing: bool
+    last_missing: bool
+    late: int | None = None
+
+
+def segment_of_slots(cadence_s, lo, hi, got, late=None):
+    """The Segment of the expected slots [lo, hi) given the set of those filled."""
+    found = report_of_slots(cadence_s, lo, hi, got)
+    return Segment(found.expected, found.received, len(found.gaps),
+                   hi > lo and lo not in got, hi > lo and hi - 1 not in got, late)
+
+
+def join(segments):
+    """One Segment of consecutive segments in time order (each starting at the slot after
+    the last of the one before, or empty): sums, less one gap per seam a gap crosses."""
+    expected = received = gaps = 0
+    late = None
+    first = last = None
+    for part in segments:
+        expected += part.expected
+        received += part.received
+        gaps += part.gaps
+        if part.late is not None:
+            late = (late or 0) + part.late
+        if part.expected == 0:
+            continue
+        if last is not None and last.last_missing and part.first_missing:
+            gaps -= 1
+        first = first or part
+        last = part
+    return Segment(expected, received, gaps, bool(first and first.first_missing),
+                   bool(last and last.last_missing), late)

@@ -37,7 +37,7 @@ def _granules(collection, start, end):
         temporal_start__lt=end + every, temporal_end__gte=start - every)
 
 
-def _bounds(collection, now):
+def bounds(collection, now):
     """(since, until): the collection's first moment (declared, else its first granule's) and
     the last slot end that counts (now less the latency target, capped by a declared end)."""
     since = collection.extent_start or Granule.objects.filter(
@@ -52,7 +52,7 @@ def window_report(collection, start, end, now):
     """(cadence.Report, [cadence.Late] or None without a latency target, granules counted)."""
     if not collection.cadence_seconds:
         raise DomainError(f"{collection.key} declares no cadence", "collection")
-    since, until = _bounds(collection, now)
+    since, until = bounds(collection, now)
     rows = list(_granules(collection, start, end).values_list(
         "granule_id", "temporal_start", "temporal_end", "archived_at"))
     if since is None:  # nothing ever came and no start was declared: nothing is expected yet
@@ -103,17 +103,28 @@ SELECT NULL, count(*) FROM g
 WHERE temporal_end >= %(start)s AND temporal_end < %(end)s
   AND coalesce(archived_at, %(now)s) - temporal_end > %(latency)s * interval '1 second'
 """
-def _window_counts(collection, start, end, now):
-    """(cadence.Report, late count or None): window_report's figures, the work done by
-    PostgreSQL (see _SLOTS_SQL); elsewhere from window_report itself."""
-    if connection.vendor != "postgresql":
-        found, late, _ = window_report(collection, start, end, now)
-        return found, None if late is None else len(late)
-    since, until = _bounds(collection, now)
+
+
+def window_segment(collection, start, end, now, known_bounds=None):
+    """The cadence.Segment of the slots starting in [start, end) (with its late count, None
+    without a latency target): the work done by PostgreSQL (see _SLOTS_SQL); elsewhere from
+    window_report's rows. `known_bounds`: bounds(collection, now), when the caller has them."""
+    since, until = known_bounds or bounds(collection, now)
     if since is None:
         since = until
     every = collection.cadence_seconds
     lo, hi = cadence.expected_slots(every, start, end, since=since, until=until)
+    if connection.vendor != "postgresql":
+        rows = list(_granules(collection, start, end).values_list(
+            "temporal_start", "temporal_end", "archived_at"))
+        got = set()
+        for s, e, _ in rows:
+            got |= cadence.filled(every, s.timestamp(), e.timestamp(), lo, hi)
+        late = None
+        if collection.latency_target_seconds is not None:
+            late = len(cadence.late([(None, e, a) for _, e, a in rows if start <= e < end],
+                                    collection.latency_target_seconds, now))
+        return cadence.segment_of_slots(every, lo, hi, got, late)
     params = {"collection": collection.pk, "states": [str(s) for s in COUNTED],
               "start": start, "end": end, "every": every, "lo": lo, "hi": hi, "now": now,
               "latency": collection.latency_target_seconds,
@@ -127,7 +138,7 @@ def _window_counts(collection, start, end, now):
     late = None
     if collection.latency_target_seconds is not None:
         late = next(n for k, n in rows if k is None)
-    return cadence.report_of_slots(every, lo, hi, got), late
+    return cadence.segment_of_slots(every, lo, hi, got, late)
 
 
 def day_report(collection, day, now=None):
@@ -148,28 +159,3 @@ def day_report(collection, day, now=None):
              "archived_at": x.archived_at, "late_by_seconds": x.late_by_s}
             for x in late[:MAX_LATE_LISTED]],
     }
-
-
-def worst(days=7, limit=10, now=None):
-    """Collections with a cadence, most missing granules first over the last `days` UTC days
-    (today so far included), then most late ones; one that expected nothing in those days (its
-    declared extent ended before them) and has nothing late says nothing and is left out."""
-    if not 1 <= days <= MAX_DAYS:
-        raise DomainError(f"between 1 and {MAX_DAYS} days", "days")
-    now = now or timezone.now()
-    start = datetime.combine(now.astimezone(UTC).date() - timedelta(days=days - 1), time(),
-                             tzinfo=UTC)
-    rows = []
-    for collection in Collection.objects.filter(cadence_seconds__isnull=False):
-        found, late = _window_counts(collection, start, now, now)
-        if found.expected == 0 and not late:
-            continue
-        rows.append({
-            "collection": collection.key, "title": collection.title,
-            "expected": found.expected, "received": found.received, "missing": found.missing,
-            "percent_received": round(100.0 * found.received / found.expected, 1)
-            if found.expected else None,
-            "gaps": len(found.gaps), "late_count": late,
-        })
-    rows.sort(key=lambda r: (-r["missing"], -(r["late_count"] or 0), r["collection"]))
-    return {"days": days, "since": start, "collections": rows[:limit]}

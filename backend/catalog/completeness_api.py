@@ -9,7 +9,7 @@ from backend.accounts.permissions import IsOperator
 from backend.errors import NotFound
 from backend.fields import read_form
 
-from . import completeness
+from . import completeness, completeness_days
 from .models import Collection
 
 
@@ -93,4 +93,4 @@ class WorstView(APIView):
     @extend_schema(parameters=[WorstQuery], responses=WorstSerializer)
     def get(self, request):
         query = read_form(WorstQuery, request.query_params)
-        return Response(WorstSerializer(completeness.worst(**query)).data)
+        return Response(WorstSerializer(completeness_days.worst(**query)).data)

@@ -226,3 +226,34 @@ class GranuleStateCount(models.Model):
 
     def __str__(self):
         return f"{self.collection_id}/{self.state}: {self.count}"
+
+
+class CompletenessDay(models.Model):
+    """A past UTC day of a collection's completeness, kept once the day is final (nothing more
+    is expected of it: its last slot and its latency target are over), so the dashboard's
+    "worst collections" reads finished days instead of counting their granules again
+    (catalog.completeness_days). A statement trigger on granules (PostgreSQL; migration
+    0013_completeness_days_web) deletes the days a written granule's coverage touches, and a
+    row computed under another cadence, latency, extent or first granule is not used."""
+
+    collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="+")
+    day = models.DateField()
+    expected = models.IntegerField()
+    received = models.IntegerField()
+    gaps = models.IntegerField()
+    # whether the day's first / last expected slot is missing: a gap across midnight is one
+    first_missing = models.BooleanField()
+    last_missing = models.BooleanField()
+    late_count = models.IntegerField(null=True)
+    # what the figures were computed under
+    cadence_seconds = models.PositiveIntegerField()
+    latency_target_seconds = models.PositiveIntegerField(null=True)
+    since = models.DateTimeField(null=True)
+    extent_end = models.DateTimeField(null=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["collection", "day"],
+                                               name="completeness_day_unique")]
+
+    def __str__(self):
+        return f"{self.collection_id} {self.day}: {self.received}/{self.expected}"

@@ -53,6 +53,9 @@ class Shape:
 
     geometry: object
     boxes: tuple
+    # the geometry is exactly its boxes (a bbox search): a footprint inside one of them meets
+    # it without being read (services.exact_matches)
+    is_box: bool = False
 
     def geojson(self):
         return to_geojson(self.geometry)
@@ -127,7 +130,7 @@ def from_box(west, south, east, north):
         else:
             parts.append(box(lo, south, hi, north))
     geometry = parts[0] if len(parts) == 1 else shapely.union_all(parts)
-    return Shape(geometry, (BBox(west, south, east, north),))
+    return Shape(geometry, (BBox(west, south, east, north),), is_box=True)
 
 
 def from_stored(text):

@@ -1,4 +1,4 @@
-"""The worst collections' figures found by PostgreSQL (completeness._window_counts) equal what
+"""The worst collections' figures found by PostgreSQL (completeness.window_segment) equal what
 window_report computes in Python from the same granules: random coverages off the grid, longer
 and shorter than the cadence, instantaneous ones, late and unarchived ones, states that do not
 count, and granules just outside the window."""
@@ -8,13 +8,14 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from django.db import connection
 
+from backend.catalog import cadence as cadence_module
 from backend.catalog import completeness
 from backend.catalog.models import Granule
 from tests.factories import CollectionFactory, GranuleFactory
 
 pytestmark = [pytest.mark.django_db,
               pytest.mark.skipif(connection.vendor != "postgresql",
-                                 reason="elsewhere _window_counts is window_report itself")]
+                                 reason="elsewhere window_segment counts in Python")]
 NOW = datetime(2026, 3, 14, 17, 23, 41, 250000, tzinfo=UTC)
 STATES = [Granule.State.ARCHIVED] * 6 + [Granule.State.ARCHIVING, Granule.State.FAILED,
                                           Granule.State.WITHDRAWN, Granule.State.SUPERSEDED]
@@ -40,11 +41,20 @@ def test_sql_counts_equal_window_report(cadence, latency, seed):
         GranuleFactory(collection=collection, temporal_start=begin, temporal_end=end,
                        state=rng.choice(STATES), archived_at=archived)
     found, late, _ = completeness.window_report(collection, start, NOW, NOW)
-    sql_found, sql_late = completeness._window_counts(collection, start, NOW, NOW)
+    sql = completeness.window_segment(collection, start, NOW, NOW)
     assert found.received > 0 and (found.gaps or cadence == 86400)
-    assert sql_found == found
-    assert sql_late == (None if late is None else len(late))
-    assert latency is None or sql_late > 0
+    assert (sql.expected, sql.received, sql.gaps) == (found.expected, found.received,
+                                                      len(found.gaps))
+    since, until = completeness.bounds(collection, NOW)
+    lo, hi = cadence_module.expected_slots(cadence, start, NOW, since=since, until=until)
+    assert sql.first_missing == any(g.start == slot_start(lo, cadence) for g in found.gaps)
+    assert sql.last_missing == any(g.end == slot_start(hi, cadence) for g in found.gaps)
+    assert sql.late == (None if late is None else len(late))
+    assert latency is None or sql.late > 0
+
+
+def slot_start(index, cadence):
+    return cadence_module.EPOCH + timedelta(seconds=index * cadence)
 
 
 def test_the_completeness_index_holds_exactly_the_counted_states():

@@ -136,6 +136,28 @@ def test_catalog_bbox_across_the_antimeridian_is_exact(api, world, small_pages):
         assert sorted(got) == sorted(expected(world, oracle.frame_box(*box)))
 
 
+def test_bbox_counts_are_exact_when_most_boxes_lie_inside(api, world):
+    """A bbox search takes a granule whose box lies inside the search box without reading its
+    footprint: facets, timeline and pages still count exactly the footprints met, for boxes
+    that hold many granules whole, cut others, and cross 180°."""
+    rng = oracle.seeded(33)
+    boxes = [(140, -70, -140, 70), (150, -60, 179.9, 60), (100, -89, 179.5, 89)]
+    for _ in range(6):
+        west, south = round(rng.uniform(130, 200), 1), round(rng.uniform(-70, 20), 1)
+        east = round(west + rng.uniform(5, 50), 1)
+        boxes.append((west if west <= 180 else west - 360, south,
+                      east if east <= 180 else east - 360, round(south + rng.uniform(5, 60), 1)))
+    for box in boxes:
+        text, want = ",".join(map(str, box)), expected(world, oracle.frame_box(*box))
+        facets = api.get("/api/v1/granules/facets/", {"bbox": text}).json()
+        assert facets["counts_exact"] is True
+        assert sum(f["count"] for f in facets["collection"]) == len(want), box
+        timeline = api.get("/api/v1/granules/timeline/", {"bbox": text}).json()
+        assert timeline["total"] == len(want), box
+        assert sorted(catalog_all(api, f"/api/v1/granules/?limit=7&bbox={text}")) == sorted(
+            want)
+
+
 def test_facets_count_exactly_or_say_they_do_not(api, world, monkeypatch):
     frame, geometry = queries(6, 1)[0]
     facets = api.get("/api/v1/granules/facets/", {"intersects": json.dumps(geometry)}).json()

@@ -89,3 +89,35 @@ def test_report_agrees_with_the_brute_force(cadence_s, spans, since, until):
     assert (got.expected, got.received) == (expected, received)
     assert [(g.start, g.end) for g in got.gaps] == gaps
     assert sum(g.missing for g in got.gaps) == got.missing
+
+
+def brute_gaps(lo, hi, got):
+    """Runs of missing slots in [lo, hi), counted slot by slot."""
+    runs, inside = 0, False
+    for k in range(lo, hi):
+        missing = k not in got
+        runs += missing and not inside
+        inside = missing
+    return runs
+
+
+@settings(max_examples=300)
+@given(lo=st.integers(-50, 50), length=st.integers(0, 120),
+       got=st.sets(st.integers(-60, 180)), seams=st.sets(st.integers(-60, 180)),
+       late=st.lists(st.integers(0, 5), max_size=8))
+def test_joined_segments_equal_the_whole_window(lo, length, got, seams, late):
+    """Days kept apart and joined (catalog.completeness_days) say what the whole window says:
+    sums, and a gap across a seam counted once; late counts add up."""
+    hi = lo + length
+    cuts = [lo, *sorted(s for s in seams if lo < s < hi), hi]
+    parts = [cadence.segment_of_slots(7, a, b, {k for k in got if a <= k < b},
+                                      late[i] if i < len(late) else 0)
+             for i, (a, b) in enumerate(zip(cuts, cuts[1:], strict=False))]
+    whole = cadence.join(parts)
+    inside = {k for k in got if lo <= k < hi}
+    assert (whole.expected, whole.received) == (length, len(inside))
+    assert whole.gaps == brute_gaps(lo, hi, got)
+    assert whole.first_missing == (length > 0 and lo not in got)
+    assert whole.last_missing == (length > 0 and hi - 1 not in got)
+    assert whole.late == (sum(late[:len(parts)]) if parts else None)
+    assert cadence.join([]) == cadence.Segment(0, 0, 0, False, False, None)
