@@ -35,6 +35,7 @@ const cart: Cart = {
 };
 
 let orders: unknown[];
+let estimates: (SubsetOptions | null)[];
 
 /** The API's estimate: a tenth of the bytes per variable kept; a 400 for an unknown one. */
 function estimateFor(subset: SubsetOptions | null) {
@@ -60,11 +61,14 @@ function estimateFor(subset: SubsetOptions | null) {
 beforeEach(() => {
   asUser();
   orders = [];
+  estimates = [];
   server.use(
     http.get('/api/v1/cart/', () => HttpResponse.json(cart)),
-    http.post('/api/v1/cart/subset/', async ({ request }) =>
-      estimateFor(((await request.json()) as { subset: SubsetOptions | null }).subset),
-    ),
+    http.post('/api/v1/cart/subset/', async ({ request }) => {
+      const { subset } = (await request.json()) as { subset: SubsetOptions | null };
+      estimates.push(subset);
+      return estimateFor(subset);
+    }),
     http.post('/api/v1/orders/', async ({ request }) => {
       orders.push(await request.json());
       return HttpResponse.json({ id: 5, state: 'submitted' }, { status: 201 });
@@ -226,6 +230,11 @@ describe('CartPage', () => {
     await waitFor(() =>
       expect(screen.getByRole('status')).toHaveTextContent(/About 350 KB of 3.50 MB/),
     );
+    await waitFor(() =>
+      expect(estimates.at(-1)).toMatchObject({ bbox: [-10, 30, 20, 50], format: 'zarr-zip' }),
+    );
+    // Asked once typing pauses: far fewer estimates than the 11 keystrokes and clicks above.
+    expect(estimates.length).toBeLessThanOrEqual(4);
     await userEvent.click(screen.getByRole('button', { name: /Order 2 granules .*estimated/ }));
     await waitFor(() => expect(router.state.location.pathname).toBe('/orders/5'));
     expect(orders).toEqual([

@@ -23,6 +23,7 @@ import { EmptyState, ErrorMessage, Loading } from '../../components/StatusMessag
 import { cartChanges, useCartChange } from '../../components/cart/useCart';
 import { DestinationPicker } from '../../components/destinations/DestinationPicker';
 import { formatBytes, formatCount, formatDateTime, formatEta, formatUtc } from '../../lib/format';
+import { useDebounced } from '../../lib/useDebounced';
 import { NO_SUBSET, SubsetChoices, subsetOptions, type SubsetDraft } from './SubsetChoices';
 import '../../components/portal.css';
 import './cart.css';
@@ -268,6 +269,9 @@ function LimitsBox({ cart }: { cart: Cart }) {
   );
 }
 
+/** How long the subset choices stay unchanged before the API is asked for their estimate. */
+const ESTIMATE_DELAY_MS = 300;
+
 function Checkout({ cart }: { cart: Cart }) {
   const navigate = useNavigate();
   const queryClient = useQueryClient();
@@ -291,9 +295,11 @@ function Checkout({ cart }: { cart: Cart }) {
     },
   });
 
-  // Not while an order is placed: the cart it estimates is emptied by the order.
+  // Asked once typing pauses, not per keystroke; not while an order is placed: the cart it
+  // estimates is emptied by the order.
+  const settled = useDebounced(subset, ESTIMATE_DELAY_MS);
   const estimate = useQuery({
-    ...subsetEstimateQuery(subset),
+    ...subsetEstimateQuery(settled),
     enabled: !order.isPending && !order.isSuccess,
   });
   const refusal = estimate.isError ? estimate.error.message : null;

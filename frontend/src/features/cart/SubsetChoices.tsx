@@ -111,6 +111,7 @@ export function SubsetChoices({
               <Field key={side} id={`subset-${side}`} label={SIDES[side]}>
                 <input
                   id={`subset-${side}`}
+                  type="text"
                   inputMode="decimal"
                   value={draft.box[side]}
                   onChange={(event) =>
@@ -124,6 +125,7 @@ export function SubsetChoices({
             <Field id="subset-start" label="From (UTC, ISO 8601)">
               <input
                 id="subset-start"
+                type="text"
                 value={draft.start}
                 placeholder="2026-11-01T00:00:00Z"
                 onChange={(event) => onChange({ ...draft, start: event.target.value })}
@@ -132,6 +134,7 @@ export function SubsetChoices({
             <Field id="subset-end" label="Until (UTC, ISO 8601)">
               <input
                 id="subset-end"
+                type="text"
                 value={draft.end}
                 placeholder="2026-11-02T00:00:00Z"
                 onChange={(event) => onChange({ ...draft, end: event.target.value })}

@@ -35,7 +35,7 @@ import {
   type DayNight,
   type FormState,
 } from './filterForm';
-import { useDebounced } from './useDebounced';
+import { useDebounced } from '../../lib/useDebounced';
 
 /** Wait for a pause in typing before asking for a new preview. */
 const PREVIEW_DELAY_MS = 400;
