@@ -22,9 +22,15 @@ import { RequireLogin } from '../../components/RequireLogin';
 import { EmptyState, ErrorMessage, Loading } from '../../components/StatusMessage';
 import { cartChanges, useCartChange } from '../../components/cart/useCart';
 import { DestinationPicker } from '../../components/destinations/DestinationPicker';
+import {
+  NO_SUBSET,
+  SubsetChoices,
+  subsetOptions,
+  type SubsetDraft,
+} from '../../components/subset/SubsetChoices';
 import { formatBytes, formatCount, formatDateTime, formatEta, formatUtc } from '../../lib/format';
+import { lastSearchArea } from '../../lib/searchArea';
 import { useDebounced } from '../../lib/useDebounced';
-import { NO_SUBSET, SubsetChoices, subsetOptions, type SubsetDraft } from './SubsetChoices';
 import '../../components/portal.css';
 import './cart.css';
 
@@ -278,6 +284,7 @@ function Checkout({ cart }: { cart: Cart }) {
   const [delivery, setDelivery] = useState<Delivery>('https');
   const [destination, setDestination] = useState('');
   const [draft, setDraft] = useState<SubsetDraft>(NO_SUBSET);
+  const [searchArea] = useState(lastSearchArea);
   const subset = subsetOptions(draft);
   const errorRef = useRef<HTMLDivElement>(null);
 
@@ -357,10 +364,26 @@ function Checkout({ cart }: { cart: Cart }) {
       </fieldset>
       {delivery === 'push' && <DestinationPicker value={destination} onChange={setDestination} />}
       <SubsetChoices
+        className="cart-page__delivery"
         draft={draft}
         onChange={setDraft}
-        estimate={estimate.data}
-        refusal={draft.on ? refusal : null}
+        variables={(estimate.data?.collections ?? []).flatMap((c) => c.variables)}
+        formats={estimate.data?.formats ?? []}
+        cannot={(estimate.data?.collections ?? [])
+          .filter((c) => !c.subsettable)
+          .map((c) => c.collection)}
+        searchArea={searchArea}
+        status={
+          <p className="cart-subset__estimate" role="status">
+            {refusal ? (
+              <span className="field-error">{refusal}</span>
+            ) : estimate.data ? (
+              `About ${formatBytes(estimate.data.estimate)} of ${formatBytes(estimate.data.bytes)} (an estimate)`
+            ) : (
+              'Estimating…'
+            )}
+          </p>
+        }
       />
       <button
         type="submit"
