@@ -28,6 +28,16 @@ export const NO_SUBSET: SubsetDraft = {
   format: 'netcdf4',
 };
 
+/** The output formats, as the API names them (cart/subset/ sends the same with its labels). */
+export const SUBSET_FORMATS: { name: SubsetFormat; label: string }[] = [
+  { name: 'netcdf4', label: 'NetCDF-4 as delivered (its own compression and chunks)' },
+  {
+    name: 'netcdf4-compressed',
+    label: 'NetCDF-4, every variable compressed (zlib level 4, shuffle)',
+  },
+  { name: 'zarr-zip', label: 'Zarr store (format 2, consolidated metadata) in one .zip' },
+];
+
 const COORDINATES = new Set(['time', 'lat', 'lon', 'latitude', 'longitude']);
 const SIDES = { west: 'West', south: 'South', east: 'East', north: 'North' } as const;
 
