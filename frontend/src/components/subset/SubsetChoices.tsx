@@ -90,7 +90,7 @@ export function SubsetChoices({
   draft: SubsetDraft;
   onChange: (draft: SubsetDraft) => void;
   variables: string[];
-  formats: { name: SubsetFormat; label: string }[];
+  formats: { name: string; label: string }[];
   /** Collections whose files cannot be cut. */
   cannot: string[];
   /** The last search's area, offered as the area to cut to. */
