@@ -159,7 +159,9 @@ class OrderItem(models.Model):
     transform_started_at = models.DateTimeField(null=True, blank=True)
     output_name = models.CharField(max_length=255, blank=True)
     output_size = models.BigIntegerField(null=True, blank=True)
-    output_checksum = models.CharField(max_length=128, blank=True, help_text="MD5 of the output")
+    output_checksum = models.CharField(max_length=128, blank=True,
+                                       help_text="Checksum of the output, of output_checksum_type")
+    output_checksum_type = models.CharField(max_length=16, default="MD5", blank=True)
     provenance = models.JSONField(default=dict, blank=True,
                                   help_text="What the transform did: source, options, versions")
 
@@ -178,7 +180,9 @@ class OrderItem(models.Model):
         return Served(self)
 
 
-OUTPUT_CHECKSUM = "MD5"
+# A cut output's checksum, taken in the transform's one pass over it: SHA-256 (the CPU's SHA
+# instructions make it ~2.5x as fast as MD5 here, and stronger). Outputs made before say MD5.
+OUTPUT_CHECKSUM = "SHA256"
 
 
 class Served:
@@ -191,7 +195,7 @@ class Served:
         self.pk = file.pk
         self.name = item.output_name if self.cut else file.name
         self.size = item.output_size if self.cut else file.size
-        self.checksum_type = OUTPUT_CHECKSUM if self.cut else file.checksum_type
+        self.checksum_type = item.output_checksum_type if self.cut else file.checksum_type
         self.checksum = item.output_checksum if self.cut else file.checksum
 
     @classmethod

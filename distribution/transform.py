@@ -11,8 +11,8 @@ inside the area, and pixels of the crop whose centre lies outside it are set to 
 A shape is tested on the pixel centres with shapely. No pixel inside: an EmptyResult, which
 is an outcome, not a failure.
 """
-import os
 import zipfile
+from collections.abc import MutableMapping
 from dataclasses import dataclass
 from datetime import UTC
 
@@ -41,10 +41,11 @@ class Result:
     checksum: str = ""
 
 
-def run(source, target, subset, window, history):
+def run(source, target, subset, window, history, digest=None):
     """Cut `source` to `subset` into `target`; `window` is the granule's (start, end) from the
     catalog, used when the file has no time coordinate. Returns a Result (empty=True with the
-    reason when nothing is inside: no file is written then)."""
+    reason when nothing is inside: no file is written then), with the output's size and
+    checksum (by the hasher `digest`) when its writer took them on the way."""
     import xarray
 
     with _open(xarray, source) as ds:
@@ -55,16 +56,19 @@ def run(source, target, subset, window, history):
         cut.attrs["history"] = _history(ds.attrs.get("history"), history)
         if subset.area is not None:
             _geospatial(cut, subset.area)
-        _write(cut, target, subset.format)
-        return Result(sorted(map(str, cut.data_vars)), {str(k): int(v)
-                                                       for k, v in cut.sizes.items()})
+        written = _write(cut, target, subset.format, digest)
+        result = Result(sorted(map(str, cut.data_vars)),
+                        {str(k): int(v) for k, v in cut.sizes.items()})
+        if written is not None:
+            result.size, result.checksum = written
+        return result
 
 
 def _open(xarray, source):
     """The file undecoded and lazy: by the netCDF-C library (its metadata is read fastest), or
     by h5netcdf where netCDF-C refuses an HDF5 file without netCDF dimensions (a swath)."""
     options = {"mask_and_scale": False, "decode_times": False, "decode_timedelta": False,
-               "cache": False}
+               "cache": False, "create_default_indexes": False}
     try:
         return xarray.open_dataset(source, engine="netcdf4", **options)
     except (OSError, ValueError, TypeError, KeyError):
@@ -280,48 +284,123 @@ def _default_fill(dtype):
 
 
 def _encoding(var, fmt):
-    """The output encoding of a variable: the delivered one (chunks clipped to the cut), or
-    zlib 4 + shuffle for the compressed format."""
+    """The output encoding of a variable: the delivered one, or zlib 4 + shuffle for the
+    compressed format. Chunks as xarray would write them: the delivered ones while the shape is
+    the delivered one; a cut uncompressed variable contiguous (one write, as a plain script
+    gets it); a cut compressed one in its delivered chunks clipped to the cut."""
     kept = {k: var.encoding[k] for k in ENCODING_KEEP if k in var.encoding}
-    chunks = kept.get("chunksizes")
-    if chunks is not None:
-        if len(chunks) != var.ndim or 0 in var.shape:
-            kept.pop("chunksizes")
-        else:
-            kept["chunksizes"] = tuple(min(c, n) for c, n in zip(chunks, var.shape, strict=True))
     if fmt == "netcdf4-compressed" and var.ndim and 0 not in var.shape:
         kept.update(zlib=True, complevel=4, shuffle=True)
+    chunks = kept.pop("chunksizes", None)
+    cut = tuple(var.encoding.get("original_shape", var.shape)) != tuple(var.shape)
+    if (chunks is not None and len(chunks) == var.ndim and 0 not in var.shape
+            and (kept.get("zlib") or not cut)):
+        kept["chunksizes"] = tuple(min(c, n) for c, n in zip(chunks, var.shape, strict=True))
     if "_FillValue" in var.encoding and "_FillValue" not in var.attrs:
         kept["_FillValue"] = var.encoding["_FillValue"]
     return kept
 
 
-def _write(ds, target, fmt):
+def _write(ds, target, fmt, digest):
+    """Write the cut; (size, checksum) when the writer took them on the way, else None."""
     if fmt == "zarr-zip":
-        _write_zarr(ds, target)
-        return
+        return _write_zarr(ds, target, digest)
     encoding = {name: _encoding(ds[name], fmt) for name in ds.variables}
     ds.to_netcdf(target, engine="netcdf4", format="NETCDF4", encoding=encoding)
+    return None
 
 
-def _write_zarr(ds, target):
-    """A Zarr store (format 2, consolidated) written into a folder beside the target, then put
-    into one zip as it is (its chunks are compressed already). Not straight into a zarr
-    ZipStore: xarray rewrites metadata files, which a zip would then hold twice."""
-    import shutil
+def _write_zarr(ds, target, digest):
+    """A Zarr store (format 2, consolidated) written straight into one zip as zarr makes its
+    chunks (stored as they are: they are compressed already), the checksum taken on the way to
+    disk: no folder, no second copy, no second read. The metadata files, which xarray writes
+    more than once, wait in memory and go in last, once each."""
+    import zarr
 
-    folder = f"{target}.d"
     for name in ds.variables:
         fill = ds[name].encoding.get("_FillValue")
         ds[name].encoding = {} if fill is None or "_FillValue" in ds[name].attrs else {
             "_FillValue": fill}
-    try:
-        ds.to_zarr(folder, mode="w", zarr_format=2, consolidated=True)
-        with zipfile.ZipFile(target, "w", compression=zipfile.ZIP_STORED,
+    with open(target, "wb") as raw:
+        sink = _Sink(raw, digest)
+        with zipfile.ZipFile(sink, "w", compression=zipfile.ZIP_STORED,
                              allowZip64=True) as archive:
-            for root, _, files in os.walk(folder):
-                for name in sorted(files):
-                    path = os.path.join(root, name)
-                    archive.write(path, os.path.relpath(path, folder))
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
+            store = _ZipChunks(archive)
+            ds.to_zarr(zarr.storage.MemoryStore(store), mode="w", zarr_format=2,
+                       consolidated=True)
+            store.write_metadata()
+    return sink.size, digest.hexdigest() if digest is not None else ""
+
+
+class _Sink:
+    """A file written front to back, its bytes counted and hashed as they pass. It has no seek:
+    zipfile then writes each member's sizes after its data instead of going back for them."""
+
+    def __init__(self, raw, digest):
+        self.raw, self.digest, self.size = raw, digest, 0
+
+    def write(self, data):
+        if self.digest is not None:
+            self.digest.update(data)
+        self.size += len(memoryview(data).cast("B"))
+        return self.raw.write(data)
+
+    def tell(self):
+        return self.size
+
+    def flush(self):
+        self.raw.flush()
+
+
+ZIP_TIME = (1980, 1, 1, 0, 0, 0)    # the same input gives the same zip (and checksum)
+
+
+class _ZipChunks(MutableMapping):
+    """The mapping under a zarr MemoryStore: a chunk goes into the zip when set; metadata keys
+    (.zarray, .zattrs, .zgroup, .zmetadata) stay here until write_metadata. A chunk is written
+    once: zarr writing a new store whole neither reads one back nor rewrites it."""
+
+    def __init__(self, archive):
+        self.archive, self.metadata, self.chunks = archive, {}, set()
+
+    @staticmethod
+    def _is_metadata(key):
+        return key.rsplit("/", 1)[-1].startswith(".")
+
+    def __setitem__(self, key, value):
+        if self._is_metadata(key):
+            self.metadata[key] = value
+            return
+        if key in self.chunks:
+            raise TransformError(f"zarr wrote chunk {key} twice")
+        self.chunks.add(key)
+        data = memoryview(value.as_numpy_array()).cast("B")
+        self.archive.writestr(_member(key), data)
+
+    def __getitem__(self, key):
+        return self.metadata[key]
+
+    def __delitem__(self, key):
+        if key in self.chunks:
+            raise TransformError(f"zarr removed chunk {key} once written")
+        del self.metadata[key]
+
+    def __contains__(self, key):
+        return key in self.metadata or key in self.chunks
+
+    def __iter__(self):
+        yield from self.metadata
+        yield from self.chunks
+
+    def __len__(self):
+        return len(self.metadata) + len(self.chunks)
+
+    def write_metadata(self):
+        for key in sorted(self.metadata):
+            self.archive.writestr(_member(key), self.metadata[key].to_bytes())
+
+
+def _member(key):
+    info = zipfile.ZipInfo(key, ZIP_TIME)
+    info.external_attr = 0o644 << 16
+    return info

@@ -454,13 +454,15 @@ CELERY_BEAT_SCHEDULE.update({
 })
 
 # Subsetting at order (issue #32): the transform of one file runs in a child process with these
-# limits, on the `transform` queue; a worker that died mid-transform is retried after the stale
-# time, at most this many times. Outputs live in the order's folder under ORDERS_ROOT.
+# limits (per file; the child is kept for up to CHILD_JOBS files), on the `transform` queue; a
+# worker that died mid-transform is retried after the stale time, at most this many times.
+# Outputs live in the order's folder under ORDERS_ROOT.
 ORDERS_ROOT = DATA_ROOT / "orders"
 GRANARY_SUBSET_TIME_LIMIT_S = float(env("GRANARY_SUBSET_TIME_LIMIT_S", "900"))
 GRANARY_SUBSET_MEMORY_MB = int(env("GRANARY_SUBSET_MEMORY_MB", "4096"))
 GRANARY_SUBSET_MAX_ATTEMPTS = int(env("GRANARY_SUBSET_MAX_ATTEMPTS", "3"))
 GRANARY_SUBSET_STALE_S = float(env("GRANARY_SUBSET_STALE_S", "1200"))
+GRANARY_SUBSET_CHILD_JOBS = int(env("GRANARY_SUBSET_CHILD_JOBS", "200"))
 
 # The operator console's bulk jobs: the most granules one job takes (a query or an id list),
 # the largest id file accepted, and how many items a worker acts on between looks at cancel.

@@ -2,12 +2,12 @@
 ordering, and an estimated output size), and the transform step of an order's pipeline.
 
 A data file of an order with a subset, once in the cache, waits there (in_cache) while a worker
-of the `transform` queue cuts it (distribution.transform, in a forked child limited in time and
-memory: backend.isolation) into the order's folder, with its own checksum, a history attribute
-and the provenance on the item. Nothing inside the area or times is the item's EMPTY outcome;
-a file that cannot be cut fails its item with the reason; the rest of the order goes on. A
-worker that died mid-transform leaves a claim the sweep takes again after
-GRANARY_SUBSET_STALE_S, at most GRANARY_SUBSET_MAX_ATTEMPTS times in all.
+of the `transform` queue cuts it (distribution.transform, in a forked child kept between items
+and limited in time and memory per item: backend.isolation.Worker) into the order's folder,
+with its own checksum, a history attribute and the provenance on the item. Nothing inside the
+area or times is the item's EMPTY outcome; a file that cannot be cut fails its item with the
+reason; the rest of the order goes on. A worker that died mid-transform leaves a claim the
+sweep takes again after GRANARY_SUBSET_STALE_S, at most GRANARY_SUBSET_MAX_ATTEMPTS times.
 """
 import functools
 import os
@@ -249,22 +249,14 @@ def transform_item(item_id):
 
 
 def cut_file(source, target, subset, window, history):
-    """Cut `source` into `target` in a child process limited in time and memory; the
-    transform.Result, with the output's size and checksum when there is one (none is left
-    behind when it is empty or fails: isolation.ReadError says why)."""
-    import h5netcdf  # noqa: F401  (imported once here, not again in every child)
-    import netCDF4  # noqa: F401
-    import xarray
-    import zarr  # noqa: F401
-
-    xarray.backends.list_engines()    # the backends' discovery, cached for the children too
-
+    """Cut `source` into `target` in this process's transform child (limited in time and memory
+    per file); the transform.Result, with the output's size and checksum when there is one
+    (none is left behind when it is empty or fails: isolation.ReadError says why)."""
     try:
-        result = isolation.run(
+        result = _worker().run(
             functools.partial(_cut, target=str(target), subset=subset, window=window,
                               history=history),
-            str(source), settings.GRANARY_SUBSET_TIME_LIMIT_S,
-            settings.GRANARY_SUBSET_MEMORY_MB << 20, refusals=(transform.TransformError,))
+            str(source), settings.GRANARY_SUBSET_TIME_LIMIT_S)
     except isolation.ReadError:
         _remove(target)
         raise
@@ -273,10 +265,35 @@ def cut_file(source, target, subset, window, history):
     return result
 
 
+_WORKERS = {}
+
+
+def _worker():
+    """The transform child of this process, kept between items (the fork, the first imports of
+    the libraries and their backends' discovery are paid once, not per item). The libraries are
+    imported here first, so the child (and the next one after a failure) has them already."""
+    import h5netcdf  # noqa: F401
+    import netCDF4  # noqa: F401
+    import xarray
+    import zarr  # noqa: F401
+
+    xarray.backends.list_engines()
+    limit = settings.GRANARY_SUBSET_MEMORY_MB << 20
+    worker = _WORKERS.get(limit)
+    if worker is None:
+        worker = _WORKERS[limit] = isolation.Worker(
+            limit, refusals=(transform.TransformError,),
+            max_jobs=settings.GRANARY_SUBSET_CHILD_JOBS)
+    return worker
+
+
 def _cut(path, target, subset, window, history):
-    """In the child: the cut, then the output's checksum (read while its pages are warm)."""
-    result = transform.run(path, target, subset, window, history)
-    if not result.empty:
+    """In the child: the cut, and the output's checksum: taken while writing (a Zarr zip) or
+    read back at once while its pages are warm (a NetCDF-4, which its library writes out of
+    order)."""
+    result = transform.run(path, target, subset, window, history,
+                           digest=checksums.hasher(OUTPUT_CHECKSUM))
+    if not result.empty and not result.checksum:
         result.checksum, result.size = checksums.of_file(OUTPUT_CHECKSUM, target)
     return result
 
@@ -314,7 +331,8 @@ def _finish(item, state, error="", output=None, provenance=None):
             changes["provenance"] = provenance
         if output is not None:
             changes.update(output_name=output[0], output_size=output[1],
-                           output_checksum=output[2], ready_at=now,
+                           output_checksum=output[2], output_checksum_type=OUTPUT_CHECKSUM,
+                           ready_at=now,
                            expires_at=order.expires_at or now + retention())
         moved = OrderItem.objects.filter(pk=item.pk, state=OrderItem.State.WAITING).update(
             **changes)

@@ -44,7 +44,8 @@ def fetch(client, link, folder):
     assert response.status_code == 200
     data = body(response)
     assert len(data) == link["size"]
-    assert hashlib.md5(data).hexdigest() == link["checksum"]   # noqa: S324 - as the link says
+    assert link["checksum_type"] == "SHA256"
+    assert hashlib.sha256(data).hexdigest() == link["checksum"]     # as the link says
     path = folder / link["name"]
     path.write_bytes(data)
     return path
@@ -286,8 +287,9 @@ def test_a_push_order_with_a_subset_copies_the_outputs_and_a_corrupt_file_fails_
     folder = data_root / "outbox" / alice.user.username / "lab" / f"order-{order.pk}"
     pushed = folder / good.granule_id / item.output_name
     assert pushed.stat().st_size == item.output_size
-    assert hashlib.md5(pushed.read_bytes()).hexdigest() == item.output_checksum  # noqa: S324
-    assert (f"MD5 {item.output_checksum}  {good.granule_id}/{item.output_name}"
+    assert item.output_checksum_type == "SHA256"
+    assert hashlib.sha256(pushed.read_bytes()).hexdigest() == item.output_checksum
+    assert (f"SHA256 {item.output_checksum}  {good.granule_id}/{item.output_name}"
             in (folder / "CHECKSUMS").read_text())
     with xarray.open_dataset(pushed, mask_and_scale=False) as got:
         sst, lat, lon = raw(data_path(good), "analysed_sst")

@@ -2,7 +2,7 @@
 // queue, `transform` included): a scientist puts 5 GHRSST days in the cart, cuts them in the cart
 // to a box and one variable (the cart shows the estimated size, and refuses an impossible
 // choice before ordering), orders, waits on the order page until every file is cut, downloads
-// each through the page's link, checks it against the listed MD5, and opens it with xarray: only
+// each through the page's link, checks it against the listed SHA-256, and opens it with xarray: only
 // that variable, only that box. (tests/distribution/test_subset_orders.py checks the values
 // against numpy on the whole file.)
 //
@@ -96,7 +96,8 @@ test('a scientist orders 5 GHRSST days cut to a box and one variable, and downlo
       assert.ok(path, `the download of ${link.name} failed: ${await download.failure()}`);
       const bytes = await readFile(path);
       assert.equal(bytes.length, link.size);
-      assert.equal(createHash('md5').update(bytes).digest('hex'), link.checksum);
+      assert.equal(link.checksum_type, 'SHA256');
+      assert.equal(createHash('sha256').update(bytes).digest('hex'), link.checksum);
       const seen = JSON.parse(execFileSync('.venv/bin/python', ['-c', OPEN_WITH_XARRAY, path], { encoding: 'utf8' }));
       assert.deepEqual(seen.variables, ['analysed_sst']);
       assert.ok(seen.lat[0] >= 30 && seen.lat[1] <= 50, `latitudes ${seen.lat}`);

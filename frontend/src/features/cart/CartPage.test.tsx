@@ -4,6 +4,8 @@ import { http, HttpResponse } from 'msw';
 import { beforeEach, describe, expect, it } from 'vitest';
 
 import type { Cart, SubsetOptions } from '../../lib/api/types';
+import { rememberSearchArea } from '../../lib/searchArea';
+import type { Geometry } from '../../lib/shapeParam';
 import { renderApp } from '../../test/renderApp';
 import { asUser, emptyCart, server } from '../../test/server';
 
@@ -35,6 +37,7 @@ const cart: Cart = {
 };
 
 let orders: unknown[];
+let estimates: (SubsetOptions | null)[];
 
 /** The API's estimate: a tenth of the bytes per variable kept; a 400 for an unknown one. */
 function estimateFor(subset: SubsetOptions | null) {
@@ -59,12 +62,16 @@ function estimateFor(subset: SubsetOptions | null) {
 
 beforeEach(() => {
   asUser();
+  sessionStorage.clear();
   orders = [];
+  estimates = [];
   server.use(
     http.get('/api/v1/cart/', () => HttpResponse.json(cart)),
-    http.post('/api/v1/cart/subset/', async ({ request }) =>
-      estimateFor(((await request.json()) as { subset: SubsetOptions | null }).subset),
-    ),
+    http.post('/api/v1/cart/subset/', async ({ request }) => {
+      const { subset } = (await request.json()) as { subset: SubsetOptions | null };
+      estimates.push(subset);
+      return estimateFor(subset);
+    }),
     http.post('/api/v1/orders/', async ({ request }) => {
       orders.push(await request.json());
       return HttpResponse.json({ id: 5, state: 'submitted' }, { status: 201 });
@@ -226,6 +233,11 @@ describe('CartPage', () => {
     await waitFor(() =>
       expect(screen.getByRole('status')).toHaveTextContent(/About 350 KB of 3.50 MB/),
     );
+    await waitFor(() =>
+      expect(estimates.at(-1)).toMatchObject({ bbox: [-10, 30, 20, 50], format: 'zarr-zip' }),
+    );
+    // Asked once typing pauses: far fewer estimates than the 11 keystrokes and clicks above.
+    expect(estimates.length).toBeLessThanOrEqual(4);
     await userEvent.click(screen.getByRole('button', { name: /Order 2 granules .*estimated/ }));
     await waitFor(() => expect(router.state.location.pathname).toBe('/orders/5'));
     expect(orders).toEqual([
@@ -238,6 +250,43 @@ describe('CartPage', () => {
           start: null,
           end: null,
           format: 'zarr-zip',
+        },
+      },
+    ]);
+  });
+
+  it("offers the search's own shape as the area and sends it as intersects", async () => {
+    const shape = {
+      type: 'Polygon',
+      coordinates: [
+        [
+          [-10, 30],
+          [20, 30],
+          [5, 50],
+          [-10, 30],
+        ],
+      ],
+    };
+    rememberSearchArea({ bbox: null, shape: shape as Geometry });
+    const { router } = renderApp('/cart');
+    await userEvent.click(await screen.findByRole('checkbox', { name: /Cut each file/ }));
+    await userEvent.click(await screen.findByRole('button', { name: "Use the search's shape" }));
+    expect(screen.getByText(/the search's shape, a polygon of 3 vertices/)).toBeInTheDocument();
+    expect(screen.queryByLabelText('West')).toBeNull(); // the shape replaces the box
+    await waitFor(() => expect(estimates.at(-1)).toMatchObject({ intersects: shape, bbox: null }));
+    await userEvent.click(screen.getByRole('button', { name: /Order 2 granules .*estimated/ }));
+    await waitFor(() => expect(router.state.location.pathname).toBe('/orders/5'));
+    expect(orders).toEqual([
+      {
+        delivery: 'https',
+        destination: null,
+        subset: {
+          variables: [],
+          bbox: null,
+          intersects: shape,
+          start: null,
+          end: null,
+          format: 'netcdf4',
         },
       },
     ]);

@@ -22,8 +22,15 @@ import { RequireLogin } from '../../components/RequireLogin';
 import { EmptyState, ErrorMessage, Loading } from '../../components/StatusMessage';
 import { cartChanges, useCartChange } from '../../components/cart/useCart';
 import { DestinationPicker } from '../../components/destinations/DestinationPicker';
+import {
+  NO_SUBSET,
+  SubsetChoices,
+  subsetOptions,
+  type SubsetDraft,
+} from '../../components/subset/SubsetChoices';
 import { formatBytes, formatCount, formatDateTime, formatEta, formatUtc } from '../../lib/format';
-import { NO_SUBSET, SubsetChoices, subsetOptions, type SubsetDraft } from './SubsetChoices';
+import { lastSearchArea } from '../../lib/searchArea';
+import { useDebounced } from '../../lib/useDebounced';
 import '../../components/portal.css';
 import './cart.css';
 
@@ -268,12 +275,16 @@ function LimitsBox({ cart }: { cart: Cart }) {
   );
 }
 
+/** How long the subset choices stay unchanged before the API is asked for their estimate. */
+const ESTIMATE_DELAY_MS = 300;
+
 function Checkout({ cart }: { cart: Cart }) {
   const navigate = useNavigate();
   const queryClient = useQueryClient();
   const [delivery, setDelivery] = useState<Delivery>('https');
   const [destination, setDestination] = useState('');
   const [draft, setDraft] = useState<SubsetDraft>(NO_SUBSET);
+  const [searchArea] = useState(lastSearchArea);
   const subset = subsetOptions(draft);
   const errorRef = useRef<HTMLDivElement>(null);
 
@@ -291,9 +302,11 @@ function Checkout({ cart }: { cart: Cart }) {
     },
   });
 
-  // Not while an order is placed: the cart it estimates is emptied by the order.
+  // Asked once typing pauses, not per keystroke; not while an order is placed: the cart it
+  // estimates is emptied by the order.
+  const settled = useDebounced(subset, ESTIMATE_DELAY_MS);
   const estimate = useQuery({
-    ...subsetEstimateQuery(subset),
+    ...subsetEstimateQuery(settled),
     enabled: !order.isPending && !order.isSuccess,
   });
   const refusal = estimate.isError ? estimate.error.message : null;
@@ -351,10 +364,26 @@ function Checkout({ cart }: { cart: Cart }) {
       </fieldset>
       {delivery === 'push' && <DestinationPicker value={destination} onChange={setDestination} />}
       <SubsetChoices
+        className="cart-page__delivery"
         draft={draft}
         onChange={setDraft}
-        estimate={estimate.data}
-        refusal={draft.on ? refusal : null}
+        variables={(estimate.data?.collections ?? []).flatMap((c) => c.variables)}
+        formats={estimate.data?.formats ?? []}
+        cannot={(estimate.data?.collections ?? [])
+          .filter((c) => !c.subsettable)
+          .map((c) => c.collection)}
+        searchArea={searchArea}
+        status={
+          <p className="cart-subset__estimate" role="status">
+            {refusal ? (
+              <span className="field-error">{refusal}</span>
+            ) : estimate.data ? (
+              `About ${formatBytes(estimate.data.estimate)} of ${formatBytes(estimate.data.bytes)} (an estimate)`
+            ) : (
+              'Estimating…'
+            )}
+          </p>
+        }
       />
       <button
         type="submit"

@@ -9,6 +9,7 @@ import { granuleTimelineQuery } from '../../lib/api/granules/timeline';
 import { subscribeToSearchPath } from '../../lib/searchSubscription';
 import { LazyBoxMap } from '../../components/map/LazyBoxMap';
 import { ShapeUpload } from '../../components/map/ShapeUpload';
+import { rememberSearchArea } from '../../lib/searchArea';
 import { readShape, type Geometry } from '../../lib/shapeParam';
 import type { Footprint } from '../../components/map/types';
 import { SearchForm } from './SearchForm';
@@ -67,6 +68,8 @@ export function SearchPage() {
   const timeline = useQuery(granuleTimelineQuery(timelineParams(search)));
   const total = timeline.data && !timeline.isPlaceholderData ? timeline.data.total : null;
   const shapeLost = readShape(searchParams.get('shape')).missing;
+  // The cart offers this area to cut the ordered files to.
+  useEffect(() => rememberSearchArea({ bbox: search.bbox, shape: search.shape }), [search]);
   // A drawn box and a drawn or uploaded shape replace each other.
   const applyShape = (shape: Geometry) => apply({ ...draft, shape, bbox: null });
 

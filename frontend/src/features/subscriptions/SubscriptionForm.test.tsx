@@ -229,6 +229,61 @@ describe('subscription form', () => {
     ).toBeInTheDocument();
   });
 
+  it('a standing order cuts each delivered file: subset choices go with the subscription', async () => {
+    let created: SubscriptionBody | undefined;
+    server.use(
+      http.get('/api/v1/collections/MOD10C1.061/', () =>
+        HttpResponse.json({
+          ...snow,
+          key: 'MOD10C1.061',
+          variables: [
+            { name: 'lat', units: 'degrees_north', long_name: 'latitude' },
+            { name: 'Day_CMG_Snow_Cover', units: '%', long_name: 'snow cover' },
+          ],
+        }),
+      ),
+      http.post('/api/v1/subscriptions/', async ({ request }) => {
+        created = (await request.json()) as SubscriptionBody;
+        return HttpResponse.json(
+          { detail: 'A subset needs a subscription that delivers', errors: { subset: ['x'] } },
+          { status: 400 },
+        );
+      }),
+    );
+    renderApp('/subscriptions/new');
+    await userEvent.type(await screen.findByLabelText('Name'), 'Snow cut');
+    await userEvent.click(await screen.findByRole('checkbox', { name: /MOD10C1\.061/ }));
+    // a subscription that only notifies delivers no file: no subset offered
+    expect(screen.queryByRole('checkbox', { name: /Cut each file/ })).toBeNull();
+    await userEvent.click(
+      screen.getByRole('radio', { name: 'Add to a standing order (HTTPS links)' }),
+    );
+    await userEvent.click(screen.getByRole('checkbox', { name: /Cut each file/ }));
+    await userEvent.click(await screen.findByRole('checkbox', { name: 'Day_CMG_Snow_Cover' }));
+    expect(screen.queryByRole('checkbox', { name: 'lat' })).toBeNull(); // coordinates stay
+    for (const [side, value] of Object.entries({
+      West: '170',
+      South: '-10',
+      East: '-170',
+      North: '10',
+    }))
+      await userEvent.type(
+        within(screen.getByRole('group', { name: /Area in degrees/ })).getByLabelText(side),
+        value,
+      );
+    await userEvent.selectOptions(screen.getByLabelText('Output format'), 'zarr-zip');
+    await userEvent.click(screen.getByRole('button', { name: 'Create subscription' }));
+    await waitFor(() => expect(created).toBeDefined());
+    expect(created?.subset).toEqual({
+      variables: ['Day_CMG_Snow_Cover'],
+      bbox: [170, -10, -170, 10],
+      start: null,
+      end: null,
+      format: 'zarr-zip',
+    });
+    expect(created?.bbox).toBeNull(); // the subset's area is not the subscription's filter
+  });
+
   it('edits an existing subscription, keeping what the form does not change', async () => {
     let patched: Partial<SubscriptionBody> | undefined;
     const original = subscription({ start: '2026-11-01T06:30:00Z' });

@@ -35,7 +35,8 @@ import {
   type DayNight,
   type FormState,
 } from './filterForm';
-import { useDebounced } from './useDebounced';
+import { useDebounced } from '../../lib/useDebounced';
+import { SubscriptionSubset } from './SubscriptionSubset';
 
 /** Wait for a pause in typing before asking for a new preview. */
 const PREVIEW_DELAY_MS = 400;
@@ -546,6 +547,14 @@ function DeliveryFields({
           value={form.destination}
           onChange={(id) => set('destination', id)}
           error={errors.destination}
+        />
+      )}
+      {form.mode !== 'notify' && (
+        <SubscriptionSubset
+          collections={form.collections}
+          draft={form.subset}
+          onChange={(subset) => set('subset', subset)}
+          error={errors.subset}
         />
       )}
     </fieldset>

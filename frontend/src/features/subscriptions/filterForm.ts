@@ -3,6 +3,12 @@
  * the mapping can be read (and tested) on its own. Dates are UTC calendar days: the API takes a
  * bare date as the start (or, for `end`, the end) of that day.
  */
+import {
+  NO_SUBSET,
+  subsetDraft,
+  subsetOptions,
+  type SubsetDraft,
+} from '../../components/subset/SubsetChoices';
 import type { SearchDraft } from '../../lib/searchSubscription';
 import { describeShape, type Geometry } from '../../lib/shapeParam';
 import type {
@@ -14,6 +20,7 @@ import type {
   Subscription,
   SubscriptionBody,
   SubscriptionFilter,
+  SubsetOptions,
 } from '../../lib/api/types';
 
 export interface ConditionRow {
@@ -44,6 +51,8 @@ export interface FormState {
   destination: string;
   applySince: boolean;
   since: string;
+  /** Each delivered data file cut to these (not for a subscription that only notifies). */
+  subset: SubsetDraft;
 }
 
 export const OP_SYMBOLS: Record<ConditionOp, string> = {
@@ -89,6 +98,7 @@ export function emptyForm(today = new Date()): FormState {
     destination: '',
     applySince: false,
     since: utcDay(new Date(today.getTime() - 30 * 86_400_000)),
+    subset: NO_SUBSET,
   };
 }
 
@@ -136,6 +146,7 @@ export function formFromSubscription(subscription: Subscription, today = new Dat
     newVersions: subscription.new_versions,
     mode: subscription.mode,
     destination: subscription.destination === null ? '' : String(subscription.destination),
+    subset: subsetDraft(subscription.subset as SubsetOptions | null),
   };
 }
 
@@ -225,11 +236,14 @@ export function filterOf(form: FormState, original?: Subscription | null): Subsc
 }
 
 export function bodyOf(form: FormState, original?: Subscription | null): SubscriptionBody {
+  const subset = form.mode === 'notify' ? null : subsetOptions(form.subset);
   return {
     ...filterOf(form, original),
     name: form.name.trim(),
     mode: form.mode,
     destination: form.mode === 'push' && form.destination ? Number(form.destination) : null,
+    // Sent when there is one, or to take away the one the subscription had.
+    ...(subset || original?.subset ? { subset } : {}),
   };
 }
 
