@@ -54,22 +54,23 @@ def explain(request, rows):
 def explain_failed(granules):
     """{pk: {"status", "actions"}} for failed IngestGranule rows of any requests (the operator's
     views), as `explain` says them to the provider."""
-    out, areas = {}, {}
+    out, areas, folders = {}, {}, {}
     for g in granules:
         area = areas.get(g.request.provider_id)
         if area is None:
             area = areas[g.request.provider_id] = staging_area(g.request.provider)
         row = {"reason": g.reason}
-        _failed(row, area, g.spec)
+        _failed(row, area, g.spec, folders)
         out[g.pk] = {"status": row["status"], "actions": row["actions"]}
     return out
 
 
-def _failed(row, area, spec):
-    """A failed granule: the reason, and whether checking its staged files again can help."""
+def _failed(row, area, spec, folders=None):
+    """A failed granule: the reason, and whether checking its staged files again can help
+    (`folders`: staged_path's cache of resolved folders, shared by a caller judging many)."""
     row["stopped"] = True
     hopeless = _placeholder_checksum(spec)
-    missing = [] if hopeless else _not_staged(area, spec)
+    missing = [] if hopeless else _not_staged(area, spec, folders)
     if hopeless:
         retry = cannot(RETRY, f"{hopeless} was declared with a checksum of only zeros, which no "
                               "file has: checking it again fails again")
@@ -95,10 +96,10 @@ def _placeholder_checksum(spec):
     return ""
 
 
-def _not_staged(area, spec):
+def _not_staged(area, spec, folders=None):
     missing = []
     for f in spec.get("files", []):
-        path = staged_path(area, f.get("path") or f.get("name") or "")
+        path = staged_path(area, f.get("path") or f.get("name") or "", folders)
         if path is None or not os.path.isfile(path):
             missing.append(f.get("path") or f.get("name"))
     return missing
