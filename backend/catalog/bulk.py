@@ -68,6 +68,17 @@ def new(model, related=None, **values):
     return obj
 
 
+def loaded(model, attnames, values):
+    """A `model` instance as read from the database with only `attnames` loaded (the others
+    load on first use, as Model.from_db leaves deferred fields), without Model.__init__: a
+    mover's batch builds thousands."""
+    obj = model.__new__(model)
+    state = obj._state = ModelState()
+    state.adding, state.db = False, "default"
+    obj.__dict__.update(zip(attnames, values, strict=True))
+    return obj
+
+
 @functools.cache
 def _defaults(model):
     """(attname, default maker) of every concrete field of `model`."""
