@@ -379,9 +379,10 @@ def _box_text(west, south, east, north):
     return shapes.to_text(shapes.from_box(west, south, east, north))
 
 
-def register_granules(specs):
+def register_granules(specs, state=Granule.State.REGISTERED):
     """register_granule for many at once (dicts of its arguments): two INSERTs in one
-    transaction, however many granules and files. Returns the granules in order."""
+    transaction, however many granules and files. Returns the granules in order. `state`:
+    ARCHIVING when the caller's transaction also hands them to the archive (one write each)."""
     from django.db import transaction
 
     granules = []
@@ -393,7 +394,7 @@ def register_granules(specs):
         granules.append(bulk.new(
             Granule, related, granule_id=spec["granule_id"], version=spec.get("version", 1),
             temporal_start=spec["start"], temporal_end=spec["end"], west=box[0], south=box[1],
-            east=box[2], north=box[3], footprint=footprint,
+            east=box[2], north=box[3], footprint=footprint, state=state,
             attributes=spec.get("attributes") or {},
             total_size=sum(int(f["size"]) for f in spec.get("files", ()))))
     with transaction.atomic():

@@ -18,7 +18,15 @@ from .. import pdr
 from ..models import IngestGranule, IngestRequest
 from .accept import collections_by_key
 from .outcome import fail
-from .registration import admit, admit_many, prepare, register, register_many
+from .registration import (
+    admit,
+    admit_many,
+    prepare,
+    record_admitted,
+    register,
+    register_many,
+    write_validated,
+)
 from .staging import staged_path, staging_area
 from .states import FINAL, PRE_ARCHIVE, G, R
 
@@ -152,9 +160,12 @@ class _Chunk:
                 fail(row, pdr.INTERNAL_ERROR, f"gave up after {limit} attempts: the worker "
                      "stopped each time while handling this granule")
         self._check_collections()
-        quick = sum(r.bytes_total for r in self.rows) < settings.GRANARY_INGEST_QUICK_BYTES
-        self._step(G.RECEIVED, G.STAGED, self._stage, write=not quick)
-        self._step(G.STAGED, G.VALIDATED, self._verify, bytes_done=F("bytes_total"))
+        # a quick chunk keeps staging and validation in memory: registration records them with
+        # its own write (a crash before it only repeats the quick checks)
+        self.quick = sum(r.bytes_total for r in self.rows) < settings.GRANARY_INGEST_QUICK_BYTES
+        self._step(G.RECEIVED, G.STAGED, self._stage, write=not self.quick)
+        self._step(G.STAGED, G.VALIDATED, self._verify, write=not self.quick,
+                   bytes_done=F("bytes_total"))
         changed = [r for r in self.rows if getattr(r, "_spec_changed", False)]
         if changed:
             IngestGranule.objects.bulk_update(changed, ["spec"], batch_size=500)
@@ -259,15 +270,21 @@ class _Chunk:
                     f"the provider declared {f['checksum']}")
         return None
 
+    def _sources(self, row):
+        """{file name: staged path} of a row's files."""
+        return {f["name"]: self.path(f["path"]) for f in row.spec["files"]}
+
     def _register_and_archive(self, rows):
         """The validated granules into the catalog and the archive, in bulk where it can be."""
         prepared = [(row, p) for row in rows
                     if (p := self._guard(row, lambda r: prepare(r, self.path)))
                     is not None]
         try:
-            registered = register_many(prepared, self.collections, self.token)
+            registered = register_many(prepared, self.collections, self.token,
+                                       self._sources if self.quick else None)
         except Exception:
             log.exception("bulk registration failed; registering granule by granule")
+            write_validated([row for row, _ in prepared], self.token)
             registered = []
             for row, p in prepared:
                 if row.state == G.VALIDATED:
@@ -275,6 +292,9 @@ class _Chunk:
                         r, self.collections[r.collection_key], p))
                     if granule is not None:
                         registered.append((row, granule))
+        record_admitted([(r, g) for r, g in registered if r.admitted], self.started,
+                        self.transfers)
+        registered = [(r, g) for r, g in registered if not r.admitted]
         try:
             admit_many(registered, self.area, self.started, self.transfers, self.path)
         except Exception:

@@ -1,7 +1,7 @@
 """Metadata and registration: a validated granule into the catalog (per the collection's
 duplicate policy) and its staged files handed to the archive tier."""
 from django.db import IntegrityError, transaction
-from django.db.models import OuterRef, Q, Subquery
+from django.db.models import F, OuterRef, Q, Subquery
 from django.utils import timezone
 
 from backend.archive import services as archive
@@ -15,7 +15,7 @@ from .. import metadata, pdr
 from ..models import IngestGranule
 from .outcome import fail, mark_archived
 from .staging import staged_path
-from .states import G
+from .states import PRE_ARCHIVE, G
 
 
 def _metadata(row, resolve):
@@ -114,10 +114,17 @@ def register(row, collection, prepared):
     return None
 
 
-def register_many(prepared, collections, token):
+def register_many(prepared, collections, token, sources=None):
     """register() for a chunk's validated rows [(row, prepare(row))]: granules the catalog has
     never seen go in with one bulk insert; the others (duplicates, races) take the one-by-one
-    path that applies the duplicate policy. Returns [(row, granule to archive)]."""
+    path that applies the duplicate policy. Returns [(row, granule to archive)].
+
+    With `sources` (row -> {file name: staged path}) the new granules are handed to the
+    archive in the same transaction: inserted ARCHIVING with their cache entries and
+    migrations, and their rows marked admitted, each row written once (`row.admitted` says
+    so). When the archive cannot take them all, they are registered alone, to be admitted
+    after. Rows still RECEIVED in the database (a quick chunk's validation is kept in memory)
+    are taken too: the lease says they are this chunk's."""
     wanted = {}
     for row, _ in prepared:
         wanted.setdefault(row.collection_key, set()).add(row.granule_id)
@@ -132,41 +139,79 @@ def register_many(prepared, collections, token):
             # by pk, not the model's order by request: that joins the request row and FOR
             # UPDATE would lock it too, so two chunks of one request would wait on each other
             held = set(IngestGranule.objects.select_for_update().filter(
-                pk__in=[r.pk for r, _ in prepared], state=G.VALIDATED, lease_owner=token)
+                pk__in=[r.pk for r, _ in prepared], state__in=PRE_ARCHIVE, lease_owner=token)
                 .order_by("pk").values_list("pk", flat=True))
             for row, p in prepared:
                 new = (collections[row.collection_key].pk, row.granule_id) not in seen
                 (fresh if new and row.pk in held else one_by_one).append((row, p))
-            granules = register_granules([
-                {"collection": collections[row.collection_key], "granule_id": row.granule_id,
-                 "start": meta.start, "end": meta.end, "bbox": box, "footprint": meta.shape,
-                 "attributes": meta.attributes, "files": files}
-                for row, (meta, box, files) in fresh])
+            granules, admitted = _register_fresh(fresh, collections, sources)
             now = timezone.now()
             by_collection = {}
             for row, _ in fresh:
                 by_collection.setdefault(collections[row.collection_key].pk, []).append(row.pk)
+            # a lease ends with admission: the archive holds the granules now
+            ended = {"lease_owner": "", "lease_until": None} if admitted else {}
             for collection_id, pks in by_collection.items():
                 IngestGranule.objects.filter(pk__in=pks).update(
-                    state=G.ARCHIVING, admitted=False, updated_at=now,
+                    state=G.ARCHIVING, admitted=admitted, updated_at=now,
+                    bytes_done=F("bytes_total"), **ended,
                     catalog_granule=Subquery(Granule.objects.filter(
                         collection_id=collection_id, granule_id=OuterRef("granule_id"),
                         version=1).values("pk")[:1]))
             for (row, _), granule in zip(fresh, granules, strict=True):
-                row.catalog_granule, row.state = granule, G.ARCHIVING
+                row.catalog_granule, row.state, row.admitted = granule, G.ARCHIVING, admitted
     except Exception as exc:
         for row, _ in fresh:
-            row.state, row.catalog_granule = G.VALIDATED, None
+            row.state, row.catalog_granule, row.admitted = G.VALIDATED, None, False
         if not isinstance(exc, IntegrityError):
             raise
         # another request registered one of them meanwhile: decide one by one
         one_by_one, fresh, granules = prepared, [], []
     out = [(row, granule) for (row, _), granule in zip(fresh, granules, strict=True)]
+    write_validated([row for row, _ in one_by_one], token)
     for row, p in one_by_one:
         granule = register(row, collections[row.collection_key], p)
         if granule is not None:
             out.append((row, granule))
     return out
+
+
+def _register_fresh(fresh, collections, sources):
+    """Insert the new granules of register_many; (granules, admitted): admitted when
+    `sources` was given and the archive took them all in this transaction."""
+    specs = [{"collection": collections[row.collection_key], "granule_id": row.granule_id,
+              "start": meta.start, "end": meta.end, "bbox": box, "footprint": meta.shape,
+              "attributes": meta.attributes, "files": files}
+             for row, (meta, box, files) in fresh]
+    if sources and fresh:
+        try:
+            with transaction.atomic():
+                granules = register_granules(specs, state=Granule.State.ARCHIVING)
+                names = {}
+                for pk, granule_id, name in File.objects.filter(
+                        granule_id__in=[g.pk for g in granules]).values_list(
+                        "pk", "granule_id", "name"):
+                    names.setdefault(granule_id, []).append((pk, name))
+                items = []
+                for (row, _), granule in zip(fresh, granules, strict=True):
+                    paths = sources(row)
+                    items.append((granule, {pk: paths[name]
+                                            for pk, name in names.get(granule.pk, [])}))
+                archive.archive_granules(items, inserted=True)
+            return granules, True
+        except archive.ArchiveError:
+            pass  # the cache is full, or a file could not be placed: registered alone
+    return register_granules(specs), False
+
+
+def write_validated(rows, token):
+    """Record VALIDATED for rows whose validation a quick chunk kept in memory, before they
+    take the one-by-one path (which moves only VALIDATED rows on)."""
+    pks = [row.pk for row in rows if row.state == G.VALIDATED]
+    if pks:
+        IngestGranule.objects.filter(pk__in=pks, state__in=PRE_ARCHIVE,
+                                     lease_owner=token).update(
+            state=G.VALIDATED, bytes_done=F("bytes_total"), updated_at=timezone.now())
 
 
 @transaction.atomic
@@ -251,7 +296,7 @@ def admit_many(pairs, area, started, transfers, resolve=None):
                  for f in row.spec["files"]}
         items.append((granule, {pk: paths[name] for pk, name in files.get(granule.pk, [])}))
     admissions = archive.archive_granules(items)
-    now, taken, out = timezone.now(), [], []
+    taken, out = [], []
     for (row, granule), admission in zip(pairs, admissions, strict=True):
         if admission.error:
             fail(row, pdr.ARCHIVE_ERROR, f"the archive did not take the granule: "
@@ -260,17 +305,23 @@ def admit_many(pairs, area, started, transfers, resolve=None):
             out.append(None)
             continue
         out.append(admission.admitted)
-        if not admission.admitted:
-            continue
-        taken.append(row.pk)
+        if admission.admitted:
+            taken.append((row, granule))
+    record_admitted(taken, started, transfers)
+    # taken: the archive holds them now, so a chunk's lease on them ends here too
+    IngestGranule.objects.filter(pk__in=[row.pk for row, _ in taken], admitted=False).update(
+        admitted=True, lease_owner="", lease_until=None)
+    return out
+
+
+def record_admitted(pairs, started, transfers):
+    """One ingest transfer record per admitted (row, granule), added to `transfers`."""
+    now = timezone.now()
+    for row, granule in pairs:
         when = started.get(row.pk) or now
         transfers.append(bulk.new(
             TransferRecord, direction=TransferRecord.Direction.INGEST, bytes=row.bytes_total,
             started_at=min(when, now), ended_at=now, collection_id=granule.collection_id))
-    # taken: the archive holds them now, so a chunk's lease on them ends here too
-    IngestGranule.objects.filter(pk__in=taken, admitted=False).update(
-        admitted=True, lease_owner="", lease_until=None)
-    return out
 
 
 def _discard_registration(granule):

@@ -4,6 +4,8 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from backend.archive.models import ArchiveRequest, CacheEntry
+from backend.archive.services import admission
 from backend.catalog.models import Granule
 from ingest.models import IngestGranule, IngestRequest
 from ingest.services import periodic, pipeline, registration
@@ -121,3 +123,45 @@ def test_a_failed_bulk_registration_falls_back_to_one_by_one(client, provider, c
     request.refresh_from_db()
     assert (request.archived_count, request.failed_count) == (3, 0)
     assert Granule.objects.filter(state=Granule.State.ARCHIVED).count() == 3
+
+
+def test_a_quick_chunk_is_registered_and_admitted_in_one_transaction(client, provider,
+                                                                     collection, drain):
+    """A chunk of small granules goes into the catalog and the archive together: its granules
+    are never REGISTERED-and-waiting, and its rows end their lease on admission."""
+    request = submit(client, provider, collection, count=3)
+    pipeline.run_request(request.pk)
+    rows = list(IngestGranule.objects.all())
+    assert {(r.state, r.admitted, r.lease_owner, r.bytes_done) for r in rows} == {
+        ("archiving", True, "", 1500)}
+    granules = Granule.objects.filter(pk__in=[r.catalog_granule_id for r in rows])
+    assert {g.state for g in granules} == {Granule.State.ARCHIVING}
+    assert ArchiveRequest.objects.filter(kind="migrate", state="queued").count() == 3 * 2
+    assert CacheEntry.objects.filter(state="dirty").count() == 3
+    drain()
+    request.refresh_from_db()
+    assert request.state == "completed" and request.archived_count == 3
+
+
+def test_a_file_the_cache_cannot_take_fails_its_granule_only(client, provider, collection,
+                                                              drain, monkeypatch, settings):
+    """One file the cache cannot take sends the chunk the two-step way (registered, then
+    admitted): only its granule fails, the catalog keeps no trace of it, and nothing the
+    one-transaction attempt placed is left in the cache."""
+    real = admission.place
+
+    def picky(source, target):
+        if "G00001" in str(source):
+            raise OSError(28, "No space left on device")
+        return real(source, target)
+
+    monkeypatch.setattr(admission, "place", picky)
+    request = submit(client, provider, collection, count=3)
+    drain()
+    request.refresh_from_db()
+    assert (request.archived_count, request.failed_count) == (2, 1)
+    bad = IngestGranule.objects.get(granule_id="G00001")
+    assert bad.state == "failed" and "No space left on device" in bad.reason
+    assert not Granule.objects.filter(granule_id="G00001").exists()
+    cached = [p for p in settings.CACHE_ROOT.rglob("*") if p.is_file()]
+    assert len(cached) == CacheEntry.objects.count() == 2

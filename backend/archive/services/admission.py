@@ -34,16 +34,22 @@ def archive_granule(granule, sources):
     return admission
 
 
-def archive_granules(items):
+def archive_granules(items, inserted=False):
     """archive_granule for many granules [(granule, sources)] at once: one cache reservation,
     one transaction of bulk inserts and one nudge. Returns an Admission per item, in order;
-    a granule that cannot be taken gets one with `error` set and holds up no other."""
+    a granule that cannot be taken gets one with `error` set and holds up no other.
+
+    `inserted`: the caller's open transaction has just inserted the granules ARCHIVING (never
+    admitted, so nothing of theirs is cached or queued): they are taken all together in that
+    transaction, or ArchiveError is raised with nothing they placed left in the cache. Their
+    state then needs no second write."""
     out = [None] * len(items)
     granule_ids = [g.pk for g, _ in items]
     files = {}
     for f in File.objects.filter(granule_id__in=granule_ids).order_by("pk"):
         files.setdefault(f.granule_id, []).append(f)
-    cached = set(CacheEntry.objects.filter(file__granule_id__in=granule_ids).exclude(
+    cached = set() if inserted else set(CacheEntry.objects.filter(
+        file__granule_id__in=granule_ids).exclude(
         state=CacheEntry.State.STAGING).values_list("file_id", flat=True))
     policies, todo = {}, []
     for i, (granule, sources) in enumerate(items):
@@ -60,6 +66,26 @@ def archive_granules(items):
             continue
         todo.append((i, granule, sources, mine, [f for f in mine if f.pk not in cached]))
     todo = _reserve_room(todo, out)
+    placed = _place(todo, out)
+    if inserted and any(a is not None for a in out):
+        _unplace(placed)
+        raise ArchiveError("; ".join(a.error or a.reason for a in out if a is not None))
+    todo = [t for t in todo if t[0] in placed]
+    try:
+        created = _register_in_cache([(g, mine, placed[i], policies[g.collection_id])
+                                      for i, g, _, mine, _ in todo],
+                                     fresh=set(granule_ids) if inserted else None)
+    except Exception:
+        _unplace(placed)
+        raise
+    for (i, _, _, _, _), migrations in zip(todo, created, strict=True):
+        out[i] = Admission(True, migrations=migrations)
+    return out
+
+
+def _place(todo, out):
+    """Link or copy each item's files into the cache: {item index: files placed}; an item
+    one of whose files cannot be placed leaves none there and is answered with the error."""
     placed = {}
     for i, granule, sources, _, to_place in todo:
         done = []
@@ -69,23 +95,17 @@ def archive_granules(items):
                 place(sources[f.pk], cache_location(f))
                 done.append(f)
         except OSError as exc:
-            for f in done:
-                cache_path(f).unlink(missing_ok=True)
+            _unplace({i: done})
             out[i] = Admission(False, error=f"{exc}")
             continue
         placed[i] = done
-    todo = [t for t in todo if t[0] in placed]
-    try:
-        created = _register_in_cache([(g, mine, placed[i], policies[g.collection_id])
-                                      for i, g, _, mine, _ in todo])
-    except Exception:
-        for done in placed.values():
-            for f in done:
-                cache_path(f).unlink(missing_ok=True)
-        raise
-    for (i, _, _, _, _), migrations in zip(todo, created, strict=True):
-        out[i] = Admission(True, migrations=migrations)
-    return out
+    return placed
+
+
+def _unplace(placed):
+    for done in placed.values():
+        for f in done:
+            cache_path(f).unlink(missing_ok=True)
 
 
 def _reserve_room(todo, out):
@@ -108,11 +128,13 @@ def _reserve_room(todo, out):
 
 
 @transaction.atomic
-def _register_in_cache(batch):
+def _register_in_cache(batch, fresh=None):
     """Cache entries for the placed files and the migrations still missing, for a batch of
-    (granule, files, placed, copies); the number of migrations queued per granule."""
+    (granule, files, placed, copies); the number of migrations queued per granule. `fresh`:
+    the ids of granules inserted ARCHIVING in this transaction (else found by marking)."""
     now = timezone.now()
-    fresh = _to_archiving([g.pk for g, _, _, _ in batch], now)
+    if fresh is None:
+        fresh = _to_archiving([g.pk for g, _, _, _ in batch], now)
     entries, wanted, residency = [], [], {}
     for granule, files, placed, copies in batch:
         if granule.collection_id not in residency:
