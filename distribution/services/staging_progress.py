@@ -132,6 +132,25 @@ def end_keeps(files):
             archive.end_keep(f.file_id, f.kept_until)
 
 
+def drop_recalls(files, reason):
+    """Cancel the queued recalls of stage files just cancelled or deleted, unless another live
+    stage file or a waiting order item still needs the file (the archive locks the recalls
+    before it asks, so a needer arriving meanwhile is seen or queues its own recall)."""
+    ids = {f.recall_request_id for f in files if f.recall_request_id}
+    if not ids:
+        return 0
+    gone = [f.pk for f in files]
+
+    def still_needed(file_ids):
+        staged = (StageFile.objects.filter(file_id__in=file_ids, state__in=StageFile.LIVE)
+                  .exclude(pk__in=gone).values_list("file_id", flat=True))
+        ordered = OrderItem.objects.filter(file_id__in=file_ids, state=OrderItem.State.WAITING,
+                                           in_cache=False).values_list("file_id", flat=True)
+        return set(staged) | set(ordered)
+
+    return archive.cancel_recalls(ids, still_needed, reason)
+
+
 def sweep_stages():
     """Beat: refresh every request with live files (a lost message costs a sweep, no more)."""
     open_ids = (StageRequest.objects.filter(completed_at__isnull=True)
@@ -179,9 +198,11 @@ def cancel_all(user, stage_id):
 
     with transaction.atomic():
         stage = get_stage(user, stage_id)
-        stage.files.filter(state__in=StageFile.LIVE).update(
-            state=StageFile.State.CANCELLED, finished_at=tz.now(),
-            error="Cancelled by " + ("an operator" if stage.user_id != user.pk else "its owner"))
+        live = stage.files.filter(state__in=StageFile.LIVE)
+        files = list(live.only("pk", "file_id", "recall_request_id"))
+        reason = "Cancelled by " + ("an operator" if stage.user_id != user.pk else "its owner")
+        live.update(state=StageFile.State.CANCELLED, finished_at=tz.now(), error=reason)
+        drop_recalls(files, f"stage request {stage.pk}: {reason.lower()}")
         settle_stage(stage.pk)
         stage.refresh_from_db()
     return stage

@@ -228,3 +228,23 @@ def recalls_eta_s(request_ids):
     last = (_active_recalls().filter(pk__in=request_ids)
             .order_by("-priority", "-created_at").first())
     return 0 if last is None else estimate_recall_s(last)
+
+
+def cancel_recalls(request_ids, still_needed, reason):
+    """Cancel the queued recalls among `request_ids` nobody needs any more (a stage request
+    cancelled or deleted). The rows are locked first, so whoever asks for the same file meanwhile
+    either shows in `still_needed(file ids) -> set of file ids` (the caller's own needers: orders,
+    other stage requests) or finds the recall cancelled and queues a new one. A recall a waiting
+    migration needs, or one already running (its bytes are moving), goes on. Returns how many."""
+    recalls = list(Req.objects.select_for_update().filter(
+        pk__in=list(request_ids), kind=Req.Kind.RECALL, state=Req.State.QUEUED)
+        .order_by("pk").values_list("pk", "file_id"))
+    if not recalls:
+        return 0
+    file_ids = {file_id for _, file_id in recalls}
+    needed = set(still_needed(file_ids))
+    needed |= set(Req.objects.filter(kind=Req.Kind.MIGRATE, state=Req.State.QUEUED,
+                                     error=WAITING_FOR_CACHE, file_id__in=file_ids)
+                  .values_list("file_id", flat=True))
+    return Req.objects.filter(pk__in=[pk for pk, f in recalls if f not in needed]).update(
+        state=Req.State.CANCELLED, finished_at=timezone.now(), error=reason[:1000])
