@@ -396,6 +396,13 @@ class ArchiveRequest(models.Model):
         MIGRATION = 2, "Migration"
         BACKGROUND = 3, "Background (repack, audit)"
 
+    class Share(models.TextChoices):  # whom a recall serves: its first asker (RecallShare)
+        ORDER = "order", "Portal and API orders"
+        SUBSCRIPTION = "subscription", "Subscriptions"
+        STAGE = "stage", "Stage requests (Tape REST API)"
+        BULK = "bulk", "Operators' bulk recalls"
+        OTHER = "", "Other (downloads, repairs, background)"
+
     kind = models.CharField(max_length=8, choices=Kind.choices)
     state = models.CharField(max_length=10, choices=State.choices, default=State.QUEUED)
     priority = models.PositiveSmallIntegerField(choices=Priority.choices)
@@ -427,6 +434,7 @@ class ArchiveRequest(models.Model):
         Drive, null=True, blank=True, on_delete=models.SET_NULL, related_name="requests",
         db_index=False,
     )
+    share = models.CharField(max_length=12, choices=Share.choices, blank=True, default="")
     bytes_total = models.BigIntegerField(default=0)
     bytes_done = models.BigIntegerField(default=0)
     attempts = models.PositiveSmallIntegerField(default=0)
@@ -481,3 +489,5 @@ class ArchiveRequest(models.Model):
 
 # the reconciliation runs live in a module of their own (this one stays under 500 lines)
 from .reconciliation_models import Discrepancy, Reconciliation  # noqa: E402, F401
+from .share_models import RecallShare  # noqa: E402, F401
+

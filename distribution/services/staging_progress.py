@@ -58,7 +58,7 @@ def _advance(stage, files):
         elif recall["state"] == Recall.RUNNING and f.state != StageFile.State.STARTED:
             f.state, f.started_at = StageFile.State.STARTED, recall["started_at"] or now
     answers = archive.make_available([f.file for f in asking], requested_by=stage.user,
-                                     priority=stage.priority)
+                                     priority=stage.priority, share="stage")
     for f, answer in zip(asking, answers, strict=True):
         if answer.ready:
             _complete(f, now)

@@ -26,8 +26,9 @@ class Availability:
     error: str = ""
 
 
-def make_available(files, requested_by=None, priority=Req.Priority.USER):
-    """Ready files now; queue one shared recall for each of the others, with an estimate."""
+def make_available(files, requested_by=None, priority=Req.Priority.USER, share=""):
+    """Ready files now; queue one shared recall for each of the others, with an estimate.
+    `share` (Req.Share) is the kind of work a new recall serves, for the drives' fair share."""
     out, created = [], False
     for f in files:
         if touch_if_cached(f):
@@ -50,6 +51,7 @@ def make_available(files, requested_by=None, priority=Req.Priority.USER):
                 request = queue_once(
                     kind=Req.Kind.RECALL, priority=priority, file=f, bytes_total=f.size,
                     requested_by=requested_by, bucket_id=first.bucket_id if first else None,
+                    share=share,
                 ) or Req.objects.get(file=f, kind=Req.Kind.RECALL,
                                      state__in=[Req.State.QUEUED, Req.State.RUNNING])
                 created = True
