@@ -9,6 +9,7 @@ again for anything a lost message left behind, so no file waits for ever.
 import logging
 from datetime import timedelta
 
+from django.conf import settings
 from django.db import transaction
 from django.db.models import Count, Min
 from django.utils import timezone
@@ -27,10 +28,13 @@ Recall = ArchiveRequest.State
 
 
 def refresh_stage(stage_id):
-    """Ask the archive for the request's live files, chunk by chunk (idempotent)."""
+    """Ask the archive for the request's live files, chunk by chunk (idempotent); state the
+    bound after the first pass, fail what is still live past it."""
     stage = StageRequest.objects.filter(pk=stage_id).select_related("user").first()
     if stage is None:
         return 0
+    if stage.bound_at is not None and stage.bound_at <= timezone.now():
+        enforce_bound(stage)
     ids = list(stage.files.filter(state__in=StageFile.LIVE).values_list("pk", flat=True))
     for start in range(0, len(ids), CHUNK):
         with transaction.atomic():
@@ -38,8 +42,42 @@ def refresh_stage(stage_id):
                          .filter(pk__in=ids[start:start + CHUNK], state__in=StageFile.LIVE)
                          .select_related("file__granule__collection"))
             _advance(stage, files)
+    if stage.bound_at is None:
+        state_bound(stage)
     settle_stage(stage.pk)
     return len(ids)
+
+
+def bound_s(eta):
+    """The bound stated beside an ETA: FACTOR times it, within [MIN, MAX]; MAX when nobody can
+    estimate (no drive online)."""
+    if eta is None:
+        return settings.GRANARY_STAGE_BOUND_MAX_S
+    return min(settings.GRANARY_STAGE_BOUND_MAX_S,
+               max(settings.GRANARY_STAGE_BOUND_MIN_S, settings.GRANARY_STAGE_BOUND_FACTOR * eta))
+
+
+def state_bound(stage):
+    """Fix the request's bound once, from its first ETA (idempotent: a bound never moves)."""
+    bound = timezone.now() + timedelta(seconds=bound_s(eta_s(stage.pk)))
+    StageRequest.objects.filter(pk=stage.pk, bound_at__isnull=True).update(bound_at=bound)
+
+
+def enforce_bound(stage):
+    """Past its bound, a file still not on disk fails with the reason (its recall cancelled
+    when nobody else needs it): a request never waits for ever."""
+    with transaction.atomic():
+        live = StageFile.objects.select_for_update().filter(request_id=stage.pk,
+                                                            state__in=StageFile.LIVE)
+        files = list(live)
+        if not files:
+            return 0
+        reason = (f"not on disk by the bound this request stated "
+                  f"({stage.bound_at:%Y-%m-%d %H:%M:%S} UTC); ask again to retry")
+        live.update(state=StageFile.State.FAILED, error=reason, finished_at=timezone.now())
+        drop_recalls(files, f"stage request {stage.pk}: past its bound")
+        settle_stage(stage.pk)
+    return len(files)
 
 
 def _advance(stage, files):

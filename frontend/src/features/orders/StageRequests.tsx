@@ -16,7 +16,8 @@ const PRIORITIES: { value: StagePriority; label: string }[] = [
 ];
 
 /** Bulk stage requests (the WLCG Tape REST API's, from grid clients) beside the orders: who
- * asked, their files by state, the ETA and mounts planned; operators change the priority. */
+ * asked, their files by state, the ETA and the bound by which every file is final, mounts
+ * planned; operators change the priority. */
 export function StageRequests({ operator }: { operator: boolean }) {
   const stages = useQuery(stageRequestsQuery());
   if (stages.isPending || (stages.data?.results.length ?? 0) === 0) return null;
@@ -73,6 +74,12 @@ function columns(operator: boolean): Column<StageRequest>[] {
     {
       label: 'ETA',
       cell: (stage) => (stage.completed_at ? 'done' : formatEta(stage.eta_s)),
+    },
+    {
+      // every file is COMPLETED or FAILED with its reason by then: a request never hangs
+      label: 'Final by',
+      cell: (stage) =>
+        stage.completed_at || !stage.bound_at ? '—' : formatDateTime(stage.bound_at),
     },
     {
       label: 'Mounts planned',

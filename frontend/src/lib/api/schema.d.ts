@@ -4776,6 +4776,11 @@ export interface components {
             readonly counts: components["schemas"]["StageFileCounts"];
             /** Format: double */
             readonly eta_s: number | null;
+            /**
+             * Format: date-time
+             * @description Every file is COMPLETED or FAILED by then
+             */
+            readonly bound_at: string | null;
             readonly volumes_planned: number;
             /** Format: date-time */
             readonly created_at: string;
