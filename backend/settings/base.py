@@ -427,15 +427,9 @@ GRANARY_TAPE_SITENAME = env("GRANARY_TAPE_SITENAME", "granary")
 # The recall priority class a new stage request's files take beside orders (which are
 # "normal"): high, normal or low; an operator moves one request in the console.
 GRANARY_STAGE_PRIORITY = env("GRANARY_STAGE_PRIORITY", "normal")
-# The bound a stage request states beside its ETA: every file ends COMPLETED or FAILED by
-# then. FACTOR times the first ETA, at least MIN, at most MAX (also the bound while no drive
-# is online to estimate); a file still live at its bound fails with that reason.
-GRANARY_STAGE_BOUND_MIN_S = int(env("GRANARY_STAGE_BOUND_MIN_S", "3600"))
-GRANARY_STAGE_BOUND_FACTOR = float(env("GRANARY_STAGE_BOUND_FACTOR", "3"))
+# The longest bound a stage request states beside its ETA (staging_progress.bound_s): every
+# file ends COMPLETED or FAILED by then.
 GRANARY_STAGE_BOUND_MAX_S = int(env("GRANARY_STAGE_BOUND_MAX_S", str(7 * 86400)))
-# Fair share of drives between kinds of recall (the operator's weights, Configuration): the
-# reads each kind was served within this window are weighed against its weight.
-GRANARY_SHARE_WINDOW_S = int(env("GRANARY_SHARE_WINDOW_S", "3600"))
 # SFTP destinations: Granary's private key (blank: DATA_ROOT/sftp/id_ed25519, made on first
 # use) and how long to wait for a server.
 GRANARY_SFTP_KEY = env("GRANARY_SFTP_KEY", "")

@@ -24,6 +24,8 @@ from .staging import settle_stage
 log = logging.getLogger(__name__)
 
 CHUNK = 100  # files per transaction: a cancel waits for one chunk at most
+# The bound stated beside the first ETA: this many times it, and never less than BOUND_MIN_S
+BOUND_FACTOR, BOUND_MIN_S = 3, 3600
 Recall = ArchiveRequest.State
 
 
@@ -49,12 +51,11 @@ def refresh_stage(stage_id):
 
 
 def bound_s(eta):
-    """The bound stated beside an ETA: FACTOR times it, within [MIN, MAX]; MAX when nobody can
-    estimate (no drive online)."""
+    """The bound stated beside an ETA: BOUND_FACTOR times it, within [BOUND_MIN_S,
+    GRANARY_STAGE_BOUND_MAX_S]; the longest when nobody can estimate (no drive online)."""
     if eta is None:
         return settings.GRANARY_STAGE_BOUND_MAX_S
-    return min(settings.GRANARY_STAGE_BOUND_MAX_S,
-               max(settings.GRANARY_STAGE_BOUND_MIN_S, settings.GRANARY_STAGE_BOUND_FACTOR * eta))
+    return min(settings.GRANARY_STAGE_BOUND_MAX_S, max(BOUND_MIN_S, BOUND_FACTOR * eta))
 
 
 def state_bound(stage):

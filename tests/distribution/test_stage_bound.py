@@ -34,7 +34,6 @@ def test_the_bound_is_stated_and_shown_beside_the_eta(alice, inline, collection,
                                                      settings):
     granules = archived(collection, 1)
     evict(granules)
-    settings.GRANARY_STAGE_BOUND_MIN_S = 1800
     files = list(granules[0].files.select_related("granule__collection"))
     before = timezone.now()
     Drive.objects.update(state=Drive.State.OFFLINE)  # nobody can estimate: the longest bound
@@ -52,10 +51,10 @@ def test_the_bound_is_stated_and_shown_beside_the_eta(alice, inline, collection,
 
 
 def test_the_bound_from_an_eta(settings):
-    settings.GRANARY_STAGE_BOUND_MIN_S, settings.GRANARY_STAGE_BOUND_FACTOR = 600, 3
     settings.GRANARY_STAGE_BOUND_MAX_S = 86400
-    assert [staging_progress.bound_s(e) for e in (0, 100, 1000, 10**6, None)] == [
-        600, 600, 3000, 86400, 86400]
+    # at least an hour, three times the ETA, at most the longest
+    assert [staging_progress.bound_s(e) for e in (0, 100, 2000, 10**6, None)] == [
+        3600, 3600, 6000, 86400, 86400]
 
 
 def test_a_file_on_unreadable_volumes_fails_with_its_reason(alice, inline, collection,

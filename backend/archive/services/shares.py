@@ -2,7 +2,6 @@
 configuration) and what each kind was served lately, as the scheduler reads them."""
 from datetime import timedelta
 
-from django.conf import settings
 from django.db import transaction
 from django.db.models import Count, Q
 from django.utils import timezone
@@ -14,6 +13,8 @@ from ..models import RecallShare
 from .queueing import Req
 
 MAX_WEIGHT = 1000
+# the reads each kind was served within this window are weighed against its weight
+WINDOW_S = 3600
 KINDS = dict(Req.Share.choices)
 
 
@@ -32,9 +33,9 @@ def shares_board():
 
 
 def served_lately(now=None):
-    """{kind: recalls running, or done within GRANARY_SHARE_WINDOW_S}: what each kind got."""
+    """{kind: recalls running, or done within WINDOW_S}: what each kind got lately."""
     now = now or timezone.now()
-    since = now - timedelta(seconds=settings.GRANARY_SHARE_WINDOW_S)
+    since = now - timedelta(seconds=WINDOW_S)
     rows = (Req.objects.filter(Q(state=Req.State.RUNNING)
                                | Q(state=Req.State.DONE, finished_at__gte=since),
                                kind=Req.Kind.RECALL)
