@@ -464,6 +464,9 @@ class ArchiveRequest(models.Model):
             # Partial and covering: the queues board sums the pending work per kind, state and
             # group from this index alone; done and failed requests (nearly all, tens of
             # millions in a few years) are not in it.
+            # Partial: the fair share counts recalls done lately per kind (services.shares)
+            models.Index(fields=["finished_at"], name="request_recalled", include=["share"],
+                         condition=models.Q(kind="recall", state="done")),
             models.Index(fields=["kind", "state", "volume_group", "created_at"],
                          name="request_pending", include=["bytes_total", "bytes_done", "id"],
                          condition=models.Q(state__in=["queued", "running"])),
