@@ -72,14 +72,17 @@ function columns(operator: boolean): Column<StageRequest>[] {
     { label: 'Files', numeric: true, cell: (stage) => formatCount(stage.file_count) },
     { label: 'State', cell: (stage) => stateCounts(stage) || '—' },
     {
-      label: 'ETA',
-      cell: (stage) => (stage.completed_at ? 'done' : formatEta(stage.eta_s)),
-    },
-    {
-      // every file is COMPLETED or FAILED with its reason by then: a request never hangs
-      label: 'Final by',
+      // every file is COMPLETED or FAILED with its reason by the bound: a request never hangs
+      label: 'ETA (final by)',
       cell: (stage) =>
-        stage.completed_at || !stage.bound_at ? '—' : formatDateTime(stage.bound_at),
+        stage.completed_at ? (
+          'done'
+        ) : (
+          <>
+            {formatEta(stage.eta_s)}
+            {stage.bound_at && <small> (by {formatDateTime(stage.bound_at)})</small>}
+          </>
+        ),
     },
     {
       label: 'Mounts planned',
