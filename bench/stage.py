@@ -1,9 +1,10 @@
 """stage: one 10,000-file stage request through the Tape REST API beside the same files
 ordered one order per 100 files through the order API, in the same run, on the same tape
 layout (files spread over 40 volumes, one copy each, 4 drives). Each side starts from an empty
-cache; both go through the archive's recalls and its scheduler. Reported per side: how long
-the API took to accept the work, wall time until the last file was on disk (drive delays are
-skipped, GRANARY_TIME_SCALE=0: this is Granary's own overhead, not tape time), mounts and
+cache; both go through the archive's recalls and its scheduler, the drives in threads. Reported
+per side: how long the API took to accept the work, wall time until the last file was on disk
+(drive delays slept at --time-scale), the time to last file on the drives' emulated clock
+against the simulator's prediction for the same recalls and drives (stage_predict), mounts and
 mounts per volume, and the stage side's ratio to the orders' (the baseline)."""
 import io
 import os
@@ -22,6 +23,8 @@ def add_arguments(parser):
     parser.add_argument("--drives", type=int, default=4)
     parser.add_argument("--per-order", type=int, default=100)
     parser.add_argument("--size", type=int, default=4096, help="bytes per file")
+    parser.add_argument("--time-scale", type=float, default=0.02,
+                        help="the drives' emulated delays are slept at this scale")
 
 
 def _layout(options):
@@ -105,25 +108,29 @@ def _mounts():
     return dict(Volume.objects.values_list("label", "mount_count"))
 
 
-def _recall(refresh, settle=None):
+def _recall(refresh, scale, settle=None):
     """Have the work asked of the archive (what a worker does after the API answered; the
-    drives' nudges go to the broker, purged at the end), then the drives work until idle:
-    seconds for both, and mounts per volume."""
+    drives' nudges go to the broker, purged at the end), then the drives work until idle, each
+    in its thread: wall seconds for both, the busiest drive's emulated seconds, and mounts per
+    volume."""
     from backend.archive import services as archive
+
+    from .stage_predict import emulated_clock
 
     before = _mounts()
     start = time.perf_counter()
     refresh()
-    archive.run_until_idle()
+    with emulated_clock(scale) as clocks:
+        archive.run_until_idle(parallel=True)
     if settle:
         settle()  # the orders' refreshes the recalls' messages ask a worker for
     seconds = time.perf_counter() - start
     per_volume = {k: v - before.get(k, 0) for k, v in _mounts().items()
                   if v - before.get(k, 0)}
-    return seconds, per_volume
+    return seconds, max((v for k, v in clocks.items() if k is not None), default=0.0), per_volume
 
 
-def _stage_side(client, files):
+def _stage_side(client, files, scale):
     from distribution.models import StageFile
     from distribution.services import staging_progress
 
@@ -134,16 +141,18 @@ def _stage_side(client, files):
     accepted = time.perf_counter() - start
     assert response.status_code == 201, response.content[:500]
     stage_id = response.json()["requestId"]
-    seconds, per_volume = _recall(lambda: staging_progress.refresh_stage(stage_id))
+    seconds, tape_s, per_volume = _recall(lambda: staging_progress.refresh_stage(stage_id),
+                                          scale)
     states = dict.fromkeys(StageFile.State.values, 0)
     for state in StageFile.objects.filter(request_id=stage_id).values_list("state", flat=True):
         states[state] += 1
     return {"accepted_s": round(accepted, 3), "recall_s": round(seconds, 2),
+            "last_file_tape_s": round(tape_s, 1),
             "mounts": sum(per_volume.values()), "mounts_per_volume": per_volume,
             "states": states}
 
 
-def _order_side(client, granules):
+def _order_side(client, granules, scale):
     from distribution.models import Order, OrderItem
     from distribution.services import orders
 
@@ -159,11 +168,12 @@ def _order_side(client, granules):
         for order_id in ids:
             orders.refresh_order(order_id)
 
-    seconds, per_volume = _recall(refresh, settle=refresh)
+    seconds, tape_s, per_volume = _recall(refresh, scale, settle=refresh)
     states = dict.fromkeys(OrderItem.State.values, 0)
     for state in OrderItem.objects.filter(order_id__in=ids).values_list("state", flat=True):
         states[state] += 1
     return {"accepted_s": round(accepted, 3), "recall_s": round(seconds, 2),
+            "last_file_tape_s": round(tape_s, 1),
             "mounts": sum(per_volume.values()), "mounts_per_volume": per_volume,
             "states": states, "orders": len(ids),
             "orders_ready": Order.objects.filter(pk__in=ids, state="ready").count()}
@@ -185,17 +195,24 @@ def run(options):
     user = get_user_model().objects.create(username="stage-bench", email="bench@example.org")
     client = APIClient()
     client.force_authenticate(user)
-    stage = _stage_side(client, files)
+    from .stage_predict import predicted_s
+
+    predicted, predicted_mounts = predicted_s(files, options["drives"])
+    scale = options["time_scale"]
+    stage = _stage_side(client, files, scale)
     _empty_cache()
-    ordered = _order_side(client, granules)
+    ordered = _order_side(client, granules, scale)
     purge_queues()
     volumes = options["volumes"]
     result = {
         "files": len(files), "volumes": volumes, "drives": options["drives"],
-        "stage": stage, "orders": ordered,
+        "time_scale": scale, "stage": stage, "orders": ordered,
+        "simulator": {"last_file_s": round(predicted, 1), "mounts": predicted_mounts},
+        "stage_over_simulator_last_file": round(stage["last_file_tape_s"] / predicted, 3),
+        "orders_over_simulator_last_file": round(ordered["last_file_tape_s"] / predicted, 3),
         "stage_over_orders_recall_s": round(stage["recall_s"] / ordered["recall_s"], 3),
         "goals": {"stage accepted_s": "<= 2", "stage mounts": f"<= {volumes} (+ retries)",
-                  "every file": "COMPLETED"},
+                  "every file": "COMPLETED", "last file vs simulator": "within 10 %"},
     }
     result["table"] = [
         ("files / volumes / drives", f"{len(files)} / {volumes} / {options['drives']}"),
@@ -205,11 +222,16 @@ def run(options):
          f"{stage['mounts']} ({len(stage['mounts_per_volume'])})"),
         ("stage: max mounts of one volume", max(stage["mounts_per_volume"].values(), default=0)),
         ("stage: file states", stage["states"]),
+        ("stage: last file, drives' emulated clock (s)", stage["last_file_tape_s"]),
+        ("simulator: last file, same recalls and drives (s)", result["simulator"]["last_file_s"]),
+        ("ratio stage/simulator last file", result["stage_over_simulator_last_file"]),
         (f"orders: {ordered['orders']} POSTs answered (s)", ordered["accepted_s"]),
         ("orders: recall wall time (s)", ordered["recall_s"]),
         ("orders: mounts (volumes touched)",
          f"{ordered['mounts']} ({len(ordered['mounts_per_volume'])})"),
         ("orders: item states", ordered["states"]),
+        ("orders: last file, drives' emulated clock (s)", ordered["last_file_tape_s"]),
+        ("ratio orders/simulator last file", result["orders_over_simulator_last_file"]),
         ("ratio stage/orders recall wall time", result["stage_over_orders_recall_s"]),
     ]
     return result

@@ -32,9 +32,11 @@ class StageRequestSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = StageRequest
-        fields = ["id", "user", "priority", "file_count", "counts", "eta_s", "volumes_planned",
-                  "created_at", "started_at", "completed_at"]
-        read_only_fields = ["file_count", "created_at", "started_at", "completed_at"]
+        fields = ["id", "user", "priority", "file_count", "counts", "eta_s", "bound_at",
+                  "volumes_planned", "created_at", "started_at", "completed_at"]
+        read_only_fields = ["file_count", "bound_at", "created_at", "started_at",
+                            "completed_at"]
+        extra_kwargs = {"bound_at": {"help_text": "Every file is COMPLETED or FAILED by then"}}
 
     @extend_schema_field(StageFileCountsSerializer)
     def get_counts(self, stage) -> dict:

@@ -31,6 +31,9 @@ class StageRequest(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     completed_at = models.DateTimeField(null=True, blank=True)
+    # every file ends COMPLETED or FAILED by then (stated with the first ETA; a file still
+    # live at its bound fails with that reason: staging_progress.enforce_bound)
+    bound_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at"]

@@ -18,7 +18,7 @@ from backend.archive import services as archive
 from backend.errors import DomainError, TooLarge
 
 from .models import StageFile
-from .services import staging
+from .services import staging, staging_progress
 
 PROBLEM = "application/problem+json"
 
@@ -96,9 +96,12 @@ class StageRequestView(TapeView):
                 # gfal2 reads onDisk before the state: only an error ends its wait
                 row["error"] = "Cancelled: the file was not staged."
             files.append(row)
+        # beyond the spec: the ETA and the bound by which every file is COMPLETED or FAILED
+        eta = None if stage.completed_at else staging_progress.eta_s(stage.pk)
         return Response({"id": str(stage.pk), "createdAt": _epoch(stage.created_at),
                          "startedAt": _epoch(stage.started_at),
-                         "completedAt": _epoch(stage.completed_at), "files": files})
+                         "completedAt": _epoch(stage.completed_at),
+                         "etaS": eta, "boundAt": _epoch(stage.bound_at), "files": files})
 
     def delete(self, request, stage_id):
         staging.delete_stage(request.user, stage_id)

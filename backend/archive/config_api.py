@@ -14,7 +14,7 @@ from backend.catalog.models import Collection
 from backend.catalog.serializers import VariableSerializer
 from backend.errors import NotFound
 
-from .services import configure
+from .services import configure, shares
 
 LONGITUDE = {"min_value": -180.0, "max_value": 180.0, "allow_null": True, "required": False}
 LATITUDE = {"min_value": -90.0, "max_value": 90.0, "allow_null": True, "required": False}
@@ -126,3 +126,34 @@ class CollectionConfigDetailView(APIView):
         form.is_valid(raise_exception=True)
         collection = _save(request, collection, form)
         return Response(CollectionConfigSerializer(collection).data)
+
+
+class RecallShareSerializer(serializers.Serializer):
+    kind = serializers.CharField(read_only=True, help_text="'' is the other recalls")
+    label = serializers.CharField(read_only=True)
+    weight = serializers.IntegerField(read_only=True)
+    set = serializers.BooleanField(read_only=True, help_text="false: unset, weighs 1")
+    served = serializers.IntegerField(read_only=True,
+                                      help_text="Recalls running or done in the window")
+
+
+class RecallSharesUpdateSerializer(serializers.Serializer):
+    weights = serializers.DictField(child=serializers.IntegerField(
+        min_value=1, max_value=shares.MAX_WEIGHT), help_text="{kind: weight}")
+    reason = serializers.CharField(max_length=2000, required=False, allow_blank=True)
+
+
+class RecallSharesView(APIView):
+    """The fair share of drives between kinds of recall: an operator's weights (audited)."""
+
+    permission_classes = [IsOperator]
+
+    @extend_schema(responses=RecallShareSerializer(many=True))
+    def get(self, request):
+        return Response(RecallShareSerializer(shares.shares_board(), many=True).data)
+
+    @extend_schema(request=RecallSharesUpdateSerializer,
+                   responses=RecallShareSerializer(many=True))
+    def put(self, request):
+        board = shares.set_weights(request.user, request.data)
+        return Response(RecallShareSerializer(board, many=True).data)

@@ -401,6 +401,13 @@ class ArchiveRequest(models.Model):
         MIGRATION = 2, "Migration"
         BACKGROUND = 3, "Background (repack, audit)"
 
+    class Share(models.TextChoices):  # whom a recall serves: its first asker (RecallShare)
+        ORDER = "order", "Portal and API orders"
+        SUBSCRIPTION = "subscription", "Subscriptions"
+        STAGE = "stage", "Stage requests (Tape REST API)"
+        BULK = "bulk", "Operators' bulk recalls"
+        OTHER = "", "Other (downloads, repairs, background)"
+
     kind = models.CharField(max_length=8, choices=Kind.choices)
     state = models.CharField(max_length=10, choices=State.choices, default=State.QUEUED)
     priority = models.PositiveSmallIntegerField(choices=Priority.choices)
@@ -432,6 +439,7 @@ class ArchiveRequest(models.Model):
         Drive, null=True, blank=True, on_delete=models.SET_NULL, related_name="requests",
         db_index=False,
     )
+    share = models.CharField(max_length=12, choices=Share.choices, blank=True, default="")
     bytes_total = models.BigIntegerField(default=0)
     bytes_done = models.BigIntegerField(default=0)
     attempts = models.PositiveSmallIntegerField(default=0)
@@ -461,6 +469,9 @@ class ArchiveRequest(models.Model):
             # Partial and covering: the queues board sums the pending work per kind, state and
             # group from this index alone; done and failed requests (nearly all, tens of
             # millions in a few years) are not in it.
+            # Partial: the fair share counts recalls done lately per kind (services.shares)
+            models.Index(fields=["finished_at"], name="request_recalled", include=["share"],
+                         condition=models.Q(kind="recall", state="done")),
             models.Index(fields=["kind", "state", "volume_group", "created_at"],
                          name="request_pending", include=["bytes_total", "bytes_done", "id"],
                          condition=models.Q(state__in=["queued", "running"])),
@@ -486,3 +497,5 @@ class ArchiveRequest(models.Model):
 
 # the reconciliation runs live in a module of their own (this one stays under 500 lines)
 from .reconciliation_models import Discrepancy, Reconciliation  # noqa: E402, F401
+from .share_models import RecallShare  # noqa: E402, F401
+

@@ -24,5 +24,7 @@ urlpatterns = [
          name="config-collection-list"),
     path("config/collections/<str:key>/", config_api.CollectionConfigDetailView.as_view(),
          name="config-collection-detail"),
+    path("config/recall-shares/", config_api.RecallSharesView.as_view(),
+         name="config-recall-shares"),
     *router.urls,
 ]

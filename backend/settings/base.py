@@ -427,6 +427,9 @@ GRANARY_TAPE_SITENAME = env("GRANARY_TAPE_SITENAME", "granary")
 # The recall priority class a new stage request's files take beside orders (which are
 # "normal"): high, normal or low; an operator moves one request in the console.
 GRANARY_STAGE_PRIORITY = env("GRANARY_STAGE_PRIORITY", "normal")
+# The longest bound a stage request states beside its ETA (staging_progress.bound_s): every
+# file ends COMPLETED or FAILED by then.
+GRANARY_STAGE_BOUND_MAX_S = int(env("GRANARY_STAGE_BOUND_MAX_S", str(7 * 86400)))
 # SFTP destinations: Granary's private key (blank: DATA_ROOT/sftp/id_ed25519, made on first
 # use) and how long to wait for a server.
 GRANARY_SFTP_KEY = env("GRANARY_SFTP_KEY", "")

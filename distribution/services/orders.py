@@ -154,7 +154,9 @@ def refresh_order(order_id):
         waiting = list(order.items.filter(state=OrderItem.State.WAITING, in_cache=False)
                        .select_related("file__granule__collection"))
         asking = _to_ask(order, waiting)
-        answers = archive.make_available([i.file for i in asking], requested_by=order.user)
+        answers = archive.make_available([i.file for i in asking], requested_by=order.user,
+                                         share="subscription" if order.subscription_id
+                                         else "order")
         cutting = list(transforms.claimable(now).filter(order=order).values_list("pk", flat=True))
         for item, answer in zip(asking, answers, strict=True):
             if answer.ready and transforms.needs_transform(order, item):

@@ -188,14 +188,17 @@ def _files_named(stage, document):
 
 def cancel_files(user, stage_id, document):
     """Cancel the named files that are not done yet (the spec's POST /stage/{id}/cancel); a
-    path the request does not hold refuses the whole call. The recall itself goes on when
-    another order or request waits for the file, and otherwise lands and is purged in time."""
+    path the request does not hold refuses the whole call. A file's queued recall is cancelled
+    too, unless another order or stage request still waits for the file."""
+    from .staging_progress import drop_recalls
+
     with transaction.atomic():
         stage = get_stage(user, stage_id)
         files = _files_named(stage, document)
-        live = [f.pk for f in files if f.state in StageFile.LIVE]
-        StageFile.objects.filter(pk__in=live, state__in=StageFile.LIVE).update(
+        live = [f for f in files if f.state in StageFile.LIVE]
+        StageFile.objects.filter(pk__in=[f.pk for f in live], state__in=StageFile.LIVE).update(
             state=StageFile.State.CANCELLED, finished_at=timezone.now())
+        drop_recalls(live, f"stage request {stage.pk}: cancelled by the client")
         settle_stage(stage.pk)
     return stage
 
@@ -213,14 +216,17 @@ def release_files(user, stage_id, document):
 
 
 def delete_stage(user, stage_id):
-    """Cancel what is left, release what was staged, forget the request (DELETE /stage/{id})."""
+    """Cancel what is left (and its recalls nobody else needs), release what was staged,
+    forget the request (DELETE /stage/{id})."""
+    from .staging_progress import drop_recalls, end_keeps
+
     with transaction.atomic():
         stage = get_stage(user, stage_id)
         files = list(stage.files.all())
-        from .staging_progress import end_keeps
-
         stage.delete()
         end_keeps(files)
+        drop_recalls([f for f in files if f.state in StageFile.LIVE],
+                     f"stage request {stage_id}: deleted by the client")
 
 
 def set_priority(user, stage_id, priority):

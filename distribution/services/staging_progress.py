@@ -9,6 +9,7 @@ again for anything a lost message left behind, so no file waits for ever.
 import logging
 from datetime import timedelta
 
+from django.conf import settings
 from django.db import transaction
 from django.db.models import Count, Min
 from django.utils import timezone
@@ -23,14 +24,19 @@ from .staging import settle_stage
 log = logging.getLogger(__name__)
 
 CHUNK = 100  # files per transaction: a cancel waits for one chunk at most
+# The bound stated beside the first ETA: this many times it, and never less than BOUND_MIN_S
+BOUND_FACTOR, BOUND_MIN_S = 3, 3600
 Recall = ArchiveRequest.State
 
 
 def refresh_stage(stage_id):
-    """Ask the archive for the request's live files, chunk by chunk (idempotent)."""
+    """Ask the archive for the request's live files, chunk by chunk (idempotent); state the
+    bound after the first pass, fail what is still live past it."""
     stage = StageRequest.objects.filter(pk=stage_id).select_related("user").first()
     if stage is None:
         return 0
+    if stage.bound_at is not None and stage.bound_at <= timezone.now():
+        enforce_bound(stage)
     ids = list(stage.files.filter(state__in=StageFile.LIVE).values_list("pk", flat=True))
     for start in range(0, len(ids), CHUNK):
         with transaction.atomic():
@@ -38,8 +44,41 @@ def refresh_stage(stage_id):
                          .filter(pk__in=ids[start:start + CHUNK], state__in=StageFile.LIVE)
                          .select_related("file__granule__collection"))
             _advance(stage, files)
+    if stage.bound_at is None:
+        state_bound(stage)
     settle_stage(stage.pk)
     return len(ids)
+
+
+def bound_s(eta):
+    """The bound stated beside an ETA: BOUND_FACTOR times it, within [BOUND_MIN_S,
+    GRANARY_STAGE_BOUND_MAX_S]; the longest when nobody can estimate (no drive online)."""
+    if eta is None:
+        return settings.GRANARY_STAGE_BOUND_MAX_S
+    return min(settings.GRANARY_STAGE_BOUND_MAX_S, max(BOUND_MIN_S, BOUND_FACTOR * eta))
+
+
+def state_bound(stage):
+    """Fix the request's bound once, from its first ETA (idempotent: a bound never moves)."""
+    bound = timezone.now() + timedelta(seconds=bound_s(eta_s(stage.pk)))
+    StageRequest.objects.filter(pk=stage.pk, bound_at__isnull=True).update(bound_at=bound)
+
+
+def enforce_bound(stage):
+    """Past its bound, a file still not on disk fails with the reason (its recall cancelled
+    when nobody else needs it): a request never waits for ever."""
+    with transaction.atomic():
+        live = StageFile.objects.select_for_update().filter(request_id=stage.pk,
+                                                            state__in=StageFile.LIVE)
+        files = list(live)
+        if not files:
+            return 0
+        reason = (f"not on disk by the bound this request stated "
+                  f"({stage.bound_at:%Y-%m-%d %H:%M:%S} UTC); ask again to retry")
+        live.update(state=StageFile.State.FAILED, error=reason, finished_at=timezone.now())
+        drop_recalls(files, f"stage request {stage.pk}: past its bound")
+        settle_stage(stage.pk)
+    return len(files)
 
 
 def _advance(stage, files):
@@ -58,7 +97,7 @@ def _advance(stage, files):
         elif recall["state"] == Recall.RUNNING and f.state != StageFile.State.STARTED:
             f.state, f.started_at = StageFile.State.STARTED, recall["started_at"] or now
     answers = archive.make_available([f.file for f in asking], requested_by=stage.user,
-                                     priority=stage.priority)
+                                     priority=stage.priority, share="stage")
     for f, answer in zip(asking, answers, strict=True):
         if answer.ready:
             _complete(f, now)
@@ -132,6 +171,25 @@ def end_keeps(files):
             archive.end_keep(f.file_id, f.kept_until)
 
 
+def drop_recalls(files, reason):
+    """Cancel the queued recalls of stage files just cancelled or deleted, unless another live
+    stage file or a waiting order item still needs the file (the archive locks the recalls
+    before it asks, so a needer arriving meanwhile is seen or queues its own recall)."""
+    ids = {f.recall_request_id for f in files if f.recall_request_id}
+    if not ids:
+        return 0
+    gone = [f.pk for f in files]
+
+    def still_needed(file_ids):
+        staged = (StageFile.objects.filter(file_id__in=file_ids, state__in=StageFile.LIVE)
+                  .exclude(pk__in=gone).values_list("file_id", flat=True))
+        ordered = OrderItem.objects.filter(file_id__in=file_ids, state=OrderItem.State.WAITING,
+                                           in_cache=False).values_list("file_id", flat=True)
+        return set(staged) | set(ordered)
+
+    return archive.cancel_recalls(ids, still_needed, reason)
+
+
 def sweep_stages():
     """Beat: refresh every request with live files (a lost message costs a sweep, no more)."""
     open_ids = (StageRequest.objects.filter(completed_at__isnull=True)
@@ -179,9 +237,11 @@ def cancel_all(user, stage_id):
 
     with transaction.atomic():
         stage = get_stage(user, stage_id)
-        stage.files.filter(state__in=StageFile.LIVE).update(
-            state=StageFile.State.CANCELLED, finished_at=tz.now(),
-            error="Cancelled by " + ("an operator" if stage.user_id != user.pk else "its owner"))
+        live = stage.files.filter(state__in=StageFile.LIVE)
+        files = list(live.only("pk", "file_id", "recall_request_id"))
+        reason = "Cancelled by " + ("an operator" if stage.user_id != user.pk else "its owner")
+        live.update(state=StageFile.State.CANCELLED, finished_at=tz.now(), error=reason)
+        drop_recalls(files, f"stage request {stage.pk}: {reason.lower()}")
         settle_stage(stage.pk)
         stage.refresh_from_db()
     return stage

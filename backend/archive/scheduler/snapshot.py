@@ -145,6 +145,8 @@ class Request:
 
     Reads list their candidate copies; writes name their group, the bytes still to write and,
     optionally, the silo their copy must go to (copies of a file go to different silos).
+    `share` is the kind of work a recall serves (order, stage, subscription...) for the fair
+    share of drives between kinds (Snapshot.weights).
     """
 
     id: object
@@ -155,6 +157,7 @@ class Request:
     group: str | None = None
     size: int = 0
     silo: str | None = None
+    share: str = ""
 
     @property
     def priority(self):
@@ -167,6 +170,10 @@ class Snapshot:
 
     `volumes` must hold at least every volume a drive or a request refers to, the filling
     volumes of the queued groups and a scratch volume per idle drive; more is harmless.
+
+    Fair share: `weights` gives each kind of recall (Request.share) its weight, `served` the
+    reads each kind was served lately; among mounts of one priority class the one for the kind
+    furthest below its share goes first. Without weights, shares play no part.
     """
 
     drive: str
@@ -175,6 +182,8 @@ class Snapshot:
     requests: Sequence[Request]
     now: float
     cache_full: bool = False
+    weights: Mapping[str, float] | None = None
+    served: Mapping[str, float] | None = None
 
 
 @dataclass(frozen=True)

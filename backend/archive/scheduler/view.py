@@ -31,6 +31,7 @@ class Candidate:
     priority: int
     group: str | None = None
     copies: dict = field(default_factory=dict)
+    share_use: float = 0.0
 
 
 def _best_priority(requests):
@@ -184,7 +185,8 @@ class View:
                                       oldest + cfg.remount_override_age_s))
                 continue
             found.append(Candidate(READ, vol, reqs, nbytes, oldest, priority,
-                                    copies={r.id: c for r, c in pairs}))
+                                    copies={r.id: c for r, c in pairs},
+                                    share_use=self.share_use(reqs)))
         for group, reqs in self.writes.items():
             mounts = self.group_mounts[group]
             nbytes = sum(r.size for r in reqs)
@@ -221,13 +223,23 @@ class View:
             self.wakes.append(self.now + cfg.recheck_s)
         return kept
 
+    def share_use(self, requests):
+        """How much of its share the neediest kind among `requests` was served: reads served
+        lately over its weight (a kind with no weight set weighs 1). 0 without weights."""
+        weights = self.snap.weights
+        if not weights:
+            return 0.0
+        served = self.snap.served or {}
+        return min(served.get(k, 0) / weights.get(k, 1.0) for k in {r.share for r in requests})
+
     def rank(self, c):
-        """Priority class first; within it, work past its age limit oldest first, then the
-        mount that moves the most bytes."""
+        """Priority class first; within it the kind furthest below its fair share (weights
+        set), then work past its age limit oldest first, then the mount that moves the most
+        bytes."""
         limit = self.cfg.read_max_wait_s if c.mode == READ else self.cfg.write_max_wait_s
         if self.now - c.oldest >= limit:
-            return (c.priority, 0, c.oldest, c.volume.label)
-        return (c.priority, 1, -c.nbytes, c.volume.label)
+            return (c.priority, c.share_use, 0, c.oldest, c.volume.label)
+        return (c.priority, c.share_use, 1, -c.nbytes, c.volume.label)
 
     def next_wake(self):
         future = [t for t in self.wakes if t > self.now]

@@ -15,6 +15,8 @@ drives, writing, reading, background, manager):
 - make_available(files, requested_by=None, priority=USER) -> [Availability]
     Files in the cache are ready now; the others get a recall (one per file, shared by all who
     ask) and an estimate of when they will be.
+- cancel_recalls(request ids, still_needed, reason): queued recalls nobody needs any more
+  cancelled (a stage request cancelled); the caller names its own needers.
 - recalls_eta_s(request ids): about when the last of those recalls is done (a stage
   request's ETA).
 - estimate_availability(granule ids) -> {granule id: (in_cache, eta_s)}
@@ -67,7 +69,7 @@ from .manager import run_until_idle
 from .paths import cache_path
 from .policy import ArchiveError, policy_copies
 from .queueing import MAX_ATTEMPTS, retry_failed
-from .recall import estimate_availability, make_available, recalls_eta_s
+from .recall import cancel_recalls, estimate_availability, make_available, recalls_eta_s
 from .remedies import copy_work, damaged_only_copies, only_copy_damaged, request_actions
 from .retirement import MAX_REASON as RETIRE_REASON_MAX
 from .retirement import delete as delete_granule
@@ -90,6 +92,7 @@ __all__ = [
     "archive_granules",
     "audit_files",
     "cache_path",
+    "cancel_recalls",
     "complete_copies",
     "copy_work",
     "damaged_only_copies",

@@ -11,6 +11,7 @@ from backend.nudges import send
 
 from .. import hardware
 from ..models import Drive, FileCopy, Silo, Volume
+from . import shares
 from .background import advance_background
 from .cache import room as cache_room
 from .drives import VolumeBusy, dismount, drive_error, mount, set_drive
@@ -92,7 +93,8 @@ def snapshot(drive_id, now=None):
                  .order_by("priority", "created_at")
                  .values_list("pk", "kind", "priority", "created_at", "file_id", "copy_number",
                               "volume_id", "bytes_total", "bytes_done", "volume_group__name",
-                              "volume_group__silo__name", named=True)[:SNAPSHOT_LIMIT])
+                              "volume_group__silo__name", "share",
+                              named=True)[:SNAPSHOT_LIMIT])
     recall_files = [r.file_id for r in queue if r.kind != Req.Kind.MIGRATE]
     segments = {}
     for c in (FileCopy.objects.filter(file_id__in=recall_files, state=FileCopy.State.VERIFIED,
@@ -114,7 +116,15 @@ def snapshot(drive_id, now=None):
                         d.last_used_at.timestamp() if d.last_used_at else None)
                 for d in drives],
         volumes=volumes, requests=requests, now=now, cache_full=cache_full,
+        **_shares(),
     )
+
+
+def _shares():
+    """The operator's weights and what each kind was served lately (nothing without weights:
+    then shares play no part and nothing is counted)."""
+    weights = shares.weights()
+    return {"weights": weights, "served": shares.served_lately()} if weights else {}
 
 
 def _scheduler_request(r, segments):
@@ -135,7 +145,7 @@ def _scheduler_request(r, segments):
     copies = tuple(s.Copy(c.volume.label, c.data_offset, c.length) for c in segments
                    if c.file_offset <= r.bytes_done < c.file_offset + c.length)
     return s.Request(r.pk, s.READ, klass, r.created_at.timestamp(), copies=copies,
-                     size=r.bytes_total)
+                     size=r.bytes_total, share=r.share)
 
 
 def _cache_room(recalls):

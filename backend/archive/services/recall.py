@@ -26,8 +26,9 @@ class Availability:
     error: str = ""
 
 
-def make_available(files, requested_by=None, priority=Req.Priority.USER):
-    """Ready files now; queue one shared recall for each of the others, with an estimate."""
+def make_available(files, requested_by=None, priority=Req.Priority.USER, share=""):
+    """Ready files now; queue one shared recall for each of the others, with an estimate.
+    `share` (Req.Share) is the kind of work a new recall serves, for the drives' fair share."""
     out, created = [], False
     for f in files:
         if touch_if_cached(f):
@@ -50,6 +51,7 @@ def make_available(files, requested_by=None, priority=Req.Priority.USER):
                 request = queue_once(
                     kind=Req.Kind.RECALL, priority=priority, file=f, bytes_total=f.size,
                     requested_by=requested_by, bucket_id=first.bucket_id if first else None,
+                    share=share,
                 ) or Req.objects.get(file=f, kind=Req.Kind.RECALL,
                                      state__in=[Req.State.QUEUED, Req.State.RUNNING])
                 created = True
@@ -228,3 +230,23 @@ def recalls_eta_s(request_ids):
     last = (_active_recalls().filter(pk__in=request_ids)
             .order_by("-priority", "-created_at").first())
     return 0 if last is None else estimate_recall_s(last)
+
+
+def cancel_recalls(request_ids, still_needed, reason):
+    """Cancel the queued recalls among `request_ids` nobody needs any more (a stage request
+    cancelled or deleted). The rows are locked first, so whoever asks for the same file meanwhile
+    either shows in `still_needed(file ids) -> set of file ids` (the caller's own needers: orders,
+    other stage requests) or finds the recall cancelled and queues a new one. A recall a waiting
+    migration needs, or one already running (its bytes are moving), goes on. Returns how many."""
+    recalls = list(Req.objects.select_for_update().filter(
+        pk__in=list(request_ids), kind=Req.Kind.RECALL, state=Req.State.QUEUED)
+        .order_by("pk").values_list("pk", "file_id"))
+    if not recalls:
+        return 0
+    file_ids = {file_id for _, file_id in recalls}
+    needed = set(still_needed(file_ids))
+    needed |= set(Req.objects.filter(kind=Req.Kind.MIGRATE, state=Req.State.QUEUED,
+                                     error=WAITING_FOR_CACHE, file_id__in=file_ids)
+                  .values_list("file_id", flat=True))
+    return Req.objects.filter(pk__in=[pk for pk, f in recalls if f not in needed]).update(
+        state=Req.State.CANCELLED, finished_at=timezone.now(), error=reason[:1000])

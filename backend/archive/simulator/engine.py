@@ -9,7 +9,7 @@ from dataclasses import replace
 
 from .. import scheduler as sch
 from .bound import allowed_utilisation
-from .loads import Gsfc97Load, Lto9Load, Nas26Load
+from .loads import Gsfc97Load, Lto9Load, Nas26Load, RecallsLoad
 from .workload import GB, MB, TB, Hardware, load_workload
 
 CACHE_FULL = 0.9  # recalls wait while the cache is this full
@@ -443,9 +443,12 @@ class Simulator:
 
 
 def _load_class(workload):
-    """nas26 lists users; gsfc97 a steady load; lto9 also the cartridges already holding data."""
+    """nas26 lists users; gsfc97 a steady load; lto9 also the cartridges already holding data;
+    a bulk stage lists its recalls."""
     if "users" in workload:
         return Nas26Load
+    if "recalls" in workload:
+        return RecallsLoad
     return Lto9Load if "volumes_with_data" in workload["hardware"] else Gsfc97Load
 
 

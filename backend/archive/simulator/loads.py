@@ -311,3 +311,30 @@ class Lto9Load(Gsfc97Load):
         need = self.ingest_rate * self.copies / sim.hw.silos / sim.hw.rate
         return {"min_write_drives": math.ceil(need / LTO9_WRITE_STREAMING),
                 "read_max_wait_s": LTO9_READ_WAIT_S}
+
+
+class RecallsLoad(_Load):
+    """A fixed batch of recalls, all asked at the start (a bulk stage request): the workload's
+    `recalls` lists the volumes (label: bytes on it) and each file's copy as (label, position,
+    length), in the first silo. Reports when the last file was in the cache."""
+
+    def __init__(self, sim):
+        super().__init__(sim)
+        spec = sim.workload["recalls"]
+        for label, used in spec["volumes"].items():
+            sim.volumes[label] = sch.Volume(label, sim.silos[0], "recalled", sch.FULL,
+                                            max(sim.hw.capacity, used), used)
+        self.files = [tuple(copy) for copy in spec["files"]]
+        self.last_read_s = None
+
+    def start(self):
+        self._recall_all([[sch.Copy(*copy)] for copy in self.files], self._all_in)
+
+    def _all_in(self, _nbytes):
+        self.last_read_s = self.sim.now
+
+    def cache_freed(self):
+        pass
+
+    def report(self):
+        return {"last_read_s": self.last_read_s, "files": len(self.files)}

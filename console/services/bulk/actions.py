@@ -71,7 +71,7 @@ def recall(job, granule):
     """Bring every file into the cache (one recall per file, shared with orders)."""
     if granule.state != Granule.State.ARCHIVED:
         return Result(FAILED, f"the granule is {granule.state}, not archived")
-    answers = make_available(_files(granule), requested_by=job.requested_by)
+    answers = make_available(_files(granule), requested_by=job.requested_by, share="bulk")
     errors = [a.error for a in answers if a.error]
     if errors:
         return Result(FAILED, errors[0])

@@ -165,6 +165,12 @@ export const routes: RouteObject[] = withLoadingFallback([
             }),
           },
           {
+            path: 'recall-shares',
+            lazy: async () => ({
+              Component: (await import('../features/config/RecallSharesPage')).RecallSharesPage,
+            }),
+          },
+          {
             path: 'audit',
             lazy: async () => ({
               Component: (await import('../features/config/AuditLogPage')).AuditLogPage,

@@ -16,7 +16,8 @@ const PRIORITIES: { value: StagePriority; label: string }[] = [
 ];
 
 /** Bulk stage requests (the WLCG Tape REST API's, from grid clients) beside the orders: who
- * asked, their files by state, the ETA and mounts planned; operators change the priority. */
+ * asked, their files by state, the ETA and the bound by which every file is final, mounts
+ * planned; operators change the priority. */
 export function StageRequests({ operator }: { operator: boolean }) {
   const stages = useQuery(stageRequestsQuery());
   if (stages.isPending || (stages.data?.results.length ?? 0) === 0) return null;
@@ -71,8 +72,17 @@ function columns(operator: boolean): Column<StageRequest>[] {
     { label: 'Files', numeric: true, cell: (stage) => formatCount(stage.file_count) },
     { label: 'State', cell: (stage) => stateCounts(stage) || '—' },
     {
-      label: 'ETA',
-      cell: (stage) => (stage.completed_at ? 'done' : formatEta(stage.eta_s)),
+      // every file is COMPLETED or FAILED with its reason by the bound: a request never hangs
+      label: 'ETA (final by)',
+      cell: (stage) =>
+        stage.completed_at ? (
+          'done'
+        ) : (
+          <>
+            {formatEta(stage.eta_s)}
+            {stage.bound_at && <small> (by {formatDateTime(stage.bound_at)})</small>}
+          </>
+        ),
     },
     {
       label: 'Mounts planned',

@@ -789,6 +789,24 @@ export interface paths {
         patch: operations["api_v1_config_providers_partial_update"];
         trace?: never;
     };
+    "/api/v1/config/recall-shares/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The fair share of drives between kinds of recall: an operator's weights (audited). */
+        get: operations["api_v1_config_recall_shares_list"];
+        /** @description The fair share of drives between kinds of recall: an operator's weights (audited). */
+        put: operations["api_v1_config_recall_shares_update"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/config/sign-in-rules/": {
         parameters: {
             query?: never;
@@ -4383,6 +4401,23 @@ export interface components {
             /** @description Why (kept in the audit trail, and told to users whose downloads it stops) */
             reason: string;
         };
+        RecallShare: {
+            /** @description '' is the other recalls */
+            readonly kind: string;
+            readonly label: string;
+            readonly weight: number;
+            /** @description false: unset, weighs 1 */
+            readonly set: boolean;
+            /** @description Recalls running or done in the window */
+            readonly served: number;
+        };
+        RecallSharesUpdateRequest: {
+            /** @description {kind: weight} */
+            weights: {
+                [key: string]: number;
+            };
+            reason?: string;
+        };
         ReconcileRequest: {
             /**
              * @description Read every volume and cached file
@@ -4741,6 +4776,11 @@ export interface components {
             readonly counts: components["schemas"]["StageFileCounts"];
             /** Format: double */
             readonly eta_s: number | null;
+            /**
+             * Format: date-time
+             * @description Every file is COMPLETED or FAILED by then
+             */
+            readonly bound_at: string | null;
             readonly volumes_planned: number;
             /** Format: date-time */
             readonly created_at: string;
@@ -8915,6 +8955,147 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ProviderConfig"];
+                };
+            };
+            /** @description The request is malformed or invalid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such thing (or not the caller's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The thing is in the wrong state for it */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body's media type is not accepted */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    api_v1_config_recall_shares_list: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RecallShare"][];
+                };
+            };
+            /** @description The request is malformed or invalid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such thing (or not the caller's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    api_v1_config_recall_shares_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RecallSharesUpdateRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RecallShare"][];
                 };
             };
             /** @description The request is malformed or invalid */

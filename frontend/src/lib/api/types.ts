@@ -70,6 +70,9 @@ export type DownloadLink = Schemas['Link'];
 export type StageRequest = Schemas['StageRequest'];
 /** 0 high (as an operator's recall), 1 normal (as an order), 2 low (behind migrations). */
 export type StagePriority = Schemas['StagePriorityEnum'];
+/** A kind of recall (order, stage...) with the operator's weight for the drives' fair share. */
+export type RecallShare = Schemas['RecallShare'];
+export type RecallSharesUpdate = Schemas['RecallSharesUpdateRequest'];
 
 // Distribution: destinations and subscriptions
 export type Destination = Schemas['Destination'];
