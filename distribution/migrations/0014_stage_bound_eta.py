@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('distribution', '0012_subset_order_transform'),
+        ('distribution', '0013_output_checksum_type_subset'),
     ]
 
     operations = [

@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('archive', '0015_cache_fixity'),
+        ('archive', '0016_volume_state_reason_tape'),
         ('catalog', '0012_counts_as_deltas'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
