@@ -488,8 +488,13 @@ GRANARY_EVENTS_TIMEOUT_S = float(env("GRANARY_EVENTS_TIMEOUT_S", "5"))
 GRANARY_EVENTS_ROTATION_H = float(env("GRANARY_EVENTS_ROTATION_H", "24"))
 GRANARY_EVENTS_EXCHANGE = env("GRANARY_EVENTS_EXCHANGE", "granary.cloudevents")
 GRANARY_EVENTS_ALLOWED_NETS = [n for n in env("GRANARY_EVENTS_ALLOWED_NETS", "").split(",") if n]
+# operators' alerts: a target projected to be missed (not in the day's first hour), a queue
+# whose oldest work waits this long with nothing started or finished
+GRANARY_ALERT_TARGET_GRACE_S = float(env("GRANARY_ALERT_TARGET_GRACE_S", "3600"))
+GRANARY_ALERT_QUEUE_STUCK_S = float(env("GRANARY_ALERT_QUEUE_STUCK_S", "3600"))
 CELERY_BEAT_SCHEDULE.update({
     "events-sweep": {"task": "backend.events.sweep", "schedule": 5.0},
+    "archive-watch-alerts": {"task": "backend.archive.watch_alerts", "schedule": 60.0},
 })
 SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"].update({
     "EndpointKindEnum": "backend.events.models.Endpoint.Kind",
