@@ -34,6 +34,11 @@ TYPES = {
     "test": "a test event sent by its endpoint's owner",
 }
 SITE_SOURCE = "/granary"
+# told to operators only (no user, provider or collection owns them)
+OPERATOR_TYPES = ("drive.offline", "volume.suspect", "reconciliation.discrepancies",
+                  "target.projected_miss", "queue.stuck")
+# a collection's providers are told of these (their ingest, the modern PAN)
+PROVIDER_PREFIXES = ("granule.", "ingest.")
 
 
 def event(type, subject, data, *, source=None, collection=None, collection_key="", user=None,

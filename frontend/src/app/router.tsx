@@ -170,6 +170,12 @@ export const routes: RouteObject[] = withLoadingFallback([
               Component: (await import('../features/config/AuditLogPage')).AuditLogPage,
             }),
           },
+          {
+            path: 'alerts',
+            lazy: async () => ({
+              Component: (await import('../features/config/AlertsPage')).AlertsPage,
+            }),
+          },
         ],
       },
       {
@@ -228,6 +234,12 @@ export const routes: RouteObject[] = withLoadingFallback([
             path: 'pdrs/:id',
             lazy: async () => ({
               Component: (await import('../features/provider/PdrPage')).PdrPage,
+            }),
+          },
+          {
+            path: 'notifications',
+            lazy: async () => ({
+              Component: (await import('../features/provider/NotificationsPage')).NotificationsPage,
             }),
           },
         ],

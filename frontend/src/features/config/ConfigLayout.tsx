@@ -9,6 +9,7 @@ export const CONFIG_PAGES = [
   { to: '/config/users', label: 'Users', end: false },
   { to: '/config/sign-in', label: 'Sign-in rules', end: false },
   { to: '/config/completeness', label: 'Completeness', end: false },
+  { to: '/config/alerts', label: 'Alerts', end: false },
   { to: '/config/audit', label: 'Audit log', end: false },
 ];
 
