@@ -487,6 +487,8 @@ GRANARY_EVENTS_SLICE_S = float(env("GRANARY_EVENTS_SLICE_S", "5"))
 GRANARY_EVENTS_TIMEOUT_S = float(env("GRANARY_EVENTS_TIMEOUT_S", "5"))
 GRANARY_EVENTS_ROTATION_H = float(env("GRANARY_EVENTS_ROTATION_H", "24"))
 GRANARY_EVENTS_EXCHANGE = env("GRANARY_EVENTS_EXCHANGE", "granary.cloudevents")
+# where the AMQP channel publishes (with publisher confirms); empty: the Celery broker
+GRANARY_EVENTS_AMQP_URL = env("GRANARY_EVENTS_AMQP_URL", "")
 GRANARY_EVENTS_ALLOWED_NETS = [n for n in env("GRANARY_EVENTS_ALLOWED_NETS", "").split(",") if n]
 # operators' alerts: a target projected to be missed (not in the day's first hour), a queue
 # whose oldest work waits this long with nothing started or finished
