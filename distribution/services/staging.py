@@ -145,9 +145,7 @@ def default_priority():
 
 
 def queue_stage_refresh(stage_id):
-    from ..tasks import refresh_stage
-
-    send_on_commit(refresh_stage, str(stage_id))
+    send_on_commit("distribution.refresh_stage", str(stage_id))
 
 
 def get_stage(user, stage_id):

@@ -159,10 +159,8 @@ PENDING = Q(state=OrderItem.State.WAITING, in_cache=True)
 
 
 def queue_transforms(item_ids):
-    from ..tasks import transform_item
-
     for pk in item_ids:
-        send_on_commit(transform_item, pk)
+        send_on_commit("transform.subset_item", pk)
 
 
 def claimable(now=None):
