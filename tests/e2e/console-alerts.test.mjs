@@ -78,5 +78,5 @@ test('an operator gets an alert at a webhook when a drive goes offline', async (
   const endpoint = page.getByRole('region', { name: `Endpoint http://127.0.0.1:${HOOK_PORT}/alerts` });
   const row = endpoint.getByRole('row', { name: new RegExp(`drive\\.offline.*drives/${driveName}`) });
   await until(async () => (await row.textContent())?.includes('Delivered'), 'the log says delivered', WAIT_MS);
-  await shoot(page, 'console-alerts');
+  await shoot(page, 'console-alerts-desktop.png');
 });

@@ -63,7 +63,7 @@ test('a scientist adds a webhook to a subscription and sees its test event deliv
   const row = section.getByRole('row').nth(1);
   await until(async () => (await row.textContent())?.includes('Delivered'), 'the log says delivered', WAIT_MS);
   assert.match((await row.textContent()) ?? '', /test.*Delivered.*1/);
-  await shoot(page, 'portal-webhook');
+  await shoot(page, 'portal-webhook-desktop.png');
 
   /** @type {{ id: number, rules: { subject: string }[] }[]} */
   const hooks = (await callApi(context, 'GET', '/api/v1/event-endpoints/')).body;

@@ -75,5 +75,5 @@ test('a provider receives "granule archived" for its ingest at its webhook', asy
   const endpoint = page.getByRole('region', { name: `Endpoint http://127.0.0.1:${HOOK_PORT}/pan` });
   const row = endpoint.getByRole('row', { name: new RegExp(`granule\\.archived.*granules/`) }).first();
   await until(async () => (await row.textContent())?.includes('Delivered'), 'the log says delivered', WAIT_MS);
-  await shoot(page, 'provider-webhook');
+  await shoot(page, 'provider-webhook-desktop.png');
 });
