@@ -177,7 +177,7 @@ function EndpointItem({ endpoint }: { endpoint: EventEndpoint }) {
   return (
     <section className="page-section" aria-label={`Endpoint ${endpointTarget(endpoint)}`}>
       <h3>
-        {endpoint.name || endpointTarget(endpoint)}{' '}
+        {KIND_LABELS[endpoint.kind as Kind] ?? endpoint.kind}{' '}
         <button
           type="button"
           className="button button--quiet"
