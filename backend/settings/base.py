@@ -478,8 +478,9 @@ SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"].update({
 
 # Events (backend.events): how long they are kept, how deliveries are retried (doubling from the
 # base, at most MAX_TRIES), how long one lane sends before handing back, a webhook's timeout,
-# how long a rotated secret still signs, the AMQP topic exchange, and the address ranges an
-# operator lets webhooks reach (loopback and private ones are refused otherwise).
+# how long a rotated secret still signs, the AMQP exchange and broker (empty: Celery's), the
+# address ranges webhooks may reach beside public ones; operators' alerts (docs/events.md): no
+# projected miss in a day's first GRACE_S, a queue stuck after QUEUE_STUCK_S without progress.
 GRANARY_EVENTS_RETENTION_DAYS = float(env("GRANARY_EVENTS_RETENTION_DAYS", "30"))
 GRANARY_EVENTS_MAX_TRIES = int(env("GRANARY_EVENTS_MAX_TRIES", "8"))
 GRANARY_EVENTS_RETRY_BASE_S = float(env("GRANARY_EVENTS_RETRY_BASE_S", "5"))
@@ -487,18 +488,13 @@ GRANARY_EVENTS_SLICE_S = float(env("GRANARY_EVENTS_SLICE_S", "5"))
 GRANARY_EVENTS_TIMEOUT_S = float(env("GRANARY_EVENTS_TIMEOUT_S", "5"))
 GRANARY_EVENTS_ROTATION_H = float(env("GRANARY_EVENTS_ROTATION_H", "24"))
 GRANARY_EVENTS_EXCHANGE = env("GRANARY_EVENTS_EXCHANGE", "granary.cloudevents")
-# where the AMQP channel publishes (with publisher confirms); empty: the Celery broker
 GRANARY_EVENTS_AMQP_URL = env("GRANARY_EVENTS_AMQP_URL", "")
 GRANARY_EVENTS_ALLOWED_NETS = [n for n in env("GRANARY_EVENTS_ALLOWED_NETS", "").split(",") if n]
-# operators' alerts: a target projected to be missed (not in the day's first hour), a queue
-# whose oldest work waits this long with nothing started or finished
 GRANARY_ALERT_TARGET_GRACE_S = float(env("GRANARY_ALERT_TARGET_GRACE_S", "3600"))
 GRANARY_ALERT_QUEUE_STUCK_S = float(env("GRANARY_ALERT_QUEUE_STUCK_S", "3600"))
 CELERY_BEAT_SCHEDULE.update({
     "events-sweep": {"task": "backend.events.sweep", "schedule": 5.0},
-    "archive-watch-alerts": {"task": "backend.archive.watch_alerts", "schedule": 60.0},
-})
+    "archive-watch-alerts": {"task": "backend.archive.watch_alerts", "schedule": 60.0}})
 SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"].update({
     "EndpointKindEnum": "backend.events.models.Endpoint.Kind",
-    "EventDeliveryStateEnum": "backend.events.models.Delivery.State",
-})
+    "EventDeliveryStateEnum": "backend.events.models.Delivery.State"})
