@@ -19,9 +19,23 @@ def until(seconds, now=None):
     return (now or timezone.now()) + timedelta(seconds=seconds)
 
 
-def free(now):
-    """Rows (with a lease_until) no live lease holds."""
-    return Q(lease_until__isnull=True) | Q(lease_until__lt=now)
+def free(now, field="lease_until"):
+    """Rows (with a lease_until, or another `field` holding when a lease runs out) no live
+    lease holds."""
+    return Q(**{f"{field}__isnull": True}) | Q(**{f"{field}__lt": now})
+
+
+def stale(field, seconds, now):
+    """Rows a claim stamped at its start (`field`, a time) no longer holds: never claimed, or
+    claimed more than `seconds` ago (its worker died)."""
+    return free(now - timedelta(seconds=seconds), field)
+
+
+def take(rows, seconds, now=None, field="lease_until", **also):
+    """Lease those of `rows` no live lease holds for `seconds` (with `also` set beside it), in
+    one conditional update, so of two takers one wins; how many were taken."""
+    now = now or timezone.now()
+    return rows.filter(free(now, field)).update(**{field: until(seconds, now)}, **also)
 
 
 class Keeper(threading.Thread):

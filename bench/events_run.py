@@ -17,6 +17,7 @@ from standardwebhooks.webhooks import Webhook
 from backend.events import services as events
 from backend.events.models import Delivery, Event
 
+from . import events_amqp
 from .dashboard import percentile
 from .events import GOAL_ADDED_S, GOAL_P95_S
 
@@ -118,8 +119,10 @@ def _endpoints(operators, receiver, names, options):
     return made
 
 
-def _announce(collection, first, count, rate):
-    """count granule.archived events, in batches of 10 at `rate` per second; their uids."""
+def _announce(collection, first, count, rate, bus=False):
+    """count granule.archived events, in batches of 10 at `rate` per second; their uids. With
+    the bus listening, each batch's granules are then withdrawn (the AMQP endpoint's order
+    per granule to check; the webhooks take only granule.archived)."""
     uids, start = [], time.monotonic()
     for at in range(first, first + count, 10):
         batch = [SimpleNamespace(pk=i, granule_id=f"G{i:07d}", version=1, collection=collection)
@@ -127,6 +130,8 @@ def _announce(collection, first, count, rate):
         with transaction.atomic():
             rows = events.emit_many([events.granule_event("granule.archived", g)
                                      for g in batch])
+            if bus:
+                events.emit_many([events.granule_event("granule.withdrawn", g) for g in batch])
         uids += [str(r.uid) for r in rows]
         time.sleep(max(0.0, start + (at + 10 - first) / rate - time.monotonic()))
     return uids
@@ -135,7 +140,8 @@ def _announce(collection, first, count, rate):
 def _phase(receiver, collection, endpoints, first, options):
     """Announce, wait until every healthy delivery is made; latencies of the healthy ones."""
     healthy = [n for n in endpoints if n.startswith("h")]
-    uids = _announce(collection, first, options["granules"], options["rate"])
+    uids = _announce(collection, first, options["granules"], options["rate"],
+                     bus=options.get("bus", False))
     deadline = time.monotonic() + 600
     while time.monotonic() < deadline:
         with receiver.lock:
@@ -186,15 +192,38 @@ def run(options):
     bare = _bare_post(options["port"])
     healthy = [f"h{i}" for i in range(options["endpoints"])]
     endpoints = _endpoints(operators, receiver, healthy, options)
+    consumer = events_amqp.start(operators)
+    options["bus"] = consumer is not None
     dispatcher = Dispatcher(options["threads"])
     dispatcher.loop.start()
     alone, missing_a = _phase(receiver, collection, endpoints, 0, options)
     endpoints |= _endpoints(operators, receiver, ["dead", "slow"], options)
     mixed, missing_b = _phase(receiver, collection, endpoints, options["granules"], options)
     _settle(endpoints["dead"])
+    bus = _bus(consumer, 2 * options["granules"])
     dispatcher.stop.set()
     dispatcher.loop.join()
-    return _result(options, receiver, bare, alone, mixed, missing_a + missing_b, endpoints)
+    result = _result(options, receiver, bare, alone, mixed, missing_a + missing_b, endpoints)
+    if bus:
+        result["amqp"] = bus
+        result["table"].append(("AMQP received / missing / out of order / duplicates",
+                                " / ".join(str(bus[k]) for k in (
+                                    "received", "missing", "out_of_order", "duplicates"))))
+    return result
+
+
+def _bus(consumer, granules, wait_s=120):
+    """The AMQP consumer's tally once every event reached it (or the wait ran out)."""
+    if consumer is None:
+        return None
+    deadline = time.monotonic() + wait_s
+    while time.monotonic() < deadline and consumer.got() < granules * len(
+            events_amqp.SEQUENCE):
+        time.sleep(0.2)
+    received, missing, out_of_order, duplicates = consumer.tally(granules)
+    consumer.close()
+    return {"received": received, "missing": missing, "out_of_order": out_of_order,
+            "duplicates": duplicates}
 
 
 def _settle(dead, wait_s=60):

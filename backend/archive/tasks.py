@@ -53,3 +53,11 @@ def scrub_cache():
     from .services import scrub
 
     return scrub.scrub()
+
+
+@shared_task(name="backend.archive.watch_alerts")
+def watch_alerts():
+    """Beat: a daily target projected to be missed, a queue stuck (each told once)."""
+    from . import alerts
+
+    return alerts.watch()

@@ -20,6 +20,7 @@ from .serializers import (
     EndpointWithSecretSerializer,
     EventDeliverySerializer,
     EventSerializer,
+    RuleChoicesSerializer,
 )
 
 LOG_ROWS = 200
@@ -100,6 +101,13 @@ class EndpointViewSet(OwnedViewMixin, mixins.CreateModelMixin, mixins.DestroyMod
                         enabled=data.get("enabled"),
                         rules=request.data["rules"] if "rules" in data else None)
         return Response(self.get_serializer(self.get_object()).data)
+
+    @extend_schema(responses=RuleChoicesSerializer)
+    @action(detail=False, methods=["get"])
+    def choices(self, request):
+        """The event types a rule may name (operators' alerts only for operators) and the
+        collections whose ingest events the caller may have."""
+        return Response(services.choices(request.user))
 
     @extend_schema(request=None, responses=EndpointWithSecretSerializer)
     @action(detail=True, methods=["post"])

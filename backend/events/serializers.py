@@ -80,3 +80,18 @@ class DeliveryReplaySerializer(serializers.Serializer):
 class DeliveryReplayedSerializer(serializers.Serializer):
     replayed = serializers.IntegerField()
     refused = serializers.ListField(child=serializers.ListField())
+
+
+class EventTypeSerializer(serializers.Serializer):
+    type = serializers.CharField()
+    description = serializers.CharField()
+    operators_only = serializers.BooleanField()
+
+
+class RuleChoicesSerializer(serializers.Serializer):
+    """What the caller's rules may ask for."""
+
+    types = EventTypeSerializer(many=True)
+    collections = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="collections whose ingest events the caller may have (their providers')")

@@ -2,4 +2,5 @@
 
 Everything a deployment changes comes from the environment; see deploy/README.md.
 """
+from .above_archive import *  # noqa: F401,F403
 from .base import *  # noqa: F401,F403

@@ -3,6 +3,7 @@ import os
 
 from django.core.exceptions import ImproperlyConfigured
 
+from .above_archive import *  # noqa: F401,F403
 from .base import *  # noqa: F401,F403
 from .base import CELERY_BROKER_URL, DATABASES, REST_FRAMEWORK, SECRET_KEY
 

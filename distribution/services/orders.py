@@ -86,9 +86,7 @@ def add_items(order, granules):
 
 def queue_refresh(order_id):
     """Have a worker refresh the order once this transaction commits."""
-    from ..tasks import refresh_order
-
-    send_on_commit(refresh_order, order_id)
+    send_on_commit("distribution.refresh_order", order_id)
 
 
 def retention():
@@ -255,9 +253,7 @@ def settle(order, now):
     order.save(update_fields=["state", "ready_at", "expires_at", "error", "updated_at"])
     if order.delivery == Delivery.PUSH and ready and order.items.filter(
             state=OrderItem.State.READY, pushed_at__isnull=True).exists():
-        from ..tasks import push_order
-
-        send_on_commit(push_order, order.pk)
+        send_on_commit("distribution.push_order", order.pk)
     if state == Order.State.STAGING and ready:
         _part_ready(order)
     if state != order.notified_state and state in (

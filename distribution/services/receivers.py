@@ -49,9 +49,7 @@ def on_granules_archived(sender, granules, **kwargs):
     than the writes). It never raises into the storage manager; the sweep of pending
     deliveries covers a lost message."""
     try:
-        from ..tasks import match_granules
-
-        send_on_commit(match_granules, [g.pk for g in granules])
+        send_on_commit("distribution.match_granules", [g.pk for g in granules])
     except Exception:
         log.exception("queueing subscription matching for %d granules", len(granules))
 

@@ -45,8 +45,6 @@ def retry_items(item_ids):
 def retry_deliveries(delivery_ids):
     """Failed subscription deliveries, and pending ones tried many times, made again from a
     fresh count once this commits. Returns (how many, [(delivery id, why not)])."""
-    from ..tasks import deliver_subscription
-
     rows = SubscriptionDelivery.objects.filter(
         pk__in=list(delivery_ids),
         state__in=[SubscriptionDelivery.State.FAILED, SubscriptionDelivery.State.PENDING])
@@ -55,5 +53,5 @@ def retry_deliveries(delivery_ids):
         state=SubscriptionDelivery.State.DELIVERED).update(
         state=SubscriptionDelivery.State.PENDING, attempts=0, detail="")
     for pk in pks:
-        send_on_commit(deliver_subscription, pk)
+        send_on_commit("distribution.deliver_subscription", pk)
     return count, []

@@ -23,6 +23,7 @@ from backend.errors import DomainError, NotFound, TooLarge, listed
 from backend.nudges import send_on_commit
 
 from ..models import OrderItem, StageFile, StageRequest
+from .notify import recall_done
 
 UUID = re.compile(r"^[0-9a-fA-F]{8}-?([0-9a-fA-F]{4}-?){3}[0-9a-fA-F]{12}$")
 
@@ -144,9 +145,7 @@ def default_priority():
 
 
 def queue_stage_refresh(stage_id):
-    from ..tasks import refresh_stage
-
-    send_on_commit(refresh_stage, str(stage_id))
+    send_on_commit("distribution.refresh_stage", str(stage_id))
 
 
 def get_stage(user, stage_id):
@@ -255,9 +254,12 @@ def settle_stage(stage_id):
     """Mark the request completed once no file is left to stage (idempotent)."""
     now = timezone.now()
     live = StageFile.objects.filter(request_id=stage_id, state__in=StageFile.LIVE)
-    if not live.exists():
-        StageRequest.objects.filter(pk=stage_id, completed_at__isnull=True).update(
-            completed_at=now)
+    if live.exists():
+        return
+    with transaction.atomic():  # the event is written with the change (an outbox)
+        if StageRequest.objects.filter(pk=stage_id, completed_at__isnull=True).update(
+                completed_at=now):
+            recall_done(stage_id)
 
 
 def keep_for(lifetime_s, now):

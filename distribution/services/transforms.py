@@ -12,7 +12,6 @@ sweep takes again after GRANARY_SUBSET_STALE_S, at most GRANARY_SUBSET_MAX_ATTEM
 import functools
 import os
 import shutil
-from datetime import timedelta
 from pathlib import Path
 
 from django.conf import settings
@@ -20,7 +19,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from backend import isolation
+from backend import isolation, leases
 from backend.archive import services as archive
 from backend.catalog import checksums
 from backend.catalog.models import File
@@ -159,19 +158,15 @@ PENDING = Q(state=OrderItem.State.WAITING, in_cache=True)
 
 
 def queue_transforms(item_ids):
-    from ..tasks import transform_item
-
     for pk in item_ids:
-        send_on_commit(transform_item, pk)
+        send_on_commit("transform.subset_item", pk)
 
 
 def claimable(now=None):
     """Pending transforms no live worker holds: never claimed, or claimed longer ago than the
     stale time (its worker died)."""
-    now = now or timezone.now()
-    stale = now - timedelta(seconds=settings.GRANARY_SUBSET_STALE_S)
-    return OrderItem.objects.filter(PENDING).filter(
-        Q(transform_started_at__isnull=True) | Q(transform_started_at__lt=stale))
+    return OrderItem.objects.filter(PENDING).filter(leases.stale(
+        "transform_started_at", settings.GRANARY_SUBSET_STALE_S, now or timezone.now()))
 
 
 def order_space(order_id):

@@ -248,6 +248,4 @@ def _existing_request(provider, idempotency_key, body_hash):
 
 def enqueue_request(request_id):
     """Queue the request's chunks once the transaction that stored it commits."""
-    from ..tasks import process_request
-
-    send_on_commit(process_request, request_id)
+    send_on_commit("ingest.process_request", request_id)

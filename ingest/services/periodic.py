@@ -29,8 +29,8 @@ def admit_waiting(limit=500):
     ).filter(leases.free(now)).order_by("updated_at").values_list("pk", flat=True)[:limit])
     if not pks:
         return 0
-    IngestGranule.objects.filter(pk__in=pks).filter(leases.free(now)).update(
-        lease_owner=token, lease_until=leases.until(settings.GRANARY_INGEST_LEASE_S, now))
+    leases.take(IngestGranule.objects.filter(pk__in=pks), settings.GRANARY_INGEST_LEASE_S, now,
+                lease_owner=token)
     transfers = []
     try:
         rows = list(IngestGranule.objects.filter(lease_owner=token)

@@ -74,8 +74,6 @@ def chunk_ranges(rows, size, max_bytes=0):
 def kick(request_id):
     """Queue one chunk task per GRANARY_INGEST_CHUNK granules (or GRANARY_INGEST_CHUNK_BYTES)
     that wait for a worker."""
-    from ..tasks import process_chunk
-
     now = timezone.now()
     waiting = claimable(now).filter(request_id=request_id)
     ranges = chunk_ranges(waiting.order_by("position").values_list("position", "bytes_total"),
@@ -85,7 +83,7 @@ def kick(request_id):
     stale = now - timedelta(seconds=settings.GRANARY_INGEST_STALE_S / 2)
     waiting.filter(updated_at__lt=stale).update(updated_at=now)
     for start, stop in ranges:
-        send_on_commit(process_chunk, request_id, start, stop)
+        send_on_commit("ingest.process_chunk", request_id, start, stop)
     return len(ranges)
 
 

@@ -8,45 +8,16 @@
 // Needs a worker on the events queue and GRANARY_EVENTS_ALLOWED_NETS covering 127.0.0.1
 // (scripts/e2e.sh sets both).
 import assert from 'node:assert/strict';
-import { createHmac, timingSafeEqual } from 'node:crypto';
-import { createServer } from 'node:http';
 import { after, before, test } from 'node:test';
 
 import { BASE_URL, SCIENTIST, callApi, launchChromium, logIn, openPage, shoot, until } from './browser.mjs';
+import { startReceiver } from './hooks.mjs';
 
 const HOOK_PORT = Number(process.env.E2E_HOOK_PORT || 8883);
 const WAIT_MS = 60_000;
 
-/** @type {{ id: string, valid: boolean, type: string }[]} */
-const received = [];
-let secret = '';
-
-/**
- * Standard Webhooks: v1,base64(HMAC-SHA256(base64-decoded secret, `${id}.${ts}.${body}`)).
- * @param {import('node:http').IncomingHttpHeaders} headers
- * @param {string} body
- */
-function verified(headers, body) {
-  const key = Buffer.from(secret.replace(/^whsec_/, ''), 'base64');
-  const expected = createHmac('sha256', key)
-    .update(`${headers['webhook-id']}.${headers['webhook-timestamp']}.${body}`)
-    .digest();
-  return String(headers['webhook-signature'] || '').split(' ').some((signature) => {
-    const [version, value] = signature.split(',');
-    const given = Buffer.from(value || '', 'base64');
-    return version === 'v1' && given.length === expected.length && timingSafeEqual(given, expected);
-  });
-}
-
-const receiver = createServer((request, response) => {
-  let body = '';
-  request.on('data', (chunk) => { body += chunk; });
-  request.on('end', () => {
-    const valid = verified(request.headers, body);
-    received.push({ id: String(request.headers['webhook-id']), valid, type: JSON.parse(body).type });
-    response.writeHead(valid ? 204 : 401).end();
-  });
-});
+/** @type {Awaited<ReturnType<typeof startReceiver>>} */
+let hook;
 
 /** @type {import('playwright-core').Browser | undefined} */
 let browser;
@@ -56,7 +27,7 @@ let scientist;
 let subscriptionId;
 
 before(async () => {
-  await new Promise((resolve) => receiver.listen(HOOK_PORT, '127.0.0.1', () => resolve(undefined)));
+  hook = await startReceiver(HOOK_PORT);
   browser = await launchChromium();
 });
 
@@ -66,7 +37,7 @@ after(async () => {
   }
   await scientist?.context.close();
   await browser?.close();
-  receiver.close();
+  hook.close();
 });
 
 test('a scientist adds a webhook to a subscription and sees its test event delivered', async () => {
@@ -83,21 +54,21 @@ test('a scientist adds a webhook to a subscription and sees its test event deliv
   const section = page.getByRole('region', { name: 'Webhooks' });
   await section.getByLabel('Webhook URL').fill(`http://127.0.0.1:${HOOK_PORT}/granary`);
   await section.getByRole('button', { name: 'Add webhook' }).click();
-  secret = (await section.getByTestId('webhook-secret').textContent()) ?? '';
-  assert.match(secret, /^whsec_/);
+  hook.secret = (await section.getByTestId('webhook-secret').textContent()) ?? '';
+  assert.match(hook.secret, /^whsec_/);
 
   await section.getByRole('button', { name: 'Send a test event' }).click();
-  await until(async () => received.length > 0, 'the receiver got the test event', WAIT_MS);
-  assert.deepEqual(received.map((r) => [r.valid, r.type]), [[true, 'org.granary.test']]);
+  await until(async () => hook.received.length > 0, 'the receiver got the test event', WAIT_MS);
+  assert.deepEqual(hook.received.map((r) => [r.valid, r.type]), [[true, 'org.granary.test']]);
   const row = section.getByRole('row').nth(1);
   await until(async () => (await row.textContent())?.includes('Delivered'), 'the log says delivered', WAIT_MS);
   assert.match((await row.textContent()) ?? '', /test.*Delivered.*1/);
-  await shoot(page, 'portal-webhook');
+  await shoot(page, 'portal-webhook-desktop.png');
 
   /** @type {{ id: number, rules: { subject: string }[] }[]} */
   const hooks = (await callApi(context, 'GET', '/api/v1/event-endpoints/')).body;
   const mine = `subscriptions/${subscriptionId}`;
-  for (const hook of hooks.filter((h) => h.rules.some((rule) => rule.subject === mine))) {
-    await callApi(context, 'DELETE', `/api/v1/event-endpoints/${hook.id}/`);
+  for (const endpoint of hooks.filter((h) => h.rules.some((rule) => rule.subject === mine))) {
+    await callApi(context, 'DELETE', `/api/v1/event-endpoints/${endpoint.id}/`);
   }
 });

@@ -325,13 +325,11 @@ def _silo_heartbeats():
     """A heartbeat on each silo's queue: the storage manager serving it records it, so the
     managers of other silos can tell whether it is up (silos_down) and the health check shows
     the queue."""
-    from backend.metrics.tasks import heartbeat
-
     if not settings.GRANARY_ARCHIVE_QUEUE_PER_SILO:
         return
     now = timezone.now().isoformat()
     for name in Silo.objects.values_list("name", flat=True):
-        send(heartbeat, drive_queue(name), now, queue=drive_queue(name))
+        send("backend.metrics.heartbeat", drive_queue(name), now, queue=drive_queue(name))
 
 
 def tick():

@@ -1,10 +1,19 @@
 """The events app's public interface: other apps emit events and read the dead letters here."""
 from django.utils import timezone
 
-from .endpoints import create, replay, rotate, send_test, update
+from .endpoints import choices, create, replay, rotate, send_test, update
 from .fanout import fan_out, fan_out_missed
 from .lanes import deliver, wake_due
-from .outbox import TYPES, emit, emit_many, event, granule_event, link, purge_expired
+from .outbox import (
+    OPERATOR_TYPES,
+    TYPES,
+    emit,
+    emit_many,
+    event,
+    granule_event,
+    link,
+    purge_expired,
+)
 
 
 def sweep():
@@ -29,6 +38,6 @@ def drain():
             return done
 
 
-__all__ = ["TYPES", "create", "deliver", "drain", "emit", "emit_many", "event", "fan_out",
-           "fan_out_missed", "granule_event", "link", "purge_expired", "replay", "rotate",
-           "send_test", "sweep", "update", "wake_due"]
+__all__ = ["OPERATOR_TYPES", "TYPES", "choices", "create", "deliver", "drain", "emit",
+           "emit_many", "event", "fan_out", "fan_out_missed", "granule_event", "link",
+           "purge_expired", "replay", "rotate", "send_test", "sweep", "update", "wake_due"]

@@ -5,16 +5,19 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Value
+from django.db.models.functions import Concat
 from django.utils import timezone
 
 from backend import nudges
 from backend.accounts import roles
+from backend.catalog.models import Collection
 from backend.errors import DomainError, Forbidden
 
 from .. import addresses
 from ..channels import webhook
 from ..models import Delivery, Endpoint, Event, Rule
-from .outbox import TYPES
+from .outbox import OPERATOR_TYPES, PROVIDER_PREFIXES, TYPES
 
 MAX_ENDPOINTS = 20
 MAX_RULES = 50
@@ -43,6 +46,60 @@ def check_rules(rules):
     return out
 
 
+def check_audience(user, rules):
+    """Refuse what a rule could never bring its owner: operators' alerts to others, a
+    collection that does not exist, a provider's ingest events of a collection not theirs."""
+    if roles.is_operator(user):
+        keys = {k for _, k, _ in rules if k}
+        unknown = keys - set(_collections(keys))
+        if unknown:
+            raise DomainError(f"no collection {sorted(unknown)[0][:120]!r}", "rules")
+        return
+    for kind, _, _ in rules:
+        if kind in OPERATOR_TYPES or (kind.endswith(".*") and all(
+                t in OPERATOR_TYPES for t in TYPES if t.startswith(kind[:-1]))):
+            raise Forbidden(f"only operators are told of {kind}")
+    keys = {k for _, k, _ in rules if k}
+    known = _collections(keys)
+    if keys - set(known):
+        raise DomainError(f"no collection {sorted(keys - set(known))[0][:120]!r}", "rules")
+    mine = set(_collections(keys, provider_member=user))
+    for kind, key, _ in rules:
+        if key and key not in mine and _provider_scoped(kind):
+            raise Forbidden(f"{kind} events of {key} go to its providers: you are not one")
+
+
+def _provider_scoped(kind):
+    """Whether every type the rule matches is a provider's (granule.*, ingest.*)."""
+    matched = [t for t in TYPES if kind in (t, "*") or (
+        kind.endswith(".*") and t.startswith(kind[:-1]))]
+    return bool(matched) and all(t.startswith(PROVIDER_PREFIXES) for t in matched)
+
+
+def _collections(keys, provider_member=None):
+    """The keys among `keys` naming collections (of a provider `provider_member` is in)."""
+    if not keys:
+        return []
+    rows = Collection.objects.annotate(k=Concat("short_name", Value("."), "version")).filter(
+        k__in=keys)
+    if provider_member is not None:
+        rows = rows.filter(providers__members=provider_member)
+    return list(rows.values_list("k", flat=True).distinct())
+
+
+def choices(user):
+    """What the caller's rules may ask for: the event types (operators' alerts marked) and
+    the collections whose ingest events they may have (their providers' collections)."""
+    operator = roles.is_operator(user)
+    return {"types": [{"type": t, "description": d, "operators_only": t in OPERATOR_TYPES}
+                      for t, d in TYPES.items() if t != "test"
+                      if operator or t not in OPERATOR_TYPES],
+            "collections": sorted(
+                Collection.objects.filter(providers__members=user).annotate(
+                    k=Concat("short_name", Value("."), "version"))
+                .values_list("k", flat=True).distinct())}
+
+
 def _known(kind):
     if kind == "*" or kind in TYPES:
         return True
@@ -52,6 +109,7 @@ def _known(kind):
 def create(user, kind, url="", name="", rules=()):
     """A new endpoint; for a webhook, its secret (shown this once) is on the returned row."""
     rules = check_rules(list(rules))
+    check_audience(user, rules)
     if kind not in Endpoint.Kind.values:
         raise DomainError(f"kind is one of {', '.join(Endpoint.Kind.values)}", "kind")
     if kind == Endpoint.Kind.AMQP and not roles.is_operator(user):
@@ -89,7 +147,9 @@ def update(endpoint, *, url=None, name=None, enabled=None, rules=None):
             endpoint.enabled = bool(enabled)
         endpoint.save(update_fields=["url", "name", "enabled"])
         if rules is not None:
-            set_rules(endpoint, check_rules(rules))
+            rules = check_rules(rules)
+            check_audience(endpoint.user, rules)
+            set_rules(endpoint, rules)
     return endpoint
 
 

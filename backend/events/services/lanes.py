@@ -7,7 +7,7 @@ killed mid-send loses nothing: the lane's lease runs out and the next worker sen
 import time
 
 from django.conf import settings
-from django.db.models import Min, Q
+from django.db.models import Min
 from django.utils import timezone
 
 from backend import leases, nudges
@@ -27,10 +27,8 @@ def backoff(attempts):
 
 
 def _take(endpoint_id):
-    now = timezone.now()
-    return Endpoint.objects.filter(pk=endpoint_id, enabled=True).filter(
-        Q(lane_until__isnull=True) | Q(lane_until__lt=now)).update(
-        lane_until=leases.until(lane_seconds(), now))
+    return leases.take(Endpoint.objects.filter(pk=endpoint_id, enabled=True), lane_seconds(),
+                       field="lane_until")
 
 
 def deliver(endpoint_id):
@@ -118,7 +116,7 @@ def wake_due():
     now = timezone.now()
     lanes = (Delivery.objects.filter(state=Delivery.State.PENDING, due_at__lte=now,
                                      endpoint__enabled=True)
-             .filter(Q(endpoint__lane_until__isnull=True) | Q(endpoint__lane_until__lt=now))
+             .filter(leases.free(now, "endpoint__lane_until"))
              .values("endpoint_id").annotate(first=Min("due_at")))
     woken = [row["endpoint_id"] for row in lanes]
     for endpoint_id in woken:

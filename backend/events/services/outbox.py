@@ -29,15 +29,24 @@ TYPES = {
     "drive.offline": "a tape drive was varied off after repeated errors",
     "volume.suspect": "a tape volume cannot be read as a whole",
     "reconciliation.discrepancies": "a reconciliation run found discrepancies",
+    "recall.done": "a stage (recall) request finished: its files completed, failed or cancelled",
+    "target.projected_miss": "today's transfers are projected to fall short of a daily target",
+    "queue.stuck": "an archive queue holds work older than its bound and makes no progress",
     "test": "a test event sent by its endpoint's owner",
 }
 SITE_SOURCE = "/granary"
+# told to operators only (no user, provider or collection owns them)
+OPERATOR_TYPES = ("drive.offline", "volume.suspect", "reconciliation.discrepancies",
+                  "target.projected_miss", "queue.stuck")
+# a collection's providers are told of these (their ingest, the modern PAN)
+PROVIDER_PREFIXES = ("granule.", "ingest.")
 
 
 def event(type, subject, data, *, source=None, collection=None, collection_key="", user=None,
-          provider=None):
+          provider=None, time=None):
     """An unsaved Event (for emit_many). `collection` makes it its providers' event too;
-    `collection_key` alone only names it (routing keys, rules)."""
+    `collection_key` alone only names it (routing keys, rules); `time`, when the change was
+    seen (a watcher's poll), else now."""
     if type not in TYPES:
         raise ValueError(f"unknown event type {type}")
     key = collection.key if collection else collection_key
@@ -45,7 +54,7 @@ def event(type, subject, data, *, source=None, collection=None, collection_key="
     related = {name: value for name, value in (("collection", collection), ("user", user),
                                                ("provider", provider)) if value is not None}
     return bulk.new(Event, related, type=type, subject=subject, data=data,
-                    time=timezone.now(),
+                    time=time or timezone.now(),
                     source=source or (f"/collections/{key}" if key else SITE_SOURCE),
                     collection_key=key)
 

@@ -92,9 +92,7 @@ def _make_items(job, granule_ids):
 
 
 def _kick(job_id):
-    from console.tasks import run_bulk_job  # the tasks wrap this package
-
-    send_on_commit(run_bulk_job, job_id)
+    send_on_commit("console.run_bulk_job", job_id)
 
 
 def cancel(job, *, by, reason=""):

@@ -123,10 +123,8 @@ def finish_if_done(job):
 def sweep():
     """Beat: run every unfinished job again (a lost message, a dead worker, archive work that
     has finished since). Running one twice at once is safe; returns how many were sent."""
-    from console.tasks import run_bulk_job  # the tasks wrap this package
-
     active = list(BulkJob.objects.filter(Q(state=J.QUEUED) | Q(state=J.RUNNING))
                   .values_list("pk", flat=True))
     for pk in active:
-        send(run_bulk_job, pk)
+        send("console.run_bulk_job", pk)
     return len(active)

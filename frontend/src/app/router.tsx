@@ -176,6 +176,12 @@ export const routes: RouteObject[] = withLoadingFallback([
               Component: (await import('../features/config/AuditLogPage')).AuditLogPage,
             }),
           },
+          {
+            path: 'alerts',
+            lazy: async () => ({
+              Component: (await import('../features/config/AlertsPage')).AlertsPage,
+            }),
+          },
         ],
       },
       {
@@ -234,6 +240,12 @@ export const routes: RouteObject[] = withLoadingFallback([
             path: 'pdrs/:id',
             lazy: async () => ({
               Component: (await import('../features/provider/PdrPage')).PdrPage,
+            }),
+          },
+          {
+            path: 'notifications',
+            lazy: async () => ({
+              Component: (await import('../features/provider/NotificationsPage')).NotificationsPage,
             }),
           },
         ],

@@ -10,6 +10,7 @@ export const CONFIG_PAGES = [
   { to: '/config/sign-in', label: 'Sign-in rules', end: false },
   { to: '/config/completeness', label: 'Completeness', end: false },
   { to: '/config/recall-shares', label: 'Recall shares', end: false },
+  { to: '/config/alerts', label: 'Alerts', end: false },
   { to: '/config/audit', label: 'Audit log', end: false },
 ];
 

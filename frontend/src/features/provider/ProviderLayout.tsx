@@ -21,6 +21,7 @@ export function ProviderLayout() {
               Ingest requests
             </Link>
             <NavLink to="/provider/pdrs">PDRs</NavLink>
+            <NavLink to="/provider/notifications">Notifications</NavLink>
           </nav>
           <Outlet />
         </div>

@@ -1,15 +1,10 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 
-import { eventDeliveriesQuery } from '../../lib/api/events/deliveries';
+import { DeliveryLog } from '../../components/events/DeliveryLog';
+import { Loaded } from '../../components/Loaded';
 import { createEventEndpoint, eventEndpointsQuery } from '../../lib/api/events/endpoints';
 import { eventKeys } from '../../lib/api/events/keys';
-import { sendTestEvent } from '../../lib/api/events/testEvent';
-import type { EventDelivery, EventDeliveryState, EventEndpoint } from '../../lib/api/types';
-import { DataTable, type Column } from '../../components/DataTable';
-import { Loaded } from '../../components/Loaded';
-import { StateBadge, type Tone } from '../../components/StateBadge';
-import { formatDateTime } from '../../lib/format';
 
 /** Webhooks told of each granule this subscription delivers (a `subscription.matched` rule on
  * this subscription's subject), each with its delivery log and a test button. */
@@ -29,7 +24,7 @@ export function SubscriptionWebhooks({ subscriptionId }: { subscriptionId: numbe
             {rows
               .filter((e) => e.kind === 'webhook' && e.rules?.some((r) => r.subject === subject))
               .map((e) => (
-                <WebhookLog key={e.id} endpoint={e} />
+                <DeliveryLog key={e.id} endpoint={e} />
               ))}
           </>
         )}
@@ -82,68 +77,5 @@ function AddWebhook({ subject }: { subject: string }) {
         </p>
       )}
     </form>
-  );
-}
-
-const STATES: Record<EventDeliveryState, [string, Tone]> = {
-  pending: ['Pending', 'plain'],
-  delivered: ['Delivered', 'ok'],
-  dead: ['Dead', 'bad'],
-};
-
-const COLUMNS: Column<EventDelivery>[] = [
-  {
-    label: 'Event',
-    rowHeader: true,
-    cell: (row) => <span className="mono">{row.event_type}</span>,
-  },
-  {
-    label: 'State',
-    cell: (row) => {
-      const [label, tone] = STATES[row.state] ?? [row.state, 'plain'];
-      return <StateBadge tone={tone}>{label}</StateBadge>;
-    },
-  },
-  { label: 'Tries', cell: (row) => row.attempts },
-  { label: 'Last error', cell: (row) => row.last_error || <span className="muted">—</span> },
-  {
-    label: 'Latency',
-    cell: (row) => (row.latency_ms === null ? '—' : `${Math.round(row.latency_ms)} ms`),
-  },
-  { label: 'Event time', cell: (row) => formatDateTime(row.event_time) },
-];
-
-function WebhookLog({ endpoint }: { endpoint: EventEndpoint }) {
-  const queryClient = useQueryClient();
-  const log = useQuery(eventDeliveriesQuery(endpoint.id));
-  const test = useMutation({
-    mutationFn: () => sendTestEvent(endpoint.id),
-    onSuccess: () => queryClient.invalidateQueries({ queryKey: eventKeys.deliveries(endpoint.id) }),
-  });
-  return (
-    <div className="page-section" aria-label={`Webhook ${endpoint.url}`}>
-      <p>
-        <span className="mono wrap">{endpoint.url}</span>{' '}
-        <button
-          type="button"
-          className="button button--quiet"
-          disabled={test.isPending}
-          onClick={() => test.mutate()}
-        >
-          Send a test event
-        </button>
-      </p>
-      <Loaded query={log} what="the webhook's deliveries">
-        {(rows) => (
-          <DataTable
-            columns={COLUMNS}
-            rows={rows}
-            rowKey={(row) => row.id}
-            caption={`Deliveries to ${endpoint.url}, newest first`}
-            captionHidden
-          />
-        )}
-      </Loaded>
-    </div>
   );
 }

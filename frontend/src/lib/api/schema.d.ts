@@ -1403,6 +1403,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/event-endpoints/choices/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description The event types a rule may name (operators' alerts only for operators) and the
+         *     collections whose ingest events the caller may have.
+         */
+        get: operations["api_v1_event_endpoints_choices_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/events/": {
         parameters: {
             query?: never;
@@ -3126,6 +3146,11 @@ export interface components {
          * @enum {string}
          */
         EventDeliveryStateEnum: "pending" | "delivered" | "dead";
+        EventType: {
+            type: string;
+            description: string;
+            operators_only: boolean;
+        };
         FacetValue: {
             value: string;
             count: number;
@@ -4635,6 +4660,12 @@ export interface components {
             collection_key: string;
             /** @description e.g. subscriptions/12 or orders/7 */
             subject: string;
+        };
+        /** @description What the caller's rules may ask for. */
+        RuleChoices: {
+            types: components["schemas"]["EventType"][];
+            /** @description collections whose ingest events the caller may have (their providers') */
+            collections: string[];
         };
         RuleRequest: {
             /** @description an event type, '*' or 'granule.*' */
@@ -12247,6 +12278,61 @@ export interface operations {
             };
             /** @description The thing is in the wrong state for it */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    api_v1_event_endpoints_choices_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RuleChoices"];
+                };
+            };
+            /** @description The request is malformed or invalid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such thing (or not the caller's) */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

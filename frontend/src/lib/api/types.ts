@@ -206,3 +206,5 @@ export type EventEndpointBody = Schemas['EndpointRequest'];
 export type EventEndpointWithSecret = Schemas['EndpointWithSecret'];
 export type EventDelivery = Schemas['EventDelivery'];
 export type EventDeliveryState = Schemas['EventDeliveryStateEnum'];
+export type EventRuleChoices = Schemas['RuleChoices'];
+export type EventRule = Schemas['RuleRequest'];
