@@ -229,16 +229,14 @@ class CheckedReader:
             return offset, b"", True
         wanted = min(BLOCK, size - offset)
         fd = self.handle.fileno()
-        if offset + wanted < size:
-            # Asked before this block's read, not after: the disk is never idle while a block
-            # is copied and checked (asked after, it idled that long: 0.86 of dd, capped).
-            os.posix_fadvise(fd, offset + wanted, 2 * BLOCK, os.POSIX_FADV_WILLNEED)
         if reuse:
             self.buffer = self.buffer or memoryview(bytearray(BLOCK))
             block = self.buffer[:os.preadv(fd, [self.buffer[:wanted]], offset)]
         else:
             block = os.pread(fd, wanted, offset)
         end = offset + len(block)
+        if end < size:      # the disk reads the block after while this one is checked and sent
+            os.posix_fadvise(fd, end, BLOCK, os.POSIX_FADV_WILLNEED)
         if self.blocks is not None:
             at = 8 * (offset // BLOCK)
             good = len(block) == wanted and self.blocks[at:at + 8] == block_sum(block)
