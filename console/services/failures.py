@@ -68,25 +68,37 @@ def failure_groups(since=None, where=None, kind=None, collection=None):
     an example reason (the latest), count, collections with counts, first and last seen."""
     out = []
     for source in chosen(where, kind):
-        for group in _grouped(source, since, collection).values():
+        groups = _grouped(source, since, collection)
+        actions = _actions_of(source, groups)
+        for pattern, group in groups.items():
             group["collections"] = [
                 {"key": k, "count": n}
                 for k, n in sorted(group["collections"].items(), key=lambda kv: (-kv[1], kv[0]))]
-            group["actions"] = _group_actions(source, group.pop("reasons"))
+            group.pop("reasons")
+            group["actions"] = actions[pattern]
             out.append(group)
     out.sort(key=lambda g: (-g["count"], -(g["last_seen"].timestamp() if g["last_seen"] else 0),
                             g["key"]))
     return out
 
 
-def _group_actions(source, reasons):
-    """What can be done about a group, judged on a sample of its items: each action possible
-    when it is for some of them (saying for how many), else why not (the first item's why)."""
+def _actions_of(source, groups):
+    """{pattern: what can be done about its group}, each judged on up to ACTIONS_SAMPLE of its
+    items, all of a source's judged at once (one judgement per group made a listing of 14
+    groups take 48 queries)."""
     if source.actions is None:
-        return [can(RETRY, "send every item round again")]
-    ids = list(source.rows().filter(_reason__in=list(reasons)).values_list("pk", flat=True)
-               [:ACTIONS_SAMPLE])
-    judged = list(source.actions(ids).values())
+        return {pattern: [can(RETRY, "send every item round again")] for pattern in groups}
+    sample = {pattern: list(source.rows().filter(_reason__in=list(group["reasons"]))
+                            .values_list("pk", flat=True)[:ACTIONS_SAMPLE])
+              for pattern, group in groups.items()}
+    judged = source.actions([pk for ids in sample.values() for pk in ids])
+    return {pattern: _verdict([judged[pk] for pk in ids if pk in judged])
+            for pattern, ids in sample.items()}
+
+
+def _verdict(judged):
+    """Each action possible when it is for some of the judged items (saying for how many),
+    else why not (the first item's why)."""
     out = []
     for name in (RETRY, REDELIVER):
         offered = [a for actions in judged for a in actions if a["action"] == name]
