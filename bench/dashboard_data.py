@@ -327,8 +327,8 @@ def _catalog_cache_requests(world, now, files, days, rng):
                         "created_at", "checked"], [row + ("",) for row in cache])
     insert(ArchiveRequest, ["id", "kind", "state", "priority", "file", "copy_number",
                             "volume_group", "volume", "drive", "bytes_total", "bytes_done",
-                            "attempts", "error", "created_at", "started_at", "finished_at"],
-           requests)
+                            "attempts", "error", "created_at", "started_at", "finished_at",
+                            "share"], [row + ("",) for row in requests])
     reset_sequences(Granule, File, CacheEntry, ArchiveRequest)
     by_state = {}
     for r in requests:

@@ -310,9 +310,9 @@ def _insert_requests(kind, state, priority, source, params):
     return _exec(f"""
         INSERT INTO {ArchiveRequest._meta.db_table} (kind, state, priority, file_id, copy_number,
             volume_group_id, volume_id, bytes_total, bytes_done, attempts, error, created_at,
-            started_at, finished_at)
+            started_at, finished_at, share)
         SELECT '{kind}', '{state}', {priority}, file, copy, grp, vol, s, y.done, y.attempts,
-               y.error, c, y.started, y.finished
+               y.error, c, y.started, y.finished, ''
         FROM (SELECT src.*, random() AS u FROM ({source}) src) x,
         LATERAL (SELECT {_SHAPES[state]}) y(started, done, attempts, error, finished)""", params)
 

@@ -103,6 +103,8 @@ EXPECTED = {
     ('config-user-detail', 'GET'):              (401, 403, 403, 403, 403, 200),
     ('config-user-detail', 'PATCH'):            (401, 403, 403, 403, 403, 200),
     ('config-user-list', 'GET'):                (401, 403, 403, 403, 403, 200),
+    ('config-recall-shares', 'GET'):            (401, 403, 403, 403, 403, 200),
+    ('config-recall-shares', 'PUT'):            (401, 403, 403, 403, 403, 400),
     ('config-sign-in-rule-list', 'GET'):        (401, 403, 403, 403, 403, 200),
     ('config-sign-in-rule-list', 'POST'):       (401, 403, 403, 403, 403, 201),
     ('config-sign-in-rule-detail', 'DELETE'):   (401, 403, 403, 403, 403, 204),
@@ -117,6 +119,7 @@ EXPECTED = {
     ('event-detail', 'GET'):                    (401, 200, 404, 404, 404, 200),
     ('event-list', 'GET'):                      (401, 200, 200, 200, 200, 200),
     # endpoints are their owner's alone: operators see every event, not others' endpoints
+    ('event-endpoint-choices', 'GET'):          (401, 200, 200, 200, 200, 200),
     ('event-endpoint-deliveries', 'GET'):       (401, 200, 404, 404, 404, 404),
     ('event-endpoint-detail', 'DELETE'):        (401, 204, 404, 404, 404, 404),
     ('event-endpoint-detail', 'GET'):           (401, 200, 404, 404, 404, 404),
