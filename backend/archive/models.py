@@ -429,10 +429,8 @@ class ArchiveRequest(models.Model):
     )
     # A migration to a bucket, or a recall the object store serves: the object movers' work,
     # out of the tape scheduler's view.
-    bucket = models.ForeignKey(
-        Bucket, null=True, blank=True, on_delete=models.PROTECT, related_name="+",
-        db_index=False,
-    )
+    bucket = models.ForeignKey(Bucket, null=True, blank=True, on_delete=models.PROTECT,
+                               related_name="+", db_index=False)
     # held by an object mover until then (tape work is held by its drive's lease)
     lease_until = models.DateTimeField(null=True, blank=True)
     drive = models.ForeignKey(

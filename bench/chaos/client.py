@@ -63,9 +63,15 @@ class Api:
 
 
 def _download(url):
+    """A whole download; a body shorter than its Content-Length (the server killed mid-send, or
+    a block that failed its check cut short) raises IncompleteRead, to be asked again, as
+    curl and granary-get do: http.client's read(n) returns the short body without a word."""
     digest, size = hashlib.md5(), 0
     with urllib.request.urlopen(url, timeout=120) as answer:
         while chunk := answer.read(1 << 20):
             digest.update(chunk)
             size += len(chunk)
+        declared = answer.headers.get("Content-Length")
+        if declared is not None and size != int(declared):
+            raise http.client.IncompleteRead(b"", int(declared) - size)
         return answer.status, digest.hexdigest(), size
