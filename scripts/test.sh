@@ -21,19 +21,24 @@ if [[ -n "${DATABASE_URL:-}${CELERY_BROKER_URL:-}" ]]; then
   # The pass on the embedded default (SQLite, file-system broker) runs beside this one: they
   # share no database, broker or temporary folder, and each waits on workers and databases as
   # much as it computes. Its output follows this pass's. The chaos run brings its own
-  # PostgreSQL and RabbitMQ, and the runs marked `once` (the whole-archive property run, the
-  # real clients and the virtual tape library) ask the database nothing the other tests do
-  # not: each runs once, in this pass.
+  # PostgreSQL and RabbitMQ, so it runs once, in that pass, which is the shorter one; the runs
+  # marked `once` (the whole-archive property run, the real clients and the virtual tape
+  # library) ask the database nothing the other tests do not: each runs once, in this pass.
+  # Both passes print their slowest tests, so the next move of a slow one is measured.
   embedded_log=$(mktemp) embedded_tmp=$(mktemp -d)
   # Its own loopback ports for the virtual tape library (this pass takes 3270-3279).
   env -u DATABASE_URL -u CELERY_BROKER_URL GRANARY_TEST_ISCSI_PORT=3280 \
-    .venv/bin/pytest -q -m "not slow and not chaos and not once" \
+    .venv/bin/pytest -q -m "not slow and not once" --durations=25 \
     --basetemp="$embedded_tmp" "$@" > "$embedded_log" 2>&1 &
   embedded=$!
   trap 'kill "$embedded" 2>/dev/null || true' EXIT
 fi
 status=0
-.venv/bin/pytest "$@" || status=$?
+if [[ -n "${embedded:-}" ]]; then
+  .venv/bin/pytest -m "not slow and not chaos" --durations=25 "$@" || status=$?
+else
+  .venv/bin/pytest "$@" || status=$?
+fi
 if [[ -n "${embedded:-}" ]]; then
   echo "== pytest on the embedded default (SQLite, file-system broker), run beside the pass above"
   embedded_status=0

@@ -8,8 +8,8 @@ back. Judged from outside: every granule's copies are read back from the volumes
 server's folder, and a sample downloaded through orders, all hashed against the MD5 of the bytes
 the run made; each S3 fault must have shown its reason on the requests it held up.
 
-Marked `chaos`: it brings its own servers, so scripts/test.sh runs it once, in the pass on
-PostgreSQL and RabbitMQ, not again on the embedded default. `make chaos-short` runs it alone.
+Marked `chaos`: it brings its own servers, so scripts/test.sh runs it once, in the pass on the
+embedded default (the shorter of the two passes it runs side by side), not again on PostgreSQL. `make chaos-short` runs it alone.
 GRANARY_CHAOS=0 leaves it out (a machine without initdb or rabbitmq-server skips it)."""
 import json
 import os
