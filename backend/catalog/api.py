@@ -23,7 +23,12 @@ from backend.ids import ID_REGEX
 from . import search_summary, services, shape_counts, shape_files
 from .filters import CollectionFilter, GranuleFilter, search_data, search_shape
 from .models import Collection
-from .pagination import DEFAULT_GRANULE_SORT, GRANULE_SORTS, GranuleKeysetPagination
+from .pagination import (
+    DEFAULT_GRANULE_SORT,
+    GRANULE_SORTS,
+    GranuleKeysetPagination,
+    GranuleSearchPagination,
+)
 from .retired import RETIRED_STATES
 from .serializers import (
     CollectionDetailSerializer,
@@ -137,7 +142,7 @@ class GranuleViewSet(viewsets.ReadOnlyModelViewSet):
     # sorting is the paginator's: it pages by the sort values (GranuleKeysetPagination),
     # and a shape's exact test runs inside its slices (services.ShapeFiltered)
     filter_backends = [SearchFilterBackend]
-    pagination_class = GranuleKeysetPagination
+    pagination_class = GranuleSearchPagination
 
     def filter_data(self):
         """The filters of this request: the query string, with a POST body's laid over it."""
