@@ -291,6 +291,19 @@ def order_counts():
     return {"by_state": states, "items_recalled": recalled}
 
 
+def users_cpu(alone, loaded, overall, kinds):
+    """The users' CPU per request and per search page view (ms), web and database: the CPU of
+    the window less that of the same ingest alone (its own web calls and queries)."""
+    searches = (kinds.get("search: results") or {}).get("requests", 0)
+    out = {}
+    for process in ("web", "database"):
+        extra = max(0.0, loaded["cpu_s"][process] - alone["cpu_s"][process])
+        out[process] = {
+            "per_request_ms": round(1000 * extra / max(1, overall["requests"]), 1),
+            "per_search_ms": round(1000 * extra / searches, 1) if searches else None}
+    return out
+
+
 def run(options):
     from backend.accounts.models import Provider
     from ingest.services import staging_area
@@ -373,7 +386,8 @@ def run(options):
         "ingest_ratio": ratio,
         "steps_s": {step: round(t - marks["start"], 1) for step, t in marks.items()},
         "web": {"overall": overall, "kinds": kinds,
-                "requests_per_s": round(overall["requests"] / window_s, 1)},
+                "requests_per_s": round(overall["requests"] / window_s, 1),
+                "users_cpu": users_cpu(alone, loaded, overall, kinds)},
         "errors": errors, "failures": failures, "checks": checks, "orders": orders,
         "workers": [f"{name}: -Q {queues} {' '.join(pool)}" for name, queues, pool in WORKERS],
         "web_server": "gunicorn deploy/gunicorn.conf.py, 2 processes x 4 threads (gthread)",
@@ -416,5 +430,9 @@ def run(options):
          f"{orders['items_recalled']}"),
         ("CPU s alone", cpu(alone)),
         ("CPU s with users", cpu(loaded)),
+        ("users' CPU ms per request: web, database", " / ".join(
+            str(row["per_request_ms"]) for row in result["web"]["users_cpu"].values())),
+        ("users' CPU ms per search page: web, database", " / ".join(
+            str(row["per_search_ms"]) for row in result["web"]["users_cpu"].values())),
     ]
     return result

@@ -1,6 +1,6 @@
 """The scientists of `manage.py bench mixed`, for locust: each a logged-in portal user doing what
 the React front end does, through the same API calls (frontend/src/lib/api/, the portal
-journeys in tests/e2e/): the search page's four queries, granule pages, the cart, an HTTPS
+journeys in tests/e2e/): the search page's queries, granule pages, the cart, an HTTPS
 order watched until it is ready, its files downloaded by their links and checked against the
 catalog's MD5, and the orders list.
 
@@ -31,6 +31,7 @@ SESSIONS = itertools.count()
 READY = ("ready", "partially_ready", "completed")
 ORDER_POLL_S = 2.5          # the order page's refresh while files come back from tape
 ORDER_WAIT_S = float(PLAN.get("order_wait_s", 300))
+SEPARATE = os.environ.get("MIXED_SEPARATE") == "1"
 
 
 @events.init.add_listener
@@ -151,8 +152,14 @@ class Scientist(HttpUser):
         return params
 
     def _search_page(self, params, limit=20):
-        """The search page's queries: collections, facets, the results page, the timeline."""
+        """The search page's queries: collections, and one request for the results page with
+        its facets and timeline (frontend/src/lib/api/granules/search.ts; with
+        MIXED_SEPARATE=1, the three separate requests the page made before)."""
         self._get("/api/v1/collections/", "search: collections", params={"limit": 100})
+        if not SEPARATE:
+            return self._get("/api/v1/granules/", "search: results",
+                             params={**params, "limit": limit, "include": "facets,timeline"},
+                             check=lambda b: "results" in b and "timeline" in b)
         facets = {k: v for k, v in params.items() if k != "collection"}
         self._get("/api/v1/granules/facets/", "search: facets", params=facets)
         page = self._get("/api/v1/granules/", "search: results",

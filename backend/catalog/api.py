@@ -1,5 +1,6 @@
 """Read API of the catalog: collections and granules with filters and cursor paging."""
 from django.http import Http404
+from django_filters import utils as filter_utils
 from django_filters.rest_framework import DjangoFilterBackend
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
@@ -19,10 +20,15 @@ from rest_framework.views import APIView
 from backend.errors import DomainError
 from backend.ids import ID_REGEX
 
-from . import services, shape_counts, shape_files
+from . import search_summary, services, shape_counts, shape_files
 from .filters import CollectionFilter, GranuleFilter, search_data, search_shape
 from .models import Collection
-from .pagination import DEFAULT_GRANULE_SORT, GRANULE_SORTS, GranuleKeysetPagination
+from .pagination import (
+    DEFAULT_GRANULE_SORT,
+    GRANULE_SORTS,
+    GranuleKeysetPagination,
+    GranuleSearchPagination,
+)
 from .retired import RETIRED_STATES
 from .serializers import (
     CollectionDetailSerializer,
@@ -99,6 +105,12 @@ _BUCKET = OpenApiParameter(
     "bucket", str, enum=["auto", *BUCKETS], default="auto",
     description="Bucket size; auto picks hour, day, month or year by the span of the granules "
                 f"found. At most {MAX_BUCKETS} buckets.")
+_INCLUDE = OpenApiParameter(
+    "include", OpenApiTypes.STR, description=(
+        "facets, timeline or both, comma-separated: the page also answers `facets` (as "
+        "/granules/facets/ with the same filters less collection, processing_level, platform "
+        "and instrument) and `timeline` (as /granules/timeline/ with the same filters and "
+        "`bucket`), computed together: the search page's three requests in one"))
 _FACETS = inline_serializer("GranuleFacets", {
     **{name: _FacetValue(many=True) for name in services.FACETS},
     "counts_exact": serializers.BooleanField(
@@ -109,7 +121,7 @@ _FACETS = inline_serializer("GranuleFacets", {
 
 
 @extend_schema_view(
-    list=extend_schema(parameters=[_ATTRIBUTES]),
+    list=extend_schema(parameters=[_ATTRIBUTES, _INCLUDE, _BUCKET]),
     retrieve=extend_schema(responses={
         200: GranuleDetailSerializer,
         404: OpenApiResponse(description="No such granule, or one the caller may not see"),
@@ -130,7 +142,7 @@ class GranuleViewSet(viewsets.ReadOnlyModelViewSet):
     # sorting is the paginator's: it pages by the sort values (GranuleKeysetPagination),
     # and a shape's exact test runs inside its slices (services.ShapeFiltered)
     filter_backends = [SearchFilterBackend]
-    pagination_class = GranuleKeysetPagination
+    pagination_class = GranuleSearchPagination
 
     def filter_data(self):
         """The filters of this request: the query string, with a POST body's laid over it."""
@@ -145,13 +157,54 @@ class GranuleViewSet(viewsets.ReadOnlyModelViewSet):
 
     def filter_queryset(self, queryset):
         """Filtered by the indexed boxes; for a page of a search with a shape, each candidate's
-        footprint is then tested exactly while it pages (services.ShapeFiltered)."""
-        queryset = super().filter_queryset(queryset)
+        footprint is then tested exactly while it pages (services.ShapeFiltered), unless the
+        request's summary already knows which meet it."""
+        matching = getattr(self, "_matching", None)
+        if matching is not None:    # filtered already for the summary: only annotated here
+            queryset = services.with_residency(matching).prefetch_related("files")
+        else:
+            queryset = super().filter_queryset(queryset)
         if self.action in ("list", "search"):
             shape = self.search_shape()
             if shape is not None:
-                return services.ShapeFiltered(queryset, shape)
+                return services.ShapeFiltered(queryset, shape, getattr(self, "_passed", None))
         return queryset
+
+    def list(self, request, *args, **kwargs):
+        """A page of the search; with `include`, its facets and timeline too (one request for
+        the search page: search_summary)."""
+        include = search_summary.parse_include(self.filter_data().get("include"))
+        if not include:
+            return super().list(request, *args, **kwargs)
+        bucket = self._bucket() if "timeline" in include else None
+        summary, extra = self._summary(), {}
+        if "facets" in include:
+            extra["facets"] = summary.facets()
+        if "timeline" in include:
+            timeline, exact = summary.timeline(bucket)
+            data = TimelineSerializer(timeline).data
+            extra["timeline"] = data if exact is None else {**data, "counts_exact": exact}
+        self._passed, self._matching = summary.known_passed(), summary.matching
+        response = super().list(request, *args, **kwargs)
+        response.data.update(extra)
+        return response
+
+    def _summary(self):
+        data = self.filter_data()
+        granules = services.visible_granules(self.request.user)
+        matching = self._filtered(granules, data)
+        same = not any(data.get(name) for name in search_summary.COLLECTION_FILTERS)
+        facet_base = matching if same else self._filtered(
+            granules, search_summary.facet_data(data))
+        return search_summary.SearchSummary(matching, facet_base, self.search_shape(),
+                                            same=same)
+
+    def _filtered(self, queryset, data):
+        """`queryset` under the list's filters `data`, as the filter backend applies them."""
+        filterset = GranuleFilter(data=data, queryset=queryset, request=self.request)
+        if not filterset.is_valid():
+            raise filter_utils.translate_validation(filterset.errors)
+        return filterset.qs
 
     def get_queryset(self):
         granules = services.visible_granules(self.request.user)
@@ -234,11 +287,15 @@ class GranuleViewSet(viewsets.ReadOnlyModelViewSet):
     def timeline_post(self, request):
         return self._timeline()
 
-    def _timeline(self):
+    def _bucket(self):
         bucket = self.filter_data().get("bucket", "auto")
         if bucket not in ("auto", *BUCKETS):
             raise DomainError(f"bucket must be one of auto, {', '.join(BUCKETS)}, not "
                               f"{bucket!r}.", "bucket")
+        return bucket
+
+    def _timeline(self):
+        bucket = self._bucket()
         granules = self.filter_queryset(self.get_queryset())
         shape, exact = self.search_shape(), None
         if shape is not None:

@@ -201,3 +201,19 @@ def _from_cursor(value, kind):
     if kind == "text" and not isinstance(value, str):
         raise ValueError
     return value
+
+
+class GranuleSearchPagination(GranuleKeysetPagination):
+    """The catalog's granule search: its page may also carry the facets and the timeline
+    (include=facets,timeline: catalog.search_summary)."""
+
+    def get_paginated_response_schema(self, schema):
+        page = super().get_paginated_response_schema(schema)
+        page["properties"]["facets"] = {
+            "allOf": [{"$ref": "#/components/schemas/GranuleFacets"}],
+            "description": "With include=facets: as /granules/facets/ (the same filters less "
+                           "collection, processing_level, platform and instrument)"}
+        page["properties"]["timeline"] = {
+            "allOf": [{"$ref": "#/components/schemas/Timeline"}],
+            "description": "With include=timeline: as /granules/timeline/ (the same filters)"}
+        return page

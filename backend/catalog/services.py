@@ -281,6 +281,8 @@ def meets(shape, granules):
 MIN_CHUNK, MAX_CHUNK = 64, 5000
 # Up to this many candidates, a shape search's facets are counted exactly.
 EXACT_COUNT_LIMIT = 10000
+# A page of a shape search whose passed ids are known, up to this many, is one query.
+KNOWN_PAGE_LIMIT = 2000
 
 
 class ShapeFiltered:
@@ -289,31 +291,40 @@ class ShapeFiltered:
     order, chunk by chunk, until the slice is full, so a page is whole and its cursor exact
     however many candidates the shape drops."""
 
-    def __init__(self, queryset, shape):
+    def __init__(self, queryset, shape, passed=None):
+        # passed: the ids known to meet the shape, all of them (search_summary), or None
         self.queryset, self.shape, self.model = queryset, shape, queryset.model
+        self.passed = passed
 
     def order_by(self, *fields):
-        return ShapeFiltered(self.queryset.order_by(*fields), self.shape)
+        return ShapeFiltered(self.queryset.order_by(*fields), self.shape, self.passed)
 
     def filter(self, *args, **kwargs):
-        return ShapeFiltered(self.queryset.filter(*args, **kwargs), self.shape)
+        return ShapeFiltered(self.queryset.filter(*args, **kwargs), self.shape, self.passed)
+
+    def _meeting(self, pks):
+        if self.passed is None:
+            return exact_matches(self.shape, pks)
+        return [pk for pk in pks if pk in self.passed]
 
     def __getitem__(self, item):
         if not isinstance(item, slice) or item.step is not None:
             raise TypeError("ShapeFiltered takes a plain slice")
         start, stop = item.start or 0, item.stop
+        if self.passed is not None and len(self.passed) <= KNOWN_PAGE_LIMIT:
+            return list(self.queryset.filter(pk__in=self.passed)[start:stop])
         wanted = None if stop is None else stop
         passed, chunk, candidates = [], [], self.queryset.values_list("pk", flat=True)
         size = max(MIN_CHUNK, (wanted or 0) + 1)
         for pk in candidates.iterator(chunk_size=min(size, MAX_CHUNK)):
             chunk.append(pk)
             if len(chunk) >= size:
-                passed += exact_matches(self.shape, chunk)
+                passed += self._meeting(chunk)
                 chunk, size = [], min(size * 2, MAX_CHUNK)
                 if wanted is not None and len(passed) >= wanted:
                     break
         else:
-            passed += exact_matches(self.shape, chunk)
+            passed += self._meeting(chunk)
         keep = passed[start:stop]
         rows = {g.pk: g for g in self.queryset.filter(pk__in=keep)}
         return [rows[pk] for pk in keep if pk in rows]

@@ -78,3 +78,15 @@ def test_a_tiny_mixed_run_orders_downloads_and_checks(data_root, monkeypatch, se
     assert orders["by_state"].get("completed", 0) >= checks["orders_completed"]
     assert orders["items_recalled"] >= 1
     assert result["released_to_tape"] == 4
+
+
+def test_the_users_cpu_is_the_window_less_the_solo_phase_per_request_and_per_search():
+    from bench.mixed import users_cpu
+
+    alone = {"cpu_s": {"web": 1.0, "database": 0.5}}
+    loaded = {"cpu_s": {"web": 11.0, "database": 2.5}}
+    # 10 s of web and 2 s of database CPU for 100 requests, 20 of them search pages
+    got = users_cpu(alone, loaded, {"requests": 100}, {"search: results": {"requests": 20}})
+    assert got == {"web": {"per_request_ms": 100.0, "per_search_ms": 500.0},
+                   "database": {"per_request_ms": 20.0, "per_search_ms": 100.0}}
+    assert users_cpu(alone, loaded, {"requests": 0}, {})["web"]["per_search_ms"] is None

@@ -45,9 +45,9 @@ const facets: GranuleFacets = {
   instrument: [{ value: 'MODIS', count: 15 }],
 };
 
-/** Every granule request's query string, in order; the same for the timeline. */
+/** Every granule request's query string, in order; the separate counting requests made. */
 let asked: URLSearchParams[];
-let timelineAsked: URLSearchParams[];
+let separate: string[];
 
 const timeline: Timeline = {
   bucket: 'day',
@@ -61,36 +61,43 @@ const timeline: Timeline = {
 
 beforeEach(() => {
   asked = [];
-  timelineAsked = [];
+  separate = [];
   server.use(
-    http.get('/api/v1/granules/timeline/', ({ request }) => {
-      timelineAsked.push(new URL(request.url).searchParams);
+    http.get('/api/v1/granules/timeline/', () => {
+      separate.push('timeline');
       return HttpResponse.json(timeline);
     }),
     http.get('/api/v1/collections/', ({ request }) => {
       const q = new URL(request.url).searchParams.get('q');
       return HttpResponse.json(page(q === 'snow' ? [snow] : q === 'landsat' ? [] : [modis, snow]));
     }),
-    http.get('/api/v1/granules/facets/', () => HttpResponse.json(facets)),
+    http.get('/api/v1/granules/facets/', () => {
+      separate.push('facets');
+      return HttpResponse.json(facets);
+    }),
     http.get('/api/v1/granules/', ({ request }) => {
       const params = new URL(request.url).searchParams;
       asked.push(params);
+      // include=facets,timeline: the page carries them (the API's one request for the page)
+      const summary = params.get('include') === 'facets,timeline' ? { facets, timeline } : {};
       if (params.get('cursor') === 'page2') {
-        return HttpResponse.json(
-          page([granule({ id: 3, residency: 'tape' })], {
+        return HttpResponse.json({
+          ...page([granule({ id: 3, residency: 'tape' })], {
             previous: 'http://testserver/api/v1/granules/?limit=20',
           }),
-        );
+          ...summary,
+        });
       }
-      return HttpResponse.json(
-        page(
+      return HttpResponse.json({
+        ...summary,
+        ...page(
           [
             granule({ id: 1, total_size: 1_234_567, residency: 'cache' }),
             granule({ id: 2, total_size: 2_500_000_000, residency: 'tape', bbox: null }),
           ],
           { next: 'http://testserver/api/v1/granules/?cursor=page2&limit=20' },
         ),
-      );
+      });
     }),
   );
 });
@@ -137,12 +144,10 @@ describe('SearchPage', () => {
       'attr.day_night': 'Day',
       'attr.cloud_cover.lt': '30',
       limit: '20',
+      include: 'facets,timeline',
     });
-    expect(Object.fromEntries(timelineAsked.at(-1) ?? [])).toMatchObject({
-      collection: 'MOD021KM.061',
-      start: '2026-11-01',
-      bucket: 'auto',
-    });
+    // The results, the facets and the timeline came in that one request.
+    expect(separate).toEqual([]);
     const form = screen.getByRole('search', { name: 'Granule search' });
     expect(within(form).getByLabelText('From')).toHaveValue('2026-11-01');
     expect(within(form).getByLabelText('To')).toHaveValue('2026-11-02');
@@ -227,9 +232,10 @@ describe('SearchPage', () => {
     await waitFor(() => expect(router.state.location.search).toBe('?q=MOD021KM.A2026*.0001'));
     await waitFor(() => expect(lastAsked().q).toBe('MOD021KM.A2026*.0001'));
     expect(lastAsked().collection).toBeUndefined();
-    expect(Object.fromEntries(timelineAsked.at(-1) ?? [])).toEqual({
+    expect(lastAsked()).toEqual({
       q: 'MOD021KM.A2026*.0001',
-      bucket: 'auto',
+      limit: '20',
+      include: 'facets,timeline',
     });
   });
 

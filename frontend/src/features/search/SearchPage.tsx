@@ -3,9 +3,7 @@ import { useEffect, useMemo, useState } from 'react';
 import { Link, useSearchParams } from 'react-router';
 
 import { collectionsQuery } from '../../lib/api/collections/collections';
-import { granuleFacetsQuery } from '../../lib/api/granules/facets';
-import { granulesQuery } from '../../lib/api/granules/granules';
-import { granuleTimelineQuery } from '../../lib/api/granules/timeline';
+import { granuleSearchQuery } from '../../lib/api/granules/search';
 import { subscribeToSearchPath } from '../../lib/searchSubscription';
 import { LazyBoxMap } from '../../components/map/LazyBoxMap';
 import { ShapeUpload } from '../../components/map/ShapeUpload';
@@ -16,11 +14,9 @@ import { SearchForm } from './SearchForm';
 import { SearchResults } from './SearchResults';
 import { SearchTimeline } from './SearchTimeline';
 import {
-  facetParams,
   granuleParams,
   matchingFilters,
   readSearch,
-  timelineParams,
   writeSearch,
   type SearchState,
 } from './searchState';
@@ -62,11 +58,12 @@ export function SearchPage() {
       limit: COLLECTION_LIMIT,
     }),
   );
-  const facets = useQuery(granuleFacetsQuery(facetParams(search)));
-  const granules = useQuery(granulesQuery(granuleParams(search)));
+  // One request answers the page of results, the facets and the timeline.
+  const granules = useQuery(granuleSearchQuery(granuleParams(search)));
+  const facets = granules.data?.facets;
   // The timeline counts every granule of the search, so it also says how many match.
-  const timeline = useQuery(granuleTimelineQuery(timelineParams(search)));
-  const total = timeline.data && !timeline.isPlaceholderData ? timeline.data.total : null;
+  const timeline = granules.data?.timeline;
+  const total = timeline && !granules.isPlaceholderData ? timeline.total : null;
   const shapeLost = readShape(searchParams.get('shape')).missing;
   // The cart offers this area to cut the ordered files to.
   useEffect(() => rememberSearchArea({ bbox: search.bbox, shape: search.shape }), [search]);
@@ -111,7 +108,7 @@ export function SearchPage() {
           onDraftChange={setDraft}
           onApply={apply}
           collections={collections}
-          facets={facets.data}
+          facets={facets}
         />
         <div className="search-main">
           {shapeLost && (
@@ -149,7 +146,7 @@ export function SearchPage() {
           </div>
           <div className="search-main__timeline">
             <SearchTimeline
-              query={timeline}
+              timeline={timeline}
               onNarrow={(start, end) => apply({ ...search, start, end })}
             />
           </div>

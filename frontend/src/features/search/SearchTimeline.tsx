@@ -1,10 +1,8 @@
-import type { UseQueryResult } from '@tanstack/react-query';
 import type { ChartData, ChartOptions } from 'chart.js';
 import { useRef, useState, type PointerEvent } from 'react';
 import { Bar } from 'react-chartjs-2';
 
 import { ChartFigure } from '../../components/ChartFigure';
-import { ErrorMessage } from '../../components/StatusMessage';
 import { Chart, seriesColour } from '../../lib/chart';
 import type { Timeline } from '../../lib/api/types';
 import { formatCount } from '../../lib/format';
@@ -17,26 +15,19 @@ const SELECTED = '#D55E00';
  * dates to its bucket; dragging across bars narrows them to the span.
  */
 export function SearchTimeline({
-  query,
+  timeline,
   onNarrow,
 }: {
-  query: UseQueryResult<Timeline>;
+  /** The search's timeline, answered with its results (undefined: not yet, or none). */
+  timeline: Timeline | undefined;
   onNarrow: (start: string, end: string) => void;
 }) {
   const chart = useRef<Chart<'bar', number[], string> | null>(null);
   const [drag, setDrag] = useState<{ from: number; to: number } | null>(null);
 
-  if (query.isError) {
-    return (
-      <ErrorMessage
-        title="The timeline could not be drawn"
-        detail={query.error.message}
-        onRetry={() => void query.refetch()}
-      />
-    );
-  }
-  if (!query.data || query.data.buckets.length === 0) return null;
-  const { buckets, bucket: size, total } = query.data;
+  // A search that failed says so once, in the results.
+  if (!timeline || timeline.buckets.length === 0) return null;
+  const { buckets, bucket: size, total } = timeline;
 
   const labels = buckets.map((b) => bucketLabel(b.start, size));
   const counts = buckets.map((b) => b.count);

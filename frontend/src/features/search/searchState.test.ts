@@ -4,11 +4,9 @@ import type { BBox } from '../../lib/api/types';
 
 import {
   emptySearch,
-  facetParams,
   granuleParams,
   matchingFilters,
   readSearch,
-  timelineParams,
   wildcardSuggestion,
   writeSearch,
 } from './searchState';
@@ -81,11 +79,6 @@ describe('search state in the address', () => {
     });
     // The API's own default order is not spelled out.
     expect(granuleParams(emptySearch)).toEqual({ ordering: '', cursor: null, limit: 20 });
-    expect(timelineParams(search)).toEqual({ ...filters, bucket: 'auto' });
-    // Facet counts keep every collection and level on offer: only text, time, space, attributes.
-    expect(
-      Object.keys(facetParams({ ...search, processingLevel: '1B', collections: ['C.2'] })),
-    ).toEqual(['q', 'start', 'end', 'bbox', 'intersects', 'attr.day_night', 'attr.cloud_cover.lt']);
   });
 
   it('keeps a drawn shape in the address and sends it as intersects instead of the box', () => {

@@ -161,7 +161,9 @@ function filterParams(state: SearchState): Record<string, string> {
 
 /**
  * Which granules the search selects, in the list's parameter names: what the timeline and
- * "add all matching to the cart" are asked about. Empty values are left out.
+ * "add all matching to the cart" are asked about. Empty values are left out. (The facets the
+ * API counts with the page leave out collection, processing_level, platform and instrument,
+ * so every value stays on offer with the number it would give.)
  */
 export function matchingFilters(state: SearchState): Record<string, string> {
   const filters: Record<string, string> = {
@@ -183,20 +185,6 @@ export function granuleParams(state: SearchState): QueryParams {
     cursor: state.cursor,
     limit: state.pageSize,
   };
-}
-
-/** GET /api/v1/granules/timeline/ parameters: the same granules, counted per time bucket. */
-export function timelineParams(state: SearchState): QueryParams {
-  return { ...matchingFilters(state), bucket: 'auto' };
-}
-
-/**
- * GET /api/v1/granules/facets/ parameters: the free text, time, space and attributes only, so
- * every level, platform, instrument and collection stays offered with the number of granules
- * it would give.
- */
-export function facetParams(state: SearchState): QueryParams {
-  return { q: state.q, ...filterParams(state) };
 }
 
 /** A word that reads as (the start of) a granule id: no wildcard, a digit or an id separator. */

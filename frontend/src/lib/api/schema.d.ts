@@ -1517,7 +1517,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Granules of the collections visible to the caller. */
+        /**
+         * @description A page of the search; with `include`, its facets and timeline too (one request for
+         *     the search page: search_summary).
+         */
         get: operations["api_v1_granules_list"];
         put?: never;
         post?: never;
@@ -4084,6 +4087,10 @@ export interface components {
             limit?: number;
             /** @description Present when the asked limit was clamped */
             note?: string;
+            /** @description With include=facets: as /granules/facets/ (the same filters less collection, processing_level, platform and instrument) */
+            facets?: components["schemas"]["GranuleFacets"];
+            /** @description With include=timeline: as /granules/timeline/ (the same filters) */
+            timeline?: components["schemas"]["Timeline"];
         };
         PaginatedIngestFailureList: {
             /**
@@ -12639,6 +12646,8 @@ export interface operations {
                 "attr.NAME[.OP]"?: string;
                 /** @description west,south,east,north (west > east crosses 180°) */
                 bbox?: string;
+                /** @description Bucket size; auto picks hour, day, month or year by the span of the granules found. At most 5000 buckets. */
+                bucket?: "auto" | "day" | "hour" | "month" | "year";
                 /** @description Collection key(s) SHORT.VERSION, comma-separated */
                 collection?: string;
                 /** @description The page's position, from a next or previous link */
@@ -12647,6 +12656,8 @@ export interface operations {
                 end?: string;
                 /** @description Granule id, case-insensitive; * and ? are wildcards */
                 granule_id?: string;
+                /** @description facets, timeline or both, comma-separated: the page also answers `facets` (as /granules/facets/ with the same filters less collection, processing_level, platform and instrument) and `timeline` (as /granules/timeline/ with the same filters and `bucket`), computed together: the search page's three requests in one */
+                include?: string;
                 instrument?: string;
                 /** @description GeoJSON geometry (Point, LineString, Polygon, Multi*) in JSON, at most 2000 vertices; a ring from lon 170 to -170 crosses 180° */
                 intersects?: string;

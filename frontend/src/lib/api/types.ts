@@ -37,6 +37,8 @@ export type Medium = Schemas['MediumEnum'];
 export type GranuleFacets = Schemas['GranuleFacets'];
 export type FacetValue = Schemas['FacetValue'];
 export type Timeline = Schemas['Timeline'];
+/** A page of a granule search with, when asked for (include), its facets and timeline. */
+export type GranuleSearchPage = Schemas['PaginatedGranuleList'];
 export type TimelineBucket = Schemas['TimelineBucket'];
 export type TimelineBucketSize = Schemas['TimelineBucketEnum'];
 /** The search shape an uploaded GeoJSON, KML/KMZ or zipped shapefile gives. */
