@@ -90,6 +90,8 @@ GRANARY_SCSI = {
     "target": env("GRANARY_SCSI_TARGET", "iqn.2026-11.org.granary:vtl-3270"),
     "changer": env("GRANARY_SCSI_CHANGER", env("GRANARY_SCSI_CHANGER_LUN", "1")),
     "drives": env_list("GRANARY_SCSI_DRIVES", env("GRANARY_SCSI_DRIVE_LUNS", "2,3")),
+    # the lock files processes share the library by (a temporary folder's by default)
+    "lock_dir": env("GRANARY_SCSI_LOCK_DIR", ""),
 }
 # Reconciliation (catalog, cache, volumes and copies compared, bytes read): beat runs a sampled
 # one daily, reading this many copies and cached files at random; operators run full ones.
