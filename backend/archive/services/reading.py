@@ -36,7 +36,7 @@ def read_copies(drive, volume, requests):
     (uncharged: the copy failed, not the request); only a volume that cannot be opened at all
     is suspect, and the rest of the batch is requeued."""
     set_drive(drive, state=Drive.State.READING)
-    with medium_of(volume).held():     # one mount for the batch (a SCSI cartridge)
+    with medium_of(volume, drive).held():     # one mount for the batch (a SCSI cartridge)
         return _read_batch(drive, volume, requests)
 
 
@@ -191,8 +191,8 @@ def _read_segment(drive, volume, segment, out):
     on the way; a member that fails (short, or other bytes) is marked bad and the caller reads
     another copy."""
     try:
-        digest = medium_of(volume).read(segment.data_offset, segment.length,
-                                        segment.checksum_type, sink=out)
+        digest = medium_of(volume, drive).read(segment.data_offset, segment.length,
+                                              segment.checksum_type, sink=out)
     except CopyMissing as exc:
         mark_bad([segment], str(exc))
         raise _DamagedCopy(f"copy {segment.copy_number} on {volume.label}: {exc}") from exc
@@ -212,8 +212,8 @@ def _audit(drive, volume, request):
         try:
             if volume.fault == "bad":
                 raise tape.VolumeError("media error (injected)")
-            digest = medium_of(volume).read(segment.data_offset, segment.length,
-                                            segment.checksum_type)
+            digest = medium_of(volume, drive).read(segment.data_offset, segment.length,
+                                                  segment.checksum_type)
             hardware.pause(hardware.transfer_seconds(drive.model, segment.length))
             ok = checksums.same(segment.checksum_type, digest, segment.checksum)
         except (tape.VolumeError, MediumError) as exc:
