@@ -78,22 +78,15 @@ class Faults:
                  f"{', a batch submitted while it was down' if during else ''})",
                  disruption=True)
 
-    def kill_target(self, patience_s=60):
-        """kill -9 tgtd while a drive writes (the first seen writing in `patience_s`, else
-        now), then start it again on the same cartridges (all back in their slots)."""
-        from backend.archive.models import Drive
-
-        deadline = time.monotonic() + patience_s
-        writing = []
-        while time.monotonic() < deadline and not writing:
-            writing = with_db(lambda: list(Drive.objects.filter(state=Drive.State.WRITING)
-                                           .values_list("name", flat=True)))
-            if not writing:
-                time.sleep(0.1)
+    def kill_target(self, patience_s=120):
+        """kill -9 tgtd while a drive writes (a cartridge's backing file growing; the first
+        seen in `patience_s`, else now), then start it again on the same cartridges (all back
+        in their slots, the drives empty)."""
+        cartridge = self.library.wait_for_a_write(patience_s)
         self.library.kill()
         time.sleep(self.rng.uniform(0.5, 3.0))
         self.library.start()
-        self.log(f"tgt killed -9 {'while ' + ', '.join(writing) + ' wrote' if writing else ''}"
+        self.log(f"tgt killed -9 {'while ' + cartridge + ' was written' if cartridge else ''}"
                  f" and started again (tgtd {self.library.pid})", disruption=True)
 
     # --- operator actions through the API ----------------------------------------------------

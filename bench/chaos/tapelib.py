@@ -61,13 +61,32 @@ class TapeLibrary:
                 "GRANARY_SCSI_LOCK_DIR": str(self.dir / "locks")}
 
     def kill(self):
-        """kill -9 tgtd (by its PID) and wait until it is gone."""
+        """kill -9 tgtd (by its PID) and wait until it is dead; its PID file goes too (a
+        zombie nobody reaped yet would pass the script's `kill -0` for a running daemon)."""
         try:
             os.kill(self.pid, signal.SIGKILL)
         except ProcessLookupError:
-            return
-        while os.path.exists(f"/proc/{self.pid}") and _alive(self.pid):
+            pass
+        while _alive(self.pid):
             time.sleep(0.05)
+        (self.dir / "tgtd.pid").unlink(missing_ok=True)
+
+    def sizes(self):
+        """{cartridge: bytes of its backing file}: what grows while a drive writes."""
+        return {p.name: p.stat().st_size for p in (self.dir / "media").iterdir()}
+
+    def wait_for_a_write(self, patience_s):
+        """Until a cartridge's backing file grows (a drive writing), at most patience_s;
+        the cartridge, or None."""
+        deadline, before = time.monotonic() + patience_s, self.sizes()
+        while time.monotonic() < deadline:
+            time.sleep(0.05)
+            now = self.sizes()
+            grown = [name for name, size in now.items() if size > before.get(name, 0)]
+            if grown:
+                return grown[0]
+            before = now
+        return None
 
     def cartridge_file(self, label):
         return self.dir / "media" / label
