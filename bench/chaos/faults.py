@@ -86,8 +86,20 @@ class Faults:
         self.library.kill()
         time.sleep(self.rng.uniform(0.5, 3.0))
         self.library.start()
+        self._drop_sessions()
         self.log(f"tgt killed -9 {'while ' + cartridge + ' was written' if cartridge else ''}"
                  f" and started again (tgtd {self.library.pid})", disruption=True)
+
+    @staticmethod
+    def _drop_sessions():
+        """This process's own sessions to the library (it labelled the cartridges and reads
+        them to judge) died with the target: dropped, as a worker drops its own on the first
+        failure."""
+        from django.conf import settings
+
+        from backend.archive.media.scsi.library import library_for
+
+        library_for(settings.GRANARY_SCSI).reset()
 
     # --- operator actions through the API ----------------------------------------------------
 
