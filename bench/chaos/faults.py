@@ -82,7 +82,14 @@ class Faults:
         """kill -9 tgtd while a drive writes (a cartridge's backing file growing; the first
         seen in `patience_s`, else now), then start it again on the same cartridges (all back
         in their slots, the drives empty)."""
-        cartridge = self.library.wait_for_a_write(patience_s)
+        from backend.archive.models import Drive
+
+        def writing():
+            names = with_db(lambda: list(Drive.objects.filter(state=Drive.State.WRITING)
+                                         .values_list("name", flat=True)[:1]))
+            return f"a cartridge in {names[0]}" if names else None
+
+        cartridge = self.library.wait_for_a_write(patience_s, writing)
         self.library.kill()
         time.sleep(self.rng.uniform(0.5, 3.0))
         self.library.start()

@@ -75,17 +75,21 @@ class TapeLibrary:
         """{cartridge: bytes of its backing file}: what grows while a drive writes."""
         return {p.name: p.stat().st_size for p in (self.dir / "media").iterdir()}
 
-    def wait_for_a_write(self, patience_s):
-        """Until a cartridge's backing file grows (a drive writing), at most patience_s;
-        the cartridge, or None."""
+    def wait_for_a_write(self, patience_s, writing=None):
+        """Until a cartridge's backing file grows or `writing()` names a drive writing (a
+        batch of small files is written in less than one look at the files), at most
+        patience_s; what was seen writing, or None."""
         deadline, before = time.monotonic() + patience_s, self.sizes()
         while time.monotonic() < deadline:
-            time.sleep(0.05)
+            time.sleep(0.02)
             now = self.sizes()
             grown = [name for name, size in now.items() if size > before.get(name, 0)]
             if grown:
                 return grown[0]
             before = now
+            seen = writing() if writing else None
+            if seen:
+                return seen
         return None
 
     def cartridge_file(self, label):
