@@ -34,7 +34,9 @@ bench: setup
 # database restarted, drives fail, the S3 server is late, killed -9 and given other keys, a
 # bucket is missing and bytes are damaged (objects too), on a PostgreSQL, RabbitMQ and S3 server
 # the run starts itself. Prints a table; non-zero unless nothing lost and every S3 fault showed
-# its reason. The issue's 5 GB object: add --big-object-gb 5.
+# its reason. The issue's 5 GB object: add --big-object-gb 5. On SCSI tape (tgt's virtual
+# library started and stopped by the run, killed -9 mid-write): GRANARY_TAPE=scsi make chaos, or
+# manage.py chaos --tape scsi [--iscsi-port N].
 chaos: setup
 	.venv/bin/python manage.py chaos --json var/bench-results/chaos.json
 

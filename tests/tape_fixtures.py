@@ -119,8 +119,8 @@ def member_file(volume):
 
 def volume_bytes(volume):
     """The volume's tar stream read without Granary: the file, or the cartridge's data records
-    up to its filemark (tests.tgt_media)."""
-    from tests import tgt_media
+    up to its filemark (bench.tgt_media)."""
+    from bench import tgt_media
 
     path = member_file(volume)
     if ACTIVE.get("kind") == "scsi":
@@ -130,7 +130,7 @@ def volume_bytes(volume):
 
 def flip_byte(volume, offset):
     """Damage one byte of the volume's stream at `offset`, on the medium itself."""
-    from tests import tgt_media
+    from bench import tgt_media
 
     path, at = member_file(volume), offset
     if ACTIVE.get("kind") == "scsi":

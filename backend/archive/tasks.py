@@ -6,8 +6,10 @@ from .services import manager
 
 @shared_task(name="backend.archive.tick")
 def tick():
-    """Recover stale work and start idle drives on queued work (also run by beat)."""
-    manager.tick()
+    """Recover stale work and start idle drives on queued work (also run by beat); a burst of
+    nudges is one tick (manager.tick_due)."""
+    if manager.tick_due():
+        manager.tick()
 
 
 @shared_task(name="backend.archive.run_drive")

@@ -90,6 +90,11 @@ GRANARY_SCSI = {
     "target": env("GRANARY_SCSI_TARGET", "iqn.2026-11.org.granary:vtl-3270"),
     "changer": env("GRANARY_SCSI_CHANGER", env("GRANARY_SCSI_CHANGER_LUN", "1")),
     "drives": env_list("GRANARY_SCSI_DRIVES", env("GRANARY_SCSI_DRIVE_LUNS", "2,3")),
+    # logical drive -> SCSI drive (a unit of "drives"): "silo1-d1=2,silo1-d2=3"; a drive not
+    # named is bound by its place among the drives (by silo, then name) modulo their number
+    "bind": dict(item.split("=", 1) for item in env_list("GRANARY_SCSI_BIND") if "=" in item),
+    # the lock files processes share the library by (a temporary folder's by default)
+    "lock_dir": env("GRANARY_SCSI_LOCK_DIR", ""),
 }
 # Reconciliation (catalog, cache, volumes and copies compared, bytes read): beat runs a sampled
 # one daily, reading this many copies and cached files at random; operators run full ones.

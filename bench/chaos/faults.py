@@ -9,6 +9,7 @@ import time
 
 from django.db.models import Q
 
+from . import tapelib
 from .provider import BIG
 from .watch import with_db
 
@@ -24,8 +25,9 @@ def _flip(path, offset):
 class Faults:
     """Each method does one thing to the running archive and returns a line for the log."""
 
-    def __init__(self, rng, operator, fleet, postgres, rabbit, collection_ids):
+    def __init__(self, rng, operator, fleet, postgres, rabbit, collection_ids, library=None):
         self.rng, self.operator, self.fleet = rng, operator, fleet
+        self.library = library     # tapelib.TapeLibrary on SCSI tape
         self.postgres, self.rabbit = postgres, rabbit
         self.collection_ids = list(collection_ids)
         self.damaged = set()   # file ids with one damaged copy: never damaged again
@@ -75,6 +77,36 @@ class Faults:
         self.log(f"{what} restarted ({time.monotonic() - started:.1f} s"
                  f"{', a batch submitted while it was down' if during else ''})",
                  disruption=True)
+
+    def kill_target(self, patience_s=120):
+        """kill -9 tgtd while a drive writes (a cartridge's backing file growing; the first
+        seen in `patience_s`, else now), then start it again on the same cartridges (all back
+        in their slots, the drives empty)."""
+        from backend.archive.models import Drive
+
+        def writing():
+            names = with_db(lambda: list(Drive.objects.filter(state=Drive.State.WRITING)
+                                         .values_list("name", flat=True)[:1]))
+            return f"a cartridge in {names[0]}" if names else None
+
+        cartridge = self.library.wait_for_a_write(patience_s, writing)
+        self.library.kill()
+        time.sleep(self.rng.uniform(0.5, 3.0))
+        self.library.start()
+        self._drop_sessions()
+        self.log(f"tgt killed -9 {'while ' + cartridge + ' was written' if cartridge else ''}"
+                 f" and started again (tgtd {self.library.pid})", disruption=True)
+
+    @staticmethod
+    def _drop_sessions():
+        """This process's own sessions to the library (it labelled the cartridges and reads
+        them to judge) died with the target: dropped, as a worker drops its own on the first
+        failure."""
+        from django.conf import settings
+
+        from backend.archive.media.scsi.library import library_for
+
+        library_for(settings.GRANARY_SCSI).reset()
 
     # --- operator actions through the API ----------------------------------------------------
 
@@ -152,7 +184,10 @@ class Faults:
         if not copies:
             return self.log("flip volume byte: no verified copy yet")
         copy = self.rng.choice(copies)
-        _flip(volume_path(copy.volume), copy.data_offset + copy.length // 2)
+        if self.library:
+            tapelib.flip(self.library, copy.volume.label, copy.data_offset + copy.length // 2)
+        else:
+            _flip(volume_path(copy.volume), copy.data_offset + copy.length // 2)
         self.damaged.add(copy.file_id)
         self.log(f"flipped a byte of file {copy.file_id} copy {copy.copy_number} on volume "
                  f"{copy.volume.label}")

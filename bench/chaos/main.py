@@ -13,7 +13,7 @@ from pathlib import Path
 
 from django.conf import settings
 
-from . import report, s3
+from . import report, s3, tapelib
 from .fleet import kill_leftovers
 from .services import Postgres, Rabbit
 
@@ -44,6 +44,12 @@ def add_arguments(parser):
                              f"{S3_SHORT['s3_faults']} with --short; '' for none)")
     parser.add_argument("--short", action="store_true",
                         help="the short run of the test suite: " + json.dumps(SHORT))
+    parser.add_argument("--tape", choices=tapelib.KINDS, default=None,
+                        help="the tape volumes: the emulator's files, or cartridges of tgt's "
+                             "virtual library the run starts (default: GRANARY_TAPE)")
+    parser.add_argument("--iscsi-port", type=int, default=None,
+                        help="the virtual library's iSCSI port (--tape scsi; a free one by "
+                             "default)")
     parser.add_argument("--lease-s", type=int, help="drive and ingest leases (default 15/30 s)")
     parser.add_argument("--json", dest="json_out", help="write the result here")
     parser.add_argument("--keep", action="store_true", help="keep the run folder")
@@ -55,6 +61,7 @@ def options_of(opts):
               **({**SHORT, **S3_SHORT} if opts.get("short") else {})}
     out = {**opts, **{k: preset[k] if opts.get(k) is None else opts[k] for k in preset}}
     out["s3_faults"] = [f for f in out["s3_faults"].split(",") if f]
+    out["tape"] = out.get("tape") or settings.GRANARY_TAPE
     unknown = set(out["s3_faults"]) - set(s3.ALL_FAULTS)
     if unknown:
         raise ValueError(f"unknown S3 faults {sorted(unknown)}: choose of {s3.ALL_FAULTS}")
@@ -79,6 +86,7 @@ def outer(opts, write):
     finally:
         kill_leftovers(run_dir)
         s3.kill_leftover(run_dir)
+        tapelib.stop(run_dir)
         rabbit.stop()
         postgres.stop()
         keep = opts["keep"] or result is None or not report.passed(result)

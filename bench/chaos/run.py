@@ -9,7 +9,7 @@ from django.core.management import call_command
 
 from bench import live
 
-from . import reasons, report, s3, verify
+from . import reasons, report, s3, tapelib, verify
 from .client import Api
 from .faults import Faults
 from .fleet import Fleet
@@ -27,24 +27,30 @@ LEASES = {"GRANARY_DRIVE_LEASE_S": "15", "GRANARY_INGEST_LEASE_S": "30",
 # The run's collections: tape only (two tape copies), and copy 1 in a bucket with copy 2 on
 # tape (chaos-late's bucket is missing for a while); granules are dealt to them in this turn.
 TAPE, OBJECTS, LATE = "CHAOS", "CHAOSOBJ", "CHAOSLATE"
+DRIVES_PER_SILO = 4
 DEAL = [{"T": TAPE, "O": OBJECTS, "L": LATE}[k] + ".1" for k in "TOTLTOTOTOTLTOTOTLTO"]
 
 
+def sizes(total_bytes, big_bytes=0):
+    """(volume capacity, volumes per silo): volumes small enough to fill and span, sized by the
+    bytes without the big object, which spans many."""
+    capacity = max(64 * MB, (total_bytes - big_bytes) // 8)  # several times SPAN_MIN (16 MiB)
+    return capacity, int(2 * total_bytes / capacity) + 6
+
+
 def _setup(options, total_bytes, big_bytes=0):
-    """Database, layout (two silos of four drives, volumes small enough to fill and span, sized
-    by the bytes without the big object, which spans many),
-    the run's three collections with two-copy policies (two of them copy 1 in a bucket), and
-    the three accounts; ([collections], {role: token})."""
+    """Database, layout (two silos of four drives, volumes of `sizes`), the run's three
+    collections with two-copy policies (two of them copy 1 in a bucket), and the three
+    accounts; ([collections], {role: token})."""
     from backend.accounts import roles
     from backend.accounts.services import create_user
     from backend.archive import operations
     from backend.archive.models import Bucket, VolumeGroup
 
     call_command("migrate", verbosity=0)
-    capacity = max(64 * MB, (total_bytes - big_bytes) // 8)  # several times SPAN_MIN (16 MiB)
-    volumes = int(2 * total_bytes / capacity) + 6
+    capacity, volumes = sizes(total_bytes, big_bytes)
     collections = live.layout([TAPE, OBJECTS, LATE], capacity_bytes=capacity,
-                              drives_per_silo=4, volumes_per_silo=volumes)
+                              drives_per_silo=DRIVES_PER_SILO, volumes_per_silo=volumes)
     groups = {g.name: g for g in VolumeGroup.objects.all()}
     buckets = {name: Bucket.objects.create(name=name, store="default", bucket=bucket)
                for name, bucket in s3.BUCKETS.items()}
@@ -57,29 +63,34 @@ def _setup(options, total_bytes, big_bytes=0):
     return collections, tokens
 
 
-def _environment(options):
+def _environment(options, library=None):
     env = dict(os.environ, **live.NO_WAITS, **LEASES, GRANARY_LOG_LEVEL="INFO",
                GRANARY_CACHE_GB="64", GRANARY_S3_TIMEOUT_S="5",
-               DJANGO_SETTINGS_MODULE="backend.settings")
+               DJANGO_SETTINGS_MODULE="backend.settings",
+               **(library.environment() if library else {"GRANARY_TAPE": "emulator"}))
     if options.get("lease_s"):
         env.update({name: str(options["lease_s"]) for name in LEASES})
     return env
 
 
-def _schedule(rng, options, slots):
+def _schedule(rng, options, slots, scsi=False):
     """{slot: [action names]}: early slots get kills, the broker restart, faulty drives and
     varies; the late ones (copies on tape by then) the damage, repacks, the cache squeeze,
-    the database restart and the rest. The S3 store faults come as the server is up (s3.py)."""
+    the database restart and the rest. The S3 store faults come as the server is up (s3.py).
+    On SCSI tape the target is killed mid-write early and again with the damage, in place of
+    the volume cut short (a cartridge's backing file cut is tgt's format broken, not a tape's
+    end)."""
     kills, varies = ["kill"] * options["kills"], ["vary"] * options["varies"]
     early = kills[: len(kills) // 2] + varies[: len(varies) // 2] + [
-        "faulty_drives", "restart_broker"]
+        "faulty_drives", "restart_broker"] + (["kill_target"] if scsi else [])
     late = (kills[len(kills) // 2:] + varies[len(varies) // 2:] + ["repack"] * options["repacks"]
             + ["restart_database"])
     half = max(1, slots // 2)
     out = {}
     for name in early:
         out.setdefault(rng.randrange(0, half), []).append(name)
-    out.setdefault(half, []).extend(["squeeze", "flip_volume_byte", "truncate_volume",
+    out.setdefault(half, []).extend(["squeeze", "flip_volume_byte",
+                                     "kill_target" if scsi else "truncate_volume",
                                      "flip_cache_byte"])
     if "damage" in options["s3_faults"]:   # objects damaged too, never a file damaged above
         out[half].append("s3_damage")
@@ -108,10 +119,13 @@ class Run:
         rows = plan(self.rng, self.options["granules"], self.options["large"],
                     (self.options["large_mb_min"], self.options["large_mb_max"]), DEAL,
                     big_bytes=big, big_collection=f"{OBJECTS}.1")
-        self.collections, tokens = _setup(self.options, sum(r[1] for r in rows), big)
+        total = sum(r[1] for r in rows)
+        self.library = self._start_library(total, big) if self.options["tape"] == "scsi" \
+            else None
+        self.collections, tokens = _setup(self.options, total, big)
         self.collection_ids = [c.pk for c in self.collections]
         self.largest = max(r[1] for r in rows if not r[0].startswith(BIG))
-        self.fleet = Fleet(self.run_dir, _environment(self.options), free_port())
+        self.fleet = Fleet(self.run_dir, _environment(self.options, self.library), free_port())
         self.s3 = s3.Server(self.run_dir, settings.GRANARY_OBJECT_STORES["default"])
         self.fleet.start_all()
         base = f"http://127.0.0.1:{self.fleet.web_port}"
@@ -123,7 +137,7 @@ class Run:
         area = staging_area(ProviderRow.objects.get(name="CHAOS"))
         self.provider = Provider(self.apis["provider"], area, self.options["seed"])
         self.faults = Faults(self.rng, self.apis["operator"], self.fleet, self.postgres,
-                             self.rabbit, self.collection_ids)
+                             self.rabbit, self.collection_ids, self.library)
         self.sampler = Sampler()
         self.sampler.start()
         self.reasons = reasons.Reasons()
@@ -132,10 +146,22 @@ class Run:
                                        self.options["s3_late_s"])
         return rows
 
+    def _start_library(self, total, big):
+        """tgt's virtual library with a drive per logical drive and a cartridge per volume the
+        layout labels (this process labels them: its settings point there too)."""
+        capacity, volumes = sizes(total, big)
+        library = tapelib.TapeLibrary(self.run_dir, self.options.get("iscsi_port") or free_port())
+        library.start(drives=2 * DRIVES_PER_SILO, barcodes=tapelib.barcodes(2, volumes),
+                      size_mb=int(capacity * 1.1 / 2**20) + 16)
+        settings.GRANARY_TAPE, settings.GRANARY_SCSI = "scsi", library.config
+        print(f"chaos  virtual library on {library.config['portal']} (tgtd {library.pid}, "
+              f"{2 * DRIVES_PER_SILO} drives, {2 * volumes} cartridges)", flush=True)
+        return library
+
     def chaos(self, rows):
         """Submit the batches with the scheduled faults between them."""
         groups = batches(rows, max(6, len(rows) // 50))
-        todo = _schedule(self.rng, self.options, len(groups))
+        todo = _schedule(self.rng, self.options, len(groups), scsi=self.library is not None)
         self.started = time.time()
         self.objects.begin()
         for slot in range(len(groups) + 1):
@@ -340,7 +366,8 @@ class Run:
         self.sampler.stop()
         self.reasons.stop()
         checked = verify.copies_check(self.collection_ids, self.provider.originals,
-                                      self.s3.root)
+                                      self.s3.root, self.library and
+                                      tapelib.StreamFiles(self.library))
         self.result.update(report.judge(self, checked))
         return self.result
 
@@ -354,3 +381,5 @@ class Run:
             self.fleet.stop_all()
         if getattr(self, "s3", None):
             self.s3.stop()
+        if getattr(self, "library", None):
+            self.library.stop()

@@ -30,9 +30,10 @@ def past_end_of_data():
                      f"{n['volume']}" for n in notes) or "none"
 
 
-def _read_copy(segments, object_root=None):
+def _read_copy(segments, object_root=None, cartridges=None):
     """MD5 of a copy's bytes read from its volumes, segment after segment, or from its object's
-    file under the S3 server's folder (None: unreadable)."""
+    file under the S3 server's folder (None: unreadable); on SCSI tape `cartridges` reads the
+    volumes' streams from the cartridges' backing files (tapelib.StreamFiles)."""
     from backend.archive.services.paths import volume_path
 
     digest = hashlib.md5()
@@ -40,6 +41,12 @@ def _read_copy(segments, object_root=None):
         for segment in segments:
             if segment.bucket_id is not None and object_root is None:
                 return None
+            if segment.bucket_id is None and cartridges is not None:
+                data = cartridges.read(segment.volume.label, segment.data_offset, segment.length)
+                if len(data) < segment.length:
+                    return None
+                digest.update(data)
+                continue
             path = (object_root / segment.bucket.bucket / segment.key
                     if segment.bucket_id is not None else volume_path(segment.volume))
             with open(path, "rb") as f:
@@ -68,7 +75,7 @@ def _copies_of(collection_ids):
     return copies
 
 
-def copies_check(collection_ids, originals, object_root=None):
+def copies_check(collection_ids, originals, object_root=None, cartridges=None):
     """{granule_id: (catalog state, good copies)} for every granule the run made (granule ids
     are unique across the run's collections): a good copy is one whose verified segments, read
     from the volumes or the object's file, hash to the original MD5."""
@@ -82,7 +89,7 @@ def copies_check(collection_ids, originals, object_root=None):
         good = 0
         for segments in copies.get(granule_id, {}).values():
             if sum(s.length for s in segments) == original.size and \
-                    _read_copy(segments, object_root) == original.md5:
+                    _read_copy(segments, object_root, cartridges) == original.md5:
                 good += 1
         out[granule_id] = (states.get(granule_id), good)
     return out

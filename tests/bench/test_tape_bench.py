@@ -16,7 +16,7 @@ from django.core.management import call_command
 from backend.archive import services
 from backend.archive.models import FileCopy
 from backend.catalog.models import File, Granule
-from tests import tgt_media
+from bench import tgt_media
 from tests.tape_fixtures import _free_port, start_library
 
 FILES, SIZE_MIB, SMALL = 2, 3, 40

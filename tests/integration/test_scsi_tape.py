@@ -21,7 +21,7 @@ from backend.archive.models import ArchiveRequest, CacheEntry, Drive, FileCopy, 
 from backend.archive.serializers import VolumeSerializer
 from backend.archive.services import writing
 from backend.catalog.models import Granule
-from tests import tgt_media
+from bench import tgt_media
 from tests.archive_fixtures import (
     archive_granules,
     archived_collection,
@@ -163,7 +163,7 @@ def _corrupt_a_record_header(path, stream_offset):
     header = tgt_media.file_offset(path, stream_offset) - (stream_offset % (1 << 20)) - \
         tgt_media.HEADER.size
     with open(path, "r+b") as f:
-        f.seek(header + 40)                 # the 'next' field (see tests/tgt_media.py)
+        f.seek(header + 40)                 # the 'next' field (see bench/tgt_media.py)
         f.write(struct.pack(">Q", 1 << 50))
 
 

@@ -205,8 +205,10 @@ def check_label(m, label, record=RECORD):
 class ScsiTapeVolume:
     medium = "tape"
 
-    def __init__(self, config, label, record=RECORD):
-        self.config, self.label, self.record = config, label, record
+    def __init__(self, config, label, record=RECORD, drive=None):
+        """`drive`: the index in config['drives'] of the SCSI drive to mount the cartridge
+        in (the mover's logical drive's own); None: any free one."""
+        self.config, self.label, self.record, self.drive = config, label, record, drive
         self._end = None
 
     @property
@@ -216,14 +218,15 @@ class ScsiTapeVolume:
     @contextmanager
     def session(self, check=True):
         """The cartridge mounted for one operation; its label checked when it was mounted."""
-        with scsi_errors(self.label, self.library), self.library.mounted(self.label) as m:
+        with scsi_errors(self.label, self.library), \
+                self.library.mounted(self.label, self.drive) as m:
             if m.moved and check:
                 check_label(m, self.label, self.record)
             yield m
 
     def held(self):
         """Keep the cartridge mounted through a batch of operations (see Library.held)."""
-        return self.library.held(self.label)
+        return self.library.held(self.label)   # the first mount in it picks the drive
 
     def writer(self, end_of_data):
         return ScsiVolumeWriter(self, end_of_data)

@@ -332,6 +332,27 @@ def _silo_heartbeats():
         send("backend.metrics.heartbeat", drive_queue(name), now, queue=drive_queue(name))
 
 
+# nudges closer together than this are one tick: every mover that ends with new work queued
+# nudges, and each tick starts every free drive, so under a repack (which queues work at every
+# tick) nudges bred ticks faster than an archive worker ran them (727 queued in a chaos run on
+# SCSI tape, the drives idle behind them for minutes)
+TICK_EVERY_S = 1.0
+
+
+def tick_due():
+    """Whether a nudged tick should run: False when another ran less than TICK_EVERY_S ago
+    (the shared cache says so across processes; beat's tick comes within 10 s anyway)."""
+    from celery import current_app
+    from django.core.cache import caches
+
+    if current_app.conf.task_always_eager:   # tests and the CLI: every tick runs
+        return True
+    try:
+        return caches["shared"].add("archive-tick", 1, timeout=TICK_EVERY_S)
+    except Exception:  # noqa: BLE001 - no cache to ask: run it, as before
+        return True
+
+
 def tick():
     """Beat and nudges: recover dead movers' work, then start every free drive."""
     _silo_heartbeats()

@@ -3,6 +3,7 @@ from pathlib import Path
 
 from django.conf import settings
 
+from ..media import DriveError
 from ..media.scsitape import ScsiTapeVolume
 from ..media.tapevolume import TapeVolume
 
@@ -11,12 +12,38 @@ def volume_path(volume):
     return str(settings.VOLUMES_ROOT / volume.silo.name / volume.label)
 
 
-def medium_of(volume):
+def medium_of(volume, drive=None):
     """A volume as a medium (its reads and listing behind the storage seam): a tar file of the
-    emulator, or the cartridge of a SCSI library whose barcode is its label."""
+    emulator, or the cartridge of a SCSI library whose barcode is its label, mounted in the
+    SCSI drive the mover's logical `drive` is bound to (any free drive without one)."""
     if settings.GRANARY_TAPE == "scsi":
-        return ScsiTapeVolume(settings.GRANARY_SCSI, volume.label)
+        return ScsiTapeVolume(settings.GRANARY_SCSI, volume.label,
+                              drive=None if drive is None else scsi_drive_of(drive))
     return TapeVolume(volume_path(volume), volume.label)
+
+
+def scsi_drive_of(drive):
+    """The index in GRANARY_SCSI['drives'] of the SCSI drive a logical drive is bound to: the
+    unit GRANARY_SCSI['bind'] names for it (a LUN or /dev/sg path of 'drives'), else its place
+    among the layout's drives (by silo, then name) modulo the library's drives. Kept on the
+    row: a mover's batch asks once."""
+    from ..models import Drive
+
+    index = getattr(drive, "_scsi_drive", None)
+    if index is not None:
+        return index
+    units = [str(unit) for unit in settings.GRANARY_SCSI["drives"]]
+    bound = (settings.GRANARY_SCSI.get("bind") or {}).get(drive.name)
+    if bound is not None:
+        if str(bound) not in units:
+            raise DriveError(f"drive {drive.name} is bound to SCSI unit {bound}, which is not "
+                             f"one of the library's drives ({', '.join(units)})")
+        index = units.index(str(bound))
+    else:
+        order = list(Drive.objects.order_by("silo__name", "name").values_list("pk", flat=True))
+        index = order.index(drive.pk) % len(units)
+    drive._scsi_drive = index
+    return index
 
 
 # Cache files sit in buckets of this many file ids: a directory is made once per bucket, not

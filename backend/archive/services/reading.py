@@ -17,6 +17,7 @@ from .cache import reserve_cache
 from .completeness import recall_candidates
 from .damage import mark_bad, volume_unreadable
 from .drives import drive_error, drive_ok, set_drive
+from .landing import Landing
 from .paths import cache_path, medium_of
 from .queueing import WAITING_FOR_CACHE, Req, requeue
 from .recall import fail_unrecallable
@@ -36,7 +37,7 @@ def read_copies(drive, volume, requests):
     (uncharged: the copy failed, not the request); only a volume that cannot be opened at all
     is suspect, and the rest of the batch is requeued."""
     set_drive(drive, state=Drive.State.READING)
-    with medium_of(volume).held():     # one mount for the batch (a SCSI cartridge)
+    with medium_of(volume, drive).held():     # one mount for the batch (a SCSI cartridge)
         return _read_batch(drive, volume, requests)
 
 
@@ -101,11 +102,15 @@ def _recall_from(drive, volume, request, segments):
     mode = "r+b" if partial.exists() and request.bytes_done else "wb"
     tee = _Tee(f, segments) if mode == "wb" else None
     with open(partial, mode) as out:
-        for segment in segments:
-            out.seek(segment.file_offset)
-            _read_segment(drive, volume, segment, tee.sink(out) if tee else out.write)
-            request.bytes_done += segment.length
-        out.flush()
+        landing = Landing(out.fileno(), f.size, tee.update if tee else None)
+        try:
+            for segment in segments:
+                _read_segment(drive, volume, segment, landing.sink(segment.file_offset))
+                request.bytes_done += segment.length
+            landing.close()
+        except BaseException:
+            landing.abandon()
+            raise
         os.fsync(out.fileno())
     if request.bytes_done < f.size:
         Req.objects.filter(pk=request.pk).update(bytes_done=request.bytes_done,
@@ -161,19 +166,15 @@ class _Tee:
                and checksums.same(file.checksum_type, segments[0].checksum, file.checksum))
         self.digest = None if one else checksums.hasher(file.checksum_type)
 
-    def sink(self, out):
-        """What takes the next segment's bytes, `out` placed at its start."""
-        if out.tell() != self.size:
+    def update(self, offset, piece):
+        """Bytes written at `offset` of the file (the landing calls it in order)."""
+        if offset != self.size:
             self.size = -1          # not in file order: hash_path checks the file instead
-            return out.write
-
-        def write(piece):
-            out.write(piece)
-            self.size += len(piece)
-            self.map.update(piece)
-            if self.digest:
-                self.digest.update(piece)
-        return write
+            return
+        self.size += len(piece)
+        self.map.update(piece)
+        if self.digest:
+            self.digest.update(piece)
 
     @property
     def whole(self):
@@ -191,8 +192,8 @@ def _read_segment(drive, volume, segment, out):
     on the way; a member that fails (short, or other bytes) is marked bad and the caller reads
     another copy."""
     try:
-        digest = medium_of(volume).read(segment.data_offset, segment.length,
-                                        segment.checksum_type, sink=out)
+        digest = medium_of(volume, drive).read(segment.data_offset, segment.length,
+                                              segment.checksum_type, sink=out)
     except CopyMissing as exc:
         mark_bad([segment], str(exc))
         raise _DamagedCopy(f"copy {segment.copy_number} on {volume.label}: {exc}") from exc
@@ -212,8 +213,8 @@ def _audit(drive, volume, request):
         try:
             if volume.fault == "bad":
                 raise tape.VolumeError("media error (injected)")
-            digest = medium_of(volume).read(segment.data_offset, segment.length,
-                                            segment.checksum_type)
+            digest = medium_of(volume, drive).read(segment.data_offset, segment.length,
+                                                  segment.checksum_type)
             hardware.pause(hardware.transfer_seconds(drive.model, segment.length))
             ok = checksums.same(segment.checksum_type, digest, segment.checksum)
         except (tape.VolumeError, MediumError) as exc:

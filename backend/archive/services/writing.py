@@ -56,7 +56,7 @@ def write_copies(drive, volume, requests):
         return set()
     set_drive(drive, state=Drive.State.WRITING)
     try:
-        writer = medium_of(volume).writer(volume.end_of_data)
+        writer = medium_of(volume, drive).writer(volume.end_of_data)
     except (tape.VolumeError, MediumError) as exc:
         _volume_cannot_take_writes(drive, volume, requests, exc)
         return set()
@@ -65,7 +65,7 @@ def write_copies(drive, volume, requests):
         return set()
     started = timezone.now()
     segments = segment_numbers(requests)
-    checking = _ReadBack(volume)
+    checking = _ReadBack(volume, drive)
     try:
         written = _write_batch(drive, volume, writer, requests, segments, checking)
     except Exception as exc:
@@ -82,7 +82,7 @@ def write_copies(drive, volume, requests):
         # the volume's end only moves past bytes the catalog keeps: cut at the first member
         # that did not read back, and write the members after it again
         end_of_data = rejected[0][1].position
-        medium_of(volume).cut(end_of_data)
+        medium_of(volume, drive).cut(end_of_data)
     _record_writes(drive, volume, kept, verified, end_of_data, unwritten, started,
                    again=[r for r, _, _ in rejected[1:]])
     if rejected:
@@ -265,8 +265,9 @@ class _ReadBack:
     on disk, the rest after the batch is synced. finish() -> ids of requests whose bytes match
     the catalog checksum."""
 
-    def __init__(self, volume):
-        self.volume, self.medium, self.pool, self.early = volume, medium_of(volume), None, {}
+    def __init__(self, volume, drive=None):
+        self.volume, self.pool, self.early = volume, None, {}
+        self.medium = medium_of(volume, drive)
 
     def start(self, request, result):
         if self.pool is None:

@@ -122,26 +122,27 @@ class Library:
                 entry[1].close()
 
     @contextmanager
-    def mounted(self, barcode):
-        """The cartridge in a drive, locked for this operation (or the thread's held mount);
-        label checking is the caller's (it knows the format)."""
+    def mounted(self, barcode, drive=None):
+        """The cartridge in a drive (any free one, or the drive of index `drive` in
+        config['drives']: the one a logical drive is bound to), locked for this operation (or
+        the thread's held mount); label checking is the caller's (it knows the format)."""
         held = getattr(self._held, "map", {})
         if barcode not in held:
-            with self._mounted(barcode) as m:
+            with self._mounted(barcode, drive) as m:
                 yield m
             return
         if held[barcode] is None:
             stack = ExitStack()
-            held[barcode] = (stack.enter_context(self._mounted(barcode)), stack)
+            held[barcode] = (stack.enter_context(self._mounted(barcode, drive)), stack)
         m = held[barcode][0]
         m.moved = False           # its label was checked when it was mounted
         yield m
 
     @contextmanager
-    def _mounted(self, barcode):
+    def _mounted(self, barcode, drive=None):
         cartridge = self._lock(f"cartridge-{barcode}")
         try:
-            index, drive_lock, moved = self._mount(barcode)
+            index, drive_lock, moved = self._mount(barcode, drive)
             try:
                 m = Mounted(self.drives[index], index, barcode, moved,
                             state=self.drive_state[index])
@@ -152,22 +153,25 @@ class Library:
         finally:
             self._unlock(cartridge)
 
-    def _mount(self, barcode):
+    def _mount(self, barcode, drive=None):
         deadline = time.monotonic() + self.mount_wait_s
         while True:
             changer = self._lock("changer")
             try:
-                got = self._try_mount(barcode)
+                got = self._try_mount(barcode, drive)
             finally:
                 self._unlock(changer)
             if got:
                 return got
             if time.monotonic() > deadline:
-                raise NoDriveFree(f"no drive of library {self.where()} came free for "
+                which = "no drive" if drive is None else f"drive {self.config['drives'][drive]}"
+                raise NoDriveFree(f"{which} of library {self.where()} came free for "
                                   f"cartridge {barcode} in {self.mount_wait_s} s")
             time.sleep(0.2)
 
-    def _try_mount(self, barcode):
+    def _try_mount(self, barcode, drive=None):
+        """(drive index, its lock, moved) once the cartridge (whose lock the caller holds) is
+        in a drive this caller holds: `drive`, or any when None; None: try again."""
         element, elements = self.where_is(barcode)
         if element is None:
             raise CartridgeMissing(f"cartridge {barcode} is not in library {self.where()} "
@@ -175,18 +179,27 @@ class Library:
         addresses = self.drive_addresses()
         if element.kind == Changer.DRIVE:
             index = addresses.index(element.address)
-            lock = self._lock(f"drive-{index}", wait=False)
-            return (index, lock, False) if lock is not None else None
+            if drive is None or index == drive:
+                lock = self._lock(f"drive-{index}", wait=False)
+                return (index, lock, False) if lock is not None else None
+            if not self._out_of(index, element, elements):   # in another drive: home first
+                return None
+            element, elements = self.where_is(barcode)
         drives = {e.address: e for e in elements if e.kind == Changer.DRIVE}
         for index, address in enumerate(addresses):
+            if drive is not None and index != drive:
+                continue
             lock = self._lock(f"drive-{index}", wait=False)
             if lock is None:
                 continue
-            held = drives[address]
-            if held.full and not self._unload(held, elements):
+            try:
+                if drives[address].full and not self._unload(drives[address], elements):
+                    self._unlock(lock)
+                    continue
+                self.changer.move(element.address, address)
+            except BaseException:     # a failed move leaves the drive free for the next try
                 self._unlock(lock)
-                continue
-            self.changer.move(element.address, address)
+                raise
             return index, lock, True
         return None
 
@@ -196,14 +209,28 @@ class Library:
         if other is None:
             return False
         try:
-            empty = [e.address for e in elements if e.kind == Changer.SLOT and not e.full]
-            home = held.source if held.source in empty else (empty or [None])[0]
-            if home is None:
-                return False
-            self.changer.move(held.address, home)
-            return True
+            return self._to_slot(held, elements)
         finally:
             self._unlock(other)
+
+    def _out_of(self, index, element, elements):
+        """The caller's cartridge out of drive `index` (not the one it is bound to) into its
+        slot, once no one holds that drive; False: that drive is busy."""
+        lock = self._lock(f"drive-{index}", wait=False)
+        if lock is None:
+            return False
+        try:
+            return self._to_slot(element, elements)
+        finally:
+            self._unlock(lock)
+
+    def _to_slot(self, held, elements):
+        empty = [e.address for e in elements if e.kind == Changer.SLOT and not e.full]
+        home = held.source if held.source in empty else (empty or [None])[0]
+        if home is None:
+            return False
+        self.changer.move(held.address, home)
+        return True
 
     @staticmethod
     def _ready(drive, tries=50):

@@ -13,6 +13,7 @@ import ctypes.util
 import fcntl
 import os
 import threading
+import time
 from dataclasses import dataclass
 
 GOOD, CHECK_CONDITION = 0, 2
@@ -102,6 +103,10 @@ def libiscsi():
         return _lib
 
 
+# how long a login is tried again while the target is down or not yet configured
+RECONNECT_S = 15
+
+
 class Iscsi:
     """One logical unit of an iSCSI target, on its own session (one per drive, one for the
     changer). `portal` is host:port, `target` the IQN."""
@@ -116,6 +121,20 @@ class Iscsi:
         return f"iscsi://{self.portal}/{self.target}/{self.lun}"
 
     def _connect(self):
+        """Log in, trying again for up to RECONNECT_S while the target refuses or is not
+        there yet, as an initiator waits out a target's recovery (open-iscsi's
+        replacement_timeout): a target restarted in a few seconds costs no drive an error.
+        A command lost with its session is not retried (the caller redoes its work)."""
+        deadline = time.monotonic() + RECONNECT_S
+        while True:
+            try:
+                return self._connect_once()
+            except TransportError:
+                if time.monotonic() >= deadline:
+                    raise
+                time.sleep(0.5)
+
+    def _connect_once(self):
         lib = libiscsi()
         ctx = lib.iscsi_create_context(f"iqn.2026-11.org.granary:initiator-{os.getpid()}"
                                        .encode())

@@ -1,0 +1,53 @@
+"""The chaos run's SCSI tape pieces (bench/chaos/tapelib.py), without the run: the virtual
+library killed -9 and started again on the same cartridges (a fresh tgtd, what was written still
+there), a byte flipped in a cartridge's backing file and the copies' bytes read from those
+files, and the barcodes the layout labels. The whole run: `manage.py chaos --short --tape scsi`
+(minutes: not in the suite; docs/scsi-tape.md has its figures)."""
+import hashlib
+import io
+import os
+
+import pytest
+
+from backend.archive.media.scsi.library import library_for
+from backend.archive.media.scsitape import ScsiTapeVolume
+from bench.chaos import tapelib
+from tests.tape_fixtures import start_library
+
+pytestmark = [pytest.mark.once]
+
+
+def test_the_layouts_labels_are_the_librarys_barcodes():
+    assert tapelib.barcodes(2, 3) == ["A00001", "A00002", "A00003",
+                                      "B00001", "B00002", "B00003"]
+
+
+def test_a_killed_library_starts_again_on_its_cartridges_and_a_flip_shows_in_the_stream(
+        tmp_path):
+    probe = start_library(tmp_path / "probe", 3275, barcodes=["A00001"])   # skips without tgt
+    port = probe.port
+    probe.stop()
+    library = tapelib.TapeLibrary(tmp_path, port)
+    library.start(drives=1, barcodes=["A00001", "A00002"], size_mb=8)
+    try:
+        volume = ScsiTapeVolume(library.config, "A00001")
+        end = volume.format({"silo": "silo1"})
+        body = os.urandom(300_000)
+        writer = volume.writer(end)
+        written = writer.add("member", io.BytesIO(body), len(body), "MD5", {})
+        writer.close()
+        first = library.pid
+        library.kill()
+        assert not (library.dir / "tgtd.pid").exists()
+        library.start()
+        assert library.pid != first
+        library_for(library.config).reset()
+        assert volume.read(written.data_offset, len(body), "MD5") == hashlib.md5(body).hexdigest()
+        stream = tapelib.StreamFiles(library)
+        assert stream.read("A00001", written.data_offset, len(body)) == body
+        tapelib.flip(library, "A00001", written.data_offset + 10)
+        fresh = tapelib.StreamFiles(library).read("A00001", written.data_offset, len(body))
+        assert fresh[10] == body[10] ^ 0xFF and fresh[:10] + fresh[11:] == body[:10] + body[11:]
+    finally:
+        library_for(library.config).close()
+        library.stop()
