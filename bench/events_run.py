@@ -1,5 +1,6 @@
 """The events benchmark's parts (bench/events.py says what it measures); imported when it
 runs, as it needs the apps loaded."""
+import queue
 import statistics
 import threading
 import time
@@ -10,7 +11,7 @@ from types import SimpleNamespace
 
 import requests
 from django.contrib.auth import get_user_model
-from django.db import connection, connections, transaction
+from django.db import connection, transaction
 from django.utils import timezone
 from standardwebhooks.webhooks import Webhook
 
@@ -32,6 +33,8 @@ class Receiver:
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"   # kept alive, as a site's web server does
+
             def do_POST(self):
                 body = self.rfile.read(int(self.headers.get("content-length", 0)))
                 path = self.path.strip("/")
@@ -39,6 +42,7 @@ class Receiver:
                     time.sleep(slow_s)
                 ok = outer.record(path, body, dict(self.headers.items()))
                 self.send_response(204 if ok else 401)
+                self.send_header("content-length", "0")
                 self.end_headers()
 
             def log_message(self, *args):
@@ -66,39 +70,53 @@ class Receiver:
 
 
 class Dispatcher:
-    """Fan-out and lanes, as the beat sweep and the events workers do, in threads."""
+    """The events workers, as threads: each takes the next lane woken and runs
+    events.deliver on it (what a `backend.events.deliver` task runs), keeping its database
+    connection and its kept-alive HTTP connections between lanes as a worker process does. A
+    loop stands in for the nudges and the beat sweep: it fans out what is new and wakes the
+    lanes with due work that nobody holds (events.due_lanes)."""
 
     def __init__(self, threads):
-        self.stop, self.busy, self.lock = threading.Event(), set(), threading.Lock()
-        self.sem = threading.Semaphore(threads)
+        self.stop, self.queued, self.lock = threading.Event(), set(), threading.Lock()
+        self.todo = queue.Queue()
         self.loop = threading.Thread(target=self.run, daemon=True)
+        self.workers = [threading.Thread(target=self.work, daemon=True) for _ in range(threads)]
+        self.claims = Counter()   # lanes run, and how many of them delivered nothing
+        for worker in self.workers:
+            worker.start()
 
     def run(self):
         while not self.stop.is_set():
             events.fan_out_missed()
-            for endpoint_id in self.due():
+            for endpoint_id in events.due_lanes():
                 with self.lock:
-                    if endpoint_id in self.busy:
+                    if endpoint_id in self.queued:
                         continue
-                    self.busy.add(endpoint_id)
-                self.sem.acquire()
-                threading.Thread(target=self.lane, args=(endpoint_id,), daemon=True).start()
+                    self.queued.add(endpoint_id)
+                self.todo.put(endpoint_id)
             time.sleep(0.02)
         connection.close()
 
-    def due(self):
-        return set(Delivery.objects.filter(
-            state=Delivery.State.PENDING, due_at__lte=_now()).values_list(
-            "endpoint_id", flat=True))
+    def work(self):
+        while not self.stop.is_set():
+            try:
+                endpoint_id = self.todo.get(timeout=0.2)
+            except queue.Empty:
+                continue
+            try:
+                sent = events.deliver(endpoint_id)
+                self.claims["lanes"] += 1
+                self.claims["empty"] += not sent
+            finally:
+                with self.lock:
+                    self.queued.discard(endpoint_id)
+        connection.close()
 
-    def lane(self, endpoint_id):
-        try:
-            events.deliver(endpoint_id)
-        finally:
-            connections.close_all()
-            with self.lock:
-                self.busy.discard(endpoint_id)
-            self.sem.release()
+    def close(self):
+        self.stop.set()
+        self.loop.join()
+        for worker in self.workers:
+            worker.join(30)
 
 
 def _now():
@@ -201,8 +219,7 @@ def run(options):
     mixed, missing_b = _phase(receiver, collection, endpoints, options["granules"], options)
     _settle(endpoints["dead"])
     bus = _bus(consumer, 2 * options["granules"])
-    dispatcher.stop.set()
-    dispatcher.loop.join()
+    dispatcher.close()
     result = _result(options, receiver, bare, alone, mixed, missing_a + missing_b, endpoints)
     if bus:
         result["amqp"] = bus

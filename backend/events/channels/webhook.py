@@ -58,7 +58,7 @@ def _manager():
     with _lock:
         if _pools["pid"] != os.getpid():
             _pools.update(pid=os.getpid(), checked={}, manager=urllib3.PoolManager(
-                num_pools=1000, maxsize=2, block=False, retries=False, redirect=False))
+                num_pools=1000, maxsize=2, block=False, retries=False))
         return _pools["manager"]
 
 
@@ -79,7 +79,7 @@ def send(endpoint, event):
         timeout=urllib3.Timeout(connect=min(settings.GRANARY_EVENTS_CONNECT_TIMEOUT_S,
                                             settings.GRANARY_EVENTS_TIMEOUT_S),
                                 read=settings.GRANARY_EVENTS_TIMEOUT_S),
-        preload_content=False)
+        redirect=False, preload_content=False)
     try:
         text = answer.read(2000, decode_content=True) if not 200 <= answer.status < 300 else b""
         answer.drain_conn()
