@@ -12,6 +12,7 @@ worker sends again (at least once; the event id lets the receiver drop the copy)
 import time
 
 from django.conf import settings
+from django.db import connection
 from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
@@ -95,8 +96,7 @@ class _Lane:
                 self.took(started)
                 sent.append(_delivered(delivery, status))
         finally:
-            Delivery.objects.bulk_update(sent, ["state", "attempts", "last_status",
-                                                "last_error", "delivered_at", "latency_ms"])
+            _record(sent)
             self.done += len(sent)
         return True
 
@@ -132,6 +132,27 @@ def _delivered(delivery, status):
     delivery.last_status, delivery.last_error, delivery.delivered_at = status, "", now
     delivery.latency_ms = (now - delivery.event.time).total_seconds() * 1000
     return delivery
+
+
+def _record(sent):
+    """Write the delivered rows in one statement. On PostgreSQL an UPDATE from a VALUES list:
+    bulk_update's CASE WHEN per row and field cost more CPU than the sends themselves."""
+    if not sent:
+        return
+    if connection.vendor != "postgresql":
+        Delivery.objects.bulk_update(sent, ["state", "attempts", "last_status", "last_error",
+                                            "delivered_at", "latency_ms"])
+        return
+    values = ", ".join(["(%s::bigint, %s::integer, %s::integer, %s::timestamptz, "
+                        "%s::double precision)"] * len(sent))
+    params = [x for d in sent for x in (d.pk, d.attempts, d.last_status, d.delivered_at,
+                                        d.latency_ms)]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"UPDATE {Delivery._meta.db_table} AS d SET state = %s, attempts = v.attempts, "
+            "last_status = v.status, last_error = '', delivered_at = v.at, latency_ms = v.ms "
+            f"FROM (VALUES {values}) AS v (id, attempts, status, at, ms) WHERE d.id = v.id",
+            [Delivery.State.DELIVERED, *params])
 
 
 def _failed(delivery, failure):
