@@ -15,6 +15,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 from standardwebhooks.webhooks import Webhook
 
+from backend import nudges
 from backend.events import services as events
 from backend.events.models import Delivery, Event
 
@@ -72,29 +73,47 @@ class Receiver:
 class Dispatcher:
     """The events workers, as threads: each takes the next lane woken and runs
     events.deliver on it (what a `backend.events.deliver` task runs), keeping its database
-    connection and its kept-alive HTTP connections between lanes as a worker process does. A
-    loop stands in for the nudges and the beat sweep: it fans out what is new and wakes the
-    lanes with due work that nobody holds (events.due_lanes)."""
+    connection and its kept-alive HTTP connections between lanes as a worker process does.
+    The broker is this object: nudges (backend.nudges.send) put a lane to wake or events to
+    fan out on its queues, as RabbitMQ would for the events workers, without the cost of a
+    broker round trip in this process. A loop runs the fan-outs, and each second what beat's
+    sweep does (fan out what was missed, wake due lanes nobody holds)."""
 
     def __init__(self, threads):
         self.stop, self.queued, self.lock = threading.Event(), set(), threading.Lock()
-        self.todo = queue.Queue()
+        self.todo, self.fans = queue.Queue(), queue.Queue()
         self.loop = threading.Thread(target=self.run, daemon=True)
         self.workers = [threading.Thread(target=self.work, daemon=True) for _ in range(threads)]
         self.claims = Counter()   # lanes run, and how many of them delivered nothing
         for worker in self.workers:
             worker.start()
 
+    def nudge(self, task, *args, queue=None):
+        name = task if isinstance(task, str) else task.name
+        if name == "backend.events.deliver":
+            self.wake(args[0])
+        elif name == "backend.events.fan_out":
+            self.fans.put(args[0])
+        return True
+
+    def wake(self, endpoint_id):
+        with self.lock:   # a lane waiting in the queue is not queued twice
+            if endpoint_id in self.queued:
+                return
+            self.queued.add(endpoint_id)
+        self.todo.put(endpoint_id)
+
     def run(self):
+        swept = 0.0
         while not self.stop.is_set():
-            events.fan_out_missed()
-            for endpoint_id in events.due_lanes():
-                with self.lock:
-                    if endpoint_id in self.queued:
-                        continue
-                    self.queued.add(endpoint_id)
-                self.todo.put(endpoint_id)
-            time.sleep(0.02)
+            try:
+                events.fan_out(self.fans.get(timeout=0.1))
+            except queue.Empty:
+                pass
+            if time.monotonic() - swept >= 1:
+                events.fan_out_missed()
+                events.wake_due()
+                swept = time.monotonic()
         connection.close()
 
     def work(self):
@@ -103,13 +122,12 @@ class Dispatcher:
                 endpoint_id = self.todo.get(timeout=0.2)
             except queue.Empty:
                 continue
-            try:
-                sent = events.deliver(endpoint_id)
+            with self.lock:
+                self.queued.discard(endpoint_id)
+            sent = events.deliver(endpoint_id)
+            with self.lock:
                 self.claims["lanes"] += 1
                 self.claims["empty"] += not sent
-            finally:
-                with self.lock:
-                    self.queued.discard(endpoint_id)
         connection.close()
 
     def close(self):
@@ -199,7 +217,7 @@ def run(options):
 
     if connection.vendor != "postgresql":
         raise SystemExit("bench events needs PostgreSQL (lanes write from many threads)")
-    app.conf.broker_url = "memory://"  # the dispatcher here polls: nudges go nowhere
+    app.conf.broker_url = "memory://"  # nudges go to the dispatcher (below), never here
     settings.GRANARY_EVENTS_ALLOWED_NETS = ["127.0.0.1/32"]
     settings.GRANARY_EVENTS_TIMEOUT_S = options["slow_s"] + 5
     settings.GRANARY_EVENTS_RETRY_BASE_S, settings.GRANARY_EVENTS_MAX_TRIES = 0.5, 4
@@ -213,6 +231,7 @@ def run(options):
     consumer = events_amqp.start(operators)
     options["bus"] = consumer is not None
     dispatcher = Dispatcher(options["threads"])
+    nudges.send = dispatcher.nudge
     dispatcher.loop.start()
     alone, missing_a = _phase(receiver, collection, endpoints, 0, options)
     endpoints |= _endpoints(operators, receiver, ["dead", "slow"], options)
