@@ -18,7 +18,10 @@ GOAL_ADDED_S = 0.1
 
 
 def add_arguments(parser):
-    parser.add_argument("--granules", type=int, default=300, help="per phase")
+    parser.add_argument("--granules", type=int, default=600,
+                        help="in all, split among the rounds' alone and mixed phases")
+    parser.add_argument("--rounds", type=int, default=2,
+                        help="alone / mixed phase pairs, interleaved")
     parser.add_argument("--endpoints", type=int, default=10, help="healthy webhooks")
     parser.add_argument("--rate", type=float, default=20, help="granules archived per second")
     parser.add_argument("--threads", type=int, default=8, help="delivery threads")

@@ -35,6 +35,7 @@ def fan_out(event_ids):
         _default_mail([e for e in events if e.user_id and e.type in MAILED])
         rules = list(Rule.objects.filter(endpoint__enabled=True).select_related(
             "endpoint__user"))
+        roles.prime([r.endpoint.user for r in rules])   # not a query per endpoint's owner
         sees = _visibility([e.pk for e in events], {r.endpoint.user for r in rules})
         rows, lanes = [], set()
         now = timezone.now()
