@@ -181,7 +181,7 @@ def _phase(receiver, collection, endpoints, first, count, options):
     healthy = [n for n in endpoints if n.startswith("h")]
     target = receiver.firsts + len(healthy) * count
     uids = _announce(collection, first, count, options["rate"], bus=options.get("bus", False))
-    deadline = time.monotonic() + 600
+    deadline = time.monotonic() + 900
     while time.monotonic() < deadline and receiver.firsts < target:
         time.sleep(0.2)
     at = {str(u): (t.timestamp(), f.timestamp() - t.timestamp() if f else None)
