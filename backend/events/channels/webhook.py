@@ -47,19 +47,28 @@ def headers(endpoint, msg_id, body, now=None):
             "webhook-signature": " ".join(signature(k, msg_id, timestamp, body) for k in keys)}
 
 
-_pools = {"pid": None, "manager": None, "checked": {}}
+_pools = {"pid": None, "by_endpoint": {}, "checked": {}}
 _lock = threading.Lock()
 CHECKED_S = 60   # an endpoint's URL is checked again (its name resolved) after this long
+MAX_POOLS = 1000
 
 
-def _manager():
-    """The process's connections, one kept-alive pool per endpoint origin (made after a fork,
-    never shared with a parent): no cookies, no redirects, no retries (the lane retries)."""
+def _pool(endpoint):
+    """The endpoint's own kept-alive connection in this process (made after a fork, never
+    shared with a parent). One per endpoint, not per host: many endpoints on one receiver
+    (a site's paths) would otherwise share a host's pool and drop connections. No cookies,
+    no redirects, no retries (the lane retries)."""
     with _lock:
         if _pools["pid"] != os.getpid():
-            _pools.update(pid=os.getpid(), checked={}, manager=urllib3.PoolManager(
-                num_pools=1000, maxsize=2, block=False, retries=False))
-        return _pools["manager"]
+            _pools.update(pid=os.getpid(), by_endpoint={}, checked={})
+        pools = _pools["by_endpoint"]
+        key = (endpoint.pk, endpoint.url)
+        if key not in pools:
+            if len(pools) >= MAX_POOLS:
+                pools.pop(next(iter(pools))).clear()   # the oldest made goes
+            pools[key] = urllib3.PoolManager(num_pools=2, maxsize=1, block=False,
+                                             retries=False)
+        return pools[key]
 
 
 def _check(url):
@@ -71,7 +80,7 @@ def _check(url):
 
 
 def send(endpoint, event):
-    manager = _manager()
+    manager = _pool(endpoint)
     _check(endpoint.url)
     body = json.dumps(event.document(), separators=(",", ":")).encode()
     answer = manager.request(
