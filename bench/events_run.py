@@ -198,7 +198,7 @@ def _rounds(receiver, collection, endpoints, extra, options):
     """Alone and mixed phases, interleaved (alone, mixed, alone, mixed ...) so that the
     machine's load drifting during the run falls on both alike: the dead and slow endpoints
     are disabled for the alone phases (a slow send in flight is let finish first)."""
-    per = max(10, options["granules"] // options["rounds"] // 10 * 10)
+    per = max(10, options["granules"] // (2 * options["rounds"]) // 10 * 10)
     out = {"alone": [], "mixed": [], "missing": 0, "fanned": [], "seconds": 0.0}
     first = 0
     for _ in range(options["rounds"]):
