@@ -4,11 +4,12 @@ never holds up another's.
 
 A failed send opens the endpoint's circuit (`retry_at`, doubling backoff): nobody takes its lane
 before then, so a dead endpoint costs one attempt per backoff, and its waiting deliveries keep
-their order behind the failed one; once it is out of tries they all become dead letters. A send
-of GRANARY_EVENTS_SLOW_S or more marks the endpoint slow: at most GRANARY_EVENTS_SLOW_LANES slow
-lanes are held at once, so slow endpoints share a bounded part of the workers and the others
-keep the rest. A worker killed mid-send loses nothing: the lane's lease runs out and the next
-worker sends again (at least once; the event id lets the receiver drop the copy)."""
+their order behind the failed one; once it is out of tries they all become dead letters. Sends
+of GRANARY_EVENTS_SLOW_S or more (a hold's mean) mark the endpoint slow: at most
+GRANARY_EVENTS_SLOW_LANES slow lanes are held at once, so slow endpoints share a bounded part of
+the workers and the others keep the rest. A worker killed mid-send loses nothing: the lane's
+lease runs out and the next worker sends again (at least once; the event id lets the receiver
+drop the copy)."""
 import time
 
 from django.conf import settings
@@ -66,7 +67,7 @@ class _Lane:
     """One hold of an endpoint's lane: what it sent, how slowly, whether a send failed."""
 
     def __init__(self, endpoint):
-        self.endpoint, self.done, self.tried, self.slowest = endpoint, 0, 0, 0.0
+        self.endpoint, self.done, self.tried, self.busy = endpoint, 0, 0, 0.0
         self.retry_at = None
         self.stop = time.monotonic() + settings.GRANARY_EVENTS_SLICE_S
         self.renewed = time.monotonic()
@@ -102,7 +103,7 @@ class _Lane:
 
     def took(self, started):
         self.tried += 1
-        self.slowest = max(self.slowest, time.monotonic() - started)
+        self.busy += time.monotonic() - started
 
     def renew(self):
         if time.monotonic() - self.renewed > lane_seconds() / 3:
@@ -112,11 +113,12 @@ class _Lane:
 
     def release(self):
         """Hand the lane back: the circuit opened (a failure) or closed (a success), the
-        endpoint slow or not by its slowest send."""
+        endpoint slow or not by its sends' mean time (one send held up by a loaded host
+        does not make it slow)."""
         fields = {"lane_until": None}
         if self.tried:
             fields["retry_at"] = self.retry_at
-            fields["slow"] = self.slowest >= settings.GRANARY_EVENTS_SLOW_S
+            fields["slow"] = self.busy / self.tried >= settings.GRANARY_EVENTS_SLOW_S
         Endpoint.objects.filter(pk=self.endpoint.pk).update(**fields)
 
 
