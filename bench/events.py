@@ -3,13 +3,17 @@ endpoint among the healthy ones.
 
 Granules are announced as the archive announces them (one granule.archived event each, in
 batches, through events.emit_many), at a steady rate. A dispatcher stands in for the events
-workers: it fans out what is new and hands each endpoint with due deliveries to a pool of
-threads, each running events.deliver (what the `backend.events.deliver` task runs), one lane
-per endpoint. A local receiver checks every signature with the `standardwebhooks` library and
-counts copies. Two phases, the same granule count each: healthy endpoints alone, then with a
-dead one (nothing listens) and a slow one (answers after --slow-s) added; the slow and dead
-ones must add little to the healthy ones' p95. The baseline: a bare POST of the same body to
-the same receiver, timed in this run. PostgreSQL only (the lanes write from many threads).
+workers and their broker: nudges (backend.nudges.send) land on its queues, threads run the
+fan-outs and events.deliver (what the `backend.events.deliver` task runs) on the lanes woken,
+one lane per endpoint, and each second it does what beat's sweep does. A local receiver (kept
+alive, HTTP/1.1) checks every signature with the `standardwebhooks` library and counts copies.
+The granules are split among rounds of two phases, interleaved (alone, mixed, alone, mixed):
+healthy endpoints alone (the dead and slow ones disabled), then with a dead one (nothing
+listens) and a slow one (answers after --slow-s); the slow and dead ones must add little to the
+healthy ones' p95, compared within the run so the machine's load drifting falls on both. The
+baseline: a bare POST of the same body to the same receiver, timed in this run. PostgreSQL only
+(the lanes write from many threads). With RabbitMQ as the broker, an AMQP endpoint publishes
+every event (archived, then withdrawn) and a consumer checks each granule's order.
 """
 NAME = "events"
 HELP = "archived -> webhook delivered latency, with a dead and a slow endpoint"
@@ -18,7 +22,10 @@ GOAL_ADDED_S = 0.1
 
 
 def add_arguments(parser):
-    parser.add_argument("--granules", type=int, default=300, help="per phase")
+    parser.add_argument("--granules", type=int, default=600,
+                        help="in all, split among the rounds' alone and mixed phases")
+    parser.add_argument("--rounds", type=int, default=2,
+                        help="alone / mixed phase pairs, interleaved")
     parser.add_argument("--endpoints", type=int, default=10, help="healthy webhooks")
     parser.add_argument("--rate", type=float, default=20, help="granules archived per second")
     parser.add_argument("--threads", type=int, default=8, help="delivery threads")

@@ -75,6 +75,11 @@ class Endpoint(models.Model):
     enabled = models.BooleanField(default=True)
     # one lane per endpoint: the worker holding it delivers its events, in order
     lane_until = models.DateTimeField(null=True, blank=True)
+    # the circuit: after a failed send, none of its deliveries is tried before this time
+    retry_at = models.DateTimeField(null=True, blank=True)
+    # its last sends took GRANARY_EVENTS_SLOW_S or more: its lane takes one of the few
+    # GRANARY_EVENTS_SLOW_LANES places, never a place the others need
+    slow = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -88,6 +88,11 @@ GRANARY_EVENTS_MAX_TRIES = int(env("GRANARY_EVENTS_MAX_TRIES", "8"))
 GRANARY_EVENTS_RETRY_BASE_S = float(env("GRANARY_EVENTS_RETRY_BASE_S", "5"))
 GRANARY_EVENTS_SLICE_S = float(env("GRANARY_EVENTS_SLICE_S", "5"))
 GRANARY_EVENTS_TIMEOUT_S = float(env("GRANARY_EVENTS_TIMEOUT_S", "5"))
+# a webhook's connect timeout (a dead host costs a lane this long, then its circuit opens); a
+# send of SLOW_S or more marks its endpoint slow: at most SLOW_LANES slow lanes are held at once
+GRANARY_EVENTS_CONNECT_TIMEOUT_S = float(env("GRANARY_EVENTS_CONNECT_TIMEOUT_S", "3"))
+GRANARY_EVENTS_SLOW_S = float(env("GRANARY_EVENTS_SLOW_S", "2"))
+GRANARY_EVENTS_SLOW_LANES = int(env("GRANARY_EVENTS_SLOW_LANES", "1"))
 GRANARY_EVENTS_ROTATION_H = float(env("GRANARY_EVENTS_ROTATION_H", "24"))
 GRANARY_EVENTS_EXCHANGE = env("GRANARY_EVENTS_EXCHANGE", "granary.cloudevents")
 GRANARY_EVENTS_AMQP_URL = env("GRANARY_EVENTS_AMQP_URL", "")

@@ -2,11 +2,15 @@
 // webhook; a drive then fails three times in a row (the archive's own error path, driven from
 // `manage.py shell` as the drive would) and a real receiver here gets the alert, signed
 // (checked here with node's crypto); the page's log shows it delivered. The drive is varied
-// back online after.
+// back online after. The shell runs without blocking this process (execFile, not
+// execFileSync): the receiver lives in this process's event loop, and a blocked loop could not
+// answer the alert the worker sends while the shell is still running (a timed-out first
+// delivery under load).
 //
 //   scripts/e2e.sh tests/e2e/console-alerts.test.mjs   (E2E_HOOK_PORT: the receiver's port)
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { after, before, test } from 'node:test';
 
 import { OPERATOR, callApi, launchChromium, logIn, openPage, shoot, until } from './browser.mjs';
@@ -67,8 +71,9 @@ test('an operator gets an alert at a webhook when a drive goes offline', async (
   hook.secret = (await form.getByTestId('webhook-secret').textContent()) ?? '';
   assert.match(hook.secret, /^whsec_/);
 
-  driveName = execFileSync('.venv/bin/python', ['manage.py', 'shell', '-c', FAIL_DRIVE],
-    { env: process.env, encoding: 'utf8' }).trim().split('\n').pop() ?? '';
+  const { stdout } = await promisify(execFile)('.venv/bin/python',
+    ['manage.py', 'shell', '-c', FAIL_DRIVE], { env: process.env, encoding: 'utf8' });
+  driveName = stdout.trim().split('\n').pop() ?? '';
   assert.ok(driveName);
   const alert = () => hook.received.find((r) => r.type === 'org.granary.drive.offline'
     && r.data.drive === driveName);

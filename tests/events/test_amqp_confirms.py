@@ -11,7 +11,7 @@ from django.utils import timezone
 from kombu import Connection, Exchange, Queue
 
 from backend.events import services as events
-from backend.events.models import Delivery
+from backend.events.models import Delivery, Endpoint
 from tests.factories import CollectionFactory, UserFactory
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.services]
@@ -52,6 +52,8 @@ def test_a_message_the_broker_refuses_is_tried_again_not_counted_delivered(full_
     message = queue(conn.channel()).get(no_ack=True)
     assert message.properties["message_id"] == str(first.uid)
     Delivery.objects.filter(pk=rows[second.pk].pk).update(due_at=timezone.now())
+    assert Endpoint.objects.get(pk=bus.pk).retry_at is not None   # its circuit opened
+    Endpoint.objects.filter(pk=bus.pk).update(retry_at=None)      # and its backoff is over
     events.drain()
     assert Delivery.objects.get(pk=rows[second.pk].pk).state == "delivered"
     message = queue(conn.channel()).get(no_ack=True)

@@ -6,12 +6,12 @@ import base64
 import hashlib
 import hmac
 import json
+import os
 import secrets
 import threading
 import time
-from http.cookiejar import DefaultCookiePolicy
 
-import requests
+import urllib3
 from django.conf import settings
 from django.utils import timezone
 
@@ -47,25 +47,54 @@ def headers(endpoint, msg_id, body, now=None):
             "webhook-signature": " ".join(signature(k, msg_id, timestamp, body) for k in keys)}
 
 
-_local = threading.local()
+_pools = {"pid": None, "by_endpoint": {}, "checked": {}}
+_lock = threading.Lock()
+CHECKED_S = 60   # an endpoint's URL is checked again (its name resolved) after this long
+MAX_POOLS = 1000
 
 
-def _session():
-    """A session per thread: connections to an endpoint are kept alive between sends."""
-    if not hasattr(_local, "session"):
-        _local.session = requests.Session()
-        # no cookies: one endpoint's answer never rides along to the next send
-        _local.session.cookies.set_policy(DefaultCookiePolicy(allowed_domains=[]))
-    return _local.session
+def _pool(endpoint):
+    """The endpoint's own kept-alive connection in this process (made after a fork, never
+    shared with a parent). One per endpoint, not per host: many endpoints on one receiver
+    (a site's paths) would otherwise share a host's pool and drop connections. No cookies,
+    no redirects, no retries (the lane retries)."""
+    with _lock:
+        if _pools["pid"] != os.getpid():
+            _pools.update(pid=os.getpid(), by_endpoint={}, checked={})
+        pools = _pools["by_endpoint"]
+        key = (endpoint.pk, endpoint.url)
+        if key not in pools:
+            if len(pools) >= MAX_POOLS:
+                pools.pop(next(iter(pools))).clear()   # the oldest made goes
+            pools[key] = urllib3.PoolManager(num_pools=2, maxsize=1, block=False,
+                                             retries=False)
+        return pools[key]
+
+
+def _check(url):
+    """check_url again once a minute per URL: a name may resolve elsewhere by now."""
+    now = time.monotonic()
+    if now - _pools["checked"].get(url, -CHECKED_S) >= CHECKED_S:
+        addresses.check_url(url)
+        _pools["checked"][url] = now
 
 
 def send(endpoint, event):
-    addresses.check_url(endpoint.url)  # again at each send: a name may resolve elsewhere now
+    manager = _pool(endpoint)
+    _check(endpoint.url)
     body = json.dumps(event.document(), separators=(",", ":")).encode()
-    answer = _session().post(endpoint.url, data=body,
-                             headers=headers(endpoint, str(event.uid), body),
-                             timeout=(2, settings.GRANARY_EVENTS_TIMEOUT_S),
-                             allow_redirects=False)
-    if not 200 <= answer.status_code < 300:
-        raise Refused(f"HTTP {answer.status_code}: {answer.text[:200]}", answer.status_code)
-    return answer.status_code
+    answer = manager.request(
+        "POST", endpoint.url, body=body, headers=headers(endpoint, str(event.uid), body),
+        timeout=urllib3.Timeout(connect=min(settings.GRANARY_EVENTS_CONNECT_TIMEOUT_S,
+                                            settings.GRANARY_EVENTS_TIMEOUT_S),
+                                read=settings.GRANARY_EVENTS_TIMEOUT_S),
+        redirect=False, preload_content=False)
+    try:
+        text = answer.read(2000, decode_content=True) if not 200 <= answer.status < 300 else b""
+        answer.drain_conn()
+    finally:
+        answer.release_conn()
+    if not 200 <= answer.status < 300:
+        raise Refused(f"HTTP {answer.status}: {text[:200].decode(errors='replace')}",
+                      answer.status)
+    return answer.status

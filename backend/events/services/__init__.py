@@ -1,9 +1,7 @@
 """The events app's public interface: other apps emit events and read the dead letters here."""
-from django.utils import timezone
-
 from .endpoints import choices, create, replay, rotate, send_test, update
 from .fanout import fan_out, fan_out_missed
-from .lanes import deliver, wake_due
+from .lanes import deliver, due_lanes, wake_due
 from .outbox import (
     OPERATOR_TYPES,
     TYPES,
@@ -24,20 +22,16 @@ def sweep():
 def drain():
     """Fan out and deliver everything due, here and now (the command line, tests); how many
     deliveries were made."""
-    from ..models import Delivery
-
     fan_out_missed()
     done = 0
     while True:
-        lanes = sorted(set(Delivery.objects.filter(
-            state=Delivery.State.PENDING, due_at__lte=timezone.now()).values_list(
-            "endpoint_id", flat=True)))
+        lanes = due_lanes()
         sent = sum(deliver(lane) for lane in lanes)
         done += sent
         if not sent:
             return done
 
 
-__all__ = ["OPERATOR_TYPES", "TYPES", "choices", "create", "deliver", "drain", "emit",
+__all__ = ["OPERATOR_TYPES", "TYPES", "choices", "create", "deliver", "drain", "due_lanes", "emit",
            "emit_many", "event", "fan_out", "fan_out_missed", "granule_event", "link",
            "purge_expired", "replay", "rotate", "send_test", "sweep", "update", "wake_due"]

@@ -173,6 +173,8 @@ def send_test(endpoint):
             fanned_at=timezone.now())
         delivery = Delivery.objects.create(event=event, endpoint=endpoint,
                                            due_at=event.time)
+        # its owner asks now: an open circuit waits no longer (the lane keeps its order)
+        Endpoint.objects.filter(pk=endpoint.pk).update(retry_at=None)
         nudges.send_on_commit("backend.events.deliver", endpoint.pk)
     return delivery
 
@@ -186,6 +188,8 @@ def replay(deliveries):
     with transaction.atomic():
         Delivery.objects.filter(pk__in=dead).update(
             state=Delivery.State.PENDING, attempts=0, due_at=timezone.now())
-        for lane in sorted({d.endpoint_id for d in rows if d.pk in dead}):
+        lanes = sorted({d.endpoint_id for d in rows if d.pk in dead})
+        Endpoint.objects.filter(pk__in=lanes).update(retry_at=None)
+        for lane in lanes:
             nudges.send_on_commit("backend.events.deliver", lane)
     return len(dead), refused

@@ -4,11 +4,11 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
 
-from backend import nudges
 from backend.accounts import roles
 from backend.accounts.ownership import owned
 
 from ..models import Delivery, Endpoint, Event, Rule
+from .lanes import wake
 
 # what a user's mail tells them of (what Granary always mailed), unless they opt out
 MAILED = ("order.ready", "order.partially_ready", "order.part_ready", "order.failed",
@@ -35,6 +35,7 @@ def fan_out(event_ids):
         _default_mail([e for e in events if e.user_id and e.type in MAILED])
         rules = list(Rule.objects.filter(endpoint__enabled=True).select_related(
             "endpoint__user"))
+        roles.prime([r.endpoint.user for r in rules])   # not a query per endpoint's owner
         sees = _visibility([e.pk for e in events], {r.endpoint.user for r in rules})
         rows, lanes = [], set()
         now = timezone.now()
@@ -45,8 +46,9 @@ def fan_out(event_ids):
             lanes |= targets
         Delivery.objects.bulk_create(rows, ignore_conflicts=True, batch_size=2000)
         Event.objects.filter(pk__in=[e.pk for e in events]).update(fanned_at=now)
-        for lane in sorted(lanes):
-            nudges.send_on_commit("backend.events.deliver", lane)
+        # once committed, only the lanes nobody holds are woken (a holder looks for more
+        # as it hands its lane back): not a message per endpoint per batch
+        transaction.on_commit(lambda: wake(sorted(lanes)))
     return len(rows)
 
 

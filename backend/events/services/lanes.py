@@ -1,13 +1,20 @@
 """Lanes: each endpoint's deliveries are sent by one worker at a time (the one holding its
 lane), oldest event first, for a bounded time before the lane is handed back, so one endpoint
-never holds up another's. A failed send backs off (doubling) and the endpoint's other waiting
-deliveries wait behind it; once it is out of tries they all become dead letters. A worker
-killed mid-send loses nothing: the lane's lease runs out and the next worker sends again
-(at least once; the event id lets the receiver drop the copy)."""
+never holds up another's.
+
+A failed send opens the endpoint's circuit (`retry_at`, doubling backoff): nobody takes its lane
+before then, so a dead endpoint costs one attempt per backoff, and its waiting deliveries keep
+their order behind the failed one; once it is out of tries they all become dead letters. Sends
+of GRANARY_EVENTS_SLOW_S or more (a hold's mean) mark the endpoint slow: at most
+GRANARY_EVENTS_SLOW_LANES slow lanes are held at once, so slow endpoints share a bounded part of
+the workers and the others keep the rest. A worker killed mid-send loses nothing: the lane's
+lease runs out and the next worker sends again (at least once; the event id lets the receiver
+drop the copy)."""
 import time
 
 from django.conf import settings
-from django.db.models import Min
+from django.db import connection
+from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
 from backend import leases, nudges
@@ -26,63 +33,99 @@ def backoff(attempts):
     return min(settings.GRANARY_EVENTS_RETRY_BASE_S * 2 ** (attempts - 1), 3600)
 
 
-def _take(endpoint_id):
-    return leases.take(Endpoint.objects.filter(pk=endpoint_id, enabled=True), lane_seconds(),
-                       field="lane_until")
+def closed(now, prefix=""):
+    """Endpoints whose circuit lets a send through at `now`."""
+    return Q(**{f"{prefix}retry_at__isnull": True}) | Q(**{f"{prefix}retry_at__lte": now})
+
+
+def _take(endpoint_id, now):
+    """Lease the lane (circuit closed); a slow endpoint's only while fewer than SLOW_LANES
+    slow lanes are held (checked, then taken: two takers at once may both pass the check)."""
+    rows = Endpoint.objects.filter(closed(now), pk=endpoint_id, enabled=True)
+    if leases.take(rows.filter(slow=False), lane_seconds(), now, field="lane_until"):
+        return True
+    held = Endpoint.objects.filter(slow=True, lane_until__gte=now).count()
+    return held < settings.GRANARY_EVENTS_SLOW_LANES and bool(
+        leases.take(rows.filter(slow=True), lane_seconds(), now, field="lane_until"))
 
 
 def deliver(endpoint_id):
     """Send the endpoint's due deliveries for one slice of time; how many were delivered."""
-    if not _take(endpoint_id):
+    if not _take(endpoint_id, timezone.now()):
         return 0
-    endpoint = Endpoint.objects.select_related("user").get(pk=endpoint_id)
-    done, stop = 0, time.monotonic() + settings.GRANARY_EVENTS_SLICE_S
+    lane = _Lane(Endpoint.objects.select_related("user").get(pk=endpoint_id))
     try:
-        while time.monotonic() < stop:
-            batch = list(_due(endpoint)[:BATCH])
-            if not batch:
-                break
-            sent, failed = _send_batch(endpoint, batch, stop)
-            done += sent
-            if failed:
-                break
+        lane.run()
     finally:
-        Endpoint.objects.filter(pk=endpoint_id).update(lane_until=None)
-    if _due(endpoint).exists():
+        lane.release()
+    if lane.retry_at is None and _due(lane.endpoint).exists():
         nudges.send("backend.events.deliver", endpoint_id)
-    return done
+    return lane.done
+
+
+class _Lane:
+    """One hold of an endpoint's lane: what it sent, how slowly, whether a send failed."""
+
+    def __init__(self, endpoint):
+        self.endpoint, self.done, self.tried, self.busy = endpoint, 0, 0, 0.0
+        self.retry_at = None
+        self.stop = time.monotonic() + settings.GRANARY_EVENTS_SLICE_S
+        self.renewed = time.monotonic()
+
+    def run(self):
+        while time.monotonic() < self.stop:
+            batch = list(_due(self.endpoint)[:BATCH])
+            if not batch or not self.send(batch):
+                return
+
+    def send(self, batch):
+        """Send in order; what was delivered is recorded in one write at the end (a kill
+        before it only sends them again). False once a send failed."""
+        sent = []
+        try:
+            for delivery in batch:
+                if time.monotonic() >= self.stop:
+                    break
+                self.renew()
+                started = time.monotonic()
+                try:
+                    status = channels.send(self.endpoint, delivery.event)
+                except channels.Undelivered as failure:
+                    self.took(started)
+                    self.retry_at = _failed(delivery, failure)
+                    return False
+                self.took(started)
+                sent.append(_delivered(delivery, status))
+        finally:
+            _record(sent)
+            self.done += len(sent)
+        return True
+
+    def took(self, started):
+        self.tried += 1
+        self.busy += time.monotonic() - started
+
+    def renew(self):
+        if time.monotonic() - self.renewed > lane_seconds() / 3:
+            Endpoint.objects.filter(pk=self.endpoint.pk).update(
+                lane_until=leases.until(lane_seconds()))
+            self.renewed = time.monotonic()
+
+    def release(self):
+        """Hand the lane back: the circuit opened (a failure) or closed (a success), the
+        endpoint slow or not by its sends' mean time (one send held up by a loaded host
+        does not make it slow)."""
+        fields = {"lane_until": None}
+        if self.tried:
+            fields["retry_at"] = self.retry_at
+            fields["slow"] = self.busy / self.tried >= settings.GRANARY_EVENTS_SLOW_S
+        Endpoint.objects.filter(pk=self.endpoint.pk).update(**fields)
 
 
 def _due(endpoint):
     return (Delivery.objects.filter(endpoint=endpoint, state=Delivery.State.PENDING,
                                     due_at__lte=timezone.now())
             .select_related("event").order_by("event_id"))
-
-
-def _send_batch(endpoint, batch, stop):
-    """Send in order; the lane's lease is renewed as a third of it passes, and what was
-    delivered is recorded in one write at the end (a kill before it only sends them again)."""
-    sent, failed, renewed = [], False, time.monotonic()
-    try:
-        for delivery in batch:
-            now = time.monotonic()
-            if now >= stop:
-                break
-            if now - renewed > lane_seconds() / 3:
-                Endpoint.objects.filter(pk=endpoint.pk).update(
-                    lane_until=leases.until(lane_seconds()))
-                renewed = now
-            try:
-                status = channels.send(endpoint, delivery.event)
-            except channels.Undelivered as failure:
-                _failed(delivery, failure)
-                failed = True
-                break
-            sent.append(_delivered(delivery, status))
-    finally:
-        Delivery.objects.bulk_update(sent, ["state", "attempts", "last_status", "last_error",
-                                            "delivered_at", "latency_ms"])
-    return len(sent), failed
 
 
 def _delivered(delivery, status):
@@ -93,7 +136,30 @@ def _delivered(delivery, status):
     return delivery
 
 
+def _record(sent):
+    """Write the delivered rows in one statement. On PostgreSQL an UPDATE from a VALUES list:
+    bulk_update's CASE WHEN per row and field cost more CPU than the sends themselves."""
+    if not sent:
+        return
+    if connection.vendor != "postgresql":
+        Delivery.objects.bulk_update(sent, ["state", "attempts", "last_status", "last_error",
+                                            "delivered_at", "latency_ms"])
+        return
+    values = ", ".join(["(%s::bigint, %s::integer, %s::integer, %s::timestamptz, "
+                        "%s::double precision)"] * len(sent))
+    params = [x for d in sent for x in (d.pk, d.attempts, d.last_status, d.delivered_at,
+                                        d.latency_ms)]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"UPDATE {Delivery._meta.db_table} AS d SET state = %s, attempts = v.attempts, "
+            "last_status = v.status, last_error = '', delivered_at = v.at, latency_ms = v.ms "
+            f"FROM (VALUES {values}) AS v (id, attempts, status, at, ms) WHERE d.id = v.id",
+            [Delivery.State.DELIVERED, *params])
+
+
 def _failed(delivery, failure):
+    """Record the failed attempt; when the circuit may let the next one through (None: out
+    of tries, the endpoint's waiting deliveries are dead letters and it starts afresh)."""
     now = timezone.now()
     attempts = delivery.attempts + 1
     fields = {"attempts": attempts, "last_status": failure.status,
@@ -105,20 +171,34 @@ def _failed(delivery, failure):
         waiting.filter(created_at__lte=now).update(
             state=Delivery.State.DEAD, last_error=f"not sent: the endpoint failed "
             f"{attempts} times in a row ({str(failure)[:300]})")
-        return
+        return None
     due = leases.until(backoff(attempts), now)
     Delivery.objects.filter(pk=delivery.pk).update(due_at=due, **fields)
     waiting.filter(due_at__lt=due).update(due_at=due)
+    return due
+
+
+def due_lanes(now=None, among=None):
+    """Enabled endpoints (of `among`, else all) with a delivery due, a free lane and a closed
+    circuit: one index probe per endpoint, not a scan of the deliveries."""
+    now = now or timezone.now()
+    rows = Endpoint.objects.filter(closed(now), leases.free(now, "lane_until"), enabled=True)
+    if among is not None:
+        rows = rows.filter(pk__in=among)
+    due = Delivery.objects.filter(endpoint=OuterRef("pk"), state=Delivery.State.PENDING,
+                                  due_at__lte=now)
+    return list(rows.filter(Exists(due)).order_by("pk").values_list("pk", flat=True))
+
+
+def wake(lanes=None):
+    """Wake the lanes (of `lanes`, else all) that have work and nobody holds: a lane held
+    now is handed back with a look for more (deliver), so it needs no nudge."""
+    woken = due_lanes(among=lanes)
+    for endpoint_id in woken:
+        nudges.send("backend.events.deliver", endpoint_id)
+    return woken
 
 
 def wake_due():
     """The sweeper's half: wake every lane with something due that nobody holds."""
-    now = timezone.now()
-    lanes = (Delivery.objects.filter(state=Delivery.State.PENDING, due_at__lte=now,
-                                     endpoint__enabled=True)
-             .filter(leases.free(now, "endpoint__lane_until"))
-             .values("endpoint_id").annotate(first=Min("due_at")))
-    woken = [row["endpoint_id"] for row in lanes]
-    for endpoint_id in woken:
-        nudges.send("backend.events.deliver", endpoint_id)
-    return woken
+    return wake()
