@@ -35,3 +35,12 @@ def read_form(serializer_class, data):
     form = serializer_class(data=data if hasattr(data, "get") else {"": data})
     form.is_valid(raise_exception=True)
     return form.validated_data
+
+
+class WholeNumberField(serializers.IntegerField):
+    """A JSON whole number and nothing else: DRF's IntegerField takes "3", 3.0 and "3.0"."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, bool) or not isinstance(data, int):
+            self.fail("invalid")
+        return super().to_internal_value(data)

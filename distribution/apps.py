@@ -10,7 +10,7 @@ class DistributionConfig(AppConfig):
         from backend.metrics.exposition import register
 
         from .exposition import collect
-        from .services import order_outputs
+        from .services import order_outputs, stage_checks
         from .services.receivers import on_file_recalled, on_granule_retired, on_granules_archived
 
         granules_archived.connect(on_granules_archived,
@@ -19,3 +19,4 @@ class DistributionConfig(AppConfig):
         granule_retired.connect(on_granule_retired, dispatch_uid="distribution.granule_retired")
         register("distribution", collect)
         order_outputs.register()
+        stage_checks.register()

@@ -11,6 +11,8 @@ class ArchiveConfig(AppConfig):
 
         from . import residency
         from .exposition import collect
+        from .services import kept_days
 
         storage.register(residency.STORAGE)
         register("archive", collect)
+        kept_days.register()

@@ -13,6 +13,7 @@ from backend.catalog.configure import FIELDS, MAX_APPROVED_USERS, MAX_PATTERNS, 
 from backend.catalog.models import Collection
 from backend.catalog.serializers import VariableSerializer
 from backend.errors import NotFound
+from backend.fields import WholeNumberField
 
 from .services import configure, shares
 
@@ -138,9 +139,17 @@ class RecallShareSerializer(serializers.Serializer):
 
 
 class RecallSharesUpdateSerializer(serializers.Serializer):
-    weights = serializers.DictField(child=serializers.IntegerField(
-        min_value=1, max_value=shares.MAX_WEIGHT), help_text="{kind: weight}")
+    weights = serializers.DictField(child=WholeNumberField(
+        min_value=1, max_value=shares.MAX_WEIGHT), allow_empty=False, help_text="{kind: weight}")
     reason = serializers.CharField(max_length=2000, required=False, allow_blank=True)
+
+    def validate_weights(self, value):
+        unknown = sorted(str(kind)[:40] for kind in value if kind not in shares.KINDS)
+        if unknown:
+            raise serializers.ValidationError(
+                f"Unknown kinds {unknown[:10]}{' ...' if len(unknown) > 10 else ''}; the kinds "
+                f"are {sorted(shares.KINDS)}.")
+        return value
 
 
 class RecallSharesView(APIView):
@@ -155,5 +164,7 @@ class RecallSharesView(APIView):
     @extend_schema(request=RecallSharesUpdateSerializer,
                    responses=RecallShareSerializer(many=True))
     def put(self, request):
-        board = shares.set_weights(request.user, request.data)
+        form = RecallSharesUpdateSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        board = shares.set_weights(request.user, form.validated_data)
         return Response(RecallShareSerializer(board, many=True).data)

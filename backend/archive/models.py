@@ -2,6 +2,8 @@
 from django.conf import settings
 from django.db import models
 
+from .moved import last_moved
+
 
 def percent(part, whole):
     """part as a percentage of whole, to one decimal; 0.0 when there is no whole."""
@@ -427,8 +429,7 @@ class ArchiveRequest(models.Model):
         Volume, null=True, blank=True, on_delete=models.PROTECT, related_name="requests",
         db_index=False,
     )
-    # A migration to a bucket, or a recall the object store serves: the object movers' work,
-    # out of the tape scheduler's view.
+    # A migration to a bucket, or a recall the object store serves: the object movers' work
     bucket = models.ForeignKey(Bucket, null=True, blank=True, on_delete=models.PROTECT,
                                related_name="+", db_index=False)
     # held by an object mover until then (tape work is held by its drive's lease)
@@ -455,8 +456,7 @@ class ArchiveRequest(models.Model):
         indexes = [
             models.Index(fields=["state", "kind", "priority"], name="request_queue"),
             models.Index(fields=["file", "kind", "state"], name="request_file"),
-            # Partial: migrations, nearly every request, name neither a volume nor a user, so
-            # writing and updating them costs no entry in these two.
+            # Partial: migrations (nearly all) name no volume nor user: no entry in these two
             models.Index(fields=["volume"], name="request_volume",
                          condition=models.Q(volume__isnull=False)),
             models.Index(fields=["requested_by"], name="request_user",
@@ -464,12 +464,13 @@ class ArchiveRequest(models.Model):
             # Partial: the object tier's board and metrics read its finished work by bucket.
             models.Index(fields=["bucket", "state", "finished_at"], name="request_bucket",
                          condition=models.Q(bucket__isnull=False)),
-            # Partial and covering: the queues board sums the pending work per kind, state and
-            # group from this index alone; done and failed requests (nearly all, tens of
-            # millions in a few years) are not in it.
             # Partial: the fair share counts recalls done lately per kind (services.shares)
             models.Index(fields=["finished_at"], name="request_recalled", include=["share"],
                          condition=models.Q(kind="recall", state="done")),
+            # alerts.watch_queues: has a queue moved lately (a scan of its kind without this)
+            models.Index("kind", "volume_group", last_moved(), name="request_moved"),
+            # Partial and covering: the queues board sums pending work per kind, state and group
+            # from it alone; done and failed requests (tens of millions in years) are not in it.
             models.Index(fields=["kind", "state", "volume_group", "created_at"],
                          name="request_pending", include=["bytes_total", "bytes_done", "id"],
                          condition=models.Q(state__in=["queued", "running"])),

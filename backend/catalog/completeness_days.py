@@ -82,10 +82,7 @@ def _compute_and_keep(collection, days, key, now, known_bounds):
     """Count `days` after every writer of the collection in flight has committed, and keep
     them; when one is still writing, count them without keeping (the next poll tries again)."""
     with transaction.atomic():
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT pg_try_advisory_xact_lock(%s, %s)",
-                           [LOCK_CLASS, collection.pk])
-            locked = cursor.fetchone()[0]
+        locked = _locked(collection.pk)
         segments = _compute_days(collection, days, now, known_bounds)
         if locked:
             CompletenessDay.objects.bulk_create(
@@ -147,3 +144,41 @@ def rebuild():
     """Forget every kept day (after a load that bypassed the trigger, or to recount after a
     change of the counting itself): the next polls count and keep them again."""
     CompletenessDay.objects.all().delete()
+
+
+def stale_sample(n=20, now=None):
+    """Reconciliation's look at derived state: up to `n` kept days, drawn at random, counted
+    again from the granule rows; (row, counted figures) of each that no longer equals its
+    count. A row under another key than its collection's (never read) is not judged, nor one
+    whose collection has a writer in flight (it takes the writers' lock, as keeping does)."""
+    if not kept():
+        return []
+    now = now or timezone.now()
+    found = []
+    for pk in CompletenessDay.objects.order_by("?").values_list("pk", flat=True)[:n]:
+        with transaction.atomic():
+            row = CompletenessDay.objects.select_related("collection").filter(pk=pk).first()
+            if row is None or not _locked(row.collection_id):
+                continue
+            known_bounds = completeness.bounds(row.collection, now)
+            key = _key(row.collection, known_bounds[0])
+            if (any(getattr(row, k) != v for k, v in key.items())
+                    or row.day > last_final_day(row.collection, now)):
+                continue
+            counted = _figures(_compute_days(row.collection, [row.day], now,
+                                             known_bounds)[row.day])
+            if counted != {k: getattr(row, k) for k in _FIGURES}:
+                found.append((row, counted))
+    return found
+
+
+def _locked(collection_id):
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_try_advisory_xact_lock(%s, %s)", [LOCK_CLASS, collection_id])
+        return cursor.fetchone()[0]
+
+
+def forget(collection_id, day):
+    """Forget one kept day: the next poll that needs it counts it again. Returns how many rows
+    were deleted (0: already forgotten)."""
+    return CompletenessDay.objects.filter(collection_id=collection_id, day=day).delete()[0]

@@ -12,6 +12,8 @@ from django.db import connection
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from backend.archive import invariants
+from backend.archive.services import kept_days, reconcile
 from backend.catalog import cadence, completeness, completeness_days
 from backend.catalog.models import CompletenessDay, Granule
 from tests.factories import CollectionFactory, GranuleFactory
@@ -145,3 +147,34 @@ def test_rebuild_forgets_every_kept_day():
     completeness_days.rebuild()
     assert not CompletenessDay.objects.exists()
     assert kept_window(collection) == brute_force(collection)
+
+
+def stale():
+    return sorted((v.extra["collection"], v.extra["day"]) for v in invariants.check_records()
+                  if v.kind == kept_days.COMPLETENESS_DAY_STALE)
+
+
+def test_a_corrupt_kept_day_is_found_by_reconciliation_and_forgotten_by_its_repair():
+    collection = hourly_collection()
+    day = past_day(3).date()
+    truth = completeness.window_report(collection, completeness_days.midnight(day),
+                                       completeness_days.midnight(day + timedelta(days=1)),
+                                       NOW)[0]
+    row = CompletenessDay.objects.get(collection=collection, day=day)
+    assert (row.expected, row.received) == (truth.expected, truth.received)
+    assert stale() == []
+    CompletenessDay.objects.filter(pk=row.pk).update(received=row.received + 3, gaps=0)
+    # another collection's day under an old cadence is never read, so never judged
+    other = hourly_collection()
+    CompletenessDay.objects.filter(collection=other).update(cadence_seconds=60, received=0)
+    assert stale() == [(collection.pk, day.isoformat())]
+
+    run = reconcile.reconcile(repair=True)
+    [found] = run.discrepancies.filter(kind=kept_days.COMPLETENESS_DAY_STALE)
+    assert found.repair == "forget the kept day" and found.extra["counted"]["received"] == \
+        truth.received
+    assert found.repaired_at and found.outcome.startswith("forgotten")
+    assert not CompletenessDay.objects.filter(collection=collection, day=day).exists()
+    assert kept_window(collection) == brute_force(collection)
+    assert CompletenessDay.objects.get(collection=collection, day=day).received == truth.received
+    assert stale() == []

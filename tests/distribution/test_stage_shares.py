@@ -71,6 +71,40 @@ def test_hostile_weights_are_refused_whole(operator, document):
     assert not AuditEvent.objects.filter(target_type="recall share").exists()
 
 
+def deep(levels):
+    value = 1
+    for _ in range(levels):
+        value = {"order": value}
+    return value
+
+
+@pytest.mark.parametrize(("document", "field"), [
+    ({"weights": {"order": "3.0"}}, "weights"), ({"weights": {"order": 3.0}}, "weights"),
+    ({"weights": {"order": -5}}, "weights"), ({"weights": {"order": [3]}}, "weights"),
+    ({"weights": "order=3"}, "weights"), ({"reason": "no weights"}, "weights"),
+    ({"weights": deep(20)}, "weights"),
+    ({"weights": {f"kind{i}": 1 for i in range(20_000)}}, "weights"),
+    ({"weights": {"order": 2}, "reason": ["a"]}, "reason"),
+    ([{"weights": {"order": 2}}], "non_field_errors"),
+])
+def test_hostile_weights_get_the_apis_field_errors(operator, document, field):
+    """The serializer reads the body, as every other endpoint's does: a sentence and the field's
+    errors, and an error message that stays short whatever the body's size."""
+    response = put(operator, document)
+    assert response.status_code == 400, response.content
+    body = response.json()
+    assert set(body) == {"detail", "errors"} and list(body["errors"]) == [field]
+    assert len(response.content) < 2000
+    assert not RecallShare.objects.exists()
+
+
+def test_bodies_too_deep_or_too_large_are_refused_before_reading(operator, settings):
+    assert put(operator, {"weights": deep(200)}).status_code == 400
+    too_big = {"weights": {"order": 2}, "reason": "r" * (settings.DATA_UPLOAD_MAX_MEMORY_SIZE + 1)}
+    assert put(operator, too_big).status_code == 413
+    assert not RecallShare.objects.exists()
+
+
 def test_only_an_operator_reads_or_sets_weights(alice, api):
     assert put(alice, {"weights": {"order": 2}}).status_code == 403
     assert alice.get(SHARES).status_code == 403

@@ -88,3 +88,29 @@ def test_a_stuck_queue_is_told_once_per_episode(settings, user_api, operator_api
     assert len(told("queue.stuck")) == 2
     assert user_api.get("/api/v1/events/").json()["results"] == []
     assert len(operator_api.get("/api/v1/events/?type=queue.stuck").json()["results"]) == 2
+
+
+@pytest.mark.parametrize(("started", "finished", "moved"), [
+    (None, None, False),            # still queued
+    (-10, None, True),              # taken lately, still running
+    (-90, None, False),             # taken before the cutoff, running since
+    (None, -10, True),              # cancelled while queued, lately (finished, never started)
+    (-90, -10, True),               # taken before, done lately
+    (-120, -90, False),             # done before the cutoff
+])
+def test_a_queue_moved_when_one_of_its_own_requests_started_or_finished_since(
+        started, finished, moved):
+    """Progress is read by the request_moved index's expression: the later of start and
+    finish, either of which may be unset; another group's or kind's requests are no progress."""
+    group, _, _ = small_layout()
+    now = datetime.now(UTC)
+    [request] = _queued(group, now - timedelta(hours=3), n=1)
+    ArchiveRequest.objects.filter(pk=request.pk).update(
+        started_at=started and now + timedelta(minutes=started),
+        finished_at=finished and now + timedelta(minutes=finished))
+    row = {"kind": "migrate", "volume_group": group.name}
+    cutoff = now - timedelta(minutes=60)
+    assert alerts._progress(alerts._queue(row), cutoff) is moved
+    for other in ({"kind": "recall", "volume_group": group.name},
+                  {"kind": "migrate", "volume_group": None}):
+        assert alerts._progress(alerts._queue(other), cutoff) is False

@@ -38,6 +38,8 @@ export function TextField({
   onChange,
   error,
   type = 'text',
+  placeholder,
+  inputMode,
 }: {
   id: string;
   label: string;
@@ -45,6 +47,8 @@ export function TextField({
   onChange: (value: string) => void;
   error?: string;
   type?: 'text' | 'email' | 'url';
+  placeholder?: string;
+  inputMode?: 'decimal' | 'numeric';
 }) {
   return (
     <Field id={id} label={label} error={error}>
@@ -52,6 +56,8 @@ export function TextField({
         id={id}
         type={type}
         value={value}
+        placeholder={placeholder}
+        inputMode={inputMode}
         onChange={(e) => onChange(e.target.value)}
         {...invalid(id, error)}
       />

@@ -3,7 +3,7 @@ import type { ReactNode } from 'react';
 import type { SubsetFormat, SubsetOptions } from '../../lib/api/types';
 import type { SearchArea } from '../../lib/searchArea';
 import { describeShape, type Geometry } from '../../lib/shapeParam';
-import { Field } from '../Field';
+import { Field, TextField } from '../Field';
 import './subset.css';
 
 /** What the reader chose, as typed (numbers stay text until they are sent). */
@@ -161,15 +161,14 @@ export function SubsetChoices({
             <fieldset className="subset-choices__box">
               <legend>Area in degrees (west greater than east crosses 180°)</legend>
               {(Object.keys(SIDES) as (keyof typeof SIDES)[]).map((side) => (
-                <Field key={side} id={`subset-${side}`} label={SIDES[side]}>
-                  <input
-                    id={`subset-${side}`}
-                    type="text"
-                    inputMode="decimal"
-                    value={draft.box[side]}
-                    onChange={(event) => box({ ...draft.box, [side]: event.target.value })}
-                  />
-                </Field>
+                <TextField
+                  key={side}
+                  id={`subset-${side}`}
+                  label={SIDES[side]}
+                  inputMode="decimal"
+                  value={draft.box[side]}
+                  onChange={(value) => box({ ...draft.box, [side]: value })}
+                />
               ))}
               {searchArea && (
                 <SearchAreaOffer area={searchArea} draft={draft} onChange={onChange} />
@@ -177,24 +176,20 @@ export function SubsetChoices({
             </fieldset>
           )}
           <div className="subset-choices__times">
-            <Field id="subset-start" label="From (UTC, ISO 8601)">
-              <input
-                id="subset-start"
-                type="text"
-                value={draft.start}
-                placeholder="2026-11-01T00:00:00Z"
-                onChange={(event) => onChange({ ...draft, start: event.target.value })}
-              />
-            </Field>
-            <Field id="subset-end" label="Until (UTC, ISO 8601)">
-              <input
-                id="subset-end"
-                type="text"
-                value={draft.end}
-                placeholder="2026-11-02T00:00:00Z"
-                onChange={(event) => onChange({ ...draft, end: event.target.value })}
-              />
-            </Field>
+            <TextField
+              id="subset-start"
+              label="From (UTC, ISO 8601)"
+              value={draft.start}
+              placeholder="2026-11-01T00:00:00Z"
+              onChange={(start) => onChange({ ...draft, start })}
+            />
+            <TextField
+              id="subset-end"
+              label="Until (UTC, ISO 8601)"
+              value={draft.end}
+              placeholder="2026-11-02T00:00:00Z"
+              onChange={(end) => onChange({ ...draft, end })}
+            />
           </div>
           <Field id="subset-format" label="Output format">
             <select

@@ -19,7 +19,7 @@ import {
   type FormState,
   type Unit,
 } from './collectionForm';
-import { errorsOf } from './errors';
+import { errorsOf } from '../../lib/api/configErrors';
 
 const MAX_COPIES = 4;
 type Setter = <K extends keyof FormState>(key: K, value: FormState[K]) => void;

@@ -9,7 +9,7 @@ import type { ProviderConfig } from '../../lib/api/types';
 import { Field, TextField, invalid } from '../../components/Field';
 import { LoadedPage } from '../../components/LoadedPage';
 import { OutcomeNotice } from '../../components/OutcomeNotice';
-import { errorsOf, listOf } from './errors';
+import { errorsOf, listOf } from '../../lib/api/configErrors';
 
 const back = (
   <p className="breadcrumb">

@@ -1,14 +1,13 @@
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useState, type FormEvent } from 'react';
+import { useQuery } from '@tanstack/react-query';
+import { useState } from 'react';
 import { Link, useNavigate } from 'react-router';
 
-import { configKeys } from '../../lib/api/config/keys';
 import { configProvidersQuery, createProvider } from '../../lib/api/config/providers';
 import type { ProviderConfig } from '../../lib/api/types';
+import { ConfigForm } from '../../components/ConfigForm';
 import { DataTable } from '../../components/DataTable';
 import { TextField } from '../../components/Field';
 import { Loaded } from '../../components/Loaded';
-import { errorsOf } from './errors';
 
 /** Providers, their staging areas, members and the collections they may deliver. */
 export function ProvidersConfigPage() {
@@ -56,48 +55,40 @@ function NewProvider() {
   const [name, setName] = useState('');
   const [title, setTitle] = useState('');
   const navigate = useNavigate();
-  const queryClient = useQueryClient();
-  const save = useMutation({
-    mutationFn: () => createProvider({ name: name.trim(), title: title.trim() }),
-    onSuccess: async (made) => {
-      await queryClient.invalidateQueries({ queryKey: configKeys.all });
-      await navigate(`/config/providers/${encodeURIComponent(made.name)}`);
-    },
-  });
-  const errors = errorsOf(save.error);
-  function onSubmit(event: FormEvent<HTMLFormElement>) {
-    event.preventDefault();
-    save.mutate();
-  }
   return (
-    <form className="form-card page-section config-form__inline" onSubmit={onSubmit} noValidate>
-      <h2>New provider</h2>
-      {save.isError && !errors.name && (
-        <p className="field-error" role="alert">
-          {save.error.message}
-        </p>
+    <ConfigForm
+      mutationFn={() => createProvider({ name: name.trim(), title: title.trim() })}
+      onSaved={(made) => navigate(`/config/providers/${encodeURIComponent(made.name)}`)}
+      className="config-form__inline"
+      title="New provider"
+      submit="Add provider"
+      notice={(save, errors) =>
+        save.isError &&
+        !errors.name && (
+          <p className="field-error" role="alert">
+            {save.error.message}
+          </p>
+        )
+      }
+    >
+      {(errors) => (
+        <div className="config-form__row">
+          <TextField
+            id="np-name"
+            label="Name (its staging area's)"
+            value={name}
+            onChange={setName}
+            error={errors.name}
+          />
+          <TextField
+            id="np-title"
+            label="Title"
+            value={title}
+            onChange={setTitle}
+            error={errors.title}
+          />
+        </div>
       )}
-      <div className="config-form__row">
-        <TextField
-          id="np-name"
-          label="Name (its staging area's)"
-          value={name}
-          onChange={setName}
-          error={errors.name}
-        />
-        <TextField
-          id="np-title"
-          label="Title"
-          value={title}
-          onChange={setTitle}
-          error={errors.title}
-        />
-      </div>
-      <div className="actions">
-        <button className="button" type="submit" disabled={save.isPending}>
-          Add provider
-        </button>
-      </div>
-    </form>
+    </ConfigForm>
   );
 }

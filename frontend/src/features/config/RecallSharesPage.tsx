@@ -1,12 +1,11 @@
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useState, type FormEvent } from 'react';
+import { useQuery } from '@tanstack/react-query';
+import { useState } from 'react';
 
-import { configKeys } from '../../lib/api/config/keys';
 import { recallSharesQuery, setRecallShares } from '../../lib/api/config/recallShares';
 import type { RecallShare } from '../../lib/api/types';
-import { Field } from '../../components/Field';
+import { ConfigForm } from '../../components/ConfigForm';
+import { Field, TextField } from '../../components/Field';
 import { Loaded } from '../../components/Loaded';
-import { errorsOf } from './errors';
 
 /** The fair share of drives between kinds of recall: when orders, stage requests and the rest
  * compete for drives, each kind gets reads in proportion to its weight. */
@@ -30,54 +29,51 @@ export function RecallSharesPage() {
 }
 
 function SharesForm({ rows }: { rows: RecallShare[] }) {
-  const queryClient = useQueryClient();
   const [weights, setWeights] = useState(() =>
     Object.fromEntries(rows.map((row) => [row.kind, String(row.weight)])),
   );
   const [reason, setReason] = useState('');
-  const save = useMutation({
-    mutationFn: () =>
-      setRecallShares({
-        weights: Object.fromEntries(rows.map((row) => [row.kind, Number(weights[row.kind])])),
-        reason,
-      }),
-    onSuccess: () => queryClient.invalidateQueries({ queryKey: configKeys.all }),
-  });
-  const errors = errorsOf(save.error);
-  function onSubmit(event: FormEvent<HTMLFormElement>) {
-    event.preventDefault();
-    save.mutate();
-  }
   return (
-    <form className="form-card page-section" onSubmit={onSubmit} noValidate>
-      <div className="config-form__row">
-        {rows.map((row) => {
-          const id = `share-${row.kind || 'other'}`;
-          return (
-            <Field key={row.kind} id={id} label={`${row.label} (${row.served} lately)`}>
-              <input
-                id={id}
-                type="number"
-                min={1}
-                max={1000}
-                step={1}
-                value={weights[row.kind]}
-                onChange={(e) => setWeights({ ...weights, [row.kind]: e.target.value })}
-              />
-            </Field>
-          );
-        })}
-      </div>
-      {errors.weights && <p role="alert">{errors.weights}</p>}
-      <Field id="share-reason" label="Reason (for the audit log)" error={errors.reason}>
-        <input id="share-reason" value={reason} onChange={(e) => setReason(e.target.value)} />
-      </Field>
-      <div className="actions">
-        <button className="button" type="submit" disabled={save.isPending}>
-          Save weights
-        </button>
-        {save.isSuccess && <span role="status">Saved.</span>}
-      </div>
-    </form>
+    <ConfigForm
+      mutationFn={() =>
+        setRecallShares({
+          weights: Object.fromEntries(rows.map((row) => [row.kind, Number(weights[row.kind])])),
+          reason,
+        })
+      }
+      submit="Save weights"
+      saved="Saved."
+    >
+      {(errors) => (
+        <>
+          <div className="config-form__row">
+            {rows.map((row) => {
+              const id = `share-${row.kind || 'other'}`;
+              return (
+                <Field key={row.kind} id={id} label={`${row.label} (${row.served} lately)`}>
+                  <input
+                    id={id}
+                    type="number"
+                    min={1}
+                    max={1000}
+                    step={1}
+                    value={weights[row.kind]}
+                    onChange={(e) => setWeights({ ...weights, [row.kind]: e.target.value })}
+                  />
+                </Field>
+              );
+            })}
+          </div>
+          {errors.weights && <p role="alert">{errors.weights}</p>}
+          <TextField
+            id="share-reason"
+            label="Reason (for the audit log)"
+            value={reason}
+            onChange={setReason}
+            error={errors.reason}
+          />
+        </>
+      )}
+    </ConfigForm>
   );
 }

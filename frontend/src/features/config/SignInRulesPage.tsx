@@ -1,15 +1,15 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useState, type FormEvent } from 'react';
+import { useState } from 'react';
 
 import { configKeys } from '../../lib/api/config/keys';
 import { deleteSignInRule } from '../../lib/api/config/signInRule';
 import { createSignInRule, signInRulesQuery } from '../../lib/api/config/signInRules';
 import type { GroupRole, SignInRule } from '../../lib/api/types';
+import { ConfigForm } from '../../components/ConfigForm';
 import { DataTable } from '../../components/DataTable';
 import { TextField } from '../../components/Field';
 import { Loaded } from '../../components/Loaded';
 import { RoleField } from './RoleField';
-import { errorsOf } from './errors';
 
 /** Single sign-on: which claim values (groups) give which role and provider. */
 export function SignInRulesPage() {
@@ -65,53 +65,44 @@ function RemoveRule({ rule }: { rule: SignInRule }) {
 }
 
 function NewRuleForm() {
-  const queryClient = useQueryClient();
   const [claim, setClaim] = useState('groups');
   const [value, setValue] = useState('');
   const [role, setRole] = useState<GroupRole>('user');
   const [provider, setProvider] = useState('');
-  const save = useMutation({
-    mutationFn: () =>
-      createSignInRule({ claim, value: value.trim(), role, provider: provider.trim() || null }),
-    onSuccess: () => queryClient.invalidateQueries({ queryKey: configKeys.all }),
-  });
-  const errors = errorsOf(save.error);
-  function onSubmit(event: FormEvent<HTMLFormElement>) {
-    event.preventDefault();
-    save.mutate();
-  }
   return (
-    <form className="form-card page-section" onSubmit={onSubmit} noValidate>
-      <h2>New rule</h2>
-      <div className="config-form__row">
-        <TextField
-          id="sr-claim"
-          label="Claim"
-          value={claim}
-          onChange={setClaim}
-          error={errors.claim}
-        />
-        <TextField
-          id="sr-value"
-          label="Holds the value"
-          value={value}
-          onChange={setValue}
-          error={errors.value}
-        />
-        <RoleField id="sr-role" value={role} error={errors.role} onChange={setRole} />
-        <TextField
-          id="sr-provider"
-          label="Provider (optional)"
-          value={provider}
-          onChange={setProvider}
-          error={errors.provider}
-        />
-      </div>
-      <div className="actions">
-        <button className="button" type="submit" disabled={save.isPending}>
-          Add rule
-        </button>
-      </div>
-    </form>
+    <ConfigForm
+      mutationFn={() =>
+        createSignInRule({ claim, value: value.trim(), role, provider: provider.trim() || null })
+      }
+      title="New rule"
+      submit="Add rule"
+    >
+      {(errors) => (
+        <div className="config-form__row">
+          <TextField
+            id="sr-claim"
+            label="Claim"
+            value={claim}
+            onChange={setClaim}
+            error={errors.claim}
+          />
+          <TextField
+            id="sr-value"
+            label="Holds the value"
+            value={value}
+            onChange={setValue}
+            error={errors.value}
+          />
+          <RoleField id="sr-role" value={role} error={errors.role} onChange={setRole} />
+          <TextField
+            id="sr-provider"
+            label="Provider (optional)"
+            value={provider}
+            onChange={setProvider}
+            error={errors.provider}
+          />
+        </div>
+      )}
+    </ConfigForm>
   );
 }

@@ -1,17 +1,18 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useState, type FormEvent } from 'react';
+import { useState } from 'react';
 
 import { configKeys } from '../../lib/api/config/keys';
 import { updateUser } from '../../lib/api/config/user';
 import { configUsersQuery, createUser } from '../../lib/api/config/users';
 import type { GroupRole, NewUser, UserConfig } from '../../lib/api/types';
+import { ConfigForm } from '../../components/ConfigForm';
 import { DataTable } from '../../components/DataTable';
 import { TextField } from '../../components/Field';
 import { Loaded } from '../../components/Loaded';
 import { OutcomeNotice, type Outcome } from '../../components/OutcomeNotice';
 import { formatUtc } from '../../lib/format';
 import { ROLES, RoleField } from './RoleField';
-import { errorsOf, listOf } from './errors';
+import { listOf } from '../../lib/api/configErrors';
 
 /** Users: their role, whether they may log in, and the providers they deliver for. */
 export function UsersConfigPage() {
@@ -101,56 +102,48 @@ function ActiveToggle({ user, onDone }: { user: UserConfig; onDone: (o: Outcome)
 }
 
 function NewUserForm() {
-  const queryClient = useQueryClient();
   const [username, setUsername] = useState('');
   const [email, setEmail] = useState('');
   const [role, setRole] = useState<GroupRole>('user');
   const [providers, setProviders] = useState('');
-  const save = useMutation({
-    mutationFn: () =>
-      createUser({ username: username.trim(), email, role, providers: listOf(providers) }),
-    onSuccess: () => queryClient.invalidateQueries({ queryKey: configKeys.users() }),
-  });
-  const errors = errorsOf(save.error);
-  function onSubmit(event: FormEvent<HTMLFormElement>) {
-    event.preventDefault();
-    save.mutate();
-  }
   return (
-    <form className="form-card page-section" onSubmit={onSubmit} noValidate>
-      <h2>New user</h2>
-      {save.data && <Created user={save.data} />}
-      <div className="config-form__row">
-        <TextField
-          id="nu-username"
-          label="User name"
-          value={username}
-          onChange={setUsername}
-          error={errors.username}
-        />
-        <TextField
-          id="nu-email"
-          label="Email"
-          value={email}
-          onChange={setEmail}
-          error={errors.email}
-          type="email"
-        />
-        <RoleField id="nu-role" value={role} error={errors.role} onChange={setRole} />
-        <TextField
-          id="nu-providers"
-          label="Providers (comma-separated)"
-          value={providers}
-          onChange={setProviders}
-          error={errors.providers}
-        />
-      </div>
-      <div className="actions">
-        <button className="button" type="submit" disabled={save.isPending}>
-          Add user
-        </button>
-      </div>
-    </form>
+    <ConfigForm
+      mutationFn={() =>
+        createUser({ username: username.trim(), email, role, providers: listOf(providers) })
+      }
+      invalidate={configKeys.users()}
+      title="New user"
+      submit="Add user"
+      notice={(save) => save.data && <Created user={save.data} />}
+    >
+      {(errors) => (
+        <div className="config-form__row">
+          <TextField
+            id="nu-username"
+            label="User name"
+            value={username}
+            onChange={setUsername}
+            error={errors.username}
+          />
+          <TextField
+            id="nu-email"
+            label="Email"
+            value={email}
+            onChange={setEmail}
+            error={errors.email}
+            type="email"
+          />
+          <RoleField id="nu-role" value={role} error={errors.role} onChange={setRole} />
+          <TextField
+            id="nu-providers"
+            label="Providers (comma-separated)"
+            value={providers}
+            onChange={setProviders}
+            error={errors.providers}
+          />
+        </div>
+      )}
+    </ConfigForm>
   );
 }
 

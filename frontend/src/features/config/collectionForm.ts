@@ -7,7 +7,7 @@ import type {
   VolumeGroup,
 } from '../../lib/api/types';
 import { MEDIUM_NAMES } from '../../lib/media';
-import { listOf } from './errors';
+import { listOf } from '../../lib/api/configErrors';
 
 export const UNITS = { seconds: 1, minutes: 60, hours: 3600, days: 86400 } as const;
 export type Unit = keyof typeof UNITS;

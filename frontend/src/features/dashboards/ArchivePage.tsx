@@ -29,6 +29,7 @@ import {
   formatUtc,
 } from '../../lib/format';
 import { HistogramChart } from './charts/HistogramChart';
+import { FaultList } from './FaultList';
 
 export function ArchivePage() {
   const drives = useQuery(drivesQuery());
@@ -429,22 +430,10 @@ function VolumeSummary({ list }: { list: VolumeList }) {
 /** Volumes a fault took out of writing or reading (a write-protected cartridge, a suspect
  * volume), with the reason the archive recorded. */
 function VolumeFaults({ list }: { list: VolumeList }) {
-  const faults = list.volumes.filter((volume) => volume.state_reason);
-  if (faults.length === 0) return null;
-  return (
-    <>
-      <h3 className="drive-faults__title">Volumes out of service</h3>
-      <ul className="drive-faults" aria-label="Volume faults">
-        {faults.map((volume) => (
-          <li key={volume.label}>
-            <span className="mono">{volume.label}</span>{' '}
-            <span className={`badge badge--state badge--${volume.state}`}>{volume.state}</span>{' '}
-            {volume.state_reason}
-          </li>
-        ))}
-      </ul>
-    </>
-  );
+  const faults = list.volumes
+    .filter((volume) => volume.state_reason)
+    .map((volume) => ({ name: volume.label, state: volume.state, reason: volume.state_reason }));
+  return <FaultList title="Volumes out of service" label="Volume faults" faults={faults} />;
 }
 
 const REPACK_COLUMNS: Column<ArchiveRequest>[] = [
@@ -470,20 +459,19 @@ function RepackTable({ repacks }: { repacks: ArchiveRequest[] }) {
 
 /** Drives out of service or failing, with what the operator or the mover recorded. */
 function DriveFaults({ drives }: { drives: Drive[] }) {
-  const faults = drives.filter((drive) => drive.state === 'offline' || drive.last_error);
-  if (faults.length === 0) return <p className="dash-note">No drive is offline or failing.</p>;
+  const faults = drives
+    .filter((drive) => drive.state === 'offline' || drive.last_error)
+    .map((drive) => ({
+      name: drive.name,
+      state: drive.state,
+      reason: drive.offline_reason || drive.last_error,
+    }));
   return (
-    <>
-      <h3 className="drive-faults__title">Drives offline or failing</h3>
-      <ul className="drive-faults" aria-label="Drive faults">
-        {faults.map((drive) => (
-          <li key={drive.name}>
-            <span className="mono">{drive.name}</span>{' '}
-            <span className={`badge badge--state badge--${drive.state}`}>{drive.state}</span>{' '}
-            {drive.offline_reason || drive.last_error}
-          </li>
-        ))}
-      </ul>
-    </>
+    <FaultList
+      title="Drives offline or failing"
+      label="Drive faults"
+      faults={faults}
+      empty={<p className="dash-note">No drive is offline or failing.</p>}
+    />
   );
 }

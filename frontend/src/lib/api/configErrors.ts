@@ -1,4 +1,4 @@
-import { ApiError } from '../../lib/api/client';
+import { ApiError } from './client';
 
 function textOf(value: unknown): string {
   if (Array.isArray(value)) return value.map(textOf).filter(Boolean).join(' ');
