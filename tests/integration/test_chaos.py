@@ -9,8 +9,9 @@ server's folder, and a sample downloaded through orders, all hashed against the 
 the run made; each S3 fault must have shown its reason on the requests it held up.
 
 Marked `chaos`: it brings its own servers, so scripts/test.sh runs it once, in the pass on the
-embedded default (the shorter of the two passes it runs side by side), not again on PostgreSQL. `make chaos-short` runs it alone.
-GRANARY_CHAOS=0 leaves it out (a machine without initdb or rabbitmq-server skips it)."""
+embedded default (the shorter of the two passes it runs side by side), not again on PostgreSQL.
+`make chaos-short` runs it alone. GRANARY_CHAOS=0 leaves it out (a machine without initdb or
+rabbitmq-server skips it)."""
 import json
 import os
 import subprocess
