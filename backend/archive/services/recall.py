@@ -232,12 +232,38 @@ def recalls_eta_s(request_ids):
     return 0 if last is None else estimate_recall_s(last)
 
 
+# Layers above the archive that wait for recalls of their own (an operator's bulk recall job):
+# name -> needer(file ids) -> the file ids among them still waited for. The archive cannot ask
+# them (they sit above it), so they tell it who to ask (register_recall_needer, in their app's
+# ready()), as reconciliation's checks do.
+_needers = {}
+
+
+def register_recall_needer(name, needer):
+    """Before any queued recall is cancelled (cancel_recalls), `needer(file ids)` is asked
+    which of those files a layer above still waits for; their recalls go on. Registering the
+    same name again replaces it."""
+    _needers[name] = needer
+
+
+def still_needed_by_others(file_ids):
+    """The file ids among `file_ids` a waiting migration or a registered needer waits for."""
+    needed = set(Req.objects.filter(kind=Req.Kind.MIGRATE, state=Req.State.QUEUED,
+                                    error=WAITING_FOR_CACHE, file_id__in=file_ids)
+                 .values_list("file_id", flat=True))
+    for needer in list(_needers.values()):
+        needed |= set(needer(set(file_ids) - needed))
+    return needed
+
+
 def cancel_recalls(request_ids, still_needed, reason):
     """Cancel the queued recalls among `request_ids` nobody needs any more (a stage request
     cancelled or deleted). The rows are locked first, so whoever asks for the same file meanwhile
     either shows in `still_needed(file ids) -> set of file ids` (the caller's own needers: orders,
-    other stage requests) or finds the recall cancelled and queues a new one. A recall a waiting
-    migration needs, or one already running (its bytes are moving), goes on. Returns how many."""
+    other stage requests) or in a registered needer's answer (register_recall_needer: an
+    operator's bulk recall), or finds the recall cancelled and queues a new one. A recall a
+    waiting migration needs, or one already running (its bytes are moving), goes on. Returns how
+    many."""
     recalls = list(Req.objects.select_for_update().filter(
         pk__in=list(request_ids), kind=Req.Kind.RECALL, state=Req.State.QUEUED)
         .order_by("pk").values_list("pk", "file_id"))
@@ -245,8 +271,6 @@ def cancel_recalls(request_ids, still_needed, reason):
         return 0
     file_ids = {file_id for _, file_id in recalls}
     needed = set(still_needed(file_ids))
-    needed |= set(Req.objects.filter(kind=Req.Kind.MIGRATE, state=Req.State.QUEUED,
-                                     error=WAITING_FOR_CACHE, file_id__in=file_ids)
-                  .values_list("file_id", flat=True))
+    needed |= still_needed_by_others(file_ids - needed)
     return Req.objects.filter(pk__in=[pk for pk, f in recalls if f not in needed]).update(
         state=Req.State.CANCELLED, finished_at=timezone.now(), error=reason[:1000])
