@@ -7,3 +7,8 @@ class ConsoleConfig(AppConfig):
 
     name = "console"
     verbose_name = "Operator console"
+
+    def ready(self):
+        from .services.bulk import needs
+
+        needs.register()

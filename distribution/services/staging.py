@@ -12,7 +12,7 @@ from collections import Counter
 from datetime import timedelta
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 from django.utils.dateparse import parse_duration
 
@@ -127,11 +127,40 @@ def create_stage(user, document):
     with transaction.atomic():
         stage = StageRequest.objects.create(user=user, file_count=len(entries),
                                             priority=default_priority())
-        StageFile.objects.bulk_create(
-            [StageFile(request=stage, path=path, file_id=found[path], disk_lifetime_s=life)
-             for path, life in entries], batch_size=5000)
+        _insert_files(stage, entries, found)
         queue_stage_refresh(stage.pk)
     return stage
+
+
+def _insert_files(stage, entries, found):
+    """The request's files written without a model object and a field-by-field preparation
+    each (a bulk create of 10,000 took most of the time to accept them): the values the rows
+    share are prepared once, the rest (a path, a file id, seconds) go as they are."""
+    fields = [f for f in StageFile._meta.concrete_fields if not f.primary_key]
+    varying = {"path", "file_id", "disk_lifetime_s"}
+    shared = {f.attname: f.get_db_prep_save(f.get_default(), connection) for f in fields
+              if f.attname not in varying}
+    shared["request_id"] = StageFile._meta.get_field("request").get_db_prep_save(
+        stage.pk, connection)
+    quote = connection.ops.quote_name
+    table = quote(StageFile._meta.db_table)
+    columns = ", ".join(quote(f.column) for f in fields)
+    names = [f.attname for f in fields]
+    template = [shared.get(name) for name in names]
+    at_path, at_file, at_life = (names.index(n) for n in ("path", "file_id", "disk_lifetime_s"))
+    rows = []
+    for path, life in entries:
+        row = template.copy()
+        row[at_path], row[at_file], row[at_life] = path, found[path], life
+        rows.append(row)
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":     # COPY: the rows stream in one statement
+            with cursor.cursor.copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
+                for row in rows:
+                    copy.write_row(row)
+        else:
+            cursor.executemany(f"INSERT INTO {table} ({columns}) VALUES "
+                               f"({', '.join(['%s'] * len(fields))})", rows)
 
 
 def default_priority():

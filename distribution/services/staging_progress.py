@@ -83,7 +83,7 @@ def enforce_bound(stage):
 
 def _advance(stage, files):
     """Move files along from their recalls' states; ask the archive for those with none."""
-    now = timezone.now()
+    now, before = timezone.now(), {f.pk: _row(f) for f in files}
     recalls = {r["pk"]: r for r in ArchiveRequest.objects.filter(
         pk__in=[f.recall_request_id for f in files if f.recall_request_id])
         .values("pk", "state", "error", "started_at")}
@@ -105,12 +105,29 @@ def _advance(stage, files):
             _fail(f, now, answer.error)
         else:
             f.recall_request_id = answer.request_id
-    StageFile.objects.bulk_update(files, ["state", "error", "recall_request_id", "on_disk",
-                                          "started_at", "finished_at", "kept_until"])
+    _save_changed(files, before)
     _keep([f for f in files if f.state == StageFile.State.COMPLETED])
     if stage.started_at is None and any(f.started_at for f in files):
         StageRequest.objects.filter(pk=stage.pk, started_at__isnull=True).update(
             started_at=min(f.started_at for f in files if f.started_at))
+
+
+ROW = ("state", "error", "recall_request_id", "on_disk", "started_at", "finished_at",
+       "kept_until")
+
+
+def _row(f):
+    return tuple(getattr(f, name) for name in ROW)
+
+
+def _save_changed(files, before):
+    """Write only the rows and fields a pass changed (a first pass sets only the recalls; a
+    bulk update of every field of every row cost more than asking the archive)."""
+    changed = [f for f in files if _row(f) != before[f.pk]]
+    fields = sorted({name for f in changed for name, old, new
+                     in zip(ROW, before[f.pk], _row(f), strict=True) if old != new})
+    if changed:
+        StageFile.objects.bulk_update(changed, fields)
 
 
 def _fail(f, now, reason):
@@ -135,24 +152,32 @@ def _keep(files):
 
 
 def on_file_recalled(file_id):
-    """A recall landed: the stage files waiting for it complete now, not at the next sweep."""
+    """A recall landed: the stage files waiting for it complete now, not at the next sweep.
+    A few statements whatever the number of requests waiting (the mover runs this for every
+    file it recalls): the files complete in one update per disk lifetime, each request that
+    had no file left settles."""
     now = timezone.now()
     with transaction.atomic():
-        files = list(StageFile.objects.select_for_update().filter(
-            file_id=file_id, state__in=StageFile.LIVE))
-        if not files:
+        rows = list(StageFile.objects.select_for_update().filter(
+            file_id=file_id, state__in=StageFile.LIVE).order_by("pk")
+            .values_list("pk", "request_id", "disk_lifetime_s", "recall_request_id"))
+        if not rows:
             return
-        recall = (ArchiveRequest.objects.filter(pk__in=[f.recall_request_id for f in files])
-                  .values_list("started_at", flat=True).first())
-        for f in files:
-            f.started_at = f.started_at or recall or now
-            _complete(f, now)
-        StageFile.objects.bulk_update(files, ["state", "on_disk", "started_at", "finished_at",
-                                              "kept_until"])
-        _keep(files)
-        for stage_id in {f.request_id for f in files}:
-            StageRequest.objects.filter(pk=stage_id, started_at__isnull=True).update(
-                started_at=min(f.started_at for f in files))
+        started = (ArchiveRequest.objects.filter(pk__in={r[3] for r in rows if r[3]})
+                   .values_list("started_at", flat=True).first()) or now
+        ids = [r[0] for r in rows]
+        StageFile.objects.filter(pk__in=ids, started_at__isnull=True).update(started_at=started)
+        for lifetime in {r[2] for r in rows}:
+            until = now + timedelta(seconds=lifetime)
+            StageFile.objects.filter(pk__in=[r[0] for r in rows if r[2] == lifetime]).update(
+                state=StageFile.State.COMPLETED, on_disk=True, finished_at=now,
+                kept_until=until)
+            if lifetime:
+                archive.keep_until([file_id], until)
+        stage_ids = {r[1] for r in rows}
+        StageRequest.objects.filter(pk__in=stage_ids, started_at__isnull=True).update(
+            started_at=started)
+        for stage_id in stage_ids:
             settle_stage(stage_id)
 
 

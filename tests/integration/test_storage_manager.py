@@ -77,13 +77,13 @@ def test_a_recall_that_lands_between_the_checks_is_not_queued_again(archive, mon
     services.archive_granule(granule, sources)
     services.run_until_idle()
     f = granule.files.get()
-    real, calls = recall.touch_if_cached, []
+    real, calls = recall._touch_cached, []
 
-    def before_the_recall_committed(file):   # the first look predates the recall's commit
-        calls.append(file.pk)
-        return False if len(calls) == 1 else real(file)
+    def before_the_recall_committed(file_ids):   # the first look predates the recall's commit
+        calls.append(list(file_ids))
+        return set() if len(calls) == 1 else real(file_ids)
 
-    monkeypatch.setattr(recall, "touch_if_cached", before_the_recall_committed)
+    monkeypatch.setattr(recall, "_touch_cached", before_the_recall_committed)
     [answer] = services.make_available([f])
     assert answer.ready and len(calls) == 2
     assert not ArchiveRequest.objects.filter(kind="recall").exists()

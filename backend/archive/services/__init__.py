@@ -16,7 +16,9 @@ drives, writing, reading, background, manager):
     Files in the cache are ready now; the others get a recall (one per file, shared by all who
     ask) and an estimate of when they will be.
 - cancel_recalls(request ids, still_needed, reason): queued recalls nobody needs any more
-  cancelled (a stage request cancelled); the caller names its own needers.
+  cancelled (a stage request cancelled); the caller names its own needers, and layers above
+  that need recalls of their own (the console's bulk recalls) register theirs once with
+  register_recall_needer(name, needer(file ids) -> file ids still waited for).
 - recalls_eta_s(request ids): about when the last of those recalls is done (a stage
   request's ETA).
 - estimate_availability(granule ids) -> {granule id: (in_cache, eta_s)}
@@ -69,7 +71,13 @@ from .manager import run_until_idle
 from .paths import cache_path
 from .policy import ArchiveError, policy_copies
 from .queueing import MAX_ATTEMPTS, retry_failed
-from .recall import cancel_recalls, estimate_availability, make_available, recalls_eta_s
+from .recall import (
+    cancel_recalls,
+    estimate_availability,
+    make_available,
+    recalls_eta_s,
+    register_recall_needer,
+)
 from .remedies import copy_work, damaged_only_copies, only_copy_damaged, request_actions
 from .retirement import MAX_REASON as RETIRE_REASON_MAX
 from .retirement import delete as delete_granule
@@ -112,6 +120,7 @@ __all__ = [
     "queue_copy",
     "readable_copies",
     "recalls_eta_s",
+    "register_recall_needer",
     "request_actions",
     "restore_granule",
     "retry_failed",

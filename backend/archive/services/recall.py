@@ -1,4 +1,5 @@
 """Recall and reading, the interface for distribution: files made available, cached files opened."""
+import bisect
 from dataclasses import dataclass
 
 from django.db import transaction
@@ -10,8 +11,8 @@ from backend.catalog.models import File
 
 from .. import hardware
 from ..models import CacheEntry, Drive
-from .cache import touch, touch_if_cached
-from .completeness import object_copy_for, readable_copies, recall_candidates
+from .cache import touch
+from .completeness import readable_copies, recall_candidates
 from .paths import cache_path
 from .policy import ArchiveError
 from .queueing import WAITING_FOR_CACHE, Req, nudge, queue_once
@@ -28,39 +29,132 @@ class Availability:
 
 def make_available(files, requested_by=None, priority=Req.Priority.USER, share=""):
     """Ready files now; queue one shared recall for each of the others, with an estimate.
-    `share` (Req.Share) is the kind of work a new recall serves, for the drives' fair share."""
-    out, created = [], False
-    for f in files:
-        if touch_if_cached(f):
-            out.append(Availability(f.pk, True))
-            continue
+    `share` (Req.Share) is the kind of work a new recall serves, for the drives' fair share.
+    The files are handled together: a few queries whatever their number (a stage request's
+    10,000 files took a dozen queries each, and an estimate that read every queued recall)."""
+    files = list(files)
+    ready = _touch_cached([f.pk for f in files])
+    errors, requests = {}, {}
+    rest = [f for f in files if f.pk not in ready]
+    if rest:
         with transaction.atomic():
-            request = (Req.objects.select_for_update()
-                       .filter(file=f, kind=Req.Kind.RECALL,
-                               state__in=[Req.State.QUEUED, Req.State.RUNNING]).first())
-            if request is None and touch_if_cached(f):
-                # a recall that committed after the check above left it cached: its DONE and
-                # the cache entry commit together, so one of the two reads sees it
-                out.append(Availability(f.pk, True))
-                continue
-            if request is None:
-                if not readable_copies().filter(file=f).exists():
-                    out.append(Availability(f.pk, False, error="no readable copy"))
-                    continue
-                first = object_copy_for(f)
-                request = queue_once(
-                    kind=Req.Kind.RECALL, priority=priority, file=f, bytes_total=f.size,
-                    requested_by=requested_by, bucket_id=first.bucket_id if first else None,
-                    share=share,
-                ) or Req.objects.get(file=f, kind=Req.Kind.RECALL,
-                                     state__in=[Req.State.QUEUED, Req.State.RUNNING])
-                created = True
-            elif priority < request.priority:
-                Req.objects.filter(pk=request.pk).update(priority=priority)
-        out.append(Availability(f.pk, False, request.pk, estimate_recall_s(request)))
-    if created:
-        transaction.on_commit(nudge)
+            requests = _active_recalls_locked([f.pk for f in rest])
+            missing = [f for f in rest if f.pk not in requests]
+            # a recall that committed after the check above left it cached: its DONE and the
+            # cache entry commit together, so one of the two reads sees it
+            ready |= _touch_cached([f.pk for f in missing])
+            missing = [f for f in missing if f.pk not in ready]
+            readable = set(readable_copies().filter(file_id__in=[f.pk for f in missing])
+                           .values_list("file_id", flat=True))
+            errors = {f.pk: "no readable copy" for f in missing if f.pk not in readable}
+            queued = _queue_recalls([f for f in missing if f.pk in readable],
+                                    requested_by=requested_by, priority=priority, share=share)
+            requests.update(queued)
+            _raise_priority([r for r in requests.values() if priority < r.priority], priority)
+        if queued:
+            transaction.on_commit(nudge)
+    etas = _estimates(list(requests.values()))
+    out = []
+    for f in files:
+        if f.pk in ready:
+            out.append(Availability(f.pk, True))
+        elif f.pk in errors:
+            out.append(Availability(f.pk, False, error=errors[f.pk]))
+        else:
+            request = requests[f.pk]
+            out.append(Availability(f.pk, False, request.pk, etas[request.pk]))
     return out
+
+
+def _touch_cached(file_ids):
+    """The ids among `file_ids` in the cache (not staging), marked as just used."""
+    if not file_ids:
+        return set()
+    entries = CacheEntry.objects.filter(file_id__in=file_ids).exclude(
+        state=CacheEntry.State.STAGING)
+    found = set(entries.values_list("file_id", flat=True))
+    if found:
+        CacheEntry.objects.filter(file_id__in=found).update(last_access=timezone.now())
+    return found
+
+
+def _active_recalls_locked(file_ids):
+    """{file id: its queued or running recall}, the rows locked (in id order) till commit."""
+    return {r.file_id: r for r in Req.objects.select_for_update().filter(
+        file_id__in=file_ids, kind=Req.Kind.RECALL,
+        state__in=[Req.State.QUEUED, Req.State.RUNNING]).order_by("pk")}
+
+
+def _queue_recalls(files, **fields):
+    """{file id: recall} for `files`, one new recall each unless another process queued one
+    meanwhile (the request_one_active_* constraints decide: that one is shared)."""
+    if not files:
+        return {}
+    buckets = {}
+    for file_id, bucket_id in (readable_copies().filter(
+            file_id__in=[f.pk for f in files], bucket__isnull=False)
+            .order_by("file_id", "-copy_number").values_list("file_id", "bucket_id")):
+        buckets[file_id] = bucket_id          # the lowest copy number's bucket wins
+    Req.objects.bulk_create(
+        [Req(kind=Req.Kind.RECALL, file=f, bytes_total=f.size, bucket_id=buckets.get(f.pk),
+             **fields) for f in files], ignore_conflicts=True, batch_size=1000)
+    out = _active_recalls_locked([f.pk for f in files])
+    for f in files:
+        if f.pk not in out:    # queued and finished by another process in between: ask again
+            out[f.pk] = queue_once(kind=Req.Kind.RECALL, file=f, bytes_total=f.size,
+                                   bucket_id=buckets.get(f.pk), **fields) or Req.objects.get(
+                file=f, kind=Req.Kind.RECALL, state__in=[Req.State.QUEUED, Req.State.RUNNING])
+    return out
+
+
+def _raise_priority(requests, priority):
+    if requests:
+        Req.objects.filter(pk__in=[r.pk for r in requests]).update(priority=priority)
+        for r in requests:
+            r.priority = priority
+
+
+def _estimates(requests):
+    """{request id: estimate_recall_s(request)} for many requests, in a few queries: the work
+    ahead of each is the total of its class less what was queued after it."""
+    if not requests:
+        return {}
+    drives = _online_drives()
+    out = {}
+    on_tape = [r for r in requests if not r.bucket_id]
+    for p in {r.priority for r in on_tape}:
+        mine = [r for r in on_tape if r.priority == p]
+        before = _active_recalls().filter(priority__lt=p).aggregate(
+            count=Count("pk"), total=Sum("bytes_total"))
+        later = _after(_active_recalls().filter(priority=p), mine)
+        for r in mine:
+            count, nbytes = later(r)
+            out[r.pk] = None if not drives else _recall_seconds(
+                drives, before["count"] + count, (before["total"] or 0) + nbytes)
+    stored = [r for r in requests if r.bucket_id]
+    if stored:
+        later = _after(_active_recalls().filter(bucket__isnull=False), stored)
+        for r in stored:
+            out[r.pk] = round(1 + later(r)[1] / OBJECT_STORE_B_S, 1)
+    return out
+
+
+def _after(queryset, requests):
+    """A function: request -> (count, bytes) of the rows of `queryset` created no later than
+    it (the whole queryset's totals less the rows created after it)."""
+    totals = queryset.aggregate(count=Count("pk"), total=Sum("bytes_total"))
+    first = min(r.created_at for r in requests)
+    rows = sorted(queryset.filter(created_at__gt=first).values_list("created_at", "bytes_total"))
+    stamps = [t for t, _ in rows]
+    suffix = [0] * (len(rows) + 1)
+    for n in range(len(rows) - 1, -1, -1):
+        suffix[n] = suffix[n + 1] + (rows[n][1] or 0)
+
+    def ahead(request):
+        cut = bisect.bisect_right(stamps, request.created_at)
+        return (totals["count"] - (len(rows) - cut),
+                (totals["total"] or 0) - suffix[cut])
+    return ahead
 
 
 # What an object store is taken to deliver to the cache, for estimates only.
@@ -232,12 +326,38 @@ def recalls_eta_s(request_ids):
     return 0 if last is None else estimate_recall_s(last)
 
 
+# Layers above the archive that wait for recalls of their own (an operator's bulk recall job):
+# name -> needer(file ids) -> the file ids among them still waited for. The archive cannot ask
+# them (they sit above it), so they tell it who to ask (register_recall_needer, in their app's
+# ready()), as reconciliation's checks do.
+_needers = {}
+
+
+def register_recall_needer(name, needer):
+    """Before any queued recall is cancelled (cancel_recalls), `needer(file ids)` is asked
+    which of those files a layer above still waits for; their recalls go on. Registering the
+    same name again replaces it."""
+    _needers[name] = needer
+
+
+def still_needed_by_others(file_ids):
+    """The file ids among `file_ids` a waiting migration or a registered needer waits for."""
+    needed = set(Req.objects.filter(kind=Req.Kind.MIGRATE, state=Req.State.QUEUED,
+                                    error=WAITING_FOR_CACHE, file_id__in=file_ids)
+                 .values_list("file_id", flat=True))
+    for needer in list(_needers.values()):
+        needed |= set(needer(set(file_ids) - needed))
+    return needed
+
+
 def cancel_recalls(request_ids, still_needed, reason):
     """Cancel the queued recalls among `request_ids` nobody needs any more (a stage request
     cancelled or deleted). The rows are locked first, so whoever asks for the same file meanwhile
     either shows in `still_needed(file ids) -> set of file ids` (the caller's own needers: orders,
-    other stage requests) or finds the recall cancelled and queues a new one. A recall a waiting
-    migration needs, or one already running (its bytes are moving), goes on. Returns how many."""
+    other stage requests) or in a registered needer's answer (register_recall_needer: an
+    operator's bulk recall), or finds the recall cancelled and queues a new one. A recall a
+    waiting migration needs, or one already running (its bytes are moving), goes on. Returns how
+    many."""
     recalls = list(Req.objects.select_for_update().filter(
         pk__in=list(request_ids), kind=Req.Kind.RECALL, state=Req.State.QUEUED)
         .order_by("pk").values_list("pk", "file_id"))
@@ -245,8 +365,6 @@ def cancel_recalls(request_ids, still_needed, reason):
         return 0
     file_ids = {file_id for _, file_id in recalls}
     needed = set(still_needed(file_ids))
-    needed |= set(Req.objects.filter(kind=Req.Kind.MIGRATE, state=Req.State.QUEUED,
-                                     error=WAITING_FOR_CACHE, file_id__in=file_ids)
-                  .values_list("file_id", flat=True))
+    needed |= still_needed_by_others(file_ids - needed)
     return Req.objects.filter(pk__in=[pk for pk, f in recalls if f not in needed]).update(
         state=Req.State.CANCELLED, finished_at=timezone.now(), error=reason[:1000])
