@@ -174,9 +174,9 @@ class GranuleViewSet(viewsets.ReadOnlyModelViewSet):
         """A page of the search; with `include`, its facets and timeline too (one request for
         the search page: search_summary)."""
         include = search_summary.parse_include(self.filter_data().get("include"))
+        bucket = self._bucket()  # refused when wrong even without the timeline: the schema's enum
         if not include:
             return super().list(request, *args, **kwargs)
-        bucket = self._bucket() if "timeline" in include else None
         summary, extra = self._summary(), {}
         if "facets" in include:
             extra["facets"] = summary.facets()
