@@ -454,14 +454,15 @@ class ArchiveRequest(models.Model):
     class Meta:
         ordering = ["priority", "created_at"]
         indexes = [
-            models.Index(fields=["state", "kind", "priority"], name="request_queue"),
+            models.Index(fields=["state", "kind", "priority"], name="request_queue",  # not done
+                         condition=models.Q(state__in=["queued", "running", "failed"])),
             models.Index(fields=["file", "kind", "state"], name="request_file"),
             # Partial: migrations (nearly all) name no volume nor user: no entry in these two
             models.Index(fields=["volume"], name="request_volume",
                          condition=models.Q(volume__isnull=False)),
             models.Index(fields=["requested_by"], name="request_user",
                          condition=models.Q(requested_by__isnull=False)),
-            # Partial: the object tier's board and metrics read its finished work by bucket.
+            # Partial: the object tier's board and metrics read its finished work by bucket
             models.Index(fields=["bucket", "state", "finished_at"], name="request_bucket",
                          condition=models.Q(bucket__isnull=False)),
             # Partial: the fair share counts recalls done lately per kind (services.shares)
@@ -469,8 +470,7 @@ class ArchiveRequest(models.Model):
                          condition=models.Q(kind="recall", state="done")),
             # alerts.watch_queues: has a queue moved lately (a scan of its kind without this)
             models.Index("kind", "volume_group", last_moved(), name="request_moved"),
-            # Partial and covering: the queues board sums pending work per kind, state and group
-            # from it alone; done and failed requests (tens of millions in years) are not in it.
+            # Partial and covering: the queues board sums pending work from this index alone
             models.Index(fields=["kind", "state", "volume_group", "created_at"],
                          name="request_pending", include=["bytes_total", "bytes_done", "id"],
                          condition=models.Q(state__in=["queued", "running"])),

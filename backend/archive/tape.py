@@ -12,6 +12,7 @@ volume truncates them, as a tape drive overwrites from the last good file mark.
 
 No Django here: the storage manager and the tests drive it with plain paths and dicts.
 """
+import functools
 import io
 import os
 import tarfile
@@ -75,6 +76,7 @@ USTAR_NAME_MAX = 100
 USTAR_SIZE_MAX = 8**11 - 1
 
 
+@functools.lru_cache(maxsize=4096, typed=True)  # a batch repeats most values
 def _pax_record(key, value):
     """One pax record, "LEN key=value\n", where LEN counts the whole record, its own digits too."""
     body = f" {key}={value}\n".encode()

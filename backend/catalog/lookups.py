@@ -7,7 +7,7 @@ parses a statement of thousands of literals; as one array it is a single value (
 times less work for 1,000 ids on both sides). Anything but a plain list of ints or strings
 (a subquery, expressions, dates) keeps Django's own IN, as does every other database."""
 from django.core.exceptions import EmptyResultSet
-from django.db.models import CharField, Field, ForeignObject, Lookup
+from django.db.models import CharField, Field, ForeignObject, IntegerField, Lookup
 from django.db.models.fields.related_lookups import RelatedIn
 from django.db.models.lookups import In
 
@@ -15,7 +15,21 @@ from django.db.models.lookups import In
 MIN_VALUES = 16
 
 
+def _integer_ids(lhs, values):
+    """Whether `values` are ints for an integer column (a key, or a foreign key to one): each
+    would be prepared as itself, one call per id, for nothing."""
+    field = getattr(lhs, "output_field", None)
+    field = getattr(field, "target_field", None) if isinstance(field, ForeignObject) else field
+    return (isinstance(field, IntegerField) and isinstance(values, (list, tuple, set, frozenset))
+            and len(values) >= MIN_VALUES and all(type(v) is int for v in values))
+
+
 class _ArrayIn:
+    def get_prep_lookup(self):
+        if _integer_ids(self.lhs, self.rhs):
+            return list(self.rhs)
+        return super().get_prep_lookup()
+
     def as_postgresql(self, compiler, connection):
         values = self.rhs
         if (self.rhs_is_direct_value() and isinstance(values, (list, tuple, set, frozenset))

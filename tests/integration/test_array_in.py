@@ -56,3 +56,18 @@ def test_an_update_by_many_ids_touches_only_those(granules):
     chosen = [g.pk for g in granules[:25]]
     assert Granule.objects.filter(pk__in=chosen).update(state=Granule.State.ARCHIVED) == 25
     assert Granule.objects.filter(state=Granule.State.ARCHIVED).count() == 25
+
+
+def test_ints_for_a_text_column_are_still_prepared_as_text(granules):
+    # ids skip Django's preparation only for integer columns: a name is compared as text
+    File.objects.create(granule=granules[0], name="12345", size=1, checksum_type="MD5",
+                        checksum="0" * 32)
+    names = [12345, *range(100, 130)]
+    assert list(File.objects.filter(name__in=names).values_list("name", flat=True)) == ["12345"]
+
+
+def test_a_set_of_ids_and_ids_through_a_foreign_key(granules):
+    chosen = {g.pk for g in granules[3:33]}
+    assert set(Granule.objects.filter(pk__in=chosen).values_list("pk", flat=True)) == chosen
+    assert set(File.objects.filter(granule__in=chosen).values_list(
+        "granule_id", flat=True)) == chosen

@@ -248,3 +248,18 @@ def test_recall_waits_for_cache_room_however_long_and_never_fails(archive, setti
     services.run_until_idle()
     recall.refresh_from_db()
     assert recall.state == "done"
+
+
+def test_a_file_pinned_while_dirty_ends_pinned_and_the_others_clean(archive):
+    collection, root = archive
+    granules = [staged_granule(collection, root / "staging", sizes=(2000,)) for _ in range(3)]
+    for granule, sources in granules:
+        assert services.archive_granule(granule, sources).admitted
+    (kept,) = granules[0][1]
+    CacheEntry.objects.filter(file_id=kept).update(pinned=True)
+    assert set(CacheEntry.objects.values_list("state", flat=True)) == {CacheEntry.State.DIRTY}
+    services.run_until_idle()
+    assert Granule.objects.filter(state=Granule.State.ARCHIVED).count() == 3
+    states = dict(CacheEntry.objects.values_list("file_id", "state"))
+    assert states.pop(kept) == CacheEntry.State.PINNED
+    assert sorted(states.values()) == [CacheEntry.State.CLEAN] * 2

@@ -133,6 +133,7 @@ def _register_in_cache(batch, fresh=None):
     (granule, files, placed, copies); the number of migrations queued per granule. `fresh`:
     the ids of granules inserted ARCHIVING in this transaction (else found by marking)."""
     now = timezone.now()
+    inserted = fresh is not None
     if fresh is None:
         fresh = _to_archiving([g.pk for g, _, _, _ in batch], now)
     entries, wanted, residency = [], [], {}
@@ -152,10 +153,16 @@ def _register_in_cache(batch, fresh=None):
                              checked=fingerprint(os.stat(cache_location(f))), verified_at=now,
                              blocks=None) for f in placed]
         wanted += [(f, n, target) for f in files for n, target in copies]
-    CacheEntry.objects.bulk_create(entries, batch_size=1000, update_conflicts=True,
-                                   unique_fields=["file"],
-                                   update_fields=["state", "size", "last_access", "keep_until",
-                                                  "checked", "verified_at", "blocks"])
+    if inserted:
+        # files inserted in this transaction have no entry yet: no conflict to resolve, so the
+        # rows are streamed (Django's upsert spells each of their ten values into the SQL)
+        bulk.insert(entries)
+    else:
+        CacheEntry.objects.bulk_create(entries, batch_size=1000, update_conflicts=True,
+                                       unique_fields=["file"],
+                                       update_fields=["state", "size", "last_access",
+                                                      "keep_until", "checked", "verified_at",
+                                                      "blocks"])
     # a granule admitted for the first time has no migration or copy yet: only the others
     # (admitted again after a crash, a new copy for an archived one) are looked up
     seen = [f for f, _, _ in wanted if f.granule_id not in fresh]

@@ -3,6 +3,7 @@ from django.db import transaction
 from django.db.models import Sum
 from django.utils import timezone
 
+from backend.catalog import bulk
 from backend.catalog.models import Collection, File, Granule
 from backend.events import services as events
 
@@ -90,13 +91,15 @@ def complete_granules_if_archived(granule_ids, complete_files=frozenset()):
         collections = Collection.objects.in_bulk({g.collection_id for g in granules.values()})
         for g in granules.values():
             g.collection = collections[g.collection_id]
-        files = list(File.objects.filter(granule_id__in=list(granules)).only(
+        # plain rows: a batch's files are nearly all among complete_files, and need no object
+        files = list(File.objects.filter(granule_id__in=list(granules)).values_list(
             "pk", "granule_id", "size"))
-        unknown = [f for f in files if f.pk not in complete_files]
+        unknown = [bulk.loaded(File, ("id", "granule_id", "size"), row) for row in files
+                   if row[0] not in complete_files]
         for f in unknown:
-            f.granule = granules[f.granule_id]
+            f._state.fields_cache["granule"] = granules[f.granule_id]
         complete = set(complete_files) | files_copies_complete(unknown)
-        done = set(granules) - {f.granule_id for f in files if f.pk not in complete}
+        done = set(granules) - {granule_id for pk, granule_id, _ in files if pk not in complete}
         if not done:
             return []
         now = timezone.now()

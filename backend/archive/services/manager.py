@@ -10,6 +10,7 @@ from backend import leases
 from backend.nudges import send, task_named
 
 from .. import hardware
+from .. import scheduler as _scheduler
 from ..models import Drive, FileCopy, Silo, Volume
 from . import shares
 from .background import advance_background
@@ -130,8 +131,7 @@ def _shares():
 def _scheduler_request(r, segments):
     """Queued request row `r` as the scheduler sees it; `segments` are its file's verified
     copies: an audit reads its own copy, a recall the segments holding its next byte."""
-    from .. import scheduler as s
-
+    s = _scheduler
     klass = _KLASS[r.priority]
     if r.kind == Req.Kind.MIGRATE:
         return s.Request(r.pk, s.WRITE, klass, r.created_at.timestamp(),

@@ -5,7 +5,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F, Max
+from django.db.models import Case, F, Max, Value, When
 from django.utils import timezone
 
 from backend.catalog import bulk, checksums
@@ -368,10 +368,10 @@ def clean_complete_files(done):
     list(Granule.objects.select_for_update().filter(pk__in=granule_ids).order_by("pk")
          .values_list("pk", flat=True))
     clean = files_copies_complete([r.file for r in done])
-    CacheEntry.objects.filter(file_id__in=clean, state=CacheEntry.State.DIRTY,
-                              pinned=False).update(state=CacheEntry.State.CLEAN)
-    CacheEntry.objects.filter(file_id__in=clean, state=CacheEntry.State.DIRTY,
-                              pinned=True).update(state=CacheEntry.State.PINNED)
+    if clean:
+        CacheEntry.objects.filter(file_id__in=clean, state=CacheEntry.State.DIRTY).update(
+            state=Case(When(pinned=True, then=Value(CacheEntry.State.PINNED)),
+                       default=Value(CacheEntry.State.CLEAN)))
     return clean
 
 
