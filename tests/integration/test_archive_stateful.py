@@ -21,7 +21,6 @@ import hashlib
 import os
 import shutil
 import tempfile
-from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -55,15 +54,8 @@ from backend.archive.services.completeness import file_copies_complete
 from backend.archive.services.policy import ArchiveError
 from backend.archive.services.reconcile import reconcile
 from backend.catalog.models import Collection, File, Granule
-from distribution.models import (
-    Order,
-    OrderItem,
-    StageFile,
-    StageRequest,
-    Subscription,
-    SubscriptionDelivery,
-)
-from distribution.services import deliveries, orders, staging, staging_progress, subscriptions
+from distribution.models import Order, OrderItem, Subscription, SubscriptionDelivery
+from distribution.services import deliveries, orders, subscriptions
 from tests.archive_fixtures import archived_collection, small_layout, staged_granule
 from tests.s3_fixtures import copy_bytes
 from tests.s3_server import ACCESS_KEY, SECRET_KEY
@@ -80,7 +72,7 @@ ACTIVE = [Req.State.QUEUED, Req.State.RUNNING]
 
 def _wipe():
     """Each example starts from an empty archive (the test's transaction holds them all)."""
-    for model in (Order, Subscription, StageRequest, ArchiveRequest, CacheEntry, FileCopy, Drive):
+    for model in (Order, Subscription, ArchiveRequest, CacheEntry, FileCopy, Drive):
         model.objects.all().delete()
     Granule.objects.all().delete()
     Collection.objects.all().delete()
@@ -91,10 +83,6 @@ def _wipe():
     Bucket.objects.all().delete()
     Volume.objects.all().delete()
     VolumeGroup.objects.all().delete()
-
-
-def _path(f):
-    return f"/{f.granule.collection.key}/{f.granule.granule_id}/{f.name}"
 
 
 def _md5_of_copy(segments, s3=None):
@@ -354,33 +342,6 @@ class Archive(RuleBasedStateMachine):
         finally:
             deliveries.deliver = real
 
-    @rule(data=st.data(), lifetime=st.sampled_from([0, 3600]))
-    def a_grid_client_stages_files(self, data, lifetime):
-        files = list(File.objects.filter(granule__state=Granule.State.ARCHIVED)
-                     .select_related("granule__collection").order_by("pk"))
-        if files:
-            chosen = data.draw(st.lists(st.sampled_from(files), min_size=1, max_size=3,
-                                        unique=True))
-            stage = staging.create_stage(self.subscriber, {"files": [
-                {"path": _path(f), "diskLifetime": lifetime} for f in chosen]})
-            staging_progress.refresh_stage(stage.pk)   # the message sent on commit
-
-    @rule(data=st.data(), how=st.sampled_from(["release", "delete", "its bound passes"]))
-    def a_stage_request_ends(self, data, how):
-        stages = list(StageRequest.objects.order_by("created_at", "pk"))
-        if not stages:
-            return
-        stage = data.draw(st.sampled_from(stages))
-        if how == "release":
-            staging.release_files(self.subscriber, str(stage.pk), {
-                "paths": list(stage.files.values_list("path", flat=True))})
-        elif how == "delete":
-            staging.delete_stage(self.subscriber, str(stage.pk))
-        else:
-            StageRequest.objects.filter(pk=stage.pk).update(
-                bound_at=timezone.now() - timedelta(seconds=1))
-            staging_progress.refresh_stage(stage.pk)
-
     # -- after every step: run until quiet, then check every promise ----------------------------
 
     def _admit(self):
@@ -394,7 +355,6 @@ class Archive(RuleBasedStateMachine):
         for _ in range(60):
             self._admit()
             services.run_until_idle()
-            staging_progress.sweep_stages()   # the beat's sweep: recalls asked again, bounds
             self._match()
             self._refresh_standing_orders()
             if self.damaged:   # the operator's reconciliation, reading the volumes
@@ -438,7 +398,6 @@ class Archive(RuleBasedStateMachine):
         self._volumes_add_up()
         self._cache_holds_what_it_says()
         self._subscriptions_keep_their_promises()
-        self._stages_keep_their_promises()
         assert [v.message for v in check_all(read_bytes=True)] == []
 
     def _volumes_add_up(self):
@@ -453,17 +412,6 @@ class Archive(RuleBasedStateMachine):
             assert not FileCopy.objects.filter(volume_id=repack.volume_id,
                                                created_at__lt=repack.created_at,
                                                state=FileCopy.State.VERIFIED).exists()
-
-    def _stages_keep_their_promises(self):
-        """Every stage file ends staged or failed; one staged and not released stays in the
-        cache for its lifetime (the keep the check of stage lifetimes judges from the other
-        side: none is left once released)."""
-        now = timezone.now()
-        assert not StageFile.objects.filter(state__in=StageFile.LIVE).exists()
-        kept = dict(CacheEntry.objects.values_list("file_id", "keep_until"))
-        for f in StageFile.objects.filter(state=StageFile.State.COMPLETED, released=False,
-                                          disk_lifetime_s__gt=0, kept_until__gt=now):
-            assert f.file_id in kept and kept[f.file_id] >= f.kept_until, f
 
     def _cache_holds_what_it_says(self):
         for entry in CacheEntry.objects.select_related("file"):
