@@ -21,6 +21,7 @@ import hashlib
 import os
 import shutil
 import tempfile
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -49,13 +50,20 @@ from backend.archive.models import (
     Volume,
     VolumeGroup,
 )
-from backend.archive.services import cache, manager, paths, writing
+from backend.archive.services import buckets, cache, manager, paths, writing
 from backend.archive.services.completeness import file_copies_complete
 from backend.archive.services.policy import ArchiveError
 from backend.archive.services.reconcile import reconcile
 from backend.catalog.models import Collection, File, Granule
-from distribution.models import Order, OrderItem, Subscription, SubscriptionDelivery
-from distribution.services import deliveries, orders, subscriptions
+from distribution.models import (
+    Order,
+    OrderItem,
+    StageFile,
+    StageRequest,
+    Subscription,
+    SubscriptionDelivery,
+)
+from distribution.services import deliveries, orders, staging, staging_progress, subscriptions
 from tests.archive_fixtures import archived_collection, small_layout, staged_granule
 from tests.s3_fixtures import copy_bytes
 from tests.s3_server import ACCESS_KEY, SECRET_KEY
@@ -72,7 +80,7 @@ ACTIVE = [Req.State.QUEUED, Req.State.RUNNING]
 
 def _wipe():
     """Each example starts from an empty archive (the test's transaction holds them all)."""
-    for model in (Order, Subscription, ArchiveRequest, CacheEntry, FileCopy, Drive):
+    for model in (Order, Subscription, StageRequest, ArchiveRequest, CacheEntry, FileCopy, Drive):
         model.objects.all().delete()
     Granule.objects.all().delete()
     Collection.objects.all().delete()
@@ -83,6 +91,10 @@ def _wipe():
     Bucket.objects.all().delete()
     Volume.objects.all().delete()
     VolumeGroup.objects.all().delete()
+
+
+def _path(f):
+    return f"/{f.granule.collection.key}/{f.granule.granule_id}/{f.name}"
 
 
 def _md5_of_copy(segments, s3=None):
@@ -103,10 +115,12 @@ class Archive(RuleBasedStateMachine):
     # With an S3 server (set by the test), copy 1 lives in a bucket of it and copy 2 on tape.
     s3_server = None
     examples = 0
+    removals = []   # objects whose copies the work released: removed once it commits
 
     def __init__(self):
         super().__init__()
         _wipe()
+        self.removals.clear()
         self.root = Path(tempfile.mkdtemp(prefix="granary-stateful-"))
         stores = {}
         if self.s3_server is not None:
@@ -342,7 +356,40 @@ class Archive(RuleBasedStateMachine):
         finally:
             deliveries.deliver = real
 
+    @rule(data=st.data(), lifetime=st.sampled_from([0, 3600]))
+    def a_grid_client_stages_files(self, data, lifetime):
+        files = list(File.objects.filter(granule__state=Granule.State.ARCHIVED)
+                     .select_related("granule__collection").order_by("pk"))
+        if files:
+            chosen = data.draw(st.lists(st.sampled_from(files), min_size=1, max_size=3,
+                                        unique=True))
+            stage = staging.create_stage(self.subscriber, {"files": [
+                {"path": _path(f), "diskLifetime": lifetime} for f in chosen]})
+            staging_progress.refresh_stage(stage.pk)   # the message sent on commit
+
+    @rule(data=st.data(), how=st.sampled_from(["release", "delete", "its bound passes"]))
+    def a_stage_request_ends(self, data, how):
+        stages = list(StageRequest.objects.order_by("created_at", "pk"))
+        if not stages:
+            return
+        stage = data.draw(st.sampled_from(stages))
+        if how == "release":
+            staging.release_files(self.subscriber, str(stage.pk), {
+                "paths": list(stage.files.values_list("path", flat=True))})
+        elif how == "delete":
+            staging.delete_stage(self.subscriber, str(stage.pk))
+        else:
+            StageRequest.objects.filter(pk=stage.pk).update(
+                bound_at=timezone.now() - timedelta(seconds=1))
+            staging_progress.refresh_stage(stage.pk)
+
     # -- after every step: run until quiet, then check every promise ----------------------------
+
+    def _commit_removals(self):
+        """What the commits of the work just done would do with the objects whose copies they
+        released (their on-commit removal never fires inside the test's transaction)."""
+        places, self.removals[:] = list(self.removals), []
+        buckets.delete_objects(places)
 
     def _admit(self):
         still = []
@@ -355,6 +402,8 @@ class Archive(RuleBasedStateMachine):
         for _ in range(60):
             self._admit()
             services.run_until_idle()
+            self._commit_removals()
+            staging_progress.sweep_stages()   # the beat's sweep: recalls asked again, bounds
             self._match()
             self._refresh_standing_orders()
             if self.damaged:   # the operator's reconciliation, reading the volumes
@@ -398,6 +447,7 @@ class Archive(RuleBasedStateMachine):
         self._volumes_add_up()
         self._cache_holds_what_it_says()
         self._subscriptions_keep_their_promises()
+        self._stages_keep_their_promises()
         assert [v.message for v in check_all(read_bytes=True)] == []
 
     def _volumes_add_up(self):
@@ -412,6 +462,17 @@ class Archive(RuleBasedStateMachine):
             assert not FileCopy.objects.filter(volume_id=repack.volume_id,
                                                created_at__lt=repack.created_at,
                                                state=FileCopy.State.VERIFIED).exists()
+
+    def _stages_keep_their_promises(self):
+        """Every stage file ends staged or failed; one staged and not released stays in the
+        cache for its lifetime (the keep the check of stage lifetimes judges from the other
+        side: none is left once released)."""
+        now = timezone.now()
+        assert not StageFile.objects.filter(state__in=StageFile.LIVE).exists()
+        kept = dict(CacheEntry.objects.values_list("file_id", "keep_until"))
+        for f in StageFile.objects.filter(state=StageFile.State.COMPLETED, released=False,
+                                          disk_lifetime_s__gt=0, kept_until__gt=now):
+            assert f.file_id in kept and kept[f.file_id] >= f.kept_until, f
 
     def _cache_holds_what_it_says(self):
         for entry in CacheEntry.objects.select_related("file"):
@@ -517,6 +578,7 @@ def media(request):
 def test_the_archive_keeps_every_promise_under_random_work_and_damage(monkeypatch, media):
     monkeypatch.setattr(writing, "SPAN_MIN", 64 << 10)   # files span the tiny volumes
     monkeypatch.setattr(manager, "SPAN_MIN", 64 << 10)
+    monkeypatch.setattr(buckets, "remove_on_commit", Archive.removals.extend)
     with override_settings(GRANARY_CACHE_BYTES=1 << 30, GRANARY_WRITE_MAX_WAIT_S=0,
                            GRANARY_READ_MAX_WAIT_S=0, GRANARY_REMOUNT_DELAY_S=0,
                            GRANARY_DRIVE_ERROR_LIMIT=2):

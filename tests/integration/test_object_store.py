@@ -3,6 +3,7 @@ written and verified, granules ARCHIVED only when every target holds a verified 
 damage behind Granary's back, and a store that is down, misconfigured or refusing us."""
 import hashlib
 import io
+import os
 import tarfile
 import time
 from datetime import timedelta
@@ -326,6 +327,27 @@ def test_reconciliation_checks_each_member_of_a_pack(tier):
     assert inv.check_all(read_bytes=True) == []
     keys = every_object_copy_good(server, bucket, granule, data)
     assert key in keys and stray not in keys   # the pack still holds two good members
+
+
+def test_a_pack_replaced_behind_our_back_leaves_once_its_members_are_rewritten(
+        tier, eager, django_capture_on_commit_callbacks):
+    """The pack's bytes replaced on the server: each member is rewritten from tape, and the
+    commit releasing the last member's old copy removes the pack; nothing is left in the
+    bucket that no copy names (the stateful test's sequence of session 35)."""
+    from backend.archive.services import reconcile
+
+    server, bucket = tier[0], tier[1]
+    granule, data = archive_object_only(tier, sizes=(3000, 4000), with_tape=True)
+    (key,) = set(FileCopy.objects.filter(bucket=bucket).values_list("key", flat=True))
+    server.client().put_object(Bucket=bucket.bucket, Key=key, Body=os.urandom(3000))
+
+    reconcile.reconcile(full=True, repair=True)
+    with django_capture_on_commit_callbacks(execute=True):
+        services.run_until_idle()
+    keys = every_object_copy_good(server, bucket, granule, data)
+    named = set(FileCopy.objects.filter(bucket=bucket, state="verified")
+                .values_list("key", flat=True))
+    assert key not in keys and keys == named
 
 
 def test_a_pack_named_after_work_under_way_is_not_an_orphan():

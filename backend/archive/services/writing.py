@@ -15,7 +15,7 @@ from backend.metrics.services import record_transfer
 from .. import hardware, tape
 from ..media import MediumError, WriteProtected
 from ..models import CacheEntry, Drive, FileCopy, Volume
-from .buckets import remove_on_commit
+from . import buckets
 from .completeness import complete_granules_if_archived, files_copies_complete
 from .damage import volume_truncated, volume_unreadable, volume_write_protected
 from .drives import drive_error, drive_ok, set_drive
@@ -236,7 +236,7 @@ def release_replaced(requests, now):
     FileCopy.objects.filter(pk__in=[row[0] for row in old]).update(
         state=FileCopy.State.RELEASED)
     # objects replaced by a copy elsewhere (a move off the bucket) leave it once committed
-    remove_on_commit(list(FileCopy.objects.filter(
+    buckets.remove_on_commit(list(FileCopy.objects.filter(
         pk__in=[row[0] for row in old], bucket__isnull=False).values_list(
         "bucket_id", "key", "version_id")))
 
