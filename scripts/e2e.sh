@@ -15,6 +15,14 @@ export GRANARY_WRITE_MAX_WAIT_S=0
 export GRANARY_LOGIN_RATE=${GRANARY_LOGIN_RATE:-1000/min}
 # The webhook journey's receiver listens on loopback, which webhooks may reach only when allowed.
 export GRANARY_EVENTS_ALLOWED_NETS=${GRANARY_EVENTS_ALLOWED_NETS:-127.0.0.1/32}
+# E2E_VHOST: a RabbitMQ vhost of the journeys' own (created here), so that their purge and
+# worker never meet the queues of a test pass running beside them on the same broker.
+if [[ "${CELERY_BROKER_URL:-}" == amqp* && -n "${E2E_VHOST:-}" ]]; then
+  rabbitmqctl -q add_vhost "$E2E_VHOST" >/dev/null 2>&1 || true
+  rabbitmqctl -q set_permissions -p "$E2E_VHOST" guest ".*" ".*" ".*" >/dev/null
+  export CELERY_BROKER_URL
+  CELERY_BROKER_URL=$(sed -E "s#^(amqp://[^/]+)/.*#\1/$E2E_VHOST#" <<< "$CELERY_BROKER_URL")
+fi
 if [[ "${DATABASE_URL:-}" == postgres* ]]; then
   export DATABASE_URL="${DATABASE_URL%/*}/${E2E_DB:-granary_e2e}"
   $PY scripts/pg_recreate.py "$DATABASE_URL"

@@ -18,35 +18,43 @@ echo "== vitest"
 npm test --silent
 echo "== pytest on ${DATABASE_URL:-SQLite} with ${CELERY_BROKER_URL:-the file-system broker}"
 if [[ -n "${DATABASE_URL:-}${CELERY_BROKER_URL:-}" ]]; then
-  # The pass on the embedded default (SQLite, file-system broker) runs beside this one: they
-  # share no database, broker or temporary folder, and each waits on workers and databases as
-  # much as it computes. Its output follows this pass's. The chaos run brings its own
-  # PostgreSQL and RabbitMQ, so it runs once, in that pass, which is the shorter one; the runs
-  # marked `once` (the whole-archive property run, the real clients and the virtual tape
-  # library) ask the database nothing the other tests do not: each runs once, in this pass.
-  # Both passes print their slowest tests, so the next move of a slow one is measured.
-  embedded_log=$(mktemp) embedded_tmp=$(mktemp -d)
+  # The pass on the embedded default (SQLite, file-system broker) runs beside this one, and
+  # the browser journeys follow it there (on a database and a RabbitMQ vhost of their own):
+  # they share no database, vhost or temporary folder with this pass, and each waits on
+  # workers, browsers and databases as much as it computes. Their output follows this pass's.
+  # The chaos run brings its own PostgreSQL and RabbitMQ, so it runs once, in the embedded
+  # pass, which is the shorter one; the runs marked `once` (the whole-archive property run,
+  # the real clients and the virtual tape library) ask the database nothing the other tests
+  # do not: each runs once, in this pass. Both passes print their slowest tests, so the next
+  # move of a slow one is measured.
+  beside=$(mktemp -d)
   # Its own loopback ports for the virtual tape library (this pass takes 3270-3279).
-  env -u DATABASE_URL -u CELERY_BROKER_URL GRANARY_TEST_ISCSI_PORT=3280 \
-    .venv/bin/pytest -q -m "not slow and not once" --durations=25 \
-    --basetemp="$embedded_tmp" "$@" > "$embedded_log" 2>&1 &
+  (
+    rc=0
+    env -u DATABASE_URL -u CELERY_BROKER_URL GRANARY_TEST_ISCSI_PORT=3280 \
+      .venv/bin/pytest -q -m "not slow and not once" --durations=25 \
+      --basetemp="$beside/tmp" "$@" > "$beside/embedded.log" 2>&1 || rc=$?
+    echo "$rc" > "$beside/embedded.status"
+    rc=0
+    E2E_VHOST=granary_e2e scripts/e2e.sh > "$beside/journeys.log" 2>&1 || rc=$?
+    echo "$rc" > "$beside/journeys.status"
+  ) &
   embedded=$!
   trap 'kill "$embedded" 2>/dev/null || true' EXIT
-fi
-status=0
-if [[ -n "${embedded:-}" ]]; then
+  status=0
   .venv/bin/pytest -m "not slow and not chaos" --durations=25 "$@" || status=$?
-else
-  .venv/bin/pytest "$@" || status=$?
-fi
-if [[ -n "${embedded:-}" ]]; then
+  wait "$embedded" || true
   echo "== pytest on the embedded default (SQLite, file-system broker), run beside the pass above"
-  embedded_status=0
-  wait "$embedded" || embedded_status=$?
-  cat "$embedded_log"
-  rm -rf "$embedded_log" "$embedded_tmp"
-  [[ $embedded_status -eq 0 ]] || status=$embedded_status
+  cat "$beside/embedded.log"
+  echo "== browser journeys (Chromium), run after the embedded pass"
+  cat "$beside/journeys.log"
+  for part in embedded journeys; do
+    part_status=$(cat "$beside/$part.status" 2>/dev/null || echo 1)
+    [[ $part_status -eq 0 ]] || status=$part_status
+  done
+  rm -rf "$beside"
+  exit "$status"
 fi
-[[ $status -eq 0 ]] || exit "$status"
+.venv/bin/pytest "$@"
 echo "== browser journeys (Chromium)"
 scripts/e2e.sh

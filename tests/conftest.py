@@ -8,6 +8,17 @@ from tests.factories import UserFactory
 pytest_plugins = ["tests.s3_fixtures", "tests.tape_fixtures", "tests.oidc_fixtures"]
 
 
+@pytest.fixture(autouse=True, scope="session")
+def quick_password_hashing():
+    """Passwords hashed in one quick round: the production hasher's deliberate ~0.2 s per
+    hash, paid for every user a test creates or signs in, was a third of the suite's time.
+    Passwords are still checked; tests/api/test_password_hashing.py keeps the real hasher."""
+    from django.test import override_settings
+
+    with override_settings(PASSWORD_HASHERS=["django.contrib.auth.hashers.MD5PasswordHasher"]):
+        yield
+
+
 @pytest.fixture
 def data_root(tmp_path, settings):
     """Point staging/cache/volumes/outbox at a fresh folder for this test."""
