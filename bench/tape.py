@@ -1,5 +1,5 @@
 """tape: Granary writing to and reading from one drive of tgt's virtual tape library (started
-for the run on a loopback iSCSI port by scripts/tape-library.sh, stopped by its PID at the end),
+for the run on a loopback iSCSI port by bench.tgt_library, stopped by its PID at the end),
 against a plain loop of SSC commands moving the same bytes through the same drive in the same
 run: WRITE(6) of 1 MiB records then WRITE FILEMARKS, and REWIND then READ(6).
 
@@ -21,13 +21,13 @@ into synced files with their SHA-256: what any recall must at least do, beside t
 import functools
 import hashlib
 import os
-import subprocess
 import time
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 from django.conf import settings
+
+from bench import tgt_library
 
 NAME = "tape"
 HELP = "archive and recall through one tgt tape drive, against a plain SSC loop"
@@ -44,16 +44,9 @@ def add_arguments(parser):
 
 
 def _library(root, port, total):
-    script = Path(settings.BASE_DIR) / "scripts" / "tape-library.sh"
+    """One drive and four cartridges (A00001..) big enough for the run's bytes, started."""
     size_mb = max(64, int(total * 1.3 / 2**20) + 64)
-    out = subprocess.run([str(script), "start", str(root), str(port), "1", "4", "A",
-                          str(size_mb)], check=True, capture_output=True, text=True).stdout
-    env = dict(line.split("=", 1) for line in out.split() if "=" in line)
-    config = {"portal": env["GRANARY_SCSI_PORTAL"], "target": env["GRANARY_SCSI_TARGET"],
-              "changer": env["GRANARY_SCSI_CHANGER_LUN"],
-              "drives": env["GRANARY_SCSI_DRIVE_LUNS"].split(","),
-              "lock_dir": str(root / "locks")}
-    return script, config, size_mb
+    return tgt_library.VirtualLibrary(root, port, 1, tgt_library.barcodes(1, 4), size_mb).start()
 
 
 def _plain(library, barcode, paths, per_file, landed=None):
@@ -220,14 +213,14 @@ def run(options):
     n, size = options["files"], options["size_mib"] << 20
     k, small = options["small"], options["small_kib"] << 10
     root = settings.DATA_ROOT / "vtl"
-    script, config, size_mb = _library(root, options["port"], n * size + k * (small + 1536))
-    settings.GRANARY_TAPE, settings.GRANARY_SCSI = "scsi", config
+    vtl = _library(root, options["port"], n * size + k * (small + 1536))
+    settings.GRANARY_TAPE, settings.GRANARY_SCSI = "scsi", vtl.config
     settings.GRANARY_WRITE_MAX_WAIT_S = settings.GRANARY_READ_MAX_WAIT_S = 0
     settings.GRANARY_REMOUNT_DELAY_S = 0
     settings.GRANARY_CACHE_BYTES = max(settings.GRANARY_CACHE_BYTES, 3 * (n * size + k * small))
     try:
         media = {"name": "tgt", "rate_mb_s": 400, "mount_s_min": 0, "mount_s_max": 0,
-                 "unmount_s": 0, "position_s_per_gb": 0, "capacity_bytes": size_mb * 10**6}
+                 "unmount_s": 0, "position_s_per_gb": 0, "capacity_bytes": vtl.size_mb * 10**6}
         primary, _ = operations.install_layout(silos=("silo1",), drives_per_silo=1,
                                                volumes_per_silo=2, model=media)
         collection = Collection.objects.create(short_name="BENCHT", version="1", title="tape")
@@ -236,14 +229,14 @@ def run(options):
         staging.mkdir(parents=True, exist_ok=True)
         large, large_sums = _stage(staging, "L", n, size)
         smalls, small_sums = _stage(staging, "S", k, small)
-        library = library_for(config)
+        library = library_for(vtl.config)
         plain = {"large": _plain(library, "A00003", large, False, root / "landed"),
                  "small": _plain(library, "A00003", smalls, False),
                  "small_per_file": _plain(library, "A00004", smalls, True)}
         granary = {"large": _through_granary(collection, "L", large, large_sums, size),
                    "small": _through_granary(collection, "S", smalls, small_sums, small)}
     finally:
-        subprocess.run([str(script), "stop", str(root)], check=False)
+        vtl.stop()
     return _result(n * size, k * small, plain, granary)
 
 

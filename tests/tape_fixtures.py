@@ -1,24 +1,35 @@
 """The tape backends the archive tests run on: the emulator (tar files) and a SCSI library
-(tgt's virtual tape library on loopback, started once per session by scripts/tape-library.sh
-and stopped by its PID). A test takes `tape_kind` through its layout fixture; parametrised
-indirectly with ["emulator", "scsi"] it runs on both."""
+(tgt's virtual tape library on loopback, bench.tgt_library, started once per session and
+stopped by its PID). A test takes `tape_kind` through its layout fixture; parametrised
+indirectly with ["emulator", "scsi"] it runs on both. A test that spoils its library's drives
+or its daemon starts its own (`own_library`)."""
+import hashlib
 import os
 import shutil
 import socket
-import subprocess
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from django.conf import settings as django_settings
 
-SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "tape-library.sh"
+from backend.archive.media.scsi import commands
+from backend.archive.media.scsi.library import Library
+from backend.archive.models import FileCopy, Volume
+from backend.archive.services import paths
+from bench import tgt_library, tgt_media
+
 BOTH = pytest.mark.parametrize("tape_kind", ["emulator", "scsi"], indirect=True)
 # the cartridges: the labels small_layout gives its volumes (silo1 A..., silo2 B...)
-BARCODES = [f"{p}{n:05d}" for p in "AB" for n in range(1, 7)]
+BARCODES = tgt_library.barcodes(2, 6)
 
 
 def _free_port(first, span=10):
+    """The first port no one listens on; one left in TIME_WAIT by the last test's library is
+    free to tgtd (it binds with SO_REUSEADDR), so the probe binds so too."""
     for port in range(first, first + span):
         with socket.socket() as s:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             try:
                 s.bind(("127.0.0.1", port))
             except OSError:
@@ -27,56 +38,22 @@ def _free_port(first, span=10):
     raise RuntimeError(f"no free iSCSI port in {first}..{first + span - 1}")
 
 
-class VirtualLibrary:
-    """tgt on 127.0.0.1:port with `drives` drives and the cartridges `barcodes`."""
-
-    def __init__(self, root, port, drives=2, barcodes=BARCODES, size_mb=256):
-        self.root, self.port, self.drives, self.barcodes = Path(root), port, drives, barcodes
-        self.size_mb = size_mb
-        self.env = {}
-
-    def start(self):
-        out = subprocess.run(
-            [str(SCRIPT), "start", str(self.root), str(self.port), str(self.drives),
-             ",".join(self.barcodes), "X", str(self.size_mb)],
-            check=True, capture_output=True, text=True, timeout=60).stdout
-        self.env = dict(line.split("=", 1) for line in out.split() if "=" in line)
-        return self
-
-    def stop(self):
-        subprocess.run([str(SCRIPT), "stop", str(self.root)], check=False, timeout=60)
-
-    @property
-    def pid(self):
-        return int(self.env["TGTD_PID"])
-
-    @property
-    def config(self):
-        return {"portal": self.env["GRANARY_SCSI_PORTAL"],
-                "target": self.env["GRANARY_SCSI_TARGET"],
-                "changer": self.env["GRANARY_SCSI_CHANGER_LUN"],
-                "drives": self.env["GRANARY_SCSI_DRIVE_LUNS"].split(","),
-                "lock_dir": str(self.root / "locks")}
-
-    def cartridge_file(self, barcode):
-        return Path(self.env["GRANARY_SCSI_MEDIA"]) / barcode
-
-    def adm(self, *args):
-        """tgtadm on this library's control port (to change its drives for a fault)."""
-        subprocess.run(["tgtadm", "-C", str(self.port), "--lld", "iscsi", *args], check=True,
-                       capture_output=True, timeout=30)
-
-
-def start_library(root, first_port, span=5, **kwargs):
-    """A library on the first free port of first_port.. (GRANARY_TEST_ISCSI_PORT moves the
-    range: the session's library takes the first five, a test's own the next five)."""
+def iscsi_port(first_port, span=5):
+    """The first free port of first_port.. (GRANARY_TEST_ISCSI_PORT moves the range: the
+    session's library takes the first five, a test's own the next five); the test skips where
+    tgtd cannot run."""
     if shutil.which("tgtd") is None:
         pytest.skip("tgt is not installed: scripts/system-deps.sh installs it")
     if os.geteuid() != 0:
         pytest.skip("tgtd runs as root here (its control socket lives in /var/run/tgtd)")
     base = int(os.environ.get("GRANARY_TEST_ISCSI_PORT", 3270))
-    port = _free_port(base + first_port - 3270, span)
-    return VirtualLibrary(root, port, **kwargs).start()
+    return _free_port(base + first_port - 3270, span)
+
+
+def start_library(root, first_port, span=5, drives=2, barcodes=BARCODES, size_mb=256):
+    """A library of its own in `root` on the first free port of first_port.. (iscsi_port)."""
+    return tgt_library.VirtualLibrary(root, iscsi_port(first_port, span), drives, barcodes,
+                                      size_mb).start()
 
 
 @pytest.fixture(scope="session")
@@ -105,14 +82,94 @@ def tape_kind(request, settings):
 ACTIVE = {}
 
 
+@pytest.fixture
+def own_library(settings, tmp_path):
+    """Starts a test's own library (four cartridges a silo: the first volumes small_layout
+    labels, size_mb each) and points the settings at it; it is stopped after the test."""
+    started = []
+
+    def start(size_mb=256):
+        library = start_library(tmp_path / "vtl", 3275, barcodes=BARCODES[:4] + BARCODES[6:10],
+                                size_mb=size_mb)
+        started.append(library)
+        settings.GRANARY_TAPE, settings.GRANARY_SCSI = "scsi", library.config
+        ACTIVE.update(kind="scsi", library=library)
+        return library
+
+    yield start
+    for library in started:
+        library.stop()
+
+
+@pytest.fixture
+def unloaded_library(virtual_library):
+    """The session library with every drive empty, before the test and after it."""
+    empty_drives(virtual_library)
+    yield virtual_library
+    empty_drives(virtual_library)
+
+
+@contextmanager
+def _changer(library):
+    lib = Library(library.config)
+    try:
+        yield lib
+    finally:
+        lib.close()
+
+
+def cartridge_at(library, barcode):
+    """(element kind, address) where the changer says the cartridge is."""
+    with _changer(library) as lib:
+        element, _ = lib.where_is(barcode)
+        return element.kind, element.address
+
+
+def home(library, barcode):
+    """The cartridge back in a storage slot (the changer moves it out of a drive); its slot."""
+    with _changer(library) as lib:
+        element, elements = lib.where_is(barcode)
+        if element.kind == commands.Changer.DRIVE:
+            return _to_a_slot(lib, element, _free_slots(elements))
+        return element.address
+
+
+def empty_drives(library):
+    """Every cartridge in a drive back to a free slot (what other tests left mounted)."""
+    with _changer(library) as lib:
+        elements = lib.changer.elements()
+        free = _free_slots(elements)
+        for e in elements:
+            if e.kind == commands.Changer.DRIVE and e.full:
+                _to_a_slot(lib, e, free)
+
+
+def _free_slots(elements):
+    return [e.address for e in elements if e.kind == commands.Changer.SLOT and not e.full]
+
+
+def _to_a_slot(lib, drive, free):
+    """The drive's cartridge to the slot it came from if that is free, else the first free."""
+    target = drive.source if drive.source in free else free[0]
+    free.remove(target)
+    lib.changer.move(drive.address, target)
+    return target
+
+
+def copies_read_back(library, originals):
+    """Every verified copy's bytes, read from tgt's backing files (not by Granary), hash with
+    hashlib's MD5 to originals[file id]."""
+    for volume in Volume.objects.filter(file_count__gt=0):
+        stream = tgt_media.first_file(library.cartridge_file(volume.label))
+        for copy in FileCopy.objects.filter(volume=volume, state="verified"):
+            data = stream[copy.data_offset:copy.data_offset + copy.length]
+            assert hashlib.md5(data).hexdigest() == originals[copy.file_id]
+
+
 def member_file(volume):
     """Where a volume's bytes lie as files: the emulator's tar file, or the cartridge's tgt
     backing file (with tgt's block headers among them)."""
-    from django.conf import settings
-
-    from backend.archive.services import paths
-
-    if settings.GRANARY_TAPE == "scsi":
+    if django_settings.GRANARY_TAPE == "scsi":
         return ACTIVE["library"].cartridge_file(volume.label)
     return Path(paths.volume_path(volume))
 
@@ -120,8 +177,6 @@ def member_file(volume):
 def volume_bytes(volume):
     """The volume's tar stream read without Granary: the file, or the cartridge's data records
     up to its filemark (bench.tgt_media)."""
-    from bench import tgt_media
-
     path = member_file(volume)
     if ACTIVE.get("kind") == "scsi":
         return tgt_media.first_file(path)
@@ -130,13 +185,7 @@ def volume_bytes(volume):
 
 def flip_byte(volume, offset):
     """Damage one byte of the volume's stream at `offset`, on the medium itself."""
-    from bench import tgt_media
-
-    path, at = member_file(volume), offset
     if ACTIVE.get("kind") == "scsi":
-        at = tgt_media.file_offset(path, offset)
-    with open(path, "r+b") as f:
-        f.seek(at)
-        byte = f.read(1)
-        f.seek(at)
-        f.write(bytes([byte[0] ^ 0xFF]))
+        ACTIVE["library"].flip(volume.label, offset)
+    else:
+        tgt_library.flip_byte(member_file(volume), offset)

@@ -9,17 +9,10 @@ import time
 
 from django.db.models import Q
 
-from . import tapelib
+from bench.tgt_library import flip_byte
+
 from .provider import BIG
 from .watch import with_db
-
-
-def _flip(path, offset):
-    with open(path, "r+b") as f:
-        f.seek(offset)
-        byte = f.read(1)
-        f.seek(offset)
-        f.write(bytes([byte[0] ^ 0xFF]))
 
 
 class Faults:
@@ -185,9 +178,9 @@ class Faults:
             return self.log("flip volume byte: no verified copy yet")
         copy = self.rng.choice(copies)
         if self.library:
-            tapelib.flip(self.library, copy.volume.label, copy.data_offset + copy.length // 2)
+            self.library.flip(copy.volume.label, copy.data_offset + copy.length // 2)
         else:
-            _flip(volume_path(copy.volume), copy.data_offset + copy.length // 2)
+            flip_byte(volume_path(copy.volume), copy.data_offset + copy.length // 2)
         self.damaged.add(copy.file_id)
         self.log(f"flipped a byte of file {copy.file_id} copy {copy.copy_number} on volume "
                  f"{copy.volume.label}")
@@ -236,7 +229,7 @@ class Faults:
         entry = self.rng.choice(entries)
         path = cache_path(entry.file)
         try:
-            _flip(path, entry.size // 2)
+            flip_byte(path, entry.size // 2)
         except OSError as exc:
             return self.log(f"flip cache byte: {path}: {exc}")
         self.damaged.add(entry.file_id)

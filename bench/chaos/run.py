@@ -7,7 +7,7 @@ import time
 from django.conf import settings
 from django.core.management import call_command
 
-from bench import live
+from bench import live, tgt_library
 
 from . import reasons, report, s3, tapelib, verify
 from .client import Api
@@ -150,9 +150,9 @@ class Run:
         """tgt's virtual library with a drive per logical drive and a cartridge per volume the
         layout labels (this process labels them: its settings point there too)."""
         capacity, volumes = sizes(total, big)
-        library = tapelib.TapeLibrary(self.run_dir, self.options.get("iscsi_port") or free_port())
-        library.start(drives=2 * DRIVES_PER_SILO, barcodes=tapelib.barcodes(2, volumes),
-                      size_mb=int(capacity * 1.1 / 2**20) + 16)
+        library = tapelib.TapeLibrary(
+            self.run_dir, self.options.get("iscsi_port") or free_port(), 2 * DRIVES_PER_SILO,
+            tgt_library.barcodes(2, volumes), int(capacity * 1.1 / 2**20) + 16).start()
         settings.GRANARY_TAPE, settings.GRANARY_SCSI = "scsi", library.config
         print(f"chaos  virtual library on {library.config['portal']} (tgtd {library.pid}, "
               f"{2 * DRIVES_PER_SILO} drives, {2 * volumes} cartridges)", flush=True)

@@ -31,6 +31,7 @@ from pathlib import Path
 from django.conf import settings
 
 from bench.s3server import S3Server
+from bench.tgt_library import flip_byte
 
 from .provider import BIG
 from .reasons import REASON_WAIT_S
@@ -305,12 +306,8 @@ class ObjectFaults:
 
     def _flip(self, copy):
         """Flip a byte in the middle of the copy's bytes, in the file the server serves."""
-        at = copy.data_offset + copy.length // 2
-        with open(self.server.path(copy.bucket.bucket, copy.key), "r+b") as f:
-            f.seek(at)
-            byte = f.read(1)
-            f.seek(at)
-            f.write(bytes([byte[0] ^ 0xFF]))
+        flip_byte(self.server.path(copy.bucket.bucket, copy.key),
+                  copy.data_offset + copy.length // 2)
 
     def await_damage(self, timeout=REASON_WAIT_S):
         """Wait until each damaged object's recall met the damage (its reason recorded): the

@@ -1,8 +1,8 @@
-"""The chaos run's SCSI tape pieces (bench/chaos/tapelib.py), without the run: the virtual
-library killed -9 and started again on the same cartridges (a fresh tgtd, what was written still
-there), a byte flipped in a cartridge's backing file and the copies' bytes read from those
-files, and the barcodes the layout labels. The whole run: `manage.py chaos --short --tape scsi`
-(minutes: not in the suite; docs/scsi-tape.md has its figures)."""
+"""The chaos run's SCSI tape pieces (bench/chaos/tapelib.py on bench/tgt_library.py), without
+the run: the virtual library killed -9 and started again on the same cartridges (a fresh tgtd,
+what was written still there), a byte flipped in a cartridge's backing file and the copies'
+bytes read from those files, and the barcodes the layout labels. The whole run: `manage.py
+chaos --short --tape scsi` (minutes: not in the suite; docs/scsi-tape.md has its figures)."""
 import hashlib
 import io
 import os
@@ -11,24 +11,22 @@ import pytest
 
 from backend.archive.media.scsi.library import library_for
 from backend.archive.media.scsitape import ScsiTapeVolume
+from bench import tgt_library
 from bench.chaos import tapelib
-from tests.tape_fixtures import start_library
+from tests.tape_fixtures import iscsi_port
 
 pytestmark = [pytest.mark.once]
 
 
 def test_the_layouts_labels_are_the_librarys_barcodes():
-    assert tapelib.barcodes(2, 3) == ["A00001", "A00002", "A00003",
+    assert tgt_library.barcodes(2, 3) == ["A00001", "A00002", "A00003",
                                       "B00001", "B00002", "B00003"]
 
 
 def test_a_killed_library_starts_again_on_its_cartridges_and_a_flip_shows_in_the_stream(
         tmp_path):
-    probe = start_library(tmp_path / "probe", 3275, barcodes=["A00001"])   # skips without tgt
-    port = probe.port
-    probe.stop()
-    library = tapelib.TapeLibrary(tmp_path, port)
-    library.start(drives=1, barcodes=["A00001", "A00002"], size_mb=8)
+    port = iscsi_port(3275)   # skips without tgt
+    library = tapelib.TapeLibrary(tmp_path, port, 1, ["A00001", "A00002"], 8).start()
     try:
         volume = ScsiTapeVolume(library.config, "A00001")
         end = volume.format({"silo": "silo1"})
@@ -45,7 +43,7 @@ def test_a_killed_library_starts_again_on_its_cartridges_and_a_flip_shows_in_the
         assert volume.read(written.data_offset, len(body), "MD5") == hashlib.md5(body).hexdigest()
         stream = tapelib.StreamFiles(library)
         assert stream.read("A00001", written.data_offset, len(body)) == body
-        tapelib.flip(library, "A00001", written.data_offset + 10)
+        library.flip("A00001", written.data_offset + 10)
         fresh = tapelib.StreamFiles(library).read("A00001", written.data_offset, len(body))
         assert fresh[10] == body[10] ^ 0xFF and fresh[:10] + fresh[11:] == body[:10] + body[11:]
     finally:

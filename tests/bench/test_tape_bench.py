@@ -17,7 +17,7 @@ from backend.archive import services
 from backend.archive.models import FileCopy
 from backend.catalog.models import File, Granule
 from bench import tgt_media
-from tests.tape_fixtures import _free_port, start_library
+from tests.tape_fixtures import iscsi_port
 
 FILES, SIZE_MIB, SMALL = 2, 3, 40
 
@@ -33,9 +33,8 @@ def _alive(pid):
 @pytest.mark.slow  # about a minute: tgt, the plain loop and Granary's movers for real
 @pytest.mark.django_db(transaction=True)
 def test_a_tiny_tape_run_archives_and_recalls_every_granule_with_its_bytes_on_the_cartridge(
-        data_root, settings, tmp_path):
-    start_library(tmp_path / "probe", 3275).stop()   # skips where tgt cannot run
-    port = _free_port(int(os.environ.get("GRANARY_TEST_ISCSI_PORT", 3270)) + 5, 5)
+        data_root, settings):
+    port = iscsi_port(3275)   # skips where tgt cannot run
     # the bench sets these on the settings: through the fixture they are put back after
     for name in ("GRANARY_TAPE", "GRANARY_SCSI", "GRANARY_WRITE_MAX_WAIT_S",
                  "GRANARY_READ_MAX_WAIT_S", "GRANARY_REMOUNT_DELAY_S", "GRANARY_CACHE_BYTES"):

@@ -22,6 +22,7 @@ from backend.archive.services import paths
 from backend.archive.services.reconcile import reconcile, repair
 from backend.catalog.models import Granule
 from backend.errors import DomainError
+from bench.tgt_library import flip_byte
 from tests.archive_fixtures import (
     archive_granules,
     archived_collection,
@@ -42,14 +43,6 @@ def archive(data_root, settings, tape_kind):
     originals = archive_granules(collection, data_root / "staging", (150000, 90000, 210000, 64000))
     assert Granule.objects.filter(state=Granule.State.ARCHIVED).count() == 4
     return originals
-
-
-def _flip(path, offset):
-    with open(path, "r+b") as handle:
-        handle.seek(offset)
-        byte = handle.read(1)
-        handle.seek(offset)
-        handle.write(bytes([byte[0] ^ 0xFF]))
 
 
 def _kinds(run):
@@ -76,9 +69,9 @@ def test_a_healthy_archive_has_no_discrepancy(archive):
 def test_damage_is_reported_repaired_and_every_file_reads_back_whole(archive):
     copies = FileCopy.objects.select_related("volume__silo", "file__granule__collection")
     flipped = copies.filter(copy_number=1).order_by("position")[0]
-    _flip(paths.volume_path(flipped.volume), flipped.data_offset + flipped.length // 2)
+    flip_byte(paths.volume_path(flipped.volume), flipped.data_offset + flipped.length // 2)
     spoiled = copies.filter(copy_number=2).order_by("position")[1].file
-    _flip(paths.cache_path(spoiled), 10)
+    flip_byte(paths.cache_path(spoiled), 10)
     cut = copies.filter(copy_number=2).order_by("-position")[0]
     assert cut.file_id not in (flipped.file_id, spoiled.pk)
     os.truncate(paths.volume_path(cut.volume), cut.data_offset + cut.length // 2)
@@ -119,7 +112,7 @@ def test_damage_is_reported_repaired_and_every_file_reads_back_whole(archive):
 def test_a_damaged_cached_file_with_no_good_tape_copy_is_reported_not_dropped(archive):
     f = FileCopy.objects.filter(copy_number=1).first().file
     FileCopy.objects.filter(file=f).update(state=FileCopy.State.BAD)
-    _flip(paths.cache_path(f), 0)
+    flip_byte(paths.cache_path(f), 0)
     run = reconcile(full=True, repair=True)
     [spoiled] = run.discrepancies.filter(kind="cache_bytes_mismatch")
     assert spoiled.repair == "" and spoiled.repaired_at is None

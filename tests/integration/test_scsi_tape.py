@@ -5,10 +5,8 @@ nothing stuck, the drive or cartridge out of service with its reason."""
 import hashlib
 import io
 import os
-import signal
 import struct
 import tarfile
-import time
 
 import pytest
 
@@ -28,7 +26,7 @@ from tests.archive_fixtures import (
     movers_without_waits,
     small_layout,
 )
-from tests.tape_fixtures import BARCODES, start_library
+from tests.tape_fixtures import BARCODES, copies_read_back, home
 
 pytestmark = [pytest.mark.django_db, pytest.mark.once,
               pytest.mark.parametrize("tape_kind", ["scsi"], indirect=True)]
@@ -94,13 +92,9 @@ def test_a_cartridge_whose_label_is_not_its_barcode_is_refused_at_mount(
             m.drive.write_filemarks(1)
     finally:
         library.close()
-    _home(virtual_library, barcode)
+    home(virtual_library, barcode)
     with pytest.raises(MediumError, match="labelled Z99999"):
         ScsiTapeVolume(virtual_library.config, barcode).read(0, 10, "MD5")
-
-
-def _stream(library, volume):
-    return tgt_media.first_file(library.cartridge_file(volume.label))
 
 
 def test_a_cartridge_read_from_tgts_backing_file_holds_every_catalogued_member(
@@ -112,7 +106,8 @@ def test_a_cartridge_read_from_tgts_backing_file_holds_every_catalogued_member(
     copies = FileCopy.objects.filter(state="verified").select_related("volume")
     assert copies.count() == 8
     for volume in Volume.objects.filter(pk__in=copies.values("volume")):
-        with tarfile.open(fileobj=io.BytesIO(_stream(virtual_library, volume))) as tar:
+        stream = tgt_media.first_file(virtual_library.cartridge_file(volume.label))
+        with tarfile.open(fileobj=io.BytesIO(stream)) as tar:
             members = {m.offset_data: m for m in tar.getmembers()}
             assert tar.getmembers()[0].pax_headers[
                 "SCHILY.xattr.user.granary.label"] == volume.label
@@ -141,22 +136,6 @@ def _recall_all(originals):
     assert not ArchiveRequest.objects.exclude(state="done").exists()
 
 
-def _home(library, barcode):
-    """The cartridge back in a storage slot (the changer moves it out of a drive); its slot."""
-    lib = Library(library.config)
-    try:
-        element, elements = lib.where_is(barcode)
-        if element.kind == commands.Changer.DRIVE:
-            free = [e.address for e in elements if e.kind == commands.Changer.SLOT
-                    and not e.full]
-            target = element.source if element.source in free else free[0]
-            lib.changer.move(element.address, target)
-            return target
-        return element.address
-    finally:
-        lib.close()
-
-
 def _corrupt_a_record_header(path, stream_offset):
     """Spoil the block header of the tgt record holding `stream_offset`: its link to the next
     record points past the end of the file, so reading it ends in a MEDIUM ERROR."""
@@ -175,7 +154,7 @@ def test_a_cartridge_that_cannot_be_read_is_suspect_and_recalls_use_the_other_co
     first = FileCopy.objects.filter(copy_number=1, state="verified").select_related(
         "volume").first()
     volume = first.volume
-    slot = _home(virtual_library, volume.label)
+    slot = home(virtual_library, volume.label)
     if damage == "medium error":
         _corrupt_a_record_header(virtual_library.cartridge_file(volume.label), first.data_offset)
     else:
@@ -228,69 +207,49 @@ def test_write_protected_cartridges_take_no_copy_and_the_work_waits_for_writable
 
 
 def test_a_target_killed_mid_write_loses_nothing_and_the_work_is_redone(
-        data_root, settings, tape_kind, tmp_path, monkeypatch):
+        data_root, settings, tape_kind, own_library, monkeypatch):
     """tgtd is killed (SIGKILL, by its PID) while a batch is being written, and started again:
     the batch's requests go back uncharged, the drive is charged with the iSCSI failure, and
     every file ends archived with bytes that read back."""
-    library = start_library(tmp_path / "vtl", 3275, barcodes=BARCODES[:4] + BARCODES[6:10])
-    try:
-        settings.GRANARY_SCSI = library.config
-        movers_without_waits(settings)
-        primary, backup, _ = small_layout()
-        collection = archived_collection([primary, backup])
-        original, written = writing._write_member, []
+    library = own_library()
+    movers_without_waits(settings)
+    primary, backup, _ = small_layout()
+    collection = archived_collection([primary, backup])
+    original, written = writing._write_member, []
 
-        def kill_after_the_first_member(writer, request, length, segment):
-            out = original(writer, request, length, segment)
-            written.append(request.pk)
-            if len(written) == 1:
-                os.kill(library.pid, signal.SIGKILL)
-                while os.path.exists(f"/proc/{library.pid}"):
-                    time.sleep(0.05)
-                library.start()
-            return out
+    def kill_after_the_first_member(writer, request, length, segment):
+        out = original(writer, request, length, segment)
+        written.append(request.pk)
+        if len(written) == 1:
+            library.kill()
+            library.start()
+        return out
 
-        monkeypatch.setattr(writing, "_write_member", kill_after_the_first_member)
-        originals = archive_granules(collection, data_root / "staging",
-                                     (1_500_000, 700_000, 3000))
-        assert Granule.objects.filter(state=Granule.State.ARCHIVED).count() == 3
-        assert not ArchiveRequest.objects.filter(kind="migrate").exclude(attempts=0).exists()
-        charged = Drive.objects.filter(error_count__gt=0)
-        assert charged.count() == 1 and "iscsi" in charged.get().last_error.lower()
-        for volume in Volume.objects.filter(file_count__gt=0):
-            stream = _stream(library, volume)
-            for copy in FileCopy.objects.filter(volume=volume, state="verified"):
-                data = stream[copy.data_offset:copy.data_offset + copy.length]
-                assert hashlib.md5(data).hexdigest() == originals[copy.file_id]
-    finally:
-        library.stop()
+    monkeypatch.setattr(writing, "_write_member", kill_after_the_first_member)
+    originals = archive_granules(collection, data_root / "staging", (1_500_000, 700_000, 3000))
+    assert Granule.objects.filter(state=Granule.State.ARCHIVED).count() == 3
+    assert not ArchiveRequest.objects.filter(kind="migrate").exclude(attempts=0).exists()
+    charged = Drive.objects.filter(error_count__gt=0)
+    assert charged.count() == 1 and "iscsi" in charged.get().last_error.lower()
+    copies_read_back(library, originals)
 
 
 def test_the_end_of_a_cartridge_takes_back_the_member_and_the_rest_goes_to_the_next(
-        data_root, settings, tape_kind, tmp_path):
+        data_root, settings, tape_kind, own_library):
     """Cartridges of 3 MB under a catalog that believes in 64 MiB: the write meets tgt's end
     of medium, the member being written is taken back, the volume is full, and the batch goes
     on to the next cartridge; every copy reads back (hashlib on tgt's files)."""
-    library = start_library(tmp_path / "vtl", 3275, barcodes=BARCODES[:4] + BARCODES[6:10],
-                            size_mb=3)
-    try:
-        settings.GRANARY_SCSI = library.config
-        movers_without_waits(settings)
-        primary, backup, _ = small_layout()
-        collection = archived_collection([primary, backup])
-        originals = archive_granules(collection, data_root / "staging",
-                                     (1_200_000, 1_100_000, 1_300_000, 900_000))
-        assert Granule.objects.filter(state=Granule.State.ARCHIVED).count() == 4
-        full = Volume.objects.filter(state=Volume.State.FULL, file_count__gt=0)
-        assert full.exists()
-        assert not ArchiveRequest.objects.exclude(state="done").exists()
-        for volume in Volume.objects.filter(file_count__gt=0):
-            stream = _stream(library, volume)
-            for copy in FileCopy.objects.filter(volume=volume, state="verified"):
-                data = stream[copy.data_offset:copy.data_offset + copy.length]
-                assert hashlib.md5(data).hexdigest() == originals[copy.file_id]
-    finally:
-        library.stop()
+    library = own_library(size_mb=3)
+    movers_without_waits(settings)
+    primary, backup, _ = small_layout()
+    collection = archived_collection([primary, backup])
+    originals = archive_granules(collection, data_root / "staging",
+                                 (1_200_000, 1_100_000, 1_300_000, 900_000))
+    assert Granule.objects.filter(state=Granule.State.ARCHIVED).count() == 4
+    full = Volume.objects.filter(state=Volume.State.FULL, file_count__gt=0)
+    assert full.exists()
+    assert not ArchiveRequest.objects.exclude(state="done").exists()
+    copies_read_back(library, originals)
 
 
 def test_reads_over_many_records_are_read_ahead_and_give_the_bytes_written(
@@ -324,4 +283,4 @@ def test_reads_over_many_records_are_read_ahead_and_give_the_bytes_written(
     with pytest.raises(CopyMissing):
         volume.read(end - 10, 4 << 20, "SHA256")
     assert threading.active_count() == threads
-    _home(virtual_library, barcode)
+    home(virtual_library, barcode)
