@@ -43,3 +43,28 @@ def send(task, *args, queue=None):
 def send_on_commit(task, *args):
     """Publish task(*args) once the transaction that stored its work commits."""
     transaction.on_commit(lambda: send(task, *args))
+
+
+def debounced(task, every, key):
+    """Whether a nudged run of `task` (a name) goes on: False when another went on less than
+    `every` seconds ago in any process (the shared cache's `key` says so), so a burst of nudges
+    is one run. A skipped run leaves one trailing run `every` seconds later behind it: work
+    stored just after the last run read it waits that long, not for beat. Eager (tests, the
+    command line) and without a cache to ask, every run goes on."""
+    from celery import current_app
+    from django.core.cache import caches
+
+    if current_app.conf.task_always_eager:
+        return True
+    try:
+        if caches["shared"].add(key, 1, timeout=every):
+            return True
+        trailing = caches["shared"].add(f"{key}-trailing", 1, timeout=every)
+    except Exception:  # noqa: BLE001 - no cache to ask: run it, as before
+        return True
+    if trailing:
+        try:
+            task_named(task).apply_async(countdown=every)
+        except Exception:  # noqa: BLE001 - the broker is away: beat's run comes anyway
+            log.warning("could not send the trailing %s", task, exc_info=True)
+    return False

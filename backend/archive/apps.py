@@ -11,8 +11,9 @@ class ArchiveConfig(AppConfig):
 
         from . import residency
         from .exposition import collect
-        from .services import kept_days
+        from .services import event_lanes, kept_days
 
         storage.register(residency.STORAGE)
         register("archive", collect)
         kept_days.register()
+        event_lanes.register()

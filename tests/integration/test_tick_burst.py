@@ -1,11 +1,13 @@
 """A burst of nudges is one tick: every mover that ends with new work queued nudges the storage
 manager, and each tick starts every free drive, so without this nudges bred ticks faster than
 the archive worker ran them (a chaos run on SCSI tape queued 727 and left its drives idle
-behind them). A tick within TICK_EVERY_S of another does nothing; beat's comes anyway."""
+behind them). A tick within TICK_EVERY_S of another does nothing; beat's comes anyway. The
+debounce is backend.nudges.debounced, one helper for any task nudged in bursts."""
 import pytest
 from celery import current_app
 from django.core.cache import caches
 
+from backend import nudges
 from backend.archive.services import manager
 
 pytestmark = pytest.mark.django_db
@@ -23,7 +25,7 @@ def eager():
 def test_a_nudged_tick_right_after_another_is_skipped(eager, monkeypatch):
     eager(False)
     trailing = []
-    tick_task = manager.task_named("backend.archive.tick")
+    tick_task = nudges.task_named("backend.archive.tick")
     monkeypatch.setattr(tick_task, "apply_async", lambda **options: trailing.append(options))
     shared = caches["shared"]
     shared.delete_many(["archive-tick", "archive-tick-trailing"])
@@ -38,4 +40,29 @@ def test_a_nudged_tick_right_after_another_is_skipped(eager, monkeypatch):
 
 def test_eager_runs_every_tick(eager):
     eager(True)
+    assert [manager.tick_due() for _ in range(3)] == [True] * 3
+
+
+def test_each_key_debounces_its_own_task_and_a_missing_cache_runs_every_time(eager, monkeypatch):
+    eager(False)
+    sent = []
+    for name in ("backend.archive.tick", "backend.events.sweep"):
+        task = nudges.task_named(name)
+        monkeypatch.setattr(task, "apply_async",
+                            lambda name=name, **options: sent.append((name, options)))
+    shared = caches["shared"]
+    keys = ["archive-tick", "archive-tick-trailing", "events-sweep", "events-sweep-trailing"]
+    shared.delete_many(keys)
+    assert manager.tick_due() is True
+    # another task's key is its own: the tick just run does not hold the sweep back
+    assert nudges.debounced("backend.events.sweep", 5.0, "events-sweep") is True
+    assert nudges.debounced("backend.events.sweep", 5.0, "events-sweep") is False
+    assert manager.tick_due() is False
+    assert sent == [("backend.events.sweep", {"countdown": 5.0}),
+                    ("backend.archive.tick", {"countdown": manager.TICK_EVERY_S})]
+    shared.delete_many(keys)
+
+    def no_cache(*args, **kwargs):
+        raise ConnectionError("cache away")
+    monkeypatch.setattr(type(shared), "add", no_cache)
     assert [manager.tick_due() for _ in range(3)] == [True] * 3

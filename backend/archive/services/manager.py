@@ -7,7 +7,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from backend import leases
-from backend.nudges import send, task_named
+from backend.nudges import debounced, send
 
 from .. import hardware
 from .. import scheduler as _scheduler
@@ -340,26 +340,9 @@ TICK_EVERY_S = 1.0
 
 
 def tick_due():
-    """Whether a nudged tick should run: False when another ran less than TICK_EVERY_S ago
-    (the shared cache says so across processes). A skipped nudge leaves one trailing tick
-    behind it, so work queued just after a tick read the queue waits a second, not for beat."""
-    from celery import current_app
-    from django.core.cache import caches
-
-    if current_app.conf.task_always_eager:   # tests and the CLI: every tick runs
-        return True
-    try:
-        if caches["shared"].add("archive-tick", 1, timeout=TICK_EVERY_S):
-            return True
-        trailing = caches["shared"].add("archive-tick-trailing", 1, timeout=TICK_EVERY_S)
-    except Exception:  # noqa: BLE001 - no cache to ask: run it, as before
-        return True
-    if trailing:
-        try:
-            task_named("backend.archive.tick").apply_async(countdown=TICK_EVERY_S)
-        except Exception:  # noqa: BLE001 - the broker is away: beat's tick comes anyway
-            log.warning("could not send the trailing tick", exc_info=True)
-    return False
+    """Whether a nudged tick should run: False when another ran less than TICK_EVERY_S ago; a
+    skipped nudge leaves one trailing tick behind it (backend.nudges.debounced)."""
+    return debounced("backend.archive.tick", TICK_EVERY_S, "archive-tick")
 
 
 def tick():

@@ -1,6 +1,7 @@
 """The events app's public interface: other apps emit events and read the dead letters here."""
 from .endpoints import choices, create, replay, rotate, send_test, update
 from .fanout import fan_out, fan_out_missed
+from .lane_checks import forget_slow, stale_slow, stuck, unstick
 from .lanes import deliver, due_lanes, wake_due
 from .outbox import (
     OPERATOR_TYPES,
@@ -33,5 +34,6 @@ def drain():
 
 
 __all__ = ["OPERATOR_TYPES", "TYPES", "choices", "create", "deliver", "drain", "due_lanes", "emit",
-           "emit_many", "event", "fan_out", "fan_out_missed", "granule_event", "link",
-           "purge_expired", "replay", "rotate", "send_test", "sweep", "update", "wake_due"]
+           "emit_many", "event", "fan_out", "fan_out_missed", "forget_slow", "granule_event",
+           "link", "purge_expired", "replay", "rotate", "send_test", "stale_slow", "stuck",
+           "sweep", "unstick", "update", "wake_due"]

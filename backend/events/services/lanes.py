@@ -13,8 +13,9 @@ drop the copy)."""
 import time
 
 from django.conf import settings
-from django.db import connection
-from django.db.models import Exists, OuterRef, Q
+from django.db import connection, transaction
+from django.db.models import Exists, Func, OuterRef, Q, Subquery
+from django.db.models.lookups import LessThan
 from django.utils import timezone
 
 from backend import leases, nudges
@@ -23,6 +24,7 @@ from .. import channels
 from ..models import Delivery, Endpoint
 
 BATCH = 100
+SLOW_LANES_LOCK = 33034   # advisory lock (class, 0): slow lanes are taken one at a time
 
 
 def lane_seconds():
@@ -38,20 +40,34 @@ def closed(now, prefix=""):
     return Q(**{f"{prefix}retry_at__isnull": True}) | Q(**{f"{prefix}retry_at__lte": now})
 
 
-def _take(endpoint_id, now):
-    """Lease the lane (circuit closed); a slow endpoint's only while fewer than SLOW_LANES
-    slow lanes are held (checked, then taken: two takers at once may both pass the check)."""
+def take(endpoint_id, now):
+    """Lease the lane (enabled, circuit closed); a slow endpoint's only while fewer than
+    SLOW_LANES slow lanes are held. True when taken."""
     rows = Endpoint.objects.filter(closed(now), pk=endpoint_id, enabled=True)
     if leases.take(rows.filter(slow=False), lane_seconds(), now, field="lane_until"):
         return True
-    held = Endpoint.objects.filter(slow=True, lane_until__gte=now).count()
-    return held < settings.GRANARY_EVENTS_SLOW_LANES and bool(
-        leases.take(rows.filter(slow=True), lane_seconds(), now, field="lane_until"))
+    return _take_slow(rows.filter(slow=True), now)
+
+
+def _take_slow(rows, now):
+    """Count the held slow lanes and take this one in the same statement, so no taker acts on
+    a count another has made stale. Under PostgreSQL's read committed that count cannot see a
+    take not yet committed: slow takers queue on one advisory lock, held to their commit, so
+    each one's statement sees the lanes of those before it. SQLite runs one writer at a time,
+    the statement alone suffices."""
+    held = (Endpoint.objects.filter(slow=True, lane_until__gte=now).order_by()
+            .annotate(n=Func("pk", function="COUNT")).values("n"))
+    below = LessThan(Subquery(held), settings.GRANARY_EVENTS_SLOW_LANES)
+    with transaction.atomic():
+        if connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT pg_advisory_xact_lock(%s, 0)", [SLOW_LANES_LOCK])
+        return bool(leases.take(rows.filter(below), lane_seconds(), now, field="lane_until"))
 
 
 def deliver(endpoint_id):
     """Send the endpoint's due deliveries for one slice of time; how many were delivered."""
-    if not _take(endpoint_id, timezone.now()):
+    if not take(endpoint_id, timezone.now()):
         return 0
     lane = _Lane(Endpoint.objects.select_related("user").get(pk=endpoint_id))
     try:
