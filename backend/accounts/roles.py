@@ -16,11 +16,18 @@ def roles_of(user):
     known = getattr(user, "_granary_roles", None)
     if known is None:
         # kept on the user object, which lives for one request: a view asks several times
-        names = set(user.groups.values_list("name", flat=True)) & set(GROUP_ROLES)
-        if user.is_superuser:
-            names.add(OPERATOR)
-        known = user._granary_roles = frozenset(names or {USER})
+        known = settle(user, user.groups.values_list("name", flat=True))
     return set(known)
+
+
+def settle(user, group_names):
+    """Keep on `user` the roles its groups `group_names` give (superusers are operators), as
+    roles_of finds them; the roles kept."""
+    names = set(group_names) & set(GROUP_ROLES)
+    if user.is_superuser:
+        names.add(OPERATOR)
+    user._granary_roles = frozenset(names or {USER})
+    return user._granary_roles
 
 
 def prime(users):
@@ -35,8 +42,7 @@ def prime(users):
             "user_id", "group__name"):
         held.setdefault(user_id, set()).add(name)
     for user in users:
-        names = held.get(user.pk, set()) | ({OPERATOR} if user.is_superuser else set())
-        user._granary_roles = frozenset(names or {USER})
+        settle(user, held.get(user.pk, ()))
 
 
 def has_role(user, role):

@@ -8,6 +8,7 @@ from html import escape
 
 from authlib.common.errors import AuthlibBaseError
 from authlib.integrations.django_client import OAuth
+from django.conf import settings
 from django.contrib.auth import login
 from django.http import HttpResponse, HttpResponseRedirect
 from django.urls import reverse
@@ -103,5 +104,5 @@ def callback(request):
         user = oidc.user_for(claims)
     except DomainError as exc:
         return failure(exc.detail, status=exc.status)
-    login(request, user, backend="django.contrib.auth.backends.ModelBackend")
+    login(request, user, backend=settings.AUTHENTICATION_BACKENDS[0])
     return HttpResponseRedirect(safe_next(request, request.session.pop(NEXT_KEY, "/")))

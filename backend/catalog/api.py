@@ -20,7 +20,7 @@ from rest_framework.views import APIView
 from backend.errors import DomainError
 from backend.ids import ID_REGEX
 
-from . import search_summary, services, shape_counts, shape_files
+from . import search_summary, services, shape_files
 from .filters import CollectionFilter, GranuleFilter, search_data, search_shape
 from .models import Collection
 from .pagination import (
@@ -210,6 +210,8 @@ class GranuleViewSet(viewsets.ReadOnlyModelViewSet):
         granules = services.visible_granules(self.request.user)
         if self.action in ("facets", "facets_post", "timeline", "timeline_post"):
             return granules
+        if getattr(self, "_matching", None) is not None:   # filter_queryset annotates that
+            return granules
         if self.action == "retrieve":
             return services.with_residency(granules).prefetch_related(
                 *storage().detail_prefetch)
@@ -257,12 +259,10 @@ class GranuleViewSet(viewsets.ReadOnlyModelViewSet):
         return self._facets()
 
     def _facets(self):
+        """Counted as the list's include=facets counts (search_summary), its filters all kept."""
         granules = self.filter_queryset(self.get_queryset())
-        shape = self.search_shape()
-        if shape is None:
-            return Response(services.granule_facets(granules))
-        facets, exact = shape_counts.shape_facets(granules, shape)
-        return Response({**facets, "counts_exact": exact})
+        return Response(search_summary.SearchSummary(
+            granules, granules, self.search_shape(), same=True).facets())
 
     @extend_schema(
         summary="How many granules matching the same filters as the list start in each "

@@ -158,10 +158,14 @@ MIDDLEWARE = [
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
-    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "backend.accounts.signed_in.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
+
+# A session's read brings its user and the user's roles: one query per portal request (#33).
+SESSION_ENGINE = "backend.accounts.sessions"
+AUTHENTICATION_BACKENDS = ["backend.accounts.signed_in.SessionUserBackend"]
 
 ROOT_URLCONF = "backend.urls"
 WSGI_APPLICATION = "backend.wsgi.application"

@@ -48,6 +48,8 @@ const facets: GranuleFacets = {
 /** Every granule request's query string, in order; the separate counting requests made. */
 let asked: URLSearchParams[];
 let separate: string[];
+/** Every collection list request's query string, in order. */
+let collectionAsks: URLSearchParams[];
 
 const timeline: Timeline = {
   bucket: 'day',
@@ -62,12 +64,14 @@ const timeline: Timeline = {
 beforeEach(() => {
   asked = [];
   separate = [];
+  collectionAsks = [];
   server.use(
     http.get('/api/v1/granules/timeline/', () => {
       separate.push('timeline');
       return HttpResponse.json(timeline);
     }),
     http.get('/api/v1/collections/', ({ request }) => {
+      collectionAsks.push(new URL(request.url).searchParams);
       const q = new URL(request.url).searchParams.get('q');
       return HttpResponse.json(page(q === 'snow' ? [snow] : q === 'landsat' ? [] : [modis, snow]));
     }),
@@ -326,6 +330,47 @@ describe('SearchPage', () => {
     await waitFor(() => expect(router.state.location.search).toBe('?level=1B'));
     await waitFor(() => expect(lastAsked().processing_level).toBe('1B'));
     expect(lastAsked().collection).toBeUndefined();
+  });
+
+  it('asks for the collections once while the search narrows, pages and is come back to', async () => {
+    const { router } = renderApp('/search');
+    await screen.findByText('MOD021KM.A2026305.0001.061');
+    const form = screen.getByRole('group', { name: 'Search in' });
+    expect(within(form).getByText('MOD10C1.061')).toBeInTheDocument();
+
+    await userEvent.selectOptions(screen.getByLabelText('Processing level'), '1B');
+    await waitFor(() => expect(lastAsked().processing_level).toBe('1B'));
+    // the form narrows the list itself: the level 3 collection leaves it
+    await waitFor(() => expect(within(form).queryByText('MOD10C1.061')).toBeNull());
+    expect(within(form).getByText('MOD021KM.061')).toBeInTheDocument();
+
+    await userEvent.click(screen.getByRole('link', { name: /Next/ }));
+    await screen.findByText('MOD021KM.A2026305.0003.061');
+    await router.navigate('/login');
+    await router.navigate(-1);
+    await screen.findByText('MOD021KM.A2026305.0003.061');
+    expect(router.state.location.search).toBe('?level=1B&cursor=page2');
+    expect(collectionAsks.map((params) => params.toString())).toEqual(['limit=100']);
+  });
+
+  it('asks the API to narrow the collections when they do not fit in one page', async () => {
+    server.use(
+      http.get('/api/v1/collections/', ({ request }) => {
+        const params = new URL(request.url).searchParams;
+        collectionAsks.push(params);
+        return HttpResponse.json(
+          params.get('processing_level') === '1B'
+            ? page([modis])
+            : page([modis, snow], { next: 'http://testserver/api/v1/collections/?cursor=c2' }),
+        );
+      }),
+    );
+    renderApp('/search');
+    await screen.findByText('MOD021KM.A2026305.0001.061');
+    await userEvent.selectOptions(screen.getByLabelText('Processing level'), '1B');
+    const form = screen.getByRole('group', { name: 'Search in' });
+    await waitFor(() => expect(within(form).queryByText('MOD10C1.061')).toBeNull());
+    expect(collectionAsks.map((params) => params.get('processing_level'))).toEqual([null, '1B']);
   });
 
   it('shows sizes, in-cache and on-tape badges and pages with the cursor', async () => {

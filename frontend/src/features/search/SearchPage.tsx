@@ -2,7 +2,6 @@ import { useQuery } from '@tanstack/react-query';
 import { useEffect, useMemo, useState } from 'react';
 import { Link, useSearchParams } from 'react-router';
 
-import { collectionsQuery } from '../../lib/api/collections/collections';
 import { granuleSearchQuery } from '../../lib/api/granules/search';
 import { subscribeToSearchPath } from '../../lib/searchSubscription';
 import { LazyBoxMap } from '../../components/map/LazyBoxMap';
@@ -13,6 +12,7 @@ import type { Footprint } from '../../components/map/types';
 import { SearchForm } from './SearchForm';
 import { SearchResults } from './SearchResults';
 import { SearchTimeline } from './SearchTimeline';
+import { useSearchCollections } from './searchCollections';
 import {
   granuleParams,
   matchingFilters,
@@ -21,9 +21,6 @@ import {
   type SearchState,
 } from './searchState';
 import './search.css';
-
-/** Most collections the facets list in the form. */
-const COLLECTION_LIMIT = 100;
 
 export function SearchPage() {
   const [searchParams, setSearchParams] = useSearchParams();
@@ -50,14 +47,7 @@ export function SearchPage() {
     setSearchParams(writeSearch({ ...next, cursor: null }));
   }
 
-  const collections = useQuery(
-    collectionsQuery({
-      processing_level: search.processingLevel,
-      platform: search.platform,
-      instrument: search.instrument,
-      limit: COLLECTION_LIMIT,
-    }),
-  );
+  const collections = useSearchCollections(search);
   // One request answers the page of results, the facets and the timeline.
   const granules = useQuery(granuleSearchQuery(granuleParams(search)));
   const facets = granules.data?.facets;

@@ -1,0 +1,54 @@
+"""The search page's one request (include=facets,timeline) reads what it must and nothing per
+row or per check (issue #33). Counted, not timed: the number is what the request has to read.
+
+A signed-in portal request: 1 query for the session with its user and roles
+(accounts.sessions). The facets: 1 GROUP BY collection and 1 read of those collections'
+fields. The timeline: 1 for its span, 1 GROUP BY bucket. The page: 1 for its granules (their
+collections joined) and 1 for their files. A shape adds the candidates' read (id and
+collection, shared by facets, timeline and page) and 1 exact test per chunk of candidates."""
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from rest_framework.test import APIClient
+
+from backend.accounts import roles
+from tests.catalog.test_search_summary import world  # noqa: F401 - the fixture
+from tests.factories import UserFactory
+
+SESSION, TIMELINE, PAGE = 1, 2, 2
+FACET_COUNT, FACET_COLLECTIONS = 1, 1   # a shape's facets are counted from its candidates
+CANDIDATES, EXACT_TEST = 1, 1           # 60 granules: one chunk
+
+
+def signed_in(role):
+    user = UserFactory(role=role)
+    client = APIClient()
+    assert client.login(username=user.username, password="pw-for-tests")
+    return client
+
+
+def counted(client, params):
+    with CaptureQueriesContext(connection) as queries:
+        response = client.get("/api/v1/granules/", {**params, "include": "facets,timeline"})
+    assert response.status_code == 200, response.content
+    return len(queries.captured_queries), response.json()
+
+
+@pytest.mark.parametrize("role", [roles.USER, roles.OPERATOR])
+@pytest.mark.parametrize("limit", [10, 50])
+def test_a_search_page_reads_seven_times(world, role, limit):  # noqa: F811
+    n, body = counted(signed_in(role), {"limit": limit})
+    assert len(body["results"]) == limit
+    assert n == SESSION + FACET_COUNT + FACET_COLLECTIONS + TIMELINE + PAGE
+
+
+@pytest.mark.parametrize("limit", [10, 50])
+def test_a_shape_search_adds_its_candidates_and_their_test(world, limit):  # noqa: F811
+    n, body = counted(signed_in(roles.USER), {"limit": limit, "bbox": "150,-40,-160,40"})
+    assert body["results"] and body["facets"]["counts_exact"] is True
+    assert n == SESSION + CANDIDATES + EXACT_TEST + FACET_COLLECTIONS + TIMELINE + PAGE
+
+
+def test_an_anonymous_search_reads_no_session(world):  # noqa: F811
+    n, _ = counted(APIClient(), {"limit": 10})
+    assert n == FACET_COUNT + FACET_COLLECTIONS + TIMELINE + PAGE
