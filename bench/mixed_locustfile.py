@@ -100,6 +100,7 @@ class Scientist(HttpUser):
             raise_on_status=False)))
         self.rng = random.Random(hash(self.username))
         self.seen = []              # granule ids from the last results, for granule pages
+        self.collections_at = None  # when the search page last asked for its collections
         self._get("/api/v1/me/", "me", check=lambda body: body["username"] == self.username)
         self._get("/api/v1/cart/", "cart: view")
 
@@ -152,10 +153,15 @@ class Scientist(HttpUser):
         return params
 
     def _search_page(self, params, limit=20):
-        """The search page's queries: collections, and one request for the results page with
-        its facets and timeline (frontend/src/lib/api/granules/search.ts; with
-        MIXED_SEPARATE=1, the three separate requests the page made before)."""
-        self._get("/api/v1/collections/", "search: collections", params={"limit": 100})
+        """The search page's queries: its collections, asked once and again only when five
+        minutes old (features/search/searchCollections.ts), and one request for the results
+        page with its facets and timeline (lib/api/granules/search.ts). With MIXED_SEPARATE=1,
+        the requests the page made before: collections every time, results, facets and
+        timeline apart."""
+        now = time.monotonic()
+        if SEPARATE or self.collections_at is None or now - self.collections_at > 300:
+            self._get("/api/v1/collections/", "search: collections", params={"limit": 100})
+            self.collections_at = now
         if not SEPARATE:
             return self._get("/api/v1/granules/", "search: results",
                              params={**params, "limit": limit, "include": "facets,timeline"},
