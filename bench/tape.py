@@ -158,7 +158,7 @@ def _through_granary(collection, prefix, paths, digests, size):
     for f in files:
         services.cache_path(f).unlink(missing_ok=True)
     CacheEntry.objects.filter(file__in=files).delete()
-    with _tape_clock() as tape_r:
+    with _tape_clock() as tape_r, _statements() as statements:
         started = time.perf_counter()
         services.make_available(files)
         services.run_until_idle()
@@ -167,7 +167,23 @@ def _through_granary(collection, prefix, paths, digests, size):
         h = hashlib.sha256(services.cache_path(f).read_bytes()).hexdigest()
         if h != f.checksum:
             raise RuntimeError(f"{f.name} recalled with other bytes")
-    return write_s, read_s, tape_w[0], tape_r[0]
+    return write_s, read_s, tape_w[0], tape_r[0], statements[0] / len(files)
+
+
+@contextmanager
+def _statements():
+    """How many SQL statements the run's connection sends meanwhile (the movers run in this
+    thread: run_until_idle)."""
+    from django.db import connection
+
+    count = [0]
+
+    def counted(execute, sql, params, many, context):
+        count[0] += 1
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(counted):
+        yield count
 
 
 @contextmanager
@@ -253,7 +269,7 @@ def _row(kind, nbytes, plain, granary):
     """One kind's figures: MB/s, ratios to the plain loop (from the seconds), and how much of
     Granary's clocks the tape path took (the rest: the archive's catalog and request work)."""
     pw, pr, landed = plain
-    gw, gr, tw, tr = granary
+    gw, gr, tw, tr, statements = granary
     row = {"plain_write_mb_s": _mb_s(nbytes, pw), "plain_read_mb_s": _mb_s(nbytes, pr),
            "plain_write_read_mb_s": _mb_s(nbytes, pw + pr),
            "granary_archive_mb_s": _mb_s(nbytes, gw), "granary_recall_mb_s": _mb_s(nbytes, gr),
@@ -261,7 +277,8 @@ def _row(kind, nbytes, plain, granary):
            "archive_s": round(gw, 3), "archive_tape_s": round(tw, 3),
            "recall_s": round(gr, 3), "recall_tape_s": round(tr, 3),
            "ratio_archive_tape_path": _sig((pw + pr) / tw) if tw else None,
-           "ratio_recall_tape_path": _sig(pr / tr) if tr else None, "goal": GOALS[kind]}
+           "ratio_recall_tape_path": _sig(pr / tr) if tr else None, "goal": GOALS[kind],
+           "recall_statements_per_file": _sig(statements)}
     table = [(f"{kind}: plain SSC write / read (1 MiB records)",
               f"{row['plain_write_mb_s']} / {row['plain_read_mb_s']} MB/s"),
              (f"{kind}: Granary archive (write + read-back) / recall",
@@ -272,6 +289,7 @@ def _row(kind, nbytes, plain, granary):
               f"{tw:.2f} + {gw - tw:.2f}"),
              (f"{kind}: recall s: tape path + catalog/requests",
               f"{tr:.2f} + {gr - tr:.2f}"),
+             (f"{kind}: recall SQL statements per file", f"{row['recall_statements_per_file']}"),
              (f"{kind}: ratio of the tape path alone, archive / recall",
               f"{row['ratio_archive_tape_path']} / {row['ratio_recall_tape_path']}")]
     if landed:

@@ -10,9 +10,10 @@ granule_archived = Signal()
 # Arguments: granules (a list).
 granules_archived = Signal()
 
-# Sent (after commit) when a recall has put a file back in the cache, so whoever waits for it
-# (an order) can move on at once instead of at its next sweep. Arguments: file_id.
-file_recalled = Signal()
+# Sent (after commit) when recalls have put files back in the cache, once per batch committed
+# together, so whoever waits for them (orders, stage requests) can move on at once instead of at
+# its next sweep. Arguments: file_ids (a list).
+files_recalled = Signal()
 
 # Sent (inside the transaction that makes the change) when an operator withdraws or deletes a
 # granule, so whoever holds work for it (orders, subscription deliveries, carts) drops it with

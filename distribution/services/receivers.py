@@ -22,25 +22,32 @@ log = logging.getLogger(__name__)
 RECALL_HOLD = timedelta(hours=1)
 
 
-def on_file_recalled(sender, file_id, **kwargs):
-    """Receiver of archive.signals.file_recalled: the file is held for the orders that asked
-    for it at once, in the mover, before its next recall may purge (their refresh, which makes
-    the items ready and keeps them, runs later in a worker); those orders are refreshed now
-    rather than at the next sweep. Never raises into the storage manager."""
+def on_files_recalled(sender, file_ids, **kwargs):
+    """Receiver of archive.signals.files_recalled (once per batch the mover commits): the files
+    are held for the orders that asked for them at once, in the mover, before its next recall
+    may purge (their refresh, which makes the items ready and keeps them, runs later in a
+    worker); those orders are refreshed now rather than at the next sweep, and the stage files
+    waiting for them complete. A few statements per batch, whatever its size. Never raises
+    into the storage manager."""
     try:
-        if OrderItem.objects.filter(NEEDS_CACHE, file_id=file_id,
-                                    state=OrderItem.State.WAITING).exists():
-            keep_in_cache([file_id], timezone.now() + min(RECALL_HOLD, retention()))
+        needed = set(OrderItem.objects.filter(NEEDS_CACHE, file_id__in=file_ids,
+                                              state=OrderItem.State.WAITING)
+                     .values_list("file_id", flat=True))
+        if needed:
+            keep_in_cache(sorted(needed), timezone.now() + min(RECALL_HOLD, retention()))
         for order_id in (OrderItem.objects.filter(
-                file_id=file_id, order__state__in=[Order.State.SUBMITTED, Order.State.STAGING])
-                .values_list("order_id", flat=True).distinct()):
+                file_id__in=file_ids,
+                order__state__in=[Order.State.SUBMITTED, Order.State.STAGING])
+                .values_list("order_id", flat=True).distinct().order_by("order_id")):
             queue_refresh(order_id)
     except Exception:
-        log.exception("queueing the refresh of orders waiting for file %s", file_id)
+        log.exception("queueing the refresh of orders waiting for %d recalled files",
+                      len(file_ids))
     try:
-        staging_progress.on_file_recalled(file_id)
+        staging_progress.on_files_recalled(file_ids)
     except Exception:
-        log.exception("completing the stage requests waiting for file %s", file_id)
+        log.exception("completing the stage requests waiting for %d recalled files",
+                      len(file_ids))
 
 
 def on_granules_archived(sender, granules, **kwargs):

@@ -151,34 +151,46 @@ def _keep(files):
         archive.keep_until(file_ids, until)
 
 
-def on_file_recalled(file_id):
-    """A recall landed: the stage files waiting for it complete now, not at the next sweep.
-    A few statements whatever the number of requests waiting (the mover runs this for every
-    file it recalls): the files complete in one update per disk lifetime, each request that
-    had no file left settles."""
+def on_files_recalled(file_ids):
+    """Recalls landed: the stage files waiting for them complete now, not at the next sweep.
+    A few statements whatever the number of files and requests waiting (the mover runs this
+    for every batch of recalls it commits): the files start when their recall did and complete
+    in one update per disk lifetime; each request that had no file left settles."""
     now = timezone.now()
     with transaction.atomic():
         rows = list(StageFile.objects.select_for_update().filter(
-            file_id=file_id, state__in=StageFile.LIVE).order_by("pk")
-            .values_list("pk", "request_id", "disk_lifetime_s", "recall_request_id"))
+            file_id__in=list(file_ids), state__in=StageFile.LIVE).order_by("pk")
+            .values_list("pk", "request_id", "disk_lifetime_s", "recall_request_id", "file_id"))
         if not rows:
             return
-        started = (ArchiveRequest.objects.filter(pk__in={r[3] for r in rows if r[3]})
-                   .values_list("started_at", flat=True).first()) or now
-        ids = [r[0] for r in rows]
-        StageFile.objects.filter(pk__in=ids, started_at__isnull=True).update(started_at=started)
+        _started(rows, now)
         for lifetime in {r[2] for r in rows}:
             until = now + timedelta(seconds=lifetime)
-            StageFile.objects.filter(pk__in=[r[0] for r in rows if r[2] == lifetime]).update(
+            mine = [r for r in rows if r[2] == lifetime]
+            StageFile.objects.filter(pk__in=[r[0] for r in mine]).update(
                 state=StageFile.State.COMPLETED, on_disk=True, finished_at=now,
                 kept_until=until)
             if lifetime:
-                archive.keep_until([file_id], until)
-        stage_ids = {r[1] for r in rows}
-        StageRequest.objects.filter(pk__in=stage_ids, started_at__isnull=True).update(
-            started_at=started)
-        for stage_id in stage_ids:
+                archive.keep_until(sorted({r[4] for r in mine}), until)
+        for stage_id in sorted({r[1] for r in rows}):
             settle_stage(stage_id)
+
+
+def _started(rows, now):
+    """Stage files and their requests not started yet start when their file's recall did
+    (now, without one): an update per distinct start, the earliest first, so a request takes
+    the earliest of its files'."""
+    recalls = dict(ArchiveRequest.objects.filter(pk__in={r[3] for r in rows if r[3]})
+                   .values_list("pk", "started_at"))
+    by_start = {}
+    for r in rows:
+        by_start.setdefault(recalls.get(r[3]) or now, []).append(r)
+    for start in sorted(by_start):
+        mine = by_start[start]
+        StageFile.objects.filter(pk__in=[r[0] for r in mine], started_at__isnull=True).update(
+            started_at=start)
+        StageRequest.objects.filter(pk__in={r[1] for r in mine}, started_at__isnull=True).update(
+            started_at=start)
 
 
 def end_keeps(files):

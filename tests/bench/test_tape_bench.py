@@ -53,6 +53,7 @@ def test_a_tiny_tape_run_archives_and_recalls_every_granule_with_its_bytes_on_th
             assert row[key] > 0, (kind, key)
         assert 0 < row["archive_tape_s"] <= row["archive_s"]
         assert 0 < row["recall_tape_s"] <= row["recall_s"]
+        assert row["recall_statements_per_file"] > 0
     assert result["large"]["plain_read_landed_mb_s"] > 0
     assert result["small_per_file_plain"]["read_mb_s"] > 0
 

@@ -168,7 +168,7 @@ def test_a_recalled_file_is_held_for_its_order_only_until_the_refresh_keeps_it(
     archive.run_until_idle()                                   # the recall lands
 
     before = timezone.now()
-    receivers.on_file_recalled(sender=None, file_id=f.pk)
+    receivers.on_files_recalled(sender=None, file_ids=[f.pk])
     held = CacheEntry.objects.get(file=f).keep_until
     assert before < held <= timezone.now() + receivers.RECALL_HOLD
     assert held < before + orders.retention()                  # shorter than any item's keep

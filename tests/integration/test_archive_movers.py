@@ -6,7 +6,16 @@ from django.db.models import Sum
 
 from backend.archive import services, tape
 from backend.archive.models import ArchiveRequest, CacheEntry, Drive, FileCopy, Volume
-from backend.archive.services import cache, drives, manager, paths, queueing, reading, writing
+from backend.archive.services import (
+    cache,
+    completeness,
+    drives,
+    manager,
+    paths,
+    queueing,
+    reading,
+    writing,
+)
 from backend.archive.signals import granule_archived
 from backend.catalog import checksums
 from backend.catalog.models import Granule
@@ -174,7 +183,7 @@ def test_bad_volume_is_suspect_and_recall_uses_other_copy(layout):
     assert reading.read_copies(drive, primary_volume, won) == []
     primary_volume.refresh_from_db()
     assert primary_volume.state == Volume.State.SUSPECT
-    assert [c for c, _ in reading.recall_candidates(f)] == [2]
+    assert [c for c, _ in completeness.recall_candidates(f)] == [2]
 
     backup_volume = FileCopy.objects.get(file=f, copy_number=2).volume
     drive2 = drive_in("silo2")

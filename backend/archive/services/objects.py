@@ -22,13 +22,13 @@ from backend.nudges import send
 
 from ..media import CopyMissing, MediumError
 from ..models import Bucket, FileCopy
+from .arrivals import Arrivals
 from .buckets import store_for
 from .cache import reserve_cache
 from .completeness import object_copy_for, readable_copies
 from .damage import mark_bad
 from .object_writes import migrate, record_sent, settle_failures
 from .queueing import WAITING_FOR_CACHE, Req, claim_leased, requeue
-from .reading import recalled
 from .recall import fail_unrecallable
 
 log = logging.getLogger(__name__)
@@ -197,15 +197,16 @@ def _recall(requests, buckets, pool):
 
     results = list(pool.map(fetch, todo))
     done, failed = 0, []
-    for request, copy, outcome in results:
-        if isinstance(outcome, (CopyMissing, _Changed)):
-            mark_bad([copy], str(outcome))
-            elsewhere.append(request)
-        elif isinstance(outcome, MediumError):
-            failed.append((request, outcome))
-        else:
-            recalled(request, outcome, started)
-            done += 1
+    with Arrivals() as arrivals:
+        for request, copy, outcome in results:
+            if isinstance(outcome, (CopyMissing, _Changed)):
+                mark_bad([copy], str(outcome))
+                elsewhere.append(request)
+            elif isinstance(outcome, MediumError):
+                failed.append((request, outcome))
+            else:
+                arrivals.land(request, outcome, started)
+                done += 1
     for request in elsewhere:
         _read_elsewhere(request, "the object copy failed its check; reading another copy")
     down = set()

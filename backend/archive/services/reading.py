@@ -1,27 +1,24 @@
 """Reading copies: recalls into the cache and fixity audits, from the mounted volume."""
+import contextlib
 import logging
 import os
 
-from django.db import transaction
 from django.utils import timezone
 
 from backend.catalog import checksums
-from backend.catalog.models import File
-from backend.metrics.services import record_transfer
 
 from .. import hardware, tape
 from ..media import CopyMissing, MediumError
-from ..models import CacheEntry, Drive, FileCopy
-from ..signals import file_recalled
-from .cache import reserve_cache
-from .completeness import recall_candidates
+from ..models import Drive, FileCopy
+from .arrivals import Arrivals
+from .completeness import readable_copies
 from .damage import mark_bad, volume_unreadable
 from .drives import drive_error, drive_ok, set_drive
 from .landing import Landing
-from .paths import cache_path, medium_of
-from .queueing import WAITING_FOR_CACHE, Req, requeue
+from .paths import cache_location, medium_of
+from .queueing import Req, requeue
 from .recall import fail_unrecallable
-from .serving import BlockMap, fingerprint, hash_path
+from .serving import BlockMap, hash_path
 
 log = logging.getLogger(__name__)
 
@@ -35,16 +32,19 @@ def read_copies(drive, volume, requests):
 
     A member that fails its check is marked bad and its recall goes back to read another copy
     (uncharged: the copy failed, not the request); only a volume that cannot be opened at all
-    is suspect, and the rest of the batch is requeued."""
+    is suspect, and the rest of the batch is requeued. The verified recalls are committed
+    together (arrivals), whatever ends the batch."""
     set_drive(drive, state=Drive.State.READING)
-    with medium_of(volume, drive).held():     # one mount for the batch (a SCSI cartridge)
-        return _read_batch(drive, volume, requests)
+    with medium_of(volume, drive).held(), Arrivals() as arrivals:   # one mount for the batch
+        return _read_batch(drive, volume, requests, arrivals)
 
 
-def _read_batch(drive, volume, requests):
+def _read_batch(drive, volume, requests, arrivals):
     done = []
+    segments = _segments_on(volume, [r for r in requests if r.kind == Req.Kind.RECALL])
     for request in requests:
         f = request.file
+        arrivals.commit_if_due(f.size)
         try:
             hardware.check_fault(drive, "read")
         except hardware.DriveFault as exc:
@@ -58,12 +58,11 @@ def _read_batch(drive, volume, requests):
                 return done
             done.append(request)
             continue
-        segments = [s for _, segs in recall_candidates(f) for s in segs if s.volume_id == volume.pk]
-        if not segments:
+        if not segments.get(f.pk):
             requeue([request], f"no usable copy of {f.name} on {volume.label}")
             continue
         try:
-            if _recall_from(drive, volume, request, segments):
+            if _recall_from(drive, volume, request, segments[f.pk], arrivals):
                 done.append(request)
         except _DamagedCopy as exc:
             requeue([request], str(exc), charge=False)
@@ -82,24 +81,34 @@ def _read_batch(drive, volume, requests):
     return done
 
 
+def _segments_on(volume, recalls):
+    """{file id: [its segments on `volume` that can serve]} for a batch's recalls, by copy and
+    offset (recall_candidates' for each file, in one query)."""
+    out = {}
+    for c in (readable_copies().filter(file_id__in=[r.file_id for r in recalls], volume=volume)
+              .order_by("file_id", "copy_number", "file_offset")):
+        out.setdefault(c.file_id, []).append(c)
+    return out
+
+
 class _MediaError(tape.VolumeError):
     """The whole cartridge fails to read (an injected media fault)."""
 
 
-def _recall_from(drive, volume, request, segments):
+def _recall_from(drive, volume, request, segments, arrivals):
     f = request.file
-    if not reserve_cache(f.size):
+    if not arrivals.reserve(f.size):
         # a full cache is a reason to wait, never to fail: no attempt is counted
         Req.objects.filter(pk=request.pk, state=Req.State.RUNNING).update(
             state=Req.State.QUEUED, drive=None, error="waiting for cache space")
         return False
-    target = cache_path(f)
-    partial = target.with_name(target.name + ".recall")
-    partial.parent.mkdir(parents=True, exist_ok=True)
+    target = cache_location(f)
+    partial = target + ".recall"
+    os.makedirs(os.path.dirname(target), exist_ok=True)
     started = timezone.now()
     if volume.fault == "bad":
         raise _MediaError("media error (injected)")
-    mode = "r+b" if partial.exists() and request.bytes_done else "wb"
+    mode = "r+b" if os.path.exists(partial) and request.bytes_done else "wb"
     tee = _Tee(f, segments) if mode == "wb" else None
     with open(partial, mode) as out:
         landing = Landing(out.fileno(), f.size, tee.update if tee else None)
@@ -111,7 +120,8 @@ def _recall_from(drive, volume, request, segments):
         except BaseException:
             landing.abandon()
             raise
-        os.fsync(out.fileno())
+        if request.bytes_done < f.size:     # resumed from another volume: kept as it is
+            os.fsync(out.fileno())          # (a whole file is synced by its commit)
     if request.bytes_done < f.size:
         Req.objects.filter(pk=request.pk).update(bytes_done=request.bytes_done,
                                                  state=Req.State.QUEUED, drive=None)
@@ -121,36 +131,13 @@ def _recall_from(drive, volume, request, segments):
     else:
         digest, size, blocks = hash_path(f.checksum_type, partial)
     if size != f.size or not checksums.same(f.checksum_type, digest, f.checksum):
-        partial.unlink(missing_ok=True)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(partial)
         Req.objects.filter(pk=request.pk).update(bytes_done=0)
         mark_bad(segments, "the file read from it does not match its catalog checksum")
         raise _DamagedCopy(f"recalled {f.name} does not match its catalog checksum")
-    recalled(request, partial, started, blocks)
+    arrivals.land(request, partial, started, blocks)
     return True
-
-
-def recalled(request, partial, started, blocks=None):
-    """A recall's bytes, checked against the catalog, are in `partial`: put them in place as a
-    clean cache entry (with the block map of that check, when it took one), release the
-    migrations that waited for them, record the transfer."""
-    f = request.file
-    target = cache_path(f)
-    os.replace(partial, target)
-    now = timezone.now()
-    with transaction.atomic():
-        # a repack's or repair's migration queued behind this recall keeps the bytes from the
-        # purge until its copy is written (a fixed keep here held a small cache full for an hour)
-        CacheEntry.objects.update_or_create(file=f, defaults={
-            "state": CacheEntry.State.CLEAN, "size": f.size, "last_access": now,
-            "checked": fingerprint(target.stat()),   # the bytes just matched
-            "verified_at": now, "blocks": blocks})
-        Req.objects.filter(file=f, kind=Req.Kind.MIGRATE, state=Req.State.QUEUED,
-                           error=WAITING_FOR_CACHE).update(error="")
-        Req.objects.filter(pk=request.pk).update(
-            state=Req.State.DONE, bytes_done=f.size, finished_at=now, error="",
-            lease_until=None)
-        record_transfer("recall", f.size, started, now, f.granule.collection)
-        transaction.on_commit(lambda: file_recalled.send(sender=File, file_id=f.pk))
 
 
 class _Tee:
