@@ -30,11 +30,17 @@ class Receiver:
     def __init__(self, port, slow_s):
         self.secrets, self.got, self.bad, self.firsts = {}, {}, 0, 0
         self.copies = Counter()
+        self.cpu = Counter()   # its threads' CPU seconds and requests (the bench's own cost)
         self.lock = threading.Lock()
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"   # kept alive, as a site's web server does
+
+            def handle_one_request(self):
+                started = time.thread_time()
+                super().handle_one_request()
+                outer.spent(time.thread_time() - started)
 
             def do_POST(self):
                 body = self.rfile.read(int(self.headers.get("content-length", 0)))
@@ -52,6 +58,11 @@ class Receiver:
         self.server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
         self.server.daemon_threads = True
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def spent(self, seconds):
+        with self.lock:
+            self.cpu["s"] += seconds
+            self.cpu["requests"] += 1
 
     def record(self, path, body, headers):
         secret = self.secrets.get(path)
@@ -87,6 +98,7 @@ class Dispatcher:
         self.loop = threading.Thread(target=self.run, daemon=True)
         self.workers = [threading.Thread(target=self.work, daemon=True) for _ in range(threads)]
         self.claims = Counter()   # lanes run, and how many of them delivered nothing
+        self.cpu = Counter()      # CPU seconds of the lanes' threads and of the fan-out loop
         for worker in self.workers:
             worker.start()
 
@@ -108,6 +120,7 @@ class Dispatcher:
     def run(self):
         swept = 0.0
         while not self.stop.is_set():
+            started = time.thread_time()
             try:
                 events.fan_out(self.fans.get(timeout=0.1))
             except queue.Empty:
@@ -116,6 +129,7 @@ class Dispatcher:
                 events.fan_out_missed()
                 events.wake_due()
                 swept = time.monotonic()
+            self.cpu["fan_out"] += time.thread_time() - started
         connection.close()
 
     def work(self):
@@ -126,10 +140,14 @@ class Dispatcher:
                 continue
             with self.lock:
                 self.queued.discard(endpoint_id)
+            started = time.thread_time()
             sent = events.deliver(endpoint_id)
+            spent = time.thread_time() - started
             with self.lock:
                 self.claims["lanes"] += 1
                 self.claims["empty"] += not sent
+                self.claims["sent"] += sent
+                self.cpu["lanes"] += spent
         connection.close()
 
     def close(self):
@@ -254,6 +272,7 @@ def run(options):
                                            title="events bench", processing_level="2")
     receiver = Receiver(options["port"], options["slow_s"])
     bare = _bare_post(options["port"])
+    receiver.cpu.clear()
     healthy = [f"h{i}" for i in range(options["endpoints"])]
     endpoints = _endpoints(operators, receiver, healthy, options)
     consumer = events_amqp.start(operators)
@@ -267,7 +286,7 @@ def run(options):
     _settle(endpoints["dead"])
     bus = _bus(consumer, runs["granules"])
     dispatcher.close()
-    result = _result(options, receiver, bare, runs, endpoints, dispatcher.claims)
+    result = _result(options, receiver, bare, runs, endpoints, dispatcher)
     if bus:
         result["amqp"] = bus
         result["table"].append(("AMQP received / missing / out of order / duplicates",
@@ -298,7 +317,17 @@ def _settle(dead, wait_s=60):
         time.sleep(0.5)
 
 
-def _result(options, receiver, bare, runs, endpoints, claims):
+def _cpu(receiver, dispatcher):
+    """CPU ms per delivery of the lanes' threads (sender: claims, queries, sends), of the
+    fan-out loop, and of the receiver's threads per request (the site's cost, not Granary's)."""
+    sent, requests_ = dispatcher.claims["sent"], receiver.cpu["requests"]
+    return {"sender_ms": dispatcher.cpu["lanes"] * 1000 / max(sent, 1),
+            "fan_out_ms": dispatcher.cpu["fan_out"] * 1000 / max(sent, 1),
+            "receiver_ms": receiver.cpu["s"] * 1000 / max(requests_, 1)}
+
+
+def _result(options, receiver, bare, runs, endpoints, dispatcher):
+    claims, cpu = dispatcher.claims, _cpu(receiver, dispatcher)
     alone, mixed = runs["alone"], runs["mixed"]
     p95 = {k: percentile(v, 95) for k, v in (("bare", bare), ("alone", alone),
                                               ("mixed", mixed), ("fanned", runs["fanned"]))}
@@ -318,6 +347,8 @@ def _result(options, receiver, bare, runs, endpoints, claims):
         ("ratio p95 / bare POST p95", f"{p95['alone'] / p95['bare']:.0f}x"),
         ("healthy deliveries / s (while announcing)", f"{rate:.0f}"),
         ("lane claims (empty)", f"{claims['lanes']} ({claims['empty']})"),
+        ("CPU ms per delivery: lanes / fan-out / receiver",
+         " / ".join(f"{cpu[k]:.2f}" for k in ("sender_ms", "fan_out_ms", "receiver_ms"))),
         ("missing / duplicates / bad signatures",
          f"{runs['missing']} / {copies} / {receiver.bad}"),
         ("dead endpoint's deliveries", ", ".join(f"{k} {v}" for k, v in Counter(dead).items())),
@@ -325,5 +356,5 @@ def _result(options, receiver, bare, runs, endpoints, claims):
     ]
     return {"table": table, "p95_s": p95, "added_s": added, "missing": runs["missing"],
             "duplicates": copies, "bad_signatures": receiver.bad, "options": options,
-            "deliveries_per_s": rate, "claims": dict(claims),
+            "deliveries_per_s": rate, "claims": dict(claims), "cpu": cpu,
             "dead_states": dict(Counter(dead))}

@@ -1,9 +1,11 @@
 """The outbox (Event), where events go (Endpoint, with its Rules) and each attempt to take one
 there (Delivery): the delivery log and the events' dead letters are these rows."""
+import json
 import uuid
 
 from django.conf import settings
 from django.db import models
+from django.utils.functional import cached_property
 
 from backend.accounts.ownership import Ownership
 
@@ -51,6 +53,12 @@ class Event(models.Model):
         if self.subject:
             doc["subject"] = self.subject
         return doc
+
+    @cached_property
+    def body(self):
+        """The document as compact JSON bytes, rendered once per instance: the lanes share
+        an event's instance among all its endpoints (events never change once written)."""
+        return json.dumps(self.document(), separators=(",", ":")).encode()
 
 
 class Endpoint(models.Model):

@@ -10,7 +10,9 @@ GRANARY_EVENTS_SLOW_LANES slow lanes are held at once, so slow endpoints share a
 the workers and the others keep the rest. A worker killed mid-send loses nothing: the lane's
 lease runs out and the next worker sends again (at least once; the event id lets the receiver
 drop the copy)."""
+import threading
 import time
+from collections import namedtuple
 
 from django.conf import settings
 from django.db import connection, transaction
@@ -21,10 +23,11 @@ from django.utils import timezone
 from backend import leases, nudges
 
 from .. import channels
-from ..models import Delivery, Endpoint
+from ..models import Delivery, Endpoint, Event
 
 BATCH = 100
 SLOW_LANES_LOCK = 33034   # advisory lock (class, 0): slow lanes are taken one at a time
+EVENTS_KEPT = 2000
 
 
 def lane_seconds():
@@ -89,9 +92,11 @@ class _Lane:
         self.renewed = time.monotonic()
 
     def run(self):
+        """Batches until none is due; a short batch was all that was due (what comes after
+        it is found by deliver's look as the lane is handed back)."""
         while time.monotonic() < self.stop:
-            batch = list(_due(self.endpoint)[:BATCH])
-            if not batch or not self.send(batch):
+            batch = _batch(self.endpoint)
+            if not batch or not self.send(batch) or len(batch) < BATCH:
                 return
 
     def send(self, batch):
@@ -140,16 +145,53 @@ class _Lane:
 
 def _due(endpoint):
     return (Delivery.objects.filter(endpoint=endpoint, state=Delivery.State.PENDING,
-                                    due_at__lte=timezone.now())
-            .select_related("event").order_by("event_id"))
+                                    due_at__lte=timezone.now()).order_by("event_id"))
+
+
+# a due delivery as the lane needs it: no model instance per row
+_Due = namedtuple("_Due", "pk endpoint_id attempts event")
+
+
+class _Events:
+    """The events lately sent, by uid (SQLite reuses an id after a rollback, never a uid):
+    an event read and rendered once per process for all its endpoints, not once per lane.
+    Events never change once written."""
+
+    def __init__(self, kept):
+        self.kept, self.lock, self.by_uid = kept, threading.Lock(), {}
+
+    def get(self, uids):
+        """event id -> Event, for {event id: uid}: those not kept read in one query."""
+        with self.lock:
+            found = {pk: self.by_uid[uid] for pk, uid in uids.items() if uid in self.by_uid}
+        missing = [pk for pk in uids if pk not in found]
+        if missing:
+            read = Event.objects.in_bulk(missing)
+            found.update(read)
+            with self.lock:
+                self.by_uid.update((event.uid, event) for event in read.values())
+                while len(self.by_uid) > self.kept:
+                    self.by_uid.pop(next(iter(self.by_uid)))   # the oldest kept goes
+        return found
+
+
+_events = _Events(EVENTS_KEPT)
+
+
+def _batch(endpoint):
+    """The endpoint's next due deliveries, oldest event first (one whose event was purged
+    between the two reads is gone with it)."""
+    rows = list(_due(endpoint).values_list("pk", "attempts", "event_id", "event__uid")[:BATCH])
+    events = _events.get({event_id: uid for _, _, event_id, uid in rows})
+    return [_Due(pk, endpoint.pk, attempts, events[event_id])
+            for pk, attempts, event_id, _ in rows if event_id in events]
 
 
 def _delivered(delivery, status):
+    """(id, attempts, status, when, latency ms) of a delivery just made."""
     now = timezone.now()
-    delivery.state, delivery.attempts = Delivery.State.DELIVERED, delivery.attempts + 1
-    delivery.last_status, delivery.last_error, delivery.delivered_at = status, "", now
-    delivery.latency_ms = (now - delivery.event.time).total_seconds() * 1000
-    return delivery
+    return (delivery.pk, delivery.attempts + 1, status, now,
+            (now - delivery.event.time).total_seconds() * 1000)
 
 
 def _record(sent):
@@ -158,13 +200,15 @@ def _record(sent):
     if not sent:
         return
     if connection.vendor != "postgresql":
-        Delivery.objects.bulk_update(sent, ["state", "attempts", "last_status", "last_error",
-                                            "delivered_at", "latency_ms"])
+        Delivery.objects.bulk_update(
+            [Delivery(pk=pk, state=Delivery.State.DELIVERED, attempts=attempts,
+                      last_status=status, last_error="", delivered_at=at, latency_ms=ms)
+             for pk, attempts, status, at, ms in sent],
+            ["state", "attempts", "last_status", "last_error", "delivered_at", "latency_ms"])
         return
     values = ", ".join(["(%s::bigint, %s::integer, %s::integer, %s::timestamptz, "
                         "%s::double precision)"] * len(sent))
-    params = [x for d in sent for x in (d.pk, d.attempts, d.last_status, d.delivered_at,
-                                        d.latency_ms)]
+    params = [x for row in sent for x in row]
     with connection.cursor() as cursor:
         cursor.execute(
             f"UPDATE {Delivery._meta.db_table} AS d SET state = %s, attempts = v.attempts, "
