@@ -11,7 +11,8 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Count, Min
+from django.db.models import Count, Min, OuterRef, Subquery, Value
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from backend.archive import services as archive
@@ -177,20 +178,16 @@ def on_files_recalled(file_ids):
 
 
 def _started(rows, now):
-    """Stage files and their requests not started yet start when their file's recall did
-    (now, without one): an update per distinct start, the earliest first, so a request takes
-    the earliest of its files'."""
-    recalls = dict(ArchiveRequest.objects.filter(pk__in={r[3] for r in rows if r[3]})
-                   .values_list("pk", "started_at"))
-    by_start = {}
-    for r in rows:
-        by_start.setdefault(recalls.get(r[3]) or now, []).append(r)
-    for start in sorted(by_start):
-        mine = by_start[start]
-        StageFile.objects.filter(pk__in=[r[0] for r in mine], started_at__isnull=True).update(
-            started_at=start)
-        StageRequest.objects.filter(pk__in={r[1] for r in mine}, started_at__isnull=True).update(
-            started_at=start)
+    """Stage files not started yet start when their file's recall did (now, without one), and
+    their requests with the earliest of their files: two statements whatever the batch."""
+    recall_start = ArchiveRequest.objects.filter(
+        pk=OuterRef("recall_request_id")).values("started_at")[:1]
+    StageFile.objects.filter(pk__in=[r[0] for r in rows], started_at__isnull=True).update(
+        started_at=Coalesce(Subquery(recall_start), Value(now)))
+    first = (StageFile.objects.filter(request_id=OuterRef("pk"), started_at__isnull=False)
+             .order_by("started_at").values("started_at")[:1])
+    StageRequest.objects.filter(pk__in={r[1] for r in rows}, started_at__isnull=True).update(
+        started_at=Subquery(first))
 
 
 def end_keeps(files):

@@ -92,3 +92,31 @@ def test_a_file_asked_again_after_a_cancel_gets_a_fresh_recall(alice, inline, on
     stage(inline, alice, files[:1])
     assert recall_state(files[0]) == "queued"
     assert ArchiveRequest.objects.filter(kind="recall", file=files[0]).count() == 2
+
+
+def test_staged_files_start_when_their_recalls_did_and_the_request_with_the_first(
+        alice, inline, on_tape):
+    """A batch of recalls lands: each stage file takes its own recall's start, the request
+    the earliest of them (the recall rows are the expected values)."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from distribution.models import StageFile, StageRequest
+    from distribution.services import staging_progress
+
+    files = files_of(on_tape[0]) + files_of(on_tape[1])
+    stage_id = stage(inline, alice, files)
+    rows = list(StageFile.objects.filter(request_id=stage_id).order_by("pk"))
+    assert all(r.recall_request_id for r in rows)
+    base = timezone.now() - timedelta(hours=1)
+    for n, row in enumerate(reversed(rows)):
+        ArchiveRequest.objects.filter(pk=row.recall_request_id).update(
+            started_at=base + timedelta(minutes=n))
+    staging_progress.on_files_recalled([r.file_id for r in rows])
+    starts = dict(ArchiveRequest.objects.filter(pk__in=[r.recall_request_id for r in rows])
+                  .values_list("pk", "started_at"))
+    for row in StageFile.objects.filter(request_id=stage_id):
+        assert row.state == StageFile.State.COMPLETED
+        assert row.started_at == starts[row.recall_request_id]
+    assert StageRequest.objects.get(pk=stage_id).started_at == min(starts.values()) == base
