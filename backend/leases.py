@@ -88,3 +88,13 @@ class Keeper(threading.Thread):
 
     def __exit__(self, *exc):
         self.stop()
+
+
+def one_at_a_time(key):
+    """Inside a transaction: wait until no other transaction holds `key`, then hold it to this
+    one's end (PostgreSQL's advisory lock; SQLite has one writer at a time already). For work
+    whose statements must each see what those before it committed, which read committed's
+    row locks cannot give when the rows are not there yet."""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_xact_lock(%s, 0)", [key])

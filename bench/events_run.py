@@ -1,8 +1,6 @@
 """The events benchmark's parts (bench/events.py says what it measures); imported when it
 runs, as it needs the apps loaded."""
-import queue
 import statistics
-import threading
 import time
 import uuid
 from collections import Counter
@@ -13,7 +11,6 @@ from django.contrib.auth import get_user_model
 from django.db import connection, transaction
 from django.utils import timezone
 
-from backend import nudges
 from backend.events import services as events
 from backend.events.models import Delivery, Endpoint, Event
 
@@ -21,80 +18,7 @@ from . import events_amqp
 from .dashboard import percentile
 from .events import GOAL_ADDED_S, GOAL_P95_S
 from .events_receiver import Receiver
-
-
-class Dispatcher:
-    """The events workers, as threads: each takes the next lane woken and runs
-    events.deliver on it (what a `backend.events.deliver` task runs), keeping its database
-    connection and its kept-alive HTTP connections between lanes as a worker process does.
-    The broker is this object: nudges (backend.nudges.send) put a lane to wake or events to
-    fan out on its queues, as RabbitMQ would for the events workers, without the cost of a
-    broker round trip in this process. A loop runs the fan-outs, and each second what beat's
-    sweep does (fan out what was missed, wake due lanes nobody holds)."""
-
-    def __init__(self, threads):
-        self.stop, self.queued, self.lock = threading.Event(), set(), threading.Lock()
-        self.todo, self.fans = queue.Queue(), queue.Queue()
-        self.loop = threading.Thread(target=self.run, daemon=True)
-        self.workers = [threading.Thread(target=self.work, daemon=True) for _ in range(threads)]
-        self.claims = Counter()   # lanes run, and how many of them delivered nothing
-        self.cpu = Counter()      # CPU seconds of the lanes' threads and of the fan-out loop
-        for worker in self.workers:
-            worker.start()
-
-    def nudge(self, task, *args, queue=None):
-        name = task if isinstance(task, str) else task.name
-        if name == "backend.events.deliver":
-            self.wake(args[0])
-        elif name == "backend.events.fan_out":
-            self.fans.put(args[0])
-        return True
-
-    def wake(self, endpoint_id):
-        with self.lock:   # a lane waiting in the queue is not queued twice
-            if endpoint_id in self.queued:
-                return
-            self.queued.add(endpoint_id)
-        self.todo.put(endpoint_id)
-
-    def run(self):
-        swept = 0.0
-        while not self.stop.is_set():
-            started = time.thread_time()
-            try:
-                events.fan_out(self.fans.get(timeout=0.1))
-            except queue.Empty:
-                pass
-            if time.monotonic() - swept >= 1:
-                events.fan_out_missed()
-                events.wake_due()
-                swept = time.monotonic()
-            self.cpu["fan_out"] += time.thread_time() - started
-        connection.close()
-
-    def work(self):
-        while not self.stop.is_set():
-            try:
-                endpoint_id = self.todo.get(timeout=0.2)
-            except queue.Empty:
-                continue
-            with self.lock:
-                self.queued.discard(endpoint_id)
-            started = time.thread_time()
-            sent = events.deliver(endpoint_id)
-            spent = time.thread_time() - started
-            with self.lock:
-                self.claims["lanes"] += 1
-                self.claims["empty"] += not sent
-                self.claims["sent"] += sent
-                self.cpu["lanes"] += spent
-        connection.close()
-
-    def close(self):
-        self.stop.set()
-        self.loop.join()
-        for worker in self.workers:
-            worker.join(30)
+from .events_workers import Workers
 
 
 def _now():
@@ -197,14 +121,16 @@ def run(options):
 
     from backend.accounts import roles
     from backend.catalog.models import Collection
-    from backend.celery import app
 
     if connection.vendor != "postgresql":
-        raise SystemExit("bench events needs PostgreSQL (lanes write from many threads)")
-    app.conf.broker_url = "memory://"  # nudges go to the dispatcher (below), never here
-    settings.GRANARY_EVENTS_ALLOWED_NETS = ["127.0.0.1/32"]
-    settings.GRANARY_EVENTS_TIMEOUT_S = options["slow_s"] + 5
-    settings.GRANARY_EVENTS_RETRY_BASE_S, settings.GRANARY_EVENTS_MAX_TRIES = 0.5, 4
+        raise SystemExit("bench events needs PostgreSQL (lanes write from many processes)")
+    # the endpoints are made here and the workers send: both get the bench's settings
+    mine = {"GRANARY_EVENTS_ALLOWED_NETS": ["127.0.0.1/32"],
+            "GRANARY_EVENTS_TIMEOUT_S": options["slow_s"] + 5,
+            "GRANARY_EVENTS_RETRY_BASE_S": 0.5, "GRANARY_EVENTS_MAX_TRIES": 4}
+    for name, value in mine.items():
+        setattr(settings, name, value)
+    knobs = {name: ",".join(v) if isinstance(v, list) else str(v) for name, v in mine.items()}
     operators = Group.objects.get_or_create(name=roles.OPERATOR)[0]
     collection = Collection.objects.create(short_name="BENCHEV", version="001",
                                            title="events bench", processing_level="2")
@@ -215,18 +141,22 @@ def run(options):
     endpoints = _endpoints(operators, receiver, healthy, options)
     consumer = events_amqp.start(operators)
     options["bus"] = consumer is not None
-    dispatcher = Dispatcher(options["threads"])
-    nudges.send = dispatcher.nudge
-    dispatcher.loop.start()
-    endpoints |= _endpoints(operators, receiver, ["dead", "slow"], options)
-    runs = _rounds(receiver, collection, endpoints, [endpoints["dead"], endpoints["slow"]],
-                   options)
-    _settle(endpoints["dead"])
-    bus = _bus(consumer, runs["granules"])
-    dispatcher.close()
+    if consumer is not None:
+        knobs["GRANARY_EVENTS_AMQP_URL"] = settings.GRANARY_EVENTS_AMQP_URL
+    workers = Workers(options["workers"], knobs)
+    try:
+        endpoints |= _endpoints(operators, receiver, ["dead", "slow"], options)
+        cpu_before = workers.cpu_s()
+        runs = _rounds(receiver, collection, endpoints,
+                       [endpoints["dead"], endpoints["slow"]], options)
+        runs["workers_cpu_s"] = workers.cpu_s() - cpu_before
+        _settle(endpoints["dead"])
+        bus = _bus(consumer, runs["granules"])
+    finally:
+        workers.close()
     tally = receiver.tally()
     receiver.close()
-    result = _result(options, tally, bare, runs, endpoints, dispatcher)
+    result = _result(options, tally, bare, runs, endpoints)
     if bus:
         result["amqp"] = bus
         result["table"].append(("AMQP received / missing / out of order / duplicates",
@@ -257,17 +187,18 @@ def _settle(dead, wait_s=60):
         time.sleep(0.5)
 
 
-def _cpu(tally, dispatcher):
-    """CPU ms per delivery of the lanes' threads (sender: claims, queries, sends), of the
-    fan-out loop, and of the receiver's threads per request (the site's cost, not Granary's)."""
-    sent, requests_ = dispatcher.claims["sent"], tally["cpu"].get("requests", 0)
-    return {"sender_ms": dispatcher.cpu["lanes"] * 1000 / max(sent, 1),
-            "fan_out_ms": dispatcher.cpu["fan_out"] * 1000 / max(sent, 1),
+def _cpu(tally, runs, delivered):
+    """CPU ms per delivery of the events workers (fan-outs, claims, queries, sends) while the
+    granules were announced and delivered, and of the receiver per request (the site's cost,
+    not Granary's)."""
+    requests_ = tally["cpu"].get("requests", 0)
+    return {"workers_ms": runs["workers_cpu_s"] * 1000 / max(delivered, 1),
             "receiver_ms": tally["cpu"].get("s", 0.0) * 1000 / max(requests_, 1)}
 
 
-def _result(options, tally, bare, runs, endpoints, dispatcher):
-    claims, cpu = dispatcher.claims, _cpu(tally, dispatcher)
+def _result(options, tally, bare, runs, endpoints):
+    delivered = Delivery.objects.filter(state=Delivery.State.DELIVERED).count()
+    cpu = _cpu(tally, runs, delivered)
     alone, mixed = runs["alone"], runs["mixed"]
     p95 = {k: percentile(v, 95) for k, v in (("bare", bare), ("alone", alone),
                                               ("mixed", mixed), ("fanned", runs["fanned"]))}
@@ -286,9 +217,9 @@ def _result(options, tally, bare, runs, endpoints, dispatcher):
         ("added by the dead and slow endpoints", f"{added:+.3f} s (goal <= {GOAL_ADDED_S})"),
         ("ratio p95 / bare POST p95", f"{p95['alone'] / p95['bare']:.0f}x"),
         ("healthy deliveries / s (while announcing)", f"{rate:.0f}"),
-        ("lane claims (empty)", f"{claims['lanes']} ({claims['empty']})"),
-        ("CPU ms per delivery: lanes / fan-out / receiver",
-         " / ".join(f"{cpu[k]:.2f}" for k in ("sender_ms", "fan_out_ms", "receiver_ms"))),
+        ("events workers (processes); deliveries made", f"{options['workers']}; {delivered}"),
+        ("CPU ms per delivery: events workers / receiver",
+         f"{cpu['workers_ms']:.2f} / {cpu['receiver_ms']:.2f}"),
         ("missing / duplicates / bad signatures",
          f"{runs['missing']} / {copies} / {tally['bad']}"),
         ("dead endpoint's deliveries", ", ".join(f"{k} {v}" for k, v in Counter(dead).items())),
@@ -298,5 +229,5 @@ def _result(options, tally, bare, runs, endpoints, dispatcher):
     ]
     return {"table": table, "p95_s": p95, "added_s": added, "missing": runs["missing"],
             "duplicates": copies, "bad_signatures": tally["bad"], "options": options,
-            "deliveries_per_s": rate, "claims": dict(claims), "cpu": cpu,
+            "deliveries_per_s": rate, "delivered": delivered, "cpu": cpu,
             "dead_states": dict(Counter(dead))}

@@ -4,11 +4,15 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
 
+from backend import leases
 from backend.accounts import roles
 from backend.accounts.ownership import owned
 
 from ..models import Delivery, Endpoint, Event, Rule
 from .lanes import wake
+
+FAN_OUT_LOCK = 33035   # advisory lock (class, 0): one fan-out at a time, oldest events first
+CHUNK = 5000
 
 # what a user's mail tells them of (what Granary always mailed), unless they opt out
 MAILED = ("order.ready", "order.partially_ready", "order.part_ready", "order.failed",
@@ -26,29 +30,44 @@ def matches(rule, event):
 
 
 def fan_out(event_ids):
-    """Write the deliveries of the events not fanned out yet; wake the lanes. Idempotent."""
-    with transaction.atomic():
-        events = list(Event.objects.select_for_update(skip_locked=True).filter(
-            pk__in=event_ids, fanned_at__isnull=True).order_by("pk"))
-        if not events:
-            return 0
-        _default_mail([e for e in events if e.user_id and e.type in MAILED])
-        rules = list(Rule.objects.filter(endpoint__enabled=True).select_related(
-            "endpoint__user"))
-        roles.prime([r.endpoint.user for r in rules])   # not a query per endpoint's owner
-        sees = _visibility([e.pk for e in events], {r.endpoint.user for r in rules})
-        rows, lanes = [], set()
-        now = timezone.now()
-        for ev in events:
-            targets = {r.endpoint_id for r in rules
-                       if matches(r, ev) and ev.pk in sees(r.endpoint.user)}
-            rows += [Delivery(event=ev, endpoint_id=t, due_at=now) for t in sorted(targets)]
-            lanes |= targets
-        Delivery.objects.bulk_create(rows, ignore_conflicts=True, batch_size=2000)
-        Event.objects.filter(pk__in=[e.pk for e in events]).update(fanned_at=now)
-        # once committed, only the lanes nobody holds are woken (a holder looks for more
-        # as it hands its lane back): not a message per endpoint per batch
-        transaction.on_commit(lambda: wake(sorted(lanes)))
+    """Write the deliveries of the events not fanned out yet; wake the lanes. Idempotent.
+
+    One fan-out at a time, and each also takes every older event still waiting: a lane sends
+    oldest event first, so no endpoint is sent an event before an older one already
+    committed (a granule's archived before its withdrawn), even when their nudges reach two
+    workers in the other order."""
+    if not event_ids:
+        return 0
+    top, made = max(event_ids), 0
+    while True:
+        with transaction.atomic():
+            leases.one_at_a_time(FAN_OUT_LOCK)
+            events = list(Event.objects.filter(pk__lte=top, fanned_at__isnull=True)
+                          .order_by("pk")[:CHUNK])
+            if not events:
+                return made
+            made += _fan(events)
+        if len(events) < CHUNK:
+            return made
+
+
+def _fan(events):
+    _default_mail([e for e in events if e.user_id and e.type in MAILED])
+    rules = list(Rule.objects.filter(endpoint__enabled=True).select_related("endpoint__user"))
+    roles.prime([r.endpoint.user for r in rules])   # not a query per endpoint's owner
+    sees = _visibility([e.pk for e in events], {r.endpoint.user for r in rules})
+    rows, lanes = [], set()
+    now = timezone.now()
+    for ev in events:
+        targets = {r.endpoint_id for r in rules
+                   if matches(r, ev) and ev.pk in sees(r.endpoint.user)}
+        rows += [Delivery(event=ev, endpoint_id=t, due_at=now) for t in sorted(targets)]
+        lanes |= targets
+    Delivery.objects.bulk_create(rows, ignore_conflicts=True, batch_size=2000)
+    Event.objects.filter(pk__in=[e.pk for e in events]).update(fanned_at=now)
+    # once committed, only the lanes nobody holds are woken (a holder looks for more as it
+    # hands its lane back): not a message per endpoint per batch
+    transaction.on_commit(lambda: wake(sorted(lanes)))
     return len(rows)
 
 
@@ -79,8 +98,8 @@ def _default_mail(events):
         Rule.objects.bulk_create([Rule(endpoint=endpoint, type=t) for t in MAILED])
 
 
-def fan_out_missed(limit=5000):
+def fan_out_missed(limit=CHUNK):
     """The sweeper's half: events whose nudge was lost."""
     ids = list(Event.objects.filter(fanned_at__isnull=True).order_by("pk")
                .values_list("pk", flat=True)[:limit])
-    return fan_out(ids) if ids else 0
+    return fan_out(ids)

@@ -62,9 +62,7 @@ def _take_slow(rows, now):
             .annotate(n=Func("pk", function="COUNT")).values("n"))
     below = LessThan(Subquery(held), settings.GRANARY_EVENTS_SLOW_LANES)
     with transaction.atomic():
-        if connection.vendor == "postgresql":
-            with connection.cursor() as cursor:
-                cursor.execute("SELECT pg_advisory_xact_lock(%s, 0)", [SLOW_LANES_LOCK])
+        leases.one_at_a_time(SLOW_LANES_LOCK)
         return bool(leases.take(rows.filter(below), lane_seconds(), now, field="lane_until"))
 
 
