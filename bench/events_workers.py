@@ -34,7 +34,11 @@ class Workers:
                          GRANARY_LOG_LEVEL="WARNING", **env))
         self.stop = threading.Event()
         self.sweeper = threading.Thread(target=self._sweep, daemon=True)
-        self._wait_ready()
+        try:
+            self._wait_ready()
+        except BaseException:
+            self._stop_worker()   # never left consuming the broker's queue after the bench
+            raise
         self.sweeper.start()
 
     def _wait_ready(self, timeout=60):
@@ -59,10 +63,13 @@ class Workers:
     def close(self):
         self.stop.set()
         self.sweeper.join(30)
+        self._stop_worker()
+        live.purge_queues()
+
+    def _stop_worker(self):
         self.proc.terminate()
         try:
             self.proc.wait(timeout=30)
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
-        live.purge_queues()
