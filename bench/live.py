@@ -56,8 +56,10 @@ def purge_queues():
 class Live:
     """The running processes and an HTTP client holding the provider's token."""
 
-    def __init__(self, base_url, token, procs, logs):
+    def __init__(self, base_url, token, procs, logs, provider_url=None):
         self.base_url, self.token, self.procs, self.logs = base_url, token, procs, logs
+        # the provider's calls go to the provider pool when there is one (deploy/README.md)
+        self.provider_url = provider_url or base_url
         self.backends = {}
 
     def call(self, method, path, body=None, content_type="application/json", timeout=600,
@@ -67,7 +69,7 @@ class Live:
             data = body.encode()
         elif body is not None and not isinstance(body, bytes):
             data = json.dumps(body).encode()
-        request = urllib.request.Request(self.base_url + path, data=data, method=method,
+        request = urllib.request.Request(self.provider_url + path, data=data, method=method,
                                          headers={"Authorization": f"Token {self.token}",
                                                   "Content-Type": content_type,
                                                   "Accept": "application/json",
@@ -181,9 +183,12 @@ def beat_command(schedule):
 
 
 @contextmanager
-def running(token, extra_env=None, workers=WORKERS, wrap_web=None):
+def running(token, extra_env=None, workers=WORKERS, wrap_web=None, provider_pool=True):
     """Start web and workers (waiting until the web answers); stop them all on exit.
-    `wrap_web(argv)` may return the argv that starts the web server in some harness."""
+    `wrap_web(argv)` may return the argv that starts the web server in some harness. As
+    deploy/ runs it, the provider API has a gunicorn of its own (deploy/README.md, "The web
+    comes first"): the provider's calls (Live.call) go there, the users' to base_url; without
+    `provider_pool`, one gunicorn answers both."""
     env = dict(os.environ, DATABASE_URL=_database_url(), **NO_WAITS, **(extra_env or {}))
     env.setdefault("DJANGO_SETTINGS_MODULE", "backend.settings")
     env["GRANARY_LOG_LEVEL"] = "WARNING"
@@ -194,6 +199,15 @@ def running(token, extra_env=None, workers=WORKERS, wrap_web=None):
     if wrap_web:
         commands["web"] = wrap_web(commands["web"])
     web_env = dict(env, GRANARY_BIND=f"127.0.0.1:{port}", GRANARY_WEB_WORKERS="2")
+    envs = {"web": web_env}
+    provider_url = None
+    if provider_pool:
+        provider_port = _free_port()
+        commands["provider"] = web_command()
+        envs["provider"] = dict(env, GRANARY_WEB_POOL="provider",
+                                GRANARY_PROVIDER_BIND=f"127.0.0.1:{provider_port}",
+                                GRANARY_PROVIDER_WORKERS="1")
+        provider_url = f"http://127.0.0.1:{provider_port}"
     for name, queues, pool in workers:
         commands[name] = worker_command(f"bench-{name}-{os.getpid()}", queues, pool)
     purge_queues()
@@ -205,13 +219,18 @@ def running(token, extra_env=None, workers=WORKERS, wrap_web=None):
             logs[name] = logs_dir / f"{name}.log"
             with open(logs[name], "wb") as out:
                 procs[name] = subprocess.Popen(
-                    argv, cwd=settings.BASE_DIR, env=web_env if name == "web" else env,
+                    argv, cwd=settings.BASE_DIR, env=envs.get(name, env),
                     stdout=out, stderr=subprocess.STDOUT)
-        live = Live(f"http://127.0.0.1:{port}", token, procs, logs)
+        live = Live(f"http://127.0.0.1:{port}", token, procs, logs, provider_url)
 
         def answers():
             try:
-                return live.call("GET", "/api/v1/ingest/requests/?limit=1", timeout=5)[0] == 200
+                if live.call("GET", "/api/v1/ingest/requests/?limit=1", timeout=5)[0] != 200:
+                    return False
+                if provider_url:     # the users' pool too
+                    with urllib.request.urlopen(live.base_url + "/api/health/", timeout=5):
+                        pass
+                return True
             except OSError:
                 return False
 

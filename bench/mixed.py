@@ -30,6 +30,7 @@ from pathlib import Path
 from django.conf import settings
 
 from . import ingest_small, live
+from .mixed_timeline import Timeline
 
 NAME = "mixed"
 HELP = "100 portal users (locust) while ingest-small runs: web p95 and ingest rate vs solo"
@@ -70,6 +71,12 @@ def add_arguments(parser):
                         help="after the window, users finish their task (an order under way "
                              "is followed to its end) for up to this long")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--provider-pool", type=int, choices=(0, 1), default=1,
+                        help="1: the provider API on a gunicorn of its own, as deploy/ runs "
+                             "it; 0: one pool for users and providers alike")
+    parser.add_argument("--timeline", action="store_true",
+                        help="also sample the pipeline's granule states every 0.1 s in both "
+                             "phases (a query each) and keep the series in the JSON")
 
 
 # --- the catalog and the users
@@ -260,23 +267,43 @@ def _cpu_of(pid):
     return sum(live._cpu(p) for p in live._tree(pid))
 
 
-def _phase(web, work, extra=None):
-    """Send `work` through both ways in; its timings, rates and the CPU each process used."""
+class _Noted:
+    """The live client, its provider calls noted on a timeline."""
+
+    def __init__(self, web, timeline):
+        self.web, self.timeline = web, timeline
+
+    def call(self, *args, **kwargs):
+        return self.timeline.call(self.web, *args, **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self.web, name)
+
+
+def _phase(web, work, extra=None, states=False):
+    """Send `work` through both ways in; its timings, rates, the CPU each process used, and
+    the timeline of the phase (bench/mixed_timeline.py)."""
     before = web.cpu_seconds()
     extra_before = {k: _cpu_of(pid) for k, pid in (extra or {}).items()}
+    timeline = Timeline({**{k: p.pid for k, p in web.procs.items()}, **(extra or {})},
+                        states=states).start()
     started = time.perf_counter()
-    times = ingest_small.through_both(web, work)
+    times = ingest_small.through_both(_Noted(web, timeline), work)
     wall = time.perf_counter() - started
+    noted = timeline.stop()
     after = web.cpu_seconds()
     cpu = {k: round(after[k] - before.get(k, 0), 2) for k in after}
     cpu.update({k: round(_cpu_of(pid) - extra_before[k], 2) for k, pid in (extra or {}).items()})
     n = len(work[0]["granules"])
     return {"seconds": round(wall, 3), "bulk_s": round(times["bulk_s"], 3),
             "pdr_s": round(times["pdr_s"], 3),
+            "bulk_accepted_s": round(times["bulk_accepted_s"], 3),
+            "pdr_accepted_s": round(times["pdr_accepted_s"], 3),
             "bulk_granules_per_s": round(n / times["bulk_s"], 1),
             "pdr_granules_per_s": round(n / times["pdr_s"], 1),
             "granules_per_s": round(2 * n / (times["bulk_s"] + times["pdr_s"]), 1),
-            "cpu_s": cpu}
+            "cpu_s": cpu, "timeline": noted,
+            **({"series": timeline.series()} if states else {})}
 
 
 def order_counts():
@@ -297,6 +324,8 @@ def users_cpu(alone, loaded, overall, kinds):
     searches = (kinds.get("search: results") or {}).get("requests", 0)
     out = {}
     for process in ("web", "database"):
+        if process not in loaded["cpu_s"]:      # SQLite: no database server to measure
+            continue
         extra = max(0.0, loaded["cpu_s"][process] - alone["cpu_s"][process])
         out[process] = {
             "per_request_ms": round(1000 * extra / max(1, overall["requests"]), 1),
@@ -335,12 +364,13 @@ def run(options):
             # an order not ready by then is a failure, reported before the stop's timeout
             "order_wait_s": 0.8 * options["stop_timeout_s"]}
 
-    with live.running(token, workers=WORKERS) as web:
+    with live.running(token, workers=WORKERS,
+                      provider_pool=bool(options["provider_pool"])) as web:
         marks["services_up"] = time.perf_counter()
         ingest_small.through_both(web, orderable_work)
         released = release_share(orderable, options["tape_share"], rng)
         marks["orderable_archived"] = time.perf_counter()
-        alone = _phase(web, solo)
+        alone = _phase(web, solo, states=options["timeline"])
         marks["solo_done"] = time.perf_counter()
         users_run = Users(settings.DATA_ROOT / "locust", plan, options, web.base_url)
         try:
@@ -351,7 +381,8 @@ def run(options):
                      options["warmup_s"] + 60, "the warm-up", interval=0.2)
             users_run.reset()
             window = time.perf_counter()
-            loaded = _phase(web, mixed, extra={"locust": users_run.proc.pid})
+            loaded = _phase(web, mixed, extra={"locust": users_run.proc.pid},
+                            states=options["timeline"])
             while time.perf_counter() - window < options["min_seconds"]:
                 users_run.check()
                 time.sleep(0.2)
@@ -390,7 +421,10 @@ def run(options):
                 "users_cpu": users_cpu(alone, loaded, overall, kinds)},
         "errors": errors, "failures": failures, "checks": checks, "orders": orders,
         "workers": [f"{name}: -Q {queues} {' '.join(pool)}" for name, queues, pool in WORKERS],
-        "web_server": "gunicorn deploy/gunicorn.conf.py, 2 processes x 4 threads (gthread)",
+        "web_server": "gunicorn deploy/gunicorn.conf.py, 2 processes x 4 threads (gthread)"
+                      + (", the provider API on 1 process x 4 threads of its own"
+                         if options["provider_pool"] else ""),
+        "worker_nice": os.environ.get("GRANARY_WORKER_NICE", "10"),
         "goals": {"web_p95_ms": f"<= {GOAL_P95_MS}", "errors": "0",
                   "ingest_ratio": f">= {GOAL_RATIO}"},
         "goals_met": goals, "goal_met": all(goals.values()),
@@ -401,6 +435,9 @@ def run(options):
 
     def cpu(phase):
         return ", ".join(f"{k} {v}" for k, v in phase["cpu_s"].items())
+
+    def waits(phase):
+        return ", ".join(f"{k} {v}" for k, v in phase["timeline"]["runq_wait_s"].items())
 
     result["table"] = [
         ("users (think time s)", f"{options['users']} ({think[0]:g}-{think[1]:g})"),
@@ -430,6 +467,11 @@ def run(options):
          f"{orders['items_recalled']}"),
         ("CPU s alone", cpu(alone)),
         ("CPU s with users", cpu(loaded)),
+        ("run-queue wait s alone", waits(alone)),
+        ("run-queue wait s with users", waits(loaded)),
+        ("machine busy s alone / with users (others')", " / ".join(
+            f"{p['timeline']['machine_busy_s']} ({p['timeline']['others_busy_s']})"
+            for p in (alone, loaded))),
         ("users' CPU ms per request: web, database", " / ".join(
             str(row["per_request_ms"]) for row in result["web"]["users_cpu"].values())),
         ("users' CPU ms per search page: web, database", " / ".join(

@@ -1,13 +1,24 @@
 """Gunicorn settings for Granary: gunicorn -c deploy/gunicorn.conf.py backend.wsgi:application
 
-Environment overrides: GRANARY_BIND (host:port or unix:/path), GRANARY_WEB_WORKERS.
+Two pools run this file: the portal's (the default) and, with GRANARY_WEB_POOL=provider, the
+provider API's (/api/v1/ingest/, which nginx sends there: deploy/README.md, "The web comes
+first"). Environment overrides: GRANARY_BIND (host:port or unix:/path) and GRANARY_WEB_WORKERS
+for the portal's pool, GRANARY_PROVIDER_BIND and GRANARY_PROVIDER_WORKERS for the provider's.
 """
 import ipaddress
 import os
 import socket
 
+POOL = os.environ.get("GRANARY_WEB_POOL", "portal")
+if POOL not in ("portal", "provider"):
+    raise SystemExit(f"GRANARY_WEB_POOL is portal or provider, not {POOL!r}")
+proc_name = f"granary-{POOL}"
+
 # nginx on the same host proxies here; never expose this port publicly.
-bind = os.environ.get("GRANARY_BIND", "127.0.0.1:8000")
+if POOL == "provider":
+    bind = os.environ.get("GRANARY_PROVIDER_BIND", "127.0.0.1:8001")
+else:
+    bind = os.environ.get("GRANARY_BIND", "127.0.0.1:8000")
 
 # Threads let one process hold several long uploads/downloads while still
 # answering API calls. 2*cores+1 processes, capped so a big host does not
@@ -15,6 +26,11 @@ bind = os.environ.get("GRANARY_BIND", "127.0.0.1:8000")
 # (connections per web host = workers * threads).
 _cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 workers = int(os.environ.get("GRANARY_WEB_WORKERS", min(2 * _cores + 1, 9)))
+if POOL == "provider":
+    # a provider's bulk request or PDR is parsed and validated here while the portal's users
+    # are served by their own processes, so neither waits in the other's queue nor shares a
+    # process's interpreter lock with it; a few providers need few processes
+    workers = int(os.environ.get("GRANARY_PROVIDER_WORKERS", "2"))
 worker_class = "gthread"
 threads = 4
 

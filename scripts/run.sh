@@ -40,6 +40,13 @@ $PY -m celery -A backend beat -l INFO --logfile "$LOGS/beat.log" \
 .venv/bin/gunicorn backend.wsgi:application --bind "127.0.0.1:$PORT" --worker-class gthread \
   --workers 2 --threads 4 --timeout 300 --access-logfile "$LOGS/access.log" \
   --error-logfile "$LOGS/web.log" &
+# The provider API in a gunicorn of its own, PROVIDER_PORT (deploy/README.md, "The web comes
+# first"): providers' bulk requests and PDRs never wait in the portal users' queue. The portal's
+# port answers the provider API too (there is no nginx here to route it).
+PROVIDER_PORT=${PROVIDER_PORT:-$((PORT + 1))}
+GRANARY_WEB_POOL=provider GRANARY_PROVIDER_BIND="127.0.0.1:$PROVIDER_PORT" GRANARY_PROVIDER_WORKERS=1 \
+  .venv/bin/gunicorn -c deploy/gunicorn.conf.py backend.wsgi:application \
+  --access-logfile "$LOGS/provider-access.log" --error-logfile "$LOGS/provider.log" &
 
 for _ in $(seq 60); do
   curl -fsS "http://127.0.0.1:$PORT/api/health/" >/dev/null 2>&1 && break
@@ -54,6 +61,7 @@ cat <<TXT
 
   Granary is running:  http://127.0.0.1:$PORT/
   API docs:            http://127.0.0.1:$PORT/api/docs/
+  Provider API:        http://127.0.0.1:$PROVIDER_PORT/api/v1/ingest/   (its own gunicorn)
   Admin:               http://127.0.0.1:$PORT/admin/
   Data root:           $DATA_ROOT   (logs in $LOGS)
   Object store (S3):   $GRANARY_S3_ENDPOINT   (objects in $DATA_ROOT/objects)
@@ -61,6 +69,6 @@ cat <<TXT
 
 $logins
 
-  Press Ctrl-C to stop web, worker, beat and the object store.
+  Press Ctrl-C to stop web, provider API, worker, beat and the object store.
 TXT
 wait

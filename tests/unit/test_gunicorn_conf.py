@@ -67,3 +67,36 @@ def test_a_zero_send_buffer_leaves_autotuning_on(monkeypatch):
         fork_with(conf, listener)
         assert send_buffer(listener) == buffer
         assert congestion(listener) == "reno"
+
+
+def _pool_conf(monkeypatch, **env):
+    for name in ("GRANARY_WEB_POOL", "GRANARY_BIND", "GRANARY_WEB_WORKERS",
+                 "GRANARY_PROVIDER_BIND", "GRANARY_PROVIDER_WORKERS"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    return runpy.run_path(str(CONF))
+
+
+def test_the_provider_pool_has_its_own_address_and_process_count(monkeypatch):
+    # the portal's settings in the environment file are not the provider pool's
+    conf = _pool_conf(monkeypatch, GRANARY_WEB_POOL="provider", GRANARY_BIND="127.0.0.1:9000",
+                      GRANARY_WEB_WORKERS="7")
+    assert (conf["bind"], conf["workers"], conf["proc_name"]) == (
+        "127.0.0.1:8001", 2, "granary-provider")
+    conf = _pool_conf(monkeypatch, GRANARY_WEB_POOL="provider",
+                      GRANARY_PROVIDER_BIND="unix:/run/granary/provider.sock",
+                      GRANARY_PROVIDER_WORKERS="3")
+    assert (conf["bind"], conf["workers"]) == ("unix:/run/granary/provider.sock", 3)
+
+
+def test_the_portal_pool_is_the_default(monkeypatch):
+    conf = _pool_conf(monkeypatch, GRANARY_PROVIDER_BIND="127.0.0.1:9001",
+                      GRANARY_WEB_WORKERS="5")
+    assert (conf["bind"], conf["workers"], conf["proc_name"]) == (
+        "127.0.0.1:8000", 5, "granary-portal")
+
+
+def test_an_unknown_pool_is_refused(monkeypatch):
+    with pytest.raises(SystemExit):
+        _pool_conf(monkeypatch, GRANARY_WEB_POOL="users")
