@@ -4,10 +4,9 @@ a few statements per batch instead of a transaction per file: 2,000 small files 
 199 s, 0.39 s of it the tape's, the rest per-file rows and receivers (issue #28).
 
 A file counts only once its bytes matched the catalog checksum (the caller's part), were
-synced (the commit's first step: a batch's syncs go together) and its entry committed; the
+synced (the commit's first step: a batch's fsyncs go together) and its entry committed; the
 batch's own reservations count against the cache until then, so the usage is read once per
 commit, not per file."""
-import ctypes
 import os
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -36,9 +35,6 @@ _ENTRY_FIELDS = ["state", "size", "last_access", "checked", "verified_at", "bloc
 # fsyncs at once before a commit: the filesystem journals them together (a third of the time
 # of one after the other here); a recall's own fsync was 40% of a batched small-file recall
 SYNCS = 8
-# a commit of this many files or more makes them durable by one syncfs(2) of the filesystem
-# they are on (their bytes, names and folders in one journal commit), not a fsync each
-SYNCFS_FROM = 16
 
 
 @dataclass
@@ -49,7 +45,6 @@ class _Landed:
     finished: datetime
     checked: str
     blocks: bytes | None
-    device: int = 0
 
 
 class Arrivals:
@@ -88,9 +83,8 @@ class Arrivals:
         with the batch's commit (due ones are committed here)."""
         target = cache_location(request.file)
         os.replace(partial, target)
-        stat = os.stat(target)
         self.landed.append(_Landed(request, target, started, timezone.now(),
-                                   fingerprint(stat), blocks, stat.st_dev))
+                                   fingerprint(os.stat(target)), blocks))
         self.nbytes += request.file.size
         self.since = self.since or time.monotonic()
         self.commit_if_due()
@@ -111,7 +105,7 @@ class Arrivals:
         self.used, self.reserved = None, 0
         if not landed:
             return
-        _sync(landed)
+        _sync([x.path for x in landed])
         file_ids = [x.request.file_id for x in landed]
         with transaction.atomic():
             CacheEntry.objects.bulk_create(
@@ -136,43 +130,12 @@ def _entry(x):
                       verified_at=x.finished, blocks=x.blocks)
 
 
-def _sync(landed):
-    """Every landed file's bytes durable: one syncfs per filesystem for a batch of many, else
-    their fsyncs (a large file's is mostly written back already, see landing)."""
-    if len(landed) >= SYNCFS_FROM and _syncfs is not None:
-        for path in {x.device: x.path for x in landed}.values():
-            _sync_filesystem(path)
-        return
-    paths = [x.path for x in landed]
+def _sync(paths):
     if len(paths) == 1:
         _fsync(paths[0])
         return
     with ThreadPoolExecutor(min(SYNCS, len(paths)), thread_name_prefix="recall-sync") as pool:
         list(pool.map(_fsync, paths))
-
-
-def _libc_syncfs():
-    try:
-        call = ctypes.CDLL(None, use_errno=True).syncfs
-    except (OSError, AttributeError):    # not Linux: a fsync each
-        return None
-    call.argtypes = [ctypes.c_int]
-    return call
-
-
-_syncfs = _libc_syncfs()
-
-
-def _sync_filesystem(path):
-    """syncfs(2) of the filesystem holding `path`: its writeback errors are raised (Linux
-    reports those no one has seen yet to a file opened after them)."""
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        if _syncfs(fd) != 0:
-            err = ctypes.get_errno()
-            raise OSError(err, f"syncfs of the cache's filesystem: {os.strerror(err)}")
-    finally:
-        os.close(fd)
 
 
 def _fsync(path):
