@@ -26,12 +26,15 @@ from . import CopyMissing, DriveError, Health, Listed, MediumError, WriteProtect
 from .scsi import commands as scsi
 from .scsi.library import CartridgeMissing, LabelMismatch, NoDriveFree, library_for
 from .scsi.transport import TransportError
+from .stages import Stage
 
 # WRITE(6) record size: READ BLOCK LIMITS' largest on tgt (1 MiB); of 64 KiB, 256 KiB, 1 MiB
 # and 4 MiB... (bench tape), the fastest writes on this machine, and the volumes' tape.BLOCK.
 RECORD = 1 << 20
 # a read over this many records or more is read ahead by a thread, this many records deep
 AHEAD_FROM, AHEAD_DEPTH = 3, 8
+# records handed to the drive's thread while the next is read from its file
+WRITE_DEPTH = 4
 
 
 @contextmanager
@@ -316,12 +319,16 @@ class ScsiTapeVolume:
 
 class ScsiVolumeWriter:
     """Appends members at a cartridge's end of data, a record at a time (the interface of
-    tape.VolumeWriter). The cartridge stays mounted and locked until close or abandon."""
+    tape.VolumeWriter). A member's bytes are read from its file straight into the record
+    (and hashed there) while a thread of its own sends the records before to the drive
+    (WRITE_DEPTH deep); each add waits for its records before it returns, so an end of medium
+    or a failure is the member's. The cartridge stays mounted and locked until close or
+    abandon."""
 
     def __init__(self, volume, end_of_data):
         self.volume, self.size, self.full = volume, volume.record, False
         self._stack = ExitStack()
-        self._eom = False
+        self._eom, self._drive = False, None
         with scsi_errors(volume.label, volume.library):
             try:
                 self.m = self._stack.enter_context(volume.session(check=end_of_data > 0))
@@ -347,30 +354,75 @@ class ScsiVolumeWriter:
                                        f"{k * self.size + len(prefix)}, before its end of data "
                                        f"{end}")
         seek(self.m, k)
-        self._base, self._buffer = k * self.size, bytearray(prefix)
+        self._base, self._buffer, self._fill = k * self.size, bytearray(self.size), keep
+        self._buffer[:keep] = prefix
 
     @property
     def end_of_data(self):
-        return self._base + len(self._buffer)
+        return self._base + self._fill
 
     def _record(self, data):
+        """Hand a record to the drive's thread; the caller does not touch `data` again."""
         self.m.cache.clear()
-        try:
-            self.m.drive.write(bytes(data))
-        except scsi.EndOfMedium:
-            self._eom = True          # the record is written: the early warning
+        if self._drive is None:
+            self._drive = Stage(self._send, "tape-write", WRITE_DEPTH)
+        with self._position_lost():
+            self._drive.put(data)
         self.m.position += 1
         self._base += len(data)
 
+    def _send(self, record):
+        try:
+            self.m.drive.write(record)
+        except scsi.EndOfMedium:
+            self._eom = True          # the record is written: the early warning
+
+    def _drain(self):
+        """Wait until the drive has taken every record handed to it."""
+        if self._drive is not None:
+            with self._position_lost():
+                self._drive.drain()
+
+    @contextmanager
+    def _position_lost(self):
+        """A failed write leaves the head where no one knows (the next seek rewinds)."""
+        try:
+            yield
+        except BaseException:
+            self.m.position = None
+            raise
+
+    def _full(self):
+        record, self._buffer, self._fill = self._buffer, bytearray(self.size), 0
+        self._record(record)
+
     def _emit(self, data):
-        self._buffer += data
-        if len(self._buffer) >= self.size:
-            whole = len(self._buffer) - len(self._buffer) % self.size
-            view = memoryview(self._buffer)
-            for at in range(0, whole, self.size):
-                self._record(view[at:at + self.size])
-            view.release()
-            del self._buffer[:whole]
+        """Copy `data` (a header, padding) into the records."""
+        view = memoryview(data)
+        while len(view):
+            n = min(len(view), self.size - self._fill)
+            self._buffer[self._fill:self._fill + n] = view[:n]
+            self._fill += n
+            view = view[n:]
+            if self._fill == self.size:
+                self._full()
+
+    def _copy(self, name, source, length, digest, progress):
+        """`length` bytes of `source` read into the records where they go, hashed there."""
+        remaining = length
+        while remaining:
+            want = min(self.size - self._fill, remaining)
+            got = _read_into(source, memoryview(self._buffer)[self._fill:self._fill + want])
+            if not got:
+                raise tape.VolumeError(f"source of {name} ended {remaining} bytes early")
+            if digest:
+                digest.update(memoryview(self._buffer)[self._fill:self._fill + got])
+            self._fill += got
+            remaining -= got
+            if progress:
+                progress(got)
+            if self._fill == self.size:
+                self._full()
 
     def add(self, name, source, length, checksum_type, headers, progress=None):
         position = self.end_of_data
@@ -380,18 +432,9 @@ class ScsiVolumeWriter:
             head = tape.member_header(name, length, headers)
             self._emit(head)
             digest = checksums.hasher(checksum_type) if checksum_type else None
-            remaining = length
-            while remaining:
-                chunk = source.read(min(self.size, remaining))
-                if not chunk:
-                    raise tape.VolumeError(f"source of {name} ended {remaining} bytes early")
-                if digest:
-                    digest.update(chunk)
-                self._emit(chunk)
-                remaining -= len(chunk)
-                if progress:
-                    progress(len(chunk))
+            self._copy(name, source, length, digest, progress)
             self._emit(b"\0" * ((-length) % tape.TAR_BLOCK))
+            self._drain()
             if self._eom:
                 self._take_back(position)
                 raise tape.VolumeFull(f"cartridge {self.volume.label} reached its end of "
@@ -403,12 +446,14 @@ class ScsiVolumeWriter:
         """Forget the member that met the end of medium: the stream ends at `position`."""
         self.full, self._eom = True, False
         if position >= self._base:
-            del self._buffer[position - self._base:]
+            self._fill = position - self._base
         else:
             self._resume(position)
 
     def sync(self):
-        """Whole records are on tape as they fill; the last one is written by close()."""
+        """Every record handed to the drive is on tape; the last one is written by close()."""
+        with scsi_errors(self.volume.label, self.volume.library):
+            self._drain()
 
     def close(self, sync=True):
         if self._stack is None:
@@ -416,13 +461,13 @@ class ScsiVolumeWriter:
         end = self.end_of_data
         try:
             with scsi_errors(self.volume.label, self.volume.library):
-                tail = bytes(self._buffer) + tape.END_OF_ARCHIVE
-                for at in range(0, len(tail), self.size):
-                    self._record(tail[at:at + self.size])
+                self._emit(tape.END_OF_ARCHIVE)
+                if self._fill:
+                    self._record(self._buffer[:self._fill])
+                self._drain()
                 self.m.drive.write_filemarks(1)
                 self.m.position += 1
-            self._base = end
-            self._buffer.clear()
+            self._base, self._fill = end, 0
         finally:
             self._release()
 
@@ -430,6 +475,19 @@ class ScsiVolumeWriter:
         self._release()
 
     def _release(self):
+        if self._drive is not None:
+            self._drive.abandon()     # before the mount goes: the thread uses its drive
+            self._drive = None
         if self._stack is not None:
             self._stack.close()
             self._stack = None
+
+
+def _read_into(source, view):
+    """Bytes of `source` read into `view` (readinto, or read and copied); how many."""
+    readinto = getattr(source, "readinto", None)
+    if readinto is not None:
+        return readinto(view) or 0
+    chunk = source.read(len(view))
+    view[:len(chunk)] = chunk
+    return len(chunk)

@@ -8,8 +8,8 @@ the last part left: a recall profiled under load spent 56% of its segment reads 
 """
 import ctypes
 import os
-import queue
-import threading
+
+from ..media.stages import Stage
 
 # a file this large or larger is written by a thread of its own; smaller ones inline
 THREAD_FROM = 4 << 20
@@ -36,25 +36,21 @@ class Landing:
     raises the writer's error; abandon() stops it."""
 
     def __init__(self, fd, size, after=None):
-        self.fd, self.after, self.error = fd, after, None
-        self.queue, self.thread = None, None
+        self.fd, self.after = fd, after
         self._synced = self._written = 0
+        self.stage = None
         if size >= THREAD_FROM:
-            self.queue = queue.Queue(DEPTH)
-            self.thread = threading.Thread(target=self._run, name="recall-landing", daemon=True)
-            self.thread.start()
+            self.stage = Stage(lambda item: self._write(*item), "recall-landing", DEPTH)
 
     def sink(self, offset):
         """What takes a segment's bytes, the first at `offset` in the file."""
         at = [offset]
 
         def take(piece):
-            if self.error is not None:
-                raise self.error
-            if self.queue is None:
+            if self.stage is None:
                 self._write(at[0], piece)
             else:
-                self.queue.put((at[0], piece))
+                self.stage.put((at[0], piece))
             at[0] += len(piece)
         return take
 
@@ -71,28 +67,10 @@ class Landing:
                              _SYNC_FILE_RANGE_WRITE)
             self._synced = self._written
 
-    def _run(self):
-        while True:
-            item = self.queue.get()
-            if item is None:
-                return
-            if self.error is None:
-                try:
-                    self._write(*item)
-                except BaseException as exc:  # noqa: BLE001 - raised in the caller's thread
-                    self.error = exc
-
     def close(self):
-        if self.thread is not None:
-            self.queue.put(None)
-            self.thread.join()
-            self.thread = None
-        if self.error is not None:
-            raise self.error
+        if self.stage is not None:
+            self.stage.close()
 
     def abandon(self):
-        if self.thread is not None:
-            self.error = self.error or OSError("the recall was abandoned")
-            self.queue.put(None)
-            self.thread.join()
-            self.thread = None
+        if self.stage is not None:
+            self.stage.abandon()

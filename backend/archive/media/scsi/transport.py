@@ -60,7 +60,19 @@ class _Iovec(ctypes.Structure):
 
 
 class _IscsiData(ctypes.Structure):
-    _fields_ = [("size", ctypes.c_size_t), ("data", ctypes.c_char_p)]
+    _fields_ = [("size", ctypes.c_size_t), ("data", ctypes.c_void_p)]
+
+
+def _outgoing(data):
+    """(what keeps it alive, its address) of a command's data out, not copied when it is
+    bytes or writable (a bytearray record); a read-only view is copied once."""
+    if isinstance(data, bytes):
+        return data, ctypes.cast(ctypes.c_char_p(data), ctypes.c_void_p).value
+    try:
+        held = (ctypes.c_char * len(data)).from_buffer(data)
+    except TypeError:
+        return _outgoing(bytes(data))
+    return held, ctypes.addressof(held)
 
 
 _lib, _lib_lock = None, threading.Lock()
@@ -160,7 +172,7 @@ class Iscsi:
             direction = WRITE if data_out is not None else READ if data_in else NONE
             length = len(data_out) if data_out is not None else data_in
             task = lib.scsi_create_task(len(cdb), bytes(cdb), direction, length)
-            payload, buffer, view = None, None, None
+            payload, buffer, view, held = None, None, None, None
             if data_in:
                 # data in lands in our buffer; libiscsi's own datain then holds only the sense
                 # data of a CHECK CONDITION (a short record's bytes come with its ILI sense). A
@@ -170,9 +182,11 @@ class Iscsi:
                 iov = _Iovec(ctypes.addressof(view), data_in)
                 lib.scsi_task_set_iov_in(task, ctypes.byref(iov), 1)
             if data_out is not None:
-                payload = _IscsiData(len(data_out), bytes(data_out))
+                held, address = _outgoing(data_out)
+                payload = _IscsiData(len(data_out), address)
             done = lib.iscsi_scsi_command_sync(self._ctx, self.lun, task,
                                                ctypes.byref(payload) if payload else None)
+            del held    # the record may be resized again
             if not done:
                 # the session failed: the task stays with the context's cancelled PDUs (freeing
                 # it here as well corrupted the heap when the target was killed mid-command)
