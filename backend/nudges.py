@@ -58,6 +58,10 @@ def debounced(task, every, key):
         return True
     try:
         if caches["shared"].add(key, 1, timeout=every):
+            # a nudge after this run has read may leave a trailing run again: the mark of the
+            # last one can outlive it (the database cache keeps keys to the second), and a
+            # nudge it turned away was lost (ingest-small left 2,000 copies queued, drives idle)
+            caches["shared"].delete(f"{key}-trailing")
             return True
         trailing = caches["shared"].add(f"{key}-trailing", 1, timeout=every)
     except Exception:  # noqa: BLE001 - no cache to ask: run it, as before
