@@ -33,7 +33,7 @@ def test_a_nudged_tick_right_after_another_is_skipped(eager, monkeypatch):
     assert [manager.tick_due() for _ in range(5)] == [False] * 5
     # the skipped nudges leave exactly one tick behind them, a window later, so work queued
     # after the running tick read the queue does not wait for beat
-    assert trailing == [{"countdown": manager.TICK_EVERY_S}]
+    assert trailing == [{"countdown": manager.TICK_EVERY_S + nudges.CACHE_GRAIN_S}]
     shared.delete_many(["archive-tick", "archive-tick-trailing"])  # the window has passed
     assert manager.tick_due() is True
 
@@ -53,7 +53,7 @@ def test_a_nudge_after_the_trailing_tick_started_leaves_another(eager, monkeypat
     shared.delete("archive-tick")           # the window passed; the trailing mark still lives
     assert manager.tick_due() is True       # the trailing tick runs and reads the queue
     assert manager.tick_due() is False      # work queued after it read: one more behind it
-    assert trailing == [{"countdown": manager.TICK_EVERY_S}] * 2
+    assert trailing == [{"countdown": manager.TICK_EVERY_S + nudges.CACHE_GRAIN_S}] * 2
     shared.delete_many(["archive-tick", "archive-tick-trailing"])
 
 
@@ -77,8 +77,9 @@ def test_each_key_debounces_its_own_task_and_a_missing_cache_runs_every_time(eag
     assert nudges.debounced("backend.events.sweep", 5.0, "events-sweep") is True
     assert nudges.debounced("backend.events.sweep", 5.0, "events-sweep") is False
     assert manager.tick_due() is False
-    assert sent == [("backend.events.sweep", {"countdown": 5.0}),
-                    ("backend.archive.tick", {"countdown": manager.TICK_EVERY_S})]
+    grain = nudges.CACHE_GRAIN_S
+    assert sent == [("backend.events.sweep", {"countdown": 5.0 + grain}),
+                    ("backend.archive.tick", {"countdown": manager.TICK_EVERY_S + grain})]
     shared.delete_many(keys)
 
     def no_cache(*args, **kwargs):
