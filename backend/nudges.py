@@ -45,11 +45,17 @@ def send_on_commit(task, *args):
     transaction.on_commit(lambda: send(task, *args))
 
 
+# The database cache keeps a key to the second (its expiry and its clock are truncated): a key
+# set for `every` seconds lives up to a second longer.
+CACHE_GRAIN_S = 1
+
+
 def debounced(task, every, key):
     """Whether a nudged run of `task` (a name) goes on: False when another went on less than
     `every` seconds ago in any process (the shared cache's `key` says so), so a burst of nudges
-    is one run. A skipped run leaves one trailing run `every` seconds later behind it: work
-    stored just after the last run read it waits that long, not for beat. Eager (tests, the
+    is one run. A skipped run leaves one trailing run behind it, `every` seconds and the cache's
+    grain later (so the key has gone): work stored just after the last run read it waits that
+    long, not for beat. Eager (tests, the
     command line) and without a cache to ask, every run goes on."""
     from celery import current_app
     from django.core.cache import caches
@@ -58,13 +64,19 @@ def debounced(task, every, key):
         return True
     try:
         if caches["shared"].add(key, 1, timeout=every):
+            # a nudge after this run has read may leave a trailing run again: the mark of the
+            # last one can outlive it (the database cache keeps keys to the second), and a
+            # nudge it turned away was lost (ingest-small left 2,000 copies queued, drives idle)
+            caches["shared"].delete(f"{key}-trailing")
             return True
         trailing = caches["shared"].add(f"{key}-trailing", 1, timeout=every)
     except Exception:  # noqa: BLE001 - no cache to ask: run it, as before
         return True
     if trailing:
         try:
-            task_named(task).apply_async(countdown=every)
+            # past the grain: a trailing run that found the key still alive was skipped too,
+            # and left nothing behind it (2,000 copies queued, every drive idle)
+            task_named(task).apply_async(countdown=every + CACHE_GRAIN_S)
         except Exception:  # noqa: BLE001 - the broker is away: beat's run comes anyway
             log.warning("could not send the trailing %s", task, exc_info=True)
     return False

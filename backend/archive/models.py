@@ -130,8 +130,7 @@ class Drive(models.Model):
     model = models.ForeignKey(DriveModel, on_delete=models.PROTECT, related_name="drives")
     state = models.CharField(max_length=10, choices=State.choices, default=State.IDLE)
     mounted_volume = models.OneToOneField(
-        Volume, null=True, blank=True, on_delete=models.SET_NULL, related_name="drive",
-    )
+        Volume, null=True, blank=True, on_delete=models.SET_NULL, related_name="drive")
     mounted_at = models.DateTimeField(null=True, blank=True)
     mode = models.CharField(max_length=5, blank=True, help_text="read or write: the mount's use")
     head_position = models.BigIntegerField(default=0)
@@ -185,8 +184,7 @@ class ArchivePolicy(models.Model):
     """How a collection is archived: copies, and how long new granules stay in the cache."""
 
     collection = models.OneToOneField(
-        "catalog.Collection", on_delete=models.CASCADE, related_name="archive_policy",
-    )
+        "catalog.Collection", on_delete=models.CASCADE, related_name="archive_policy")
     cache_residency_days = models.PositiveIntegerField(
         default=0, help_text="Keep new granules in the cache this long (a data pool)",
     )
@@ -282,7 +280,9 @@ class FileCopy(models.Model):
         ]
         indexes = [models.Index(fields=["volume", "position"], name="filecopy_volume_pos"),
                    models.Index(fields=["bucket", "key"], name="filecopy_bucket_key",
-                                condition=models.Q(bucket__isnull=False))]
+                                condition=models.Q(bucket__isnull=False)),
+                   models.Index(fields=["file"], name="filecopy_bad",  # repair's, every tick
+                                condition=models.Q(state="bad"))]
 
     def __str__(self):
         return f"{self.file} copy {self.copy_number}.{self.segment} on {self.where}"

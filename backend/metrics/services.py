@@ -42,9 +42,11 @@ def record_transfer(direction, nbytes, started_at, ended_at, collection=None):
     return record
 
 
-def record_transfers(records):
+def record_transfers(records, insert=None):
     """Record many transfers at once (unsaved TransferRecord objects), with their roll-ups:
-    one insert for the records and one upsert per roll-up row they touch.
+    one insert for the records and one upsert per roll-up row they touch. `insert(records)`
+    inserts them when given (an ingest chunk's thousand stream through the catalog's COPY,
+    which metrics, below the catalog, cannot import); else bulk_create.
 
     Collections are reached through the record's foreign key, not imported: metrics sits below
     every app so that all of them can record transfers."""
@@ -57,7 +59,10 @@ def record_transfers(records):
     sums = rollup.tally((r.direction, keys.get(r.collection_id, ""), r.bytes, r.started_at,
                          r.ended_at) for r in records)
     with transaction.atomic():
-        TransferRecord.objects.bulk_create(records, batch_size=1000)
+        if insert is None:
+            TransferRecord.objects.bulk_create(records, batch_size=1000)
+        else:
+            insert(records)
         _add(sums)
     return records
 

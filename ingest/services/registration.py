@@ -188,8 +188,9 @@ def _register_fresh(fresh, collections, sources):
             with transaction.atomic():
                 granules = register_granules(specs, state=Granule.State.ARCHIVING)
                 names = {}
+                # order_by(): the model's order by granule joins and sorts the granules
                 for pk, granule_id, name in File.objects.filter(
-                        granule_id__in=[g.pk for g in granules]).values_list(
+                        granule_id__in=[g.pk for g in granules]).order_by().values_list(
                         "pk", "granule_id", "name"):
                     names.setdefault(granule_id, []).append((pk, name))
                 items = []
@@ -287,7 +288,8 @@ def admit_many(pairs, area, started, transfers, resolve=None):
         return []
     files = {}
     for pk, granule_id, name in File.objects.filter(
-            granule_id__in=[g.pk for _, g in pairs]).values_list("pk", "granule_id", "name"):
+            granule_id__in=[g.pk for _, g in pairs]).order_by().values_list(
+            "pk", "granule_id", "name"):
         files.setdefault(granule_id, []).append((pk, name))
     items = []
     for row, granule in pairs:

@@ -9,7 +9,14 @@ from django.db.models import Sum
 from django.test.utils import CaptureQueriesContext
 
 from backend.archive import operations, services, tape
-from backend.archive.models import ArchiveRequest, CacheEntry, Drive, FileCopy, Volume
+from backend.archive.models import (
+    ArchiveRequest,
+    CacheEntry,
+    Drive,
+    FileCopy,
+    Volume,
+    VolumeGroup,
+)
 from backend.archive.services import (
     arrivals,
     background,
@@ -63,6 +70,58 @@ def test_granules_reach_archived_with_one_mount_per_group(archive):
     assert not ArchiveRequest.objects.exclude(state="done").exists()
     # the drives dismount once their write queue is empty
     assert not Drive.objects.filter(mounted_volume__isnull=False).exists()
+
+
+def test_a_decision_reads_every_recall_and_the_writes_its_silo_can_take(
+        archive, settings, monkeypatch):
+    """snapshot: a drive's decision does not read the migrations bound to another silo (half
+    the queue when each silo holds a copy); a policy passes over them anyway, so it decides as
+    it would on the whole queue."""
+    from backend.archive import scheduler
+
+    collection, root = archive
+    granule, sources = staged_granule(collection, root / "staging", sizes=(1000,))
+    assert services.archive_granule(granule, sources).admitted
+    f = File.objects.get(granule=granule)
+    by_silo = {r.volume_group.silo_id: r.pk for r in ArchiveRequest.objects.filter(
+        kind=ArchiveRequest.Kind.MIGRATE)}
+    loose = ArchiveRequest.objects.create(   # a group in no silo: any drive may write it
+        kind=ArchiveRequest.Kind.MIGRATE, priority=ArchiveRequest.Priority.MIGRATION, file=f,
+        copy_number=3, volume_group=VolumeGroup.objects.create(name="loose"),
+        bytes_total=f.size)
+    recall = ArchiveRequest.objects.create(
+        kind=ArchiveRequest.Kind.RECALL, priority=ArchiveRequest.Priority.USER, file=f,
+        bytes_total=f.size)
+    assert len(by_silo) == 2
+    whole = manager._queued_for
+    policy = scheduler.POLICIES[settings.GRANARY_SCHEDULER]
+    for drive in Drive.objects.select_related("model"):
+        snap = manager.snapshot(drive.pk)
+        assert {r.id for r in snap.requests} == {by_silo[drive.silo_id], loose.pk, recall.pk}
+        config = manager.scheduler_config(drive.model)
+        with monkeypatch.context() as m:
+            m.setattr(manager, "_queued_for", lambda _: whole(None))
+            everything = manager.snapshot(drive.pk, now=snap.now)
+        assert len(everything.requests) == 4
+        assert policy(snap, config) == policy(everything, config)
+
+
+def test_repair_looks_at_bad_copies_and_at_copies_on_unreadable_volumes_only(archive):
+    """background.damaged_copies, read at every tick: BAD segments and verified ones on a
+    suspect volume are what the repair writes again; the good copies beside them are not."""
+    collection, root = archive
+    for _ in range(3):
+        granule, sources = staged_granule(collection, root / "staging", sizes=(1000,))
+        assert services.archive_granule(granule, sources).admitted
+    services.run_until_idle()
+    copies = list(FileCopy.objects.filter(state=FileCopy.State.VERIFIED).order_by("pk"))
+    assert len(copies) == 6 and not background.damaged_copies().exists()
+    FileCopy.objects.filter(pk=copies[0].pk).update(state=FileCopy.State.BAD)
+    suspect = next(c.volume_id for c in copies if c.volume_id != copies[0].volume_id)
+    Volume.objects.filter(pk=suspect).update(state=Volume.State.SUSPECT)
+    want = {copies[0].pk} | {c.pk for c in copies if c.volume_id == suspect}
+    assert {c.pk for c in background.damaged_copies()} == want
+    assert len(want) < len(copies)
 
 
 @BOTH

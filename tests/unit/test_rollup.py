@@ -50,3 +50,27 @@ def test_tally_sums_bytes_where_they_moved_and_counts_each_transfer_where_it_end
     assert sums[("minute", at(0, 0, day=2), "ingest", "A.1")] == [507, 2]
     assert sums[("hour", at(3), "recall", "")] == [5, 1]
     assert sum(b for (p, *_), (b, _) in sums.items() if p == "minute") == 1012
+
+
+def test_tally_of_transfers_within_one_period_is_what_split_gives_them():
+    """The one-period shortcut adds what split() and floor() would: each transfer's bytes and
+    its count in the period holding both its start and its end."""
+    import random
+
+    rng = random.Random(5)
+    transfers = []
+    for _ in range(300):
+        start = at(23, 58) + timedelta(seconds=rng.randrange(0, 240),
+                                       microseconds=rng.randrange(10**6))
+        end = start + timedelta(seconds=rng.choice([0, 0.5, 3, 61, 3700]))
+        transfers.append((rng.choice(["ingest", "migrate"]), rng.choice(["A.1", ""]),
+                          rng.randrange(0, 10**6), start, end))
+    want = {}
+    for direction, key, nbytes, start, end in transfers:
+        for period, seconds in (("minute", MINUTE), ("hour", HOUR), ("day", DAY)):
+            for bucket, share in split(start, end, nbytes, seconds):
+                want.setdefault((period, bucket, direction, key), [0, 0])[0] += share
+            want.setdefault((period, floor(end, seconds), direction, key), [0, 0])[1] += 1
+    assert tally(transfers) == want
+    with pytest.raises(ValueError, match="cannot end before it starts"):
+        tally([("ingest", "", 1, at(10, 0, 2), at(10, 0, 1))])

@@ -68,15 +68,23 @@ def advance_background():
     unblock_waiting_migrations()
 
 
+def damaged_copies():
+    """The segments that no longer count: failed a check (BAD), or verified on a volume that
+    cannot be read. Found through indexes (the bad copies', the volume's), as this runs at
+    every tick: a join to the volumes read every copy of the archive each time."""
+    damaged = Q(state=FileCopy.State.BAD)
+    unreadable = list(Volume.objects.filter(state__in=UNREADABLE).values_list("pk", flat=True))
+    if unreadable:
+        damaged |= Q(state=FileCopy.State.VERIFIED, volume_id__in=unreadable)
+    return FileCopy.objects.filter(damaged).order_by("file_id", "copy_number", "segment")
+
+
 def _repair_damaged():
     """Write again every copy that no longer counts: a segment failed its check (BAD), or it
     lies on a volume that cannot be read. The new copy replaces the old in the transaction that
     records it; a file not in the cache is recalled from a good copy first."""
-    damaged = (FileCopy.objects.filter(Q(state=FileCopy.State.BAD) | Q(
-        state=FileCopy.State.VERIFIED, volume__state__in=UNREADABLE))
-        .select_related("file__granule__collection", "volume"))
     seen = set()
-    for segment in damaged:
+    for segment in damaged_copies().select_related("file__granule__collection", "volume"):
         f = segment.file
         if (f.pk, segment.copy_number) in seen or copy_complete(f, segment.copy_number):
             continue

@@ -91,8 +91,9 @@ def complete_granules_if_archived(granule_ids, complete_files=frozenset()):
         collections = Collection.objects.in_bulk({g.collection_id for g in granules.values()})
         for g in granules.values():
             g.collection = collections[g.collection_id]
-        # plain rows: a batch's files are nearly all among complete_files, and need no object
-        files = list(File.objects.filter(granule_id__in=list(granules)).values_list(
+        # plain rows: a batch's files are nearly all among complete_files, and need no object;
+        # unordered (the model's order by granule joins and sorts the granules)
+        files = list(File.objects.filter(granule_id__in=list(granules)).order_by().values_list(
             "pk", "granule_id", "size"))
         unknown = [bulk.loaded(File, ("id", "granule_id", "size"), row) for row in files
                    if row[0] not in complete_files]

@@ -88,9 +88,7 @@ def snapshot(drive_id, now=None):
     }
     # plain rows, not model objects: the queue can hold thousands and this runs per decision
     # work for an object store (bucket set) is the object movers', not the drives'
-    queue = list(Req.objects.filter(state=Req.State.QUEUED, bucket__isnull=True, kind__in=[
-        Req.Kind.MIGRATE, Req.Kind.RECALL, Req.Kind.AUDIT])
-                 .exclude(kind=Req.Kind.MIGRATE, error=WAITING_FOR_CACHE)
+    queue = list(_queued_for(next((d for d in drives if d.pk == drive_id), None))
                  .order_by("priority", "created_at")
                  .values_list("pk", "kind", "priority", "created_at", "file_id", "copy_number",
                               "volume_id", "bytes_total", "bytes_done", "volume_group__name",
@@ -119,6 +117,20 @@ def snapshot(drive_id, now=None):
         volumes=volumes, requests=requests, now=now, cache_full=cache_full,
         **_shares(),
     )
+
+
+def _queued_for(drive):
+    """The queued drive work a decision for `drive` looks at: every read (a recall's copies in
+    other silos rank its volumes) and the writes its silo can take. A policy passes over a
+    write bound to another silo (View.writes, fifo), so those rows, half the queue when each
+    silo holds a copy, are not read for it."""
+    queue = Req.objects.filter(state=Req.State.QUEUED, bucket__isnull=True, kind__in=[
+        Req.Kind.MIGRATE, Req.Kind.RECALL, Req.Kind.AUDIT]).exclude(
+        kind=Req.Kind.MIGRATE, error=WAITING_FOR_CACHE)
+    if drive is None:
+        return queue
+    return queue.filter(~Q(kind=Req.Kind.MIGRATE) | Q(volume_group__silo__isnull=True)
+                        | Q(volume_group__silo_id=drive.silo_id))
 
 
 def _shares():

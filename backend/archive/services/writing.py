@@ -221,7 +221,7 @@ def release_replaced(requests, now):
     older = [row for row in FileCopy.objects.filter(
         file_id__in={f for f, _ in by_pair}, copy_number__in={n for _, n in by_pair},
         created_at__lt=now).exclude(
-        state=FileCopy.State.RELEASED).values_list(
+        state=FileCopy.State.RELEASED).order_by().values_list(
         "pk", "file_id", "copy_number", "state", "volume_id", "length", "created_at")
         if (row[1], row[2]) in by_pair]
     if not older:
