@@ -58,7 +58,7 @@ class Workers:
 
     def cpu_s(self):
         """CPU seconds of the worker and its pool processes so far."""
-        return sum(live._cpu(pid) for pid in live._tree(self.proc.pid))
+        return live.tree_cpu(self.proc.pid)
 
     def close(self):
         self.stop.set()

@@ -91,8 +91,7 @@ class Live:
         database (this process's own excluded), so other databases on a shared server are not
         counted. A backend is last seen at a sample (here and while waiting): one that ended
         between samples keeps what it had used then."""
-        out = {name: sum(_cpu(pid) for pid in _tree(proc.pid))
-               for name, proc in self.procs.items()}
+        out = {name: tree_cpu(proc.pid) for name, proc in self.procs.items()}
         if connection.vendor == "postgresql":
             self.sample_database()
             out["database"] = sum(self.backends.values())
@@ -145,6 +144,11 @@ def _cpu(pid):
     if fields is None:
         return 0.0
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def tree_cpu(pid):
+    """CPU seconds a live process and its children (pool processes) have used so far."""
+    return sum(_cpu(p) for p in _tree(pid))
 
 
 def _tree(pid):

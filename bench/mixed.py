@@ -263,10 +263,6 @@ def latency(entries):
 # --- the run
 
 
-def _cpu_of(pid):
-    return sum(live._cpu(p) for p in live._tree(pid))
-
-
 class _Noted:
     """The live client, its provider calls noted on a timeline."""
 
@@ -284,7 +280,7 @@ def _phase(web, work, extra=None, states=False):
     """Send `work` through both ways in; its timings, rates, the CPU each process used, and
     the timeline of the phase (bench/mixed_timeline.py)."""
     before = web.cpu_seconds()
-    extra_before = {k: _cpu_of(pid) for k, pid in (extra or {}).items()}
+    extra_before = {k: live.tree_cpu(pid) for k, pid in (extra or {}).items()}
     timeline = Timeline({**{k: p.pid for k, p in web.procs.items()}, **(extra or {})},
                         states=states).start()
     started = time.perf_counter()
@@ -293,7 +289,8 @@ def _phase(web, work, extra=None, states=False):
     noted = timeline.stop()
     after = web.cpu_seconds()
     cpu = {k: round(after[k] - before.get(k, 0), 2) for k in after}
-    cpu.update({k: round(_cpu_of(pid) - extra_before[k], 2) for k, pid in (extra or {}).items()})
+    cpu.update({k: round(live.tree_cpu(pid) - extra_before[k], 2)
+                for k, pid in (extra or {}).items()})
     n = len(work[0]["granules"])
     return {"seconds": round(wall, 3), "bulk_s": round(times["bulk_s"], 3),
             "pdr_s": round(times["pdr_s"], 3),

@@ -22,13 +22,19 @@ def eager():
     current_app.conf.task_always_eager = before
 
 
-def test_a_nudged_tick_right_after_another_is_skipped(eager, monkeypatch):
+@pytest.fixture
+def trailing(eager, monkeypatch):
+    """Ticks sent for later (the trailing ones), recorded instead of sent; no mark left."""
     eager(False)
-    trailing = []
+    sent = []
     tick_task = nudges.task_named("backend.archive.tick")
-    monkeypatch.setattr(tick_task, "apply_async", lambda **options: trailing.append(options))
+    monkeypatch.setattr(tick_task, "apply_async", lambda **options: sent.append(options))
+    caches["shared"].delete_many(["archive-tick", "archive-tick-trailing"])
+    return sent
+
+
+def test_a_nudged_tick_right_after_another_is_skipped(trailing):
     shared = caches["shared"]
-    shared.delete_many(["archive-tick", "archive-tick-trailing"])
     assert manager.tick_due() is True
     assert [manager.tick_due() for _ in range(5)] == [False] * 5
     # the skipped nudges leave exactly one tick behind them, a window later, so work queued
@@ -38,16 +44,11 @@ def test_a_nudged_tick_right_after_another_is_skipped(eager, monkeypatch):
     assert manager.tick_due() is True
 
 
-def test_a_nudge_after_the_trailing_tick_started_leaves_another(eager, monkeypatch):
+def test_a_nudge_after_the_trailing_tick_started_leaves_another(trailing):
     """The trailing tick's mark can outlive it (the database cache keeps keys to the second):
     a nudge for work queued after the trailing tick read the queue still leaves a tick behind
     it, or that work waits for beat (a live bench left 2,000 copies queued, every drive idle)."""
-    eager(False)
-    trailing = []
-    tick_task = nudges.task_named("backend.archive.tick")
-    monkeypatch.setattr(tick_task, "apply_async", lambda **options: trailing.append(options))
     shared = caches["shared"]
-    shared.delete_many(["archive-tick", "archive-tick-trailing"])
     assert manager.tick_due() is True
     assert manager.tick_due() is False      # leaves the trailing tick
     shared.delete("archive-tick")           # the window passed; the trailing mark still lives
