@@ -10,7 +10,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "backend.settings")
 app = Celery("granary", task_cls="celery.contrib.django.task:DjangoTask")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 
-QUEUES = ("ingest", "archive", "distribution", "events", "transform", "default")
+QUEUES = ("ingest", "archive", "distribution", "events", "fanout", "transform", "default")
 
 
 def declare_queues(names, prefix="granary."):
@@ -29,6 +29,8 @@ app.conf.update(
         "ingest.*": {"queue": "ingest"},
         "backend.archive.*": {"queue": "archive"},
         "distribution.*": {"queue": "distribution"},
+        # an event's fan-out never waits behind the sends on `events` (one runs at a time)
+        "backend.events.fan_out": {"queue": "fanout"},
         "backend.events.*": {"queue": "events"},
         # cutting files to an order's subset: its own queue, so it never starves recalls,
         # downloads or order refreshes

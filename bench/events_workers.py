@@ -1,5 +1,6 @@
 """The events bench's workers: Celery workers on the `events` queue as deploy/Procfile runs them
-(prefork, GRANARY_EVENTS_CONCURRENCY processes), on the bench's database and broker, with the
+(prefork, GRANARY_EVENTS_CONCURRENCY processes) and its one on `fanout`, on the bench's
+database and broker, with the
 bench's events settings in their environment; and beat's events sweep, run here on its
 schedule (beat itself would also send every other periodic task to queues nobody reads)."""
 import os
@@ -21,17 +22,20 @@ class Workers:
         from backend.celery import app
 
         self.app, self.node = app, f"bench-events-{os.getpid()}"
-        argv = live.worker_command(self.node, "events",
-                                   ["--pool", "prefork", "--concurrency", str(processes)])
+        pools = ((self.node, "events", processes), (f"{self.node}-fanout", "fanout", 1))
         logs = settings.DATA_ROOT / "bench-logs"
         logs.mkdir(parents=True, exist_ok=True)
         self.log = logs / "events-worker.log"
         live.purge_queues()
+        env = dict(os.environ, DATABASE_URL=live._database_url(), GRANARY_LOG_LEVEL="WARNING",
+                   **env)
+        self.procs = []
         with open(self.log, "wb") as out:
-            self.proc = subprocess.Popen(
-                argv, cwd=settings.BASE_DIR, stdout=out, stderr=subprocess.STDOUT,
-                env=dict(os.environ, DATABASE_URL=live._database_url(),
-                         GRANARY_LOG_LEVEL="WARNING", **env))
+            for node, queue, count in pools:
+                argv = live.worker_command(node, queue,
+                                           ["--pool", "prefork", "--concurrency", str(count)])
+                self.procs.append(subprocess.Popen(
+                    argv, cwd=settings.BASE_DIR, stdout=out, stderr=subprocess.STDOUT, env=env))
         self.stop = threading.Event()
         self.sweeper = threading.Thread(target=self._sweep, daemon=True)
         try:
@@ -42,11 +46,14 @@ class Workers:
         self.sweeper.start()
 
     def _wait_ready(self, timeout=60):
-        deadline, name = time.monotonic() + timeout, f"{self.node}@{socket.gethostname()}"
+        host = socket.gethostname()
+        names = {f"{self.node}@{host}", f"{self.node}-fanout@{host}"}
+        deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"the events worker exited:\n{self.log.read_text()[-2000:]}")
-            if any(name in reply for reply in self.app.control.ping(timeout=0.5)):
+            if any(proc.poll() is not None for proc in self.procs):
+                raise RuntimeError(f"an events worker exited:\n{self.log.read_text()[-2000:]}")
+            answered = {name for reply in self.app.control.ping(timeout=0.5) for name in reply}
+            if names <= answered:
                 return
         raise RuntimeError(f"the events worker did not answer in {timeout} s")
 
@@ -57,8 +64,8 @@ class Workers:
         connection.close()
 
     def cpu_s(self):
-        """CPU seconds of the worker and its pool processes so far."""
-        return live.tree_cpu(self.proc.pid)
+        """CPU seconds of the workers and their pool processes so far."""
+        return sum(live.tree_cpu(proc.pid) for proc in self.procs)
 
     def close(self):
         self.stop.set()
@@ -67,9 +74,11 @@ class Workers:
         live.purge_queues()
 
     def _stop_worker(self):
-        self.proc.terminate()
-        try:
-            self.proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
+        for proc in self.procs:
+            proc.terminate()
+        for proc in self.procs:
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()

@@ -61,10 +61,10 @@ node scripts/oidc-provider.mjs --port "$OIDC_PORT" --key "$GRANARY_DATA_ROOT/oid
 $PY manage.py migrate --noinput -v0
 # Drop nudges earlier runs left on a shared broker *before* seed_demo queues the demo's ingest.
 if [[ "${CELERY_BROKER_URL:-}" == amqp* ]]; then
-  $PY -m celery -A backend purge -f -Q ingest,archive,distribution,events,transform,default >/dev/null || true
+  $PY -m celery -A backend purge -f -Q ingest,archive,distribution,events,fanout,transform,default >/dev/null || true
 fi
 $PY manage.py seed_demo --history >/dev/null
-$PY -m celery -A backend worker -Q ingest,archive,distribution,events,transform,default --concurrency 2 \
+$PY -m celery -A backend worker -Q ingest,archive,distribution,events,fanout,transform,default --concurrency 2 \
   -n "e2e@%h" -l WARNING --logfile "$GRANARY_DATA_ROOT/worker.log" &
 # Beat, as in production: it wakes recalls that waited to gather a batch and settles orders.
 $PY -m celery -A backend beat -l WARNING --logfile "$GRANARY_DATA_ROOT/beat.log" \

@@ -33,7 +33,7 @@ logins=$($PY manage.py seed_demo --history)
 
 # The worker lowers its own CPU priority (GRANARY_WORKER_NICE, 10 by default): the web comes
 # first (deploy/README.md).
-$PY -m celery -A backend worker -Q ingest,archive,distribution,events,transform,default --concurrency 2 \
+$PY -m celery -A backend worker -Q ingest,archive,distribution,events,fanout,transform,default --concurrency 2 \
   -n "granary@%h" -l INFO --logfile "$LOGS/worker.log" &
 $PY -m celery -A backend beat -l INFO --logfile "$LOGS/beat.log" \
   --schedule "$DATA_ROOT/celerybeat-schedule" &

@@ -10,8 +10,8 @@ def fan_out(event_ids):
 
 
 @shared_task(name="backend.events.deliver")
-def deliver(endpoint_id):
-    return services.deliver(endpoint_id)
+def deliver(endpoint_ids):
+    return services.deliver(endpoint_ids)
 
 
 @shared_task(name="backend.events.sweep")

@@ -34,6 +34,7 @@ def commands(data_root):
     layout["distribution"].append(("worker-transform", worker("transform")))
     # event deliveries beside the default worker: a lane per endpoint, so more than one process
     layout["default"].append(("worker-events", worker("events", 2)))
+    layout["default"].append(("worker-fanout", worker("fanout")))
     layout["default"].append(("beat", live.beat_command(data_root / "celerybeat-schedule")))
     for silo in SILOS:
         layout[f"sm-{silo}"] = [(f"storage-manager-{silo}", worker(f"archive.{silo}", 2))]

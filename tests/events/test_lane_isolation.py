@@ -25,8 +25,8 @@ def woken(monkeypatch, django_capture_on_commit_callbacks):
     got = []
 
     def send(task, *args, queue=None):
-        if task == "backend.events.deliver":
-            got.append(args[0])
+        if task == "backend.events.deliver":   # one lane, or several woken together
+            got.extend(args[0] if isinstance(args[0], list) else [args[0]])
         return True
     monkeypatch.setattr(nudges, "send", send)
     _capture[0] = django_capture_on_commit_callbacks

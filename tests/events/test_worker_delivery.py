@@ -76,14 +76,14 @@ def test_every_event_arrives_through_a_kill_9_and_the_dead_endpoint_is_dead_lett
     uids = {str(e.uid) for e in emitted}
 
     with Receiver(good_port, good.secret, hold=30) as receiver:
-        with celery_worker(["events"], extra_env=FAST) as worker:
+        with celery_worker(["fanout", "events"], extra_env=FAST) as worker:
             # the worker purged its queue on start: the sweep (beat's, here) finds the work
             wait_for(lambda: events.sweep() and receiver.held.wait(1), worker, timeout=60,
                      what="the first send")
             os.kill(worker.pid, signal.SIGKILL)  # killed while its first send is held
             worker.wait()
         receiver.hold = 0
-        with celery_worker(["events"], extra_env=FAST) as worker:
+        with celery_worker(["fanout", "events"], extra_env=FAST) as worker:
             def all_in():
                 events.wake_due()  # what beat's sweep does every few seconds
                 time.sleep(0.5)
