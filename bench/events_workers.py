@@ -1,8 +1,8 @@
 """The events bench's workers: Celery workers on the `events` queue as deploy/Procfile runs them
 (prefork, GRANARY_EVENTS_CONCURRENCY processes) and its one on `fanout`, on the bench's
-database and broker, with the
-bench's events settings in their environment; and beat's events sweep, run here on its
-schedule (beat itself would also send every other periodic task to queues nobody reads)."""
+database and broker, with the bench's events settings in their environment; and beat's events
+sweep, run here on its schedule (beat itself would also send every other periodic task to
+queues nobody reads)."""
 import os
 import socket
 import subprocess

@@ -73,14 +73,16 @@ def deliver(endpoint_ids):
     than the sends). Lanes left over when the slice ends, with more due, or turned slow (a slow
     lane keeps a message of its own, so it never holds up the others) are woken again."""
     ids = [endpoint_ids] if isinstance(endpoint_ids, int) else list(endpoint_ids)
+    group = len(ids) > 1
     stop = time.monotonic() + settings.GRANARY_EVENTS_SLICE_S
     done, again = 0, []
     for n, endpoint_id in enumerate(ids):
         if time.monotonic() >= stop:
             again += ids[n:]
             break
-        if not take(endpoint_id, timezone.now(), slow=len(ids) == 1):
-            again += [endpoint_id] if len(ids) > 1 else []
+        if not take(endpoint_id, timezone.now(), slow=not group):
+            if group:   # turned slow: woken again alone (held or failing: wake passes it by)
+                again.append(endpoint_id)
             continue
         lane = _Lane(Endpoint.objects.select_related("user").get(pk=endpoint_id), stop)
         try:
@@ -88,7 +90,8 @@ def deliver(endpoint_ids):
         finally:
             lane.release()
         done += lane.done
-        again += [endpoint_id] if lane.retry_at is None else []
+        if lane.retry_at is None:   # more may have come meanwhile
+            again.append(endpoint_id)
     if again:
         wake(again)
     return done
