@@ -192,7 +192,13 @@ def granule_timeline(queryset, bucket="auto"):
     from . import timeline
 
     base = queryset.order_by()
-    span = base.aggregate(first=Min("temporal_start"), last=Max("temporal_start"))
+    # The FILTER keeps PostgreSQL from answering MIN/MAX by walking the time index and testing
+    # each row against the query's conditions: for a search's 1,500 ids at 1 M granules that
+    # was 40 s a query (planagg does not apply to an aggregate with a FILTER); the GROUP BY
+    # below reads the same rows anyway.
+    known = Q(temporal_start__isnull=False)
+    span = base.aggregate(first=Min("temporal_start", filter=known),
+                          last=Max("temporal_start", filter=known))
     if span["first"] is None:
         return Timeline("day" if bucket == "auto" else bucket, 0, [])
     first, last = span["first"].astimezone(UTC), span["last"].astimezone(UTC)

@@ -144,12 +144,19 @@ def load_footprints(rows):
     """Geometries of (footprint text, west, south, east, north) rows: the stored footprint, or
     the box when a row has none (rows written before footprints were kept)."""
     texts = [r[0] or None for r in rows]
-    loaded = list(shapely.from_geojson(texts)) if any(texts) else [None] * len(texts)
-    out = []
-    for geometry, row in zip(loaded, rows, strict=True):
-        if geometry is None and None not in row[1:5]:
-            geometry = from_box(*row[1:5]).geometry
-        out.append(geometry)
+    out = list(shapely.from_geojson(texts)) if any(texts) else [None] * len(texts)
+    # boxes with an area that do not cross 180° made in one call (a search over granules kept
+    # without footprints built a hundred a page, one by one); the others as from_box does
+    plain = [i for i, (text, west, south, east, north) in enumerate(rows)
+             if not text and None not in (west, south, east, north)
+             and west < east and south < north]
+    if plain:
+        corners = [[rows[i][k] for i in plain] for k in range(1, 5)]
+        for i, geometry in zip(plain, shapely.box(*corners), strict=True):
+            out[i] = geometry
+    for i, row in enumerate(rows):
+        if out[i] is None and None not in row[1:5]:
+            out[i] = from_box(*row[1:5]).geometry
     return out
 
 

@@ -149,3 +149,26 @@ def test_migration_box_geometry_equals_the_catalog_box():
         text = migration.box_geojson(west, south, east, north)
         assert shapely.from_geojson(text).equals(shapes.from_box(west, south, east,
                                                                  north).geometry)
+
+
+def test_footprints_of_rows_without_text_are_their_boxes():
+    """Rows kept without a footprint (before footprints were kept) test as their box: plain
+    boxes, ones across 180°, lines, points, a stored footprint beside them and a row with
+    no box at all, each equal to the shape built from scratch with shapely."""
+    stored = json.dumps(poly((0, 0), (3, 0), (3, 3), (0, 0)))
+    rows = [(None, -10.5, -5.0, 20.25, 30.0), ("", 100.0, 10.0, 101.0, 11.0),
+            (None, 170.0, -20.0, -170.0, 20.0), (None, 5.0, 5.0, 5.0, 9.0),
+            (None, 7.0, 7.0, 7.0, 7.0), (stored, 0.0, 0.0, 3.0, 3.0),
+            (None, None, None, None, None)]
+    expected = [box(-10.5, -5.0, 20.25, 30.0), box(100.0, 10.0, 101.0, 11.0),
+                shapely.MultiPolygon([box(170.0, -20.0, 180.0, 20.0),
+                                      box(-180.0, -20.0, -170.0, 20.0)]),
+                shapely.LineString([(5.0, 5.0), (5.0, 9.0)]), shapely.Point(7.0, 7.0),
+                Polygon([(0, 0), (3, 0), (3, 3)]), None]
+    got = shapes.load_footprints(rows)
+    assert len(got) == len(expected)
+    for geometry, want in zip(got, expected, strict=True):
+        if want is None:
+            assert geometry is None
+        else:
+            assert geometry.equals(want), (geometry, want)
