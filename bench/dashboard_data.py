@@ -397,8 +397,10 @@ def _ingest_history(world, now, files, rng, per_request=13):
         total = sum(g[3] for g in batch)
         name = f"{provider.name}.{created:%Y%j%H%M}.PDR"
         ended = created + timedelta(minutes=40)
+        # a running request counts only the granules archived yet (fresh ones are archiving)
+        archived = sum(1 for position, g in enumerate(batch) if position >= failed and not g[5])
         requests.append((rid, provider.pk, "pdr", name, state, len(batch),
-                         len(batch) - failed, failed, total, total, created, ended,
+                         archived, failed, total, total, created, ended,
                          None if running else ended))
         text = _pdr(name, provider.name, batch)
         pan = "MESSAGE_TYPE = LONGPAN;\n" + "".join(

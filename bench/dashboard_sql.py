@@ -346,6 +346,14 @@ def _ingest(world, files, days):
                     FROM bench_member GROUP BY fam, rn / {per}) b""")
     _exec("ALTER TABLE bench_batch ADD COLUMN failed int NOT NULL DEFAULT 0")
     _exec("UPDATE bench_batch SET failed = 1 + floor(random() * n) WHERE rid % 211 = 7")
+    # a running request counts only the granules archived yet (fresh ones are archiving)
+    _exec("ALTER TABLE bench_batch ADD COLUMN archived int")
+    _exec(f"""UPDATE bench_batch b SET archived = a.n
+              FROM (SELECT c.rid, count(*) FILTER (WHERE m.rn % {per} >= c.failed
+                                                  AND NOT m.fresh) AS n
+                    FROM bench_member m JOIN bench_batch c
+                         ON c.fam = m.fam AND c.b = m.rn / {per} GROUP BY c.rid) a
+              WHERE a.rid = b.rid""")
     requests = _exec(f"""
         INSERT INTO {IngestRequest._meta.db_table} (id, provider_id, way, label, state,
             granule_count, archived_count, failed_count, bytes_total, bytes_done, created_at,
@@ -354,7 +362,7 @@ def _ingest(world, files, days):
                                      || '.PDR',
                CASE WHEN running THEN 'running' WHEN failed > 0 THEN 'failed'
                     ELSE 'completed' END,
-               n, n - failed, failed, bytes, bytes, created, created + interval '40 minutes',
+               n, archived, failed, bytes, bytes, created, created + interval '40 minutes',
                CASE WHEN running THEN NULL ELSE created + interval '40 minutes' END
         FROM bench_batch ORDER BY rid""")
     _exec(f"""

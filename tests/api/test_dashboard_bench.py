@@ -77,6 +77,21 @@ def archive(world, loader):
     return counts
 
 
+def test_loaded_ingest_requests_count_the_granules_they_hold(archive):
+    """The request counters agree with the granule rows (a running request's fresh granules
+    are archiving, not archived): the counts a provider polls are read from them."""
+    from django.db.models import Count, Q
+
+    from ingest.models import IngestRequest
+
+    rows = IngestRequest.objects.annotate(
+        n=Count("granules"), archived=Count("granules", filter=Q(granules__state="archived")),
+        failed=Count("granules", filter=Q(granules__state="failed"))).values_list(
+        "state", "granule_count", "archived_count", "failed_count", "n", "archived", "failed")
+    assert {state for state, *_ in rows} == {"running", "completed", "failed"}
+    assert [r[1:4] for r in rows] == [r[4:] for r in rows]
+
+
 def _json(data):
     return json.loads(json.dumps(data))
 

@@ -106,6 +106,92 @@ def test_a_decision_reads_every_recall_and_the_writes_its_silo_can_take(
         assert policy(snap, config) == policy(everything, config)
 
 
+def _reference_requests(drive):
+    """The scheduler's requests built as the snapshot built them before it read plain tuples:
+    model instances, the group and its silo through their relations, the arrival time by
+    datetime.timestamp() in Python."""
+    from backend.archive import scheduler as s
+
+    klass = {0: "operator", 1: "user", 2: "migration", 3: "audit"}
+    out = []
+    for r in (manager._queued_for(drive).select_related("volume_group__silo")
+              .order_by("priority", "created_at", "pk")):
+        if r.kind == ArchiveRequest.Kind.MIGRATE:
+            group = r.volume_group
+            out.append(s.Request(r.pk, s.WRITE, klass[r.priority], r.created_at.timestamp(),
+                                 group=group.name if group else None,
+                                 size=r.bytes_total - r.bytes_done,
+                                 silo=group.silo.name if group and group.silo else None))
+            continue
+        copies = FileCopy.objects.filter(file_id=r.file_id, state=FileCopy.State.VERIFIED,
+                                         volume__isnull=False).order_by("copy_number",
+                                                                        "file_offset")
+        if r.kind == ArchiveRequest.Kind.AUDIT:
+            out.append(s.Request(r.pk, s.READ, "audit", r.created_at.timestamp(), copies=tuple(
+                s.Copy(c.volume.label, c.data_offset, c.length) for c in copies
+                if c.copy_number == r.copy_number and c.volume_id == r.volume_id),
+                size=r.bytes_total))
+        else:
+            out.append(s.Request(r.pk, s.READ, klass[r.priority], r.created_at.timestamp(),
+                                 copies=tuple(s.Copy(c.volume.label, c.data_offset, c.length)
+                                              for c in copies if c.file_offset <= r.bytes_done
+                                              < c.file_offset + c.length),
+                                 size=r.bytes_total, share=r.share))
+    return out
+
+
+def test_a_snapshot_of_plain_rows_gives_the_requests_and_decisions_of_model_objects(
+        archive, settings):
+    """snapshot reads the queue as tuples, the arrival time as epoch seconds from the database
+    and the groups by id: the requests (to the float of each arrival time, odd microseconds
+    and ties included) and so the decisions are those built from model objects."""
+    import dataclasses
+    from datetime import UTC, datetime, timedelta
+
+    from backend.archive import scheduler
+
+    collection, root = archive
+    archive_granules(collection, root / "staging", [3000, 5000])
+    files = list(File.objects.order_by("pk"))
+    for _ in range(3):
+        granule, sources = staged_granule(collection, root / "staging", sizes=(1000, 7000))
+        assert services.archive_granule(granule, sources).admitted
+    copy = FileCopy.objects.filter(file=files[0], state=FileCopy.State.VERIFIED).first()
+    loose = VolumeGroup.objects.create(name="loose")
+    Req = ArchiveRequest
+    extra = [
+        Req(kind=Req.Kind.MIGRATE, priority=Req.Priority.MIGRATION, file=files[1],
+            copy_number=3, volume_group=loose, bytes_total=5000, bytes_done=1200),
+        Req(kind=Req.Kind.MIGRATE, priority=Req.Priority.OPERATOR, file=files[1],
+            copy_number=4, volume_group=loose, bytes_total=5000),
+        Req(kind=Req.Kind.RECALL, priority=Req.Priority.USER, file=files[0], bytes_total=3000,
+            share="order"),
+        Req(kind=Req.Kind.RECALL, priority=Req.Priority.OPERATOR, file=files[1],
+            bytes_total=5000, bytes_done=10),
+        Req(kind=Req.Kind.AUDIT, priority=Req.Priority.BACKGROUND, file=files[0],
+            copy_number=copy.copy_number, volume=copy.volume, bytes_total=3000),
+    ]
+    Req.objects.bulk_create(extra)
+    # odd microseconds, and half the queue at one instant so ties are broken by id
+    base = datetime(2026, 11, 30, 3, 4, 5, 123457, tzinfo=UTC)
+    for i, pk in enumerate(Req.objects.filter(state=Req.State.QUEUED).order_by("-pk")
+                           .values_list("pk", flat=True)):
+        at = base if i % 2 else base + timedelta(seconds=i * 7.000013, microseconds=i * 333)
+        Req.objects.filter(pk=pk).update(created_at=at)
+    assert Req.objects.filter(state=Req.State.QUEUED).count() == 17
+    policy = scheduler.POLICIES[settings.GRANARY_SCHEDULER]
+    for drive in Drive.objects.select_related("model"):
+        snap = manager.snapshot(drive.pk)
+        want = _reference_requests(drive)
+        assert len(want) == 11   # its silo's 6 migrations, the 2 loose ones, the 3 reads
+        assert list(snap.requests) == want
+        assert [r.submitted for r in snap.requests] == [r.submitted for r in want]
+        config = manager.scheduler_config(drive.model)
+        decision = policy(snap, config)
+        assert decision.serve
+        assert decision == policy(dataclasses.replace(snap, requests=want), config)
+
+
 def test_repair_looks_at_bad_copies_and_at_copies_on_unreadable_volumes_only(archive):
     """background.damaged_copies, read at every tick: BAD segments and verified ones on a
     suspect volume are what the repair writes again; the good copies beside them are not."""

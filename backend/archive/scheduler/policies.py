@@ -12,6 +12,7 @@ from .snapshot import (
     KEEP,
     MOUNT,
     OFFLINE,
+    PRIORITY,
     READ,
     READABLE,
     RETIRED,
@@ -25,6 +26,8 @@ from .snapshot import (
     Snapshot,
 )
 from .view import View
+
+LOWEST = PRIORITY[AUDIT]
 
 
 def _wait(until=None, reason=""):
@@ -47,9 +50,10 @@ def _elevator(pairs, head, cfg):
 def _appends(requests, vol, cfg):
     """Writes in priority then arrival order, appended at the end of data until the volume or
     the batch is full. A file larger than the room left spans if the room is worth starting."""
-    ordered = sorted(enumerate(requests), key=lambda p: (p[1].priority, p[1].submitted, p[0]))
+    # sorted() is stable: ties keep their order in `requests`
+    ordered = sorted(requests, key=lambda r: (PRIORITY.get(r.klass, LOWEST), r.submitted))
     serve, position = [], vol.end_of_data
-    for _, r in ordered:
+    for r in ordered:
         done = position - vol.end_of_data
         if serve and (len(serve) >= cfg.batch_max_files or done >= cfg.batch_max_bytes):
             break
