@@ -192,10 +192,8 @@ def granule_timeline(queryset, bucket="auto"):
     from . import timeline
 
     base = queryset.order_by()
-    # The FILTER keeps PostgreSQL from answering MIN/MAX by walking the time index and testing
-    # each row against the query's conditions: for a search's 1,500 ids at 1 M granules that
-    # was 40 s a query (planagg does not apply to an aggregate with a FILTER); the GROUP BY
-    # below reads the same rows anyway.
+    # FILTER keeps PostgreSQL from a MIN/MAX by the time index testing each row against the
+    # conditions (planagg skips it): 40 s for a search's 1,500 ids at 1 M granules
     known = Q(temporal_start__isnull=False)
     span = base.aggregate(first=Min("temporal_start", filter=known),
                           last=Max("temporal_start", filter=known))
