@@ -208,10 +208,10 @@ else:
     _options = DATABASES["default"].setdefault("OPTIONS", {})
     _options["options"] = f"{_options.get('options', '')} -c jit=off".strip()
     # Parameters bound by the server, and a statement run this many times on a connection
-    # prepared there (psycopg): the planner's work and the client's quoting of values are
-    # not repeated for the same ORM query. A search page cost the database 14 ms and the web
-    # 42 ms before, 5 and 30 after (#33). 0 turns it off (a pooler in transaction mode).
-    _prepare = int(env("GRANARY_DB_PREPARE_THRESHOLD", "5"))
+    # prepared there (psycopg): the same ORM query is planned once (a search page's database
+    # CPU 11 -> 7 ms, #33). Off by default: a generic plan made the failures board's groups
+    # 20x slower at 1 M granules (docs/scale-2026-11/mixed.md, Session 39).
+    _prepare = int(env("GRANARY_DB_PREPARE_THRESHOLD", "0"))
     if _prepare > 0:
         _options.update(server_side_binding=True, prepare_threshold=_prepare)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"

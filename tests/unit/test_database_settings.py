@@ -1,6 +1,6 @@
 """Settings of the database connection that the benchmarks found mattered."""
 import pytest
-from django.db import connection
+from django.db import DEFAULT_DB_ALIAS, connection, connections
 
 
 @pytest.mark.django_db
@@ -16,21 +16,29 @@ def test_postgresql_connections_never_compile_queries_with_jit():
 
 @pytest.mark.django_db
 def test_postgresql_prepares_a_statement_the_connection_runs_again():
-    """A search page cost the database 14 ms of planning and executing before statements run
-    again were prepared, 5 after (#33): the server's own list of prepared statements shows the
-    ORM query once it ran the threshold's number of times, with its values bound, not inlined."""
+    """GRANARY_DB_PREPARE_THRESHOLD's options (server-side binding and psycopg's threshold):
+    the server's own list of prepared statements shows an ORM query once a connection ran it
+    the threshold's number of times, with its value bound, not inlined (#33)."""
     if connection.vendor != "postgresql":
         pytest.skip("prepared statements are PostgreSQL's")
-    from django.conf import settings
-
     from backend.catalog.models import Collection
 
-    threshold = settings.DATABASES["default"]["OPTIONS"]["prepare_threshold"]
-    for i in range(threshold + 1):
-        list(Collection.objects.filter(short_name=f"NONE{i}").values_list("pk"))
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT statement FROM pg_prepared_statements")
-        prepared = [row[0] for row in cursor.fetchall()]
-    mine = [s for s in prepared if "catalog_collection" in s and "short_name" in s]
-    assert len(mine) == 1, prepared
+    threshold = 3
+    options = {**connection.settings_dict["OPTIONS"], "server_side_binding": True,
+               "prepare_threshold": threshold}
+    wrapper = type(connections[DEFAULT_DB_ALIAS])
+    prepared = wrapper({**connection.settings_dict, "OPTIONS": options}, DEFAULT_DB_ALIAS)
+    try:
+        with prepared.cursor() as cursor:
+            for i in range(threshold + 1):
+                sql, params = (Collection.objects.filter(short_name=f"NONE{i}")
+                               .values_list("pk").query.sql_with_params())
+                cursor.execute(sql, params)
+                cursor.fetchall()
+            cursor.execute("SELECT statement FROM pg_prepared_statements")
+            statements = [row[0] for row in cursor.fetchall()]
+    finally:
+        prepared.close()
+    mine = [s for s in statements if "catalog_collection" in s and "short_name" in s]
+    assert len(mine) == 1, statements
     assert "$1" in mine[0] and "NONE" not in mine[0]
