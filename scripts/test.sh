@@ -24,9 +24,9 @@ if [[ -n "${DATABASE_URL:-}${CELERY_BROKER_URL:-}" ]]; then
   # workers, browsers and databases as much as it computes. Their output follows this pass's.
   # The chaos run brings its own PostgreSQL and RabbitMQ, so it runs once, in the embedded
   # pass, which is the shorter one; the runs marked `once` (the whole-archive property run,
-  # the real clients and the virtual tape library) ask the database nothing the other tests
-  # do not: each runs once, in this pass. Both passes print their slowest tests, so the next
-  # move of a slow one is measured.
+  # the real clients, the API fuzzing and the virtual tape library) ask the database nothing
+  # the other tests do not: each runs once, in this pass. Both passes print their slowest
+  # tests, so the next move of a slow one is measured.
   beside=$(mktemp -d)
   # Its own loopback ports for the virtual tape library (this pass takes 3270-3279).
   (

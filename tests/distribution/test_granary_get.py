@@ -25,7 +25,9 @@ from distribution.services import upkeep
 
 from .live_web import CLIENT, gunicorn, run_client
 
-pytestmark = pytest.mark.django_db(transaction=True)
+# A real client over HTTP (as gfal2 is): the database behind gunicorn is incidental, so it runs
+# once per `make test`.
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.once]
 
 BIG = 3 << 20
 
