@@ -135,7 +135,7 @@ def _stage(staging, prefix, n, size):
 def _through_granary(collection, prefix, paths, digests, size):
     from backend.archive import services
     from backend.archive.models import CacheEntry
-    from backend.catalog.models import Granule
+    from backend.catalog.models import File, Granule
     from backend.catalog.services import register_granules
 
     t0 = datetime(2026, 1, 1, tzinfo=UTC)
@@ -144,7 +144,9 @@ def _through_granary(collection, prefix, paths, digests, size):
          "start": t0 + timedelta(seconds=i), "end": t0 + timedelta(seconds=i + 1),
          "files": [{"name": p.name, "size": size, "checksum_type": "SHA256", "checksum": d}]}
         for i, (p, d) in enumerate(zip(paths, digests, strict=True))])
-    items = [(g, {g.files.get().pk: p}) for g, p in zip(granules, paths, strict=True)]
+    # each granule holds one file: one query finds them all (not one per granule)
+    file_of = dict(File.objects.filter(granule__in=granules).values_list("granule_id", "pk"))
+    items = [(g, {file_of[g.pk]: p}) for g, p in zip(granules, paths, strict=True)]
     with _tape_clock() as tape_w:
         started = time.perf_counter()
         services.archive_granules(items)
@@ -154,7 +156,7 @@ def _through_granary(collection, prefix, paths, digests, size):
                                       state=Granule.State.ARCHIVED).count()
     if archived != len(granules):
         raise RuntimeError(f"only {archived}/{len(granules)} {prefix} granules archived")
-    files = [f for g, _ in items for f in g.files.all()]
+    files = list(File.objects.filter(pk__in=file_of.values()).order_by("pk"))
     for f in files:
         services.cache_path(f).unlink(missing_ok=True)
     CacheEntry.objects.filter(file__in=files).delete()
