@@ -209,8 +209,9 @@ else:
     _options["options"] = f"{_options.get('options', '')} -c jit=off".strip()
     # Parameters bound by the server, and a statement run this many times on a connection
     # prepared there (psycopg): the same ORM query is planned once (a search page's database
-    # CPU 11 -> 7 ms, #33). Off by default: a generic plan made the failures board's groups
-    # 20x slower at 1 M granules (docs/scale-2026-11/mixed.md, Session 39).
+    # CPU 6 -> 4 ms, #33). Off by default: a generic plan cannot use the partial indexes keyed
+    # by state, and made the failures board's groups 20x slower at 1 M granules
+    # (docs/scale-2026-11/mixed.md, Sessions 39-40).
     _prepare = int(env("GRANARY_DB_PREPARE_THRESHOLD", "0"))
     if _prepare > 0:
         _options.update(server_side_binding=True, prepare_threshold=_prepare)
