@@ -13,7 +13,7 @@ fi
 stamp=".venv/.installed-$(cat requirements.txt requirements-dev.txt | sha1sum | cut -c1-12)"
 if [[ ! -f $stamp ]]; then
   echo "Installing Python packages ..."
-  .venv/bin/pip install -q --disable-pip-version-check -r requirements-dev.txt
+  .venv/bin/pip install -q --no-compile --disable-pip-version-check -r requirements-dev.txt
   rm -f .venv/.installed-* && touch "$stamp"
 fi
 
