@@ -16,7 +16,7 @@ from .fleet import Fleet
 from .orders import OrderRun
 from .provider import BIG, LARGE, MB, Provider, batches, plan
 from .services import Postgres, Rabbit, free_port
-from .watch import Sampler, unfinished, wait_quiet, with_db
+from .watch import Sampler, stuck_examples, unfinished, wait_quiet, with_db
 
 # The archive's timers, shortened so a killed process's work comes back within a short run:
 # leases a killed mover or ingest worker leaves behind, and when the sweeper calls work stale.
@@ -346,6 +346,7 @@ class Run:
         for order in self.orders:
             order.join(timeout=5)
         self.result["stuck_detail"] = with_db(unfinished)
+        self.result["stuck_examples"] = with_db(stuck_examples)
         self.objects.end_damage()
         if self.big_fault is not None:
             self.objects.end_big(self.big_fault, self.big_order)

@@ -101,6 +101,26 @@ def unfinished():
     return {k: v for k, v in out.items() if v}
 
 
+def stuck_examples(limit=5):
+    """The first unfinished archive requests and waiting order items, every column of each (a
+    value JSON lacks as text): what a failed run's verdict shows, so a stuck piece of work can
+    be told from the log alone."""
+    from backend.archive.models import ArchiveRequest
+    from distribution.models import Order, OrderItem
+
+    def rows(queryset):
+        return [{k: v if v is None or isinstance(v, bool | int | float | str) else str(v)
+                 for k, v in row.items()} for row in queryset.order_by("pk")[:limit].values()]
+
+    out = {
+        "archive_requests": rows(ArchiveRequest.objects.filter(state__in=ACTIVE)),
+        "order_items": rows(OrderItem.objects.filter(
+            Q(state=OrderItem.State.WAITING)
+            & ~Q(order__state__in=[Order.State.CANCELLED, Order.State.EXPIRED]))),
+    }
+    return {k: v for k, v in out.items() if v}
+
+
 def wait_quiet(timeout_s, settle_s=12.0, on_tick=None):
     """Wait until nothing is unfinished for `settle_s` on end (longer than a beat tick, so
     repairs the beat queues are seen); returns (quiet at (epoch s) or None, what remained)."""

@@ -45,3 +45,21 @@ def test_a_copy_being_written_again_keeps_its_old_rows_until_it_is_whole(archive
     assert duplicated_work() == set()
     ArchiveRequest.objects.filter(pk=moving.pk).update(state="done")
     assert duplicated_work() == {("copy", archived_file.pk, 1, 0)}   # done, both still count
+
+
+def test_stuck_work_is_shown_row_by_row_and_the_verdict_can_be_written_as_json(archived_file):
+    """A failed run's verdict names the stuck requests themselves (CI once showed only "1 stuck
+    archive request"), and json.dumps takes them."""
+    import json
+
+    from bench.chaos.watch import stuck_examples, unfinished
+
+    assert stuck_examples() == {}
+    recall = ArchiveRequest.objects.create(kind="recall", priority=1, file=archived_file,
+                                           bytes_total=archived_file.size, error="waiting")
+    shown = json.loads(json.dumps(stuck_examples()))
+    assert unfinished() == {"archive_requests": 1}
+    [row] = shown["archive_requests"]
+    assert (row["id"], row["kind"], row["state"], row["error"], row["file_id"]) == (
+        recall.pk, "recall", "queued", "waiting", archived_file.pk)
+    assert row["created_at"] == str(ArchiveRequest.objects.get(pk=recall.pk).created_at)

@@ -41,9 +41,9 @@ def test_short_chaos_run_loses_nothing(tmp_path):
     assert out.exists(), f"the run did not finish:\n{run.stdout[-6000:]}\n{run.stderr[-6000:]}"
     result = json.loads(out.read_text())
     detail = json.dumps({k: result.get(k) for k in (
-        "lost_granules", "short_of_copies", "stuck_detail", "duplicated_examples",
-        "corrupt_downloads", "orders", "unfinished_after_chaos", "processes_exited",
-        "s3_faults")}, indent=1)
+        "lost_granules", "short_of_copies", "stuck_detail", "stuck_examples",
+        "duplicated_examples", "corrupt_downloads", "orders", "unfinished_after_chaos",
+        "processes_exited", "s3_faults")}, indent=1)
     # 200 small granules and 2 large ones were made; every one must be archived and readable
     assert (result["granules"], result["large"]) == (202, 2)
     assert result["archived"] == 202, detail
