@@ -79,46 +79,42 @@ class Sampler(threading.Thread):
         self.join()
 
 
-def unfinished():
-    """{what: count} of work not in a final state: archive requests, ingest granules and
+def _unfinished_work():
+    """{what: queryset} of work not in a final state: archive requests, ingest granules and
     requests, orders and their items still being staged."""
     from backend.archive.models import ArchiveRequest
     from distribution.models import Order, OrderItem
     from ingest.models import IngestGranule, IngestRequest
 
-    out = {
-        "archive_requests": ArchiveRequest.objects.filter(state__in=ACTIVE).count(),
+    return {
+        "archive_requests": ArchiveRequest.objects.filter(state__in=ACTIVE),
         "ingest_granules": IngestGranule.objects.exclude(
-            state__in=[IngestGranule.State.ARCHIVED, IngestGranule.State.FAILED]).count(),
+            state__in=[IngestGranule.State.ARCHIVED, IngestGranule.State.FAILED]),
         "ingest_requests": IngestRequest.objects.filter(
-            state__in=[IngestRequest.State.RECEIVED, IngestRequest.State.RUNNING]).count(),
-        "orders": Order.objects.filter(
-            state__in=[Order.State.SUBMITTED, Order.State.STAGING]).count(),
+            state__in=[IngestRequest.State.RECEIVED, IngestRequest.State.RUNNING]),
+        "orders": Order.objects.filter(state__in=[Order.State.SUBMITTED, Order.State.STAGING]),
         "order_items": OrderItem.objects.filter(
             Q(state=OrderItem.State.WAITING)
-            & ~Q(order__state__in=[Order.State.CANCELLED, Order.State.EXPIRED])).count(),
+            & ~Q(order__state__in=[Order.State.CANCELLED, Order.State.EXPIRED])),
     }
-    return {k: v for k, v in out.items() if v}
 
 
-def stuck_examples(limit=5):
-    """The first unfinished archive requests and waiting order items, every column of each (a
+def unfinished():
+    """{what: count} of the work not in a final state (_unfinished_work), the nonzero ones."""
+    counts = {what: rows.count() for what, rows in _unfinished_work().items()}
+    return {what: n for what, n in counts.items() if n}
+
+
+def stuck_examples(limit=5, kinds=("archive_requests", "order_items")):
+    """The first rows of unfinished archive requests and order items, every column of each (a
     value JSON lacks as text): what a failed run's verdict shows, so a stuck piece of work can
     be told from the log alone."""
-    from backend.archive.models import ArchiveRequest
-    from distribution.models import Order, OrderItem
-
-    def rows(queryset):
-        return [{k: v if v is None or isinstance(v, bool | int | float | str) else str(v)
-                 for k, v in row.items()} for row in queryset.order_by("pk")[:limit].values()]
-
-    out = {
-        "archive_requests": rows(ArchiveRequest.objects.filter(state__in=ACTIVE)),
-        "order_items": rows(OrderItem.objects.filter(
-            Q(state=OrderItem.State.WAITING)
-            & ~Q(order__state__in=[Order.State.CANCELLED, Order.State.EXPIRED]))),
-    }
-    return {k: v for k, v in out.items() if v}
+    work = _unfinished_work()
+    out = {what: [{k: v if v is None or isinstance(v, bool | int | float | str) else str(v)
+                   for k, v in row.items()}
+                  for row in work[what].order_by("pk")[:limit].values()]
+           for what in kinds}
+    return {what: rows for what, rows in out.items() if rows}
 
 
 def wait_quiet(timeout_s, settle_s=12.0, on_tick=None):
