@@ -12,6 +12,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from backend.errors import NotFound
+from backend.filtering import FilterSet
 
 from . import directory, oidc, roles
 from .models import AuditEvent, Provider, SignInRule
@@ -185,7 +186,7 @@ class UtcInstantFilter(django_filters.IsoDateTimeFilter):
     field_class = UtcInstantField
 
 
-class AuditFilter(django_filters.FilterSet):
+class AuditFilter(FilterSet):
     target_type = django_filters.CharFilter(max_length=40)
     target_id = django_filters.CharFilter(max_length=64)
     actor = django_filters.CharFilter(field_name="actor_name", max_length=150)

@@ -11,7 +11,7 @@ import django_filters
 from django.core.exceptions import ValidationError
 from django.utils.dateparse import parse_date, parse_datetime
 
-from backend.filtering import StrictFilterSet
+from backend.filtering import FilterSet, StrictFilterSet
 
 from . import shapes
 from .geo import BBoxError, parse_bbox
@@ -133,7 +133,7 @@ class CollectionFilter(StrictFilterSet):
         return queryset
 
 
-class GranuleFilter(django_filters.FilterSet):
+class GranuleFilter(FilterSet):
     collection = django_filters.CharFilter(
         method="filter_collection", label="Collection key(s) SHORT.VERSION, comma-separated",
     )

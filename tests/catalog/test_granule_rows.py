@@ -61,3 +61,29 @@ def test_the_rows_values(granules):
     assert {f["name"] for f in outlined["files"]} == {"a.jpg", "b.jpg", "data.hdf"}
     assert outlined["footprint"]["type"] == "MultiPolygon"     # split at 180°
     assert boxless["bbox"] is None and boxless["footprint"] is None
+
+
+def _timelines():
+    from backend.catalog.services import Timeline
+
+    hours = [{"start": datetime(2024, 5, 6, h, tzinfo=UTC), "count": h * 3} for h in range(24)]
+    odd = datetime(2023, 12, 31, 23, 59, 59, 999999, tzinfo=UTC)
+    return [Timeline("hour", sum(b["count"] for b in hours), hours),
+            Timeline("day", 0, []),
+            Timeline("month", 7, [{"start": odd, "count": 7}])]
+
+
+@pytest.mark.parametrize("zone", ["UTC", "America/Denver"])
+def test_a_timeline_is_what_the_fields_write(granules, zone):
+    from django.utils import timezone
+    from rest_framework import serializers
+
+    from backend.catalog.serializers import TimelineSerializer
+
+    with timezone.override(zone):
+        for timeline in [*_timelines(), services.granule_timeline(page(), "day")]:
+            by_fields = serializers.Serializer.to_representation(TimelineSerializer(), timeline)
+            fast = TimelineSerializer(timeline).data
+            assert JSONRenderer().render(fast) == JSONRenderer().render(by_fields)
+    assert TimelineSerializer(_timelines()[2]).data["buckets"] == [
+        {"start": "2023-12-31T23:59:59.999999Z", "count": 7}]
