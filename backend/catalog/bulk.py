@@ -49,6 +49,39 @@ def insert(objs, *, need_ids=False):
     return objs
 
 
+def upsert(objs, *, unique_fields, update_fields, batch=5000):
+    """Insert unsaved objects of one model; where a row with the same `unique_fields` exists,
+    set its `update_fields` from the object instead (bulk_create's update_conflicts). On
+    PostgreSQL one INSERT ... SELECT FROM unnest(an array per column) ON CONFLICT per `batch`
+    rows: bulk_create spells a placeholder per value, and psycopg splitting a statement of
+    thousands of them was a third of a small-file recall's CPU (issue #28). Objects get no
+    ids. Returns `objs`."""
+    objs = list(objs)
+    if not objs:
+        return objs
+    model = type(objs[0])
+    if connection.vendor != "postgresql" or len(objs) < MIN_ROWS:
+        model.objects.bulk_create(objs, batch_size=1000, update_conflicts=True,
+                                  unique_fields=unique_fields, update_fields=update_fields)
+        return objs
+    meta, qn = model._meta, connection.ops.quote_name
+    fields = [f for f in meta.concrete_fields if not f.primary_key]
+    _fill_timestamps(fields, objs)
+    row_of = _row_maker(fields)
+    updated = [qn(meta.get_field(name).column) for name in update_fields]
+    sql = (f"INSERT INTO {qn(meta.db_table)} ({', '.join(qn(f.column) for f in fields)}) "
+           f"SELECT * FROM unnest({', '.join(f'%s::{f.db_type(connection)}[]' for f in fields)})"
+           f" ON CONFLICT ({', '.join(qn(meta.get_field(n).column) for n in unique_fields)}) "
+           f"DO UPDATE SET {', '.join(f'{c} = excluded.{c}' for c in updated)}")
+    with connection.cursor() as cursor:
+        for at in range(0, len(objs), batch):
+            rows = [row_of(obj) for obj in objs[at:at + batch]]
+            cursor.execute(sql, [list(column) for column in zip(*rows, strict=True)])
+    for obj in objs:
+        obj._state.adding, obj._state.db = False, "default"
+    return objs
+
+
 def new(model, related=None, **values):
     """An unsaved `model` instance with `values` (by attname: `file_id`, not `file`) and every
     other field's default, as model(**values) would make it, without Model.__init__: building

@@ -76,3 +76,37 @@ def test_update_returning_answers_the_rows_it_changed():
     assert set(Granule.objects.filter(state=Granule.State.ARCHIVED).values_list(
         "pk", flat=True)) == {g.pk for g in granules[5:10]}
     assert Granule.objects.get(pk=granules[5].pk).archived_at == T0
+
+
+@pytest.mark.parametrize("n", [10, 80])      # below MIN_ROWS: Django's upsert; above: unnest
+def test_upsert_inserts_the_new_and_updates_only_the_named_fields_of_the_rest(n):
+    from backend.archive.models import CacheEntry
+
+    collection = CollectionFactory()
+    granules = bulk.insert(_granules(collection, n), need_ids=True)
+    files = bulk.insert([File(granule=g, name="f.nc", size=7, checksum_type="MD5",
+                              checksum="a" * 32) for g in granules], need_ids=True)
+    old = T0 - timedelta(days=9)
+    before = {e.file_id: e for e in CacheEntry.objects.bulk_create(
+        [CacheEntry(file=f, state="dirty", size=1, pinned=True, last_access=old,
+                    keep_until=old, blocks=b"old") for f in files[::3]])}
+    CacheEntry.objects.filter(file_id__in=list(before)).update(created_at=old)
+    entries = [bulk.new(CacheEntry, file_id=f.pk, state="clean", size=100 + i, last_access=T0,
+                        keep_until=T0, checked=f"c{i}", verified_at=T0,
+                        blocks=bytes([i % 256, 0, 255]) if i % 2 else None)
+               for i, f in enumerate(files)]
+    bulk.upsert(entries, unique_fields=["file"],
+                update_fields=["state", "size", "last_access", "checked", "verified_at", "blocks"])
+    stored = {e.file_id: e for e in CacheEntry.objects.filter(file__in=files)}
+    assert len(stored) == n
+    for i, f in enumerate(files):
+        row = stored[f.pk]
+        assert (row.state, row.size, row.last_access, row.checked, row.verified_at) == (
+            "clean", 100 + i, T0, f"c{i}", T0)
+        assert (bytes(row.blocks) if row.blocks is not None else None) == (
+            bytes([i % 256, 0, 255]) if i % 2 else None)
+        if f.pk in before:      # kept: the fields not named, the id, when it was made
+            assert (row.pk, row.pinned, row.keep_until, row.created_at) == (
+                before[f.pk].pk, True, old, old)
+        else:
+            assert (row.pinned, row.keep_until) == (False, T0) and row.created_at > old

@@ -32,7 +32,7 @@ from backend.archive.signals import files_recalled
 from backend.catalog import checksums
 from backend.catalog.models import File, Granule
 from backend.errors import Conflict
-from backend.metrics.models import TransferRecord
+from backend.metrics.models import TransferRecord, TransferRollup
 from tests.archive_fixtures import (
     archive_granules,
     archived_collection,
@@ -489,6 +489,27 @@ def test_recalls_commit_in_batches_each_file_verified_and_counted_once(
         ("done", 1000 * (n + 1)) for n in range(5))
     recalled = TransferRecord.objects.filter(direction="recall")
     assert (recalled.count(), recalled.aggregate(total=Sum("bytes"))["total"]) == (5, 15000)
+
+
+def test_a_batch_of_recalls_records_a_transfer_per_file_in_the_roll_ups(archive):
+    """Sixty recalls commit together (their transfers written in one go, COPY on PostgreSQL):
+    one recall transfer per file with its size and collection, and the day's roll-up holds
+    their sum."""
+    collection, root = archive
+    sizes = [700 + 13 * n for n in range(60)]
+    files = _files(archive_granules(collection, root / "staging", sizes))
+    for f in files:
+        services.cache_path(f).unlink()
+    CacheEntry.objects.filter(file__in=files).delete()
+    services.make_available(files)
+    services.run_until_idle()
+    recalled = TransferRecord.objects.filter(direction="recall")
+    assert sorted(recalled.values_list("bytes", flat=True)) == sorted(sizes)
+    assert set(recalled.values_list("collection_id", flat=True)) == {collection.pk}
+    assert all(r.started_at <= r.ended_at for r in recalled)
+    day = TransferRollup.objects.filter(period="day", direction="recall")
+    assert (day.aggregate(n=Sum("bytes"))["n"], day.aggregate(n=Sum("transfers"))["n"]) == (
+        sum(sizes), 60)
 
 
 def test_a_stale_entry_is_replaced_by_the_recall_and_the_cache_totals_agree(archive):

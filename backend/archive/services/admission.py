@@ -158,11 +158,9 @@ def _register_in_cache(batch, fresh=None):
         # rows are streamed (Django's upsert spells each of their ten values into the SQL)
         bulk.insert(entries)
     else:
-        CacheEntry.objects.bulk_create(entries, batch_size=1000, update_conflicts=True,
-                                       unique_fields=["file"],
-                                       update_fields=["state", "size", "last_access",
-                                                      "keep_until", "checked", "verified_at",
-                                                      "blocks"])
+        bulk.upsert(entries, unique_fields=["file"],
+                    update_fields=["state", "size", "last_access", "keep_until", "checked",
+                                   "verified_at", "blocks"])
     # a granule admitted for the first time has no migration or copy yet: only the others
     # (admitted again after a crash, a new copy for an archived one) are looked up
     seen = [f for f, _, _ in wanted if f.granule_id not in fresh]

@@ -17,6 +17,7 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
+from backend.catalog import bulk
 from backend.catalog.models import File
 from backend.metrics.models import TransferRecord
 from backend.metrics.services import record_transfers
@@ -108,26 +109,26 @@ class Arrivals:
         _sync([x.path for x in landed])
         file_ids = [x.request.file_id for x in landed]
         with transaction.atomic():
-            CacheEntry.objects.bulk_create(
-                [_entry(x) for x in landed], batch_size=500, update_conflicts=True,
-                unique_fields=["file"], update_fields=_ENTRY_FIELDS)
+            bulk.upsert([_entry(x) for x in landed], unique_fields=["file"],
+                        update_fields=_ENTRY_FIELDS)
             # a repack's or repair's migration queued behind its recall keeps the bytes from
             # the purge until its copy is written
             Req.objects.filter(file_id__in=file_ids, kind=Req.Kind.MIGRATE,
                                state=Req.State.QUEUED, error=WAITING_FOR_CACHE).update(error="")
             _done(landed)
-            record_transfers(TransferRecord(
-                direction=TransferRecord.Direction.RECALL, bytes=x.request.file.size,
-                started_at=x.started, ended_at=x.finished,
-                collection_id=x.request.file.granule.collection_id) for x in landed)
+            record_transfers((bulk.new(
+                TransferRecord, direction=TransferRecord.Direction.RECALL,
+                bytes=x.request.file.size, started_at=x.started, ended_at=x.finished,
+                collection_id=x.request.file.granule.collection_id) for x in landed),
+                insert=bulk.insert)
             transaction.on_commit(lambda: files_recalled.send(sender=File, file_ids=file_ids))
 
 
 def _entry(x):
     f = x.request.file
-    return CacheEntry(file_id=f.pk, state=CacheEntry.State.CLEAN, size=f.size,
-                      last_access=x.finished, checked=x.checked,     # the bytes just matched
-                      verified_at=x.finished, blocks=x.blocks)
+    return bulk.new(CacheEntry, file_id=f.pk, state=CacheEntry.State.CLEAN, size=f.size,
+                    last_access=x.finished, checked=x.checked,     # the bytes just matched
+                    verified_at=x.finished, blocks=x.blocks)
 
 
 def _sync(paths):
