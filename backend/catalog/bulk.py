@@ -13,6 +13,8 @@ from django.db import models as m
 from django.db.models.base import ModelState
 from django.utils import timezone
 
+from .lookups import array_of
+
 # Fields whose attribute psycopg takes as it is (ForeignKey's attname is the id).
 _AS_IS = (m.IntegerField, m.BigIntegerField, m.SmallIntegerField, m.CharField, m.TextField,
           m.BooleanField, m.FloatField, m.DateTimeField, m.ForeignKey)
@@ -149,7 +151,8 @@ def update_returning(model, pks, assign, returning, where="", params=()):
         for at in range(0, len(pks), 500):
             part = pks[at:at + 500]
             if connection.vendor == "postgresql":
-                ids, id_params = f"{qn(model._meta.pk.column)} = ANY(%s)", [part]
+                ids = f"{qn(model._meta.pk.column)} = ANY(%s::{array_of(model._meta.pk)})"
+                id_params = [part]
             else:
                 ids = f"{qn(model._meta.pk.column)} IN ({', '.join(['%s'] * len(part))})"
                 id_params = part

@@ -71,3 +71,36 @@ def test_a_set_of_ids_and_ids_through_a_foreign_key(granules):
     assert set(Granule.objects.filter(pk__in=chosen).values_list("pk", flat=True)) == chosen
     assert set(File.objects.filter(granule__in=chosen).values_list(
         "granule_id", flat=True)) == chosen
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql",
+                    reason="the array's cast is PostgreSQL's; SQLite's driver refuses an int "
+                           "past 64 bits itself (the API's answer: test_no_5xx_from_input.py)")
+def test_ids_out_of_the_columns_range_match_nothing_and_fail_nothing(granules):
+    """The array has the column's type (bigint for keys, integer for a version): a value no
+    such column can hold matches no row, where a cast would have failed the statement."""
+    chosen = [g.pk for g in granules[:20]]
+    huge = [2**63, -(2**63) - 1, 10**30]
+    assert sorted(Granule.objects.filter(pk__in=chosen + huge).values_list(
+        "pk", flat=True)) == sorted(chosen)
+    assert Granule.objects.filter(pk__in=huge * 6).count() == 0
+    assert Granule.objects.exclude(pk__in=huge * 6).count() == len(granules)
+    versions = list(range(1, 20)) + [2**31, 2**40]
+    assert Granule.objects.filter(version__in=versions).count() == len(granules)
+    assert Granule.objects.filter(version__in=[2**31 + i for i in range(20)]).count() == 0
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL's array parameter")
+def test_the_array_parameter_has_the_columns_type(granules):
+    """Small ids are sent as the column's bigint[], not the smallint[] psycopg would choose,
+    which PostgreSQL does not hash against a bigint column."""
+    small = [g.pk for g in granules[:20]]
+    assert max(small) < 2**15
+    _, sql = _sql(Granule.objects.filter(pk__in=small).values_list("pk", flat=True))
+    assert "= ANY(" in sql and "::bigint[]" in sql
+    _, sql = _sql(File.objects.filter(granule_id__in=small).values_list("pk", flat=True))
+    assert "::bigint[]" in sql
+    _, sql = _sql(Granule.objects.filter(version__in=list(range(1, 20))).values_list("pk"))
+    assert "::integer[]" in sql
+    _, sql = _sql(Granule.objects.filter(granule_id__in=[str(n) for n in range(20)]))
+    assert "::" not in sql.split("= ANY(")[1].split(")")[0]

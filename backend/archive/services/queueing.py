@@ -94,9 +94,10 @@ def _claim_returning(ids, assign):
     sets = ", ".join(f"{qn(column)} = %s" for column in assign)
     values = [connection.ops.adapt_datetimefield_value(v) if hasattr(v, "tzinfo") else v
               for v in assign.values()]
+    array = bulk.array_of(Req._meta.pk)
     sql = (f"UPDATE {request} SET {sets} FROM {file} JOIN {granule} "
            f"ON {granule}.id = {file}.granule_id "
-           f"WHERE {request}.id IN (SELECT id FROM {request} WHERE id = ANY(%s) "
+           f"WHERE {request}.id IN (SELECT id FROM {request} WHERE id = ANY(%s::{array}) "
            f"AND state = %s ORDER BY id FOR UPDATE SKIP LOCKED) "
            f"AND {request}.state = %s AND {file}.id = {request}.file_id RETURNING {picked}")
     with connection.cursor() as cursor:
