@@ -62,17 +62,19 @@ class _ArrayIn:
         return super().as_sql(compiler, connection)
 
 
-_LIMITS = {"smallint[]": 1 << 15, "integer[]": 1 << 31, "bigint[]": 1 << 63}
+# an integer column's array type and the bound of its values, the narrower classes first
+# (BigIntegerField and SmallIntegerField are IntegerFields too)
+_INTEGER_ARRAYS = ((BigIntegerField, "bigint[]", 1 << 63),
+                   (SmallIntegerField, "smallint[]", 1 << 15),
+                   (IntegerField, "integer[]", 1 << 31))
+_LIMITS = {array: limit for _, array, limit in _INTEGER_ARRAYS}
 
 
 def array_of(field):
     """The PostgreSQL array type of an integer column's values (a key's, a foreign key's), or
     None for any other column."""
     field = getattr(field, "target_field", None) if isinstance(field, ForeignObject) else field
-    if not isinstance(field, IntegerField):
-        return None
-    return ("bigint[]" if isinstance(field, BigIntegerField)
-            else "smallint[]" if isinstance(field, SmallIntegerField) else "integer[]")
+    return next((array for kind, array, _ in _INTEGER_ARRAYS if isinstance(field, kind)), None)
 
 
 class ArrayIn(_ArrayIn, In):
