@@ -429,6 +429,31 @@ def test_a_file_pinned_while_dirty_ends_pinned_and_the_others_clean(archive):
     assert sorted(states.values()) == [CacheEntry.State.CLEAN] * 2
 
 
+def test_a_write_batch_adds_to_the_shared_roll_ups_last(archive):
+    """Every mover adds to the same roll-up rows, each held locked until its transaction
+    commits: a batch adds to them only after its granules are marked ARCHIVED and their
+    events written, so the other drive does not wait out the rest of the batch."""
+    collection, root = archive
+    granules = [staged_granule(collection, root / "staging", sizes=(2000,)) for _ in range(3)]
+    for granule, sources in granules:
+        assert services.archive_granule(granule, sources).admitted
+    with CaptureQueriesContext(connection) as queries:
+        services.run_until_idle()
+    statements = [q["sql"] for q in queries.captured_queries]
+    (archived,) = [i for i, sql in enumerate(statements)
+                   if sql.startswith('UPDATE "catalog_granule" SET "state"')]
+    # the batch that wrote the last copies: from its copies' insert to its ARCHIVED update
+    copies = max(i for i, sql in enumerate(statements[:archived])
+                 if sql.startswith(("INSERT INTO \"archive_filecopy\"",
+                                    "COPY \"archive_filecopy\"")))
+    rollups = [i for i, sql in enumerate(statements) if "metrics_transferrollup" in sql]
+    assert not [i for i in rollups if copies < i < archived]
+    assert [i for i in rollups if i > archived]
+    assert Granule.objects.filter(state=Granule.State.ARCHIVED).count() == 3
+    day = TransferRollup.objects.filter(period="day", direction="migrate")
+    assert day.aggregate(n=Sum("bytes"))["n"] == 2 * 3 * 2000
+
+
 def _evict(files):
     CacheEntry.objects.filter(file__in=files).delete()
     for f in files:

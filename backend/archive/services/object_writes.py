@@ -10,7 +10,6 @@ from django.db.models import F
 from django.utils import timezone
 
 from backend.catalog import bulk, checksums
-from backend.metrics.services import record_transfer
 
 from .. import tape
 from ..media import MediumError, Stored
@@ -24,6 +23,7 @@ from .writing import (
     cached_file_changed,
     clean_complete_files,
     in_cache,
+    record_moved,
     release_replaced,
     segment_numbers,
 )
@@ -182,8 +182,7 @@ def _record_object_writes(written, buckets, started):
         state=Req.State.DONE, bytes_done=F("bytes_total"), error="", finished_at=now,
         lease_until=None)
     clean = clean_complete_files(requests)
-    for collection, nbytes in moved.values():
-        record_transfer("migrate", nbytes, started, now, collection)
     release_replaced(requests, now)
     complete_granules_if_archived(sorted({r.file.granule_id for r in requests
                                           if r.file_id in clean}), clean)
+    record_moved(moved, started, now)

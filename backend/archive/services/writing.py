@@ -318,8 +318,6 @@ def _record_writes(drive, volume, written, verified, end_of_data, unwritten, sta
     Req.objects.bulk_update([r for r, _, _ in written if r.state != Req.State.DONE],
                             ["bytes_done", "error", "state", "drive", "attempts"])
     clean = clean_complete_files(done)
-    for collection, nbytes in moved.values():
-        record_transfer("migrate", nbytes, started, now, collection)
     _advance_volume(volume, written, copies, len(copies), end_of_data, unwritten)
     # after the volume is saved: a replaced segment on this same volume is taken off its counts
     # (released first, the save of the volume read before would count it again)
@@ -331,6 +329,15 @@ def _record_writes(drive, volume, written, verified, end_of_data, unwritten, sta
               current_rate_b_s=sum(r.length for _, r, _ in written) / elapsed)
     complete_granules_if_archived(sorted({r.file.granule_id for r in done
                                           if r.file_id in clean}), clean)
+    record_moved(moved, started, now)
+
+
+def record_moved(moved, started, now):
+    """A write batch's transfer records, one per collection: the last statements of its
+    transaction, as the roll-up rows they add to are shared by every mover and each is held
+    locked until commit (taken earlier, the other drive waited out the rest of the batch)."""
+    for collection, nbytes in moved.values():
+        record_transfer("migrate", nbytes, started, now, collection)
 
 
 def _settle_requests(volume, written, verified, now):
