@@ -55,6 +55,8 @@ def test_a_tiny_tape_run_archives_and_recalls_every_granule_with_its_bytes_on_th
         assert 0 < row["recall_tape_s"] <= row["recall_s"]
         assert row["recall_statements_per_file"] > 0
     assert result["large"]["plain_read_landed_mb_s"] > 0
+    assert result["large"]["cache_disk_write_mb_s"] > 0
+    assert result["large"]["ratio_recall_bound"] >= result["large"]["ratio_recall"]
     assert result["small_per_file_plain"]["read_mb_s"] > 0
 
     # the library it started is stopped
