@@ -263,6 +263,12 @@ class FileCopy(models.Model):
     checksum = models.CharField(max_length=128, help_text="Of this segment's bytes")
     state = models.CharField(max_length=10, choices=State.choices, default=State.WRITTEN)
     verified_at = models.DateTimeField(null=True, blank=True)
+    blocks = models.BinaryField(
+        null=True, blank=True,
+        help_text="a whole-file copy on tape: the block map (serving.block_sum of each 4 MiB "
+                  "block) of the bytes its write's read-back matched to the catalog checksum; "
+                  "a recall checks the bytes it reads against it instead of hashing them again",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -344,41 +350,6 @@ class CacheEntry(models.Model):
 
     def __str__(self):
         return f"{self.file} ({self.state})"
-
-
-class QueueTotal(models.Model):
-    """Queued and running archive requests per kind, state and volume group (0: none), with
-    their bytes, kept as deltas by statement triggers on the requests (PostgreSQL; migration
-    0011_totals_as_deltas; see backend.dbtriggers), so the queues board sums a few rows, not
-    every pending request. On SQLite nothing keeps it."""
-
-    kind = models.CharField(max_length=8)
-    state = models.CharField(max_length=10)
-    group_id = models.BigIntegerField(default=0)
-    requests = models.BigIntegerField(default=0)
-    bytes_total = models.BigIntegerField(default=0)
-
-    class Meta:
-        # rows are deltas (several per key until compacted): readers sum them
-        indexes = [models.Index(fields=["kind", "state", "group_id"], name="queue_total_key")]
-
-    def __str__(self):
-        return f"{self.kind}/{self.state}/{self.group_id}: {self.requests}"
-
-
-class CacheStateTotal(models.Model):
-    """Bytes and entries of the cache in each state, kept as deltas by statement triggers on
-    the cache entries (PostgreSQL; migration 0011_totals_as_deltas; see backend.dbtriggers),
-    so the archive board's cache gauge sums a few rows, not every cached file. On SQLite
-    nothing keeps it and cache_usage sums the entries."""
-
-    # rows are deltas (several per state until compacted): readers sum them
-    state = models.CharField(max_length=8, choices=CacheEntry.State.choices, db_index=True)
-    bytes = models.BigIntegerField(default=0)
-    entries = models.BigIntegerField(default=0)
-
-    def __str__(self):
-        return f"{self.state}: {self.bytes} B in {self.entries}"
 
 
 class ArchiveRequest(models.Model):
@@ -497,4 +468,5 @@ class ArchiveRequest(models.Model):
 # the reconciliation runs live in a module of their own (this one stays under 500 lines)
 from .reconciliation_models import Discrepancy, Reconciliation  # noqa: E402, F401
 from .share_models import RecallShare  # noqa: E402, F401
+from .total_models import CacheStateTotal, QueueTotal  # noqa: E402, F401
 

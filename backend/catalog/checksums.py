@@ -54,7 +54,11 @@ class _Adler32:
 
 
 def hasher(kind):
-    """A fresh streaming hasher with update(bytes) and hexdigest()."""
+    """A fresh streaming hasher with update(bytes) and hexdigest(). `kind` is a checksum type,
+    or a callable that makes the hasher: a reader that wants more of the bytes than their
+    checksum (the archive's read-back takes their block map on the way) passes its own."""
+    if callable(kind):
+        return kind()
     kind = normalise(kind)
     if kind == "MD5":
         return hashlib.md5(usedforsecurity=False)

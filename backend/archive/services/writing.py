@@ -23,6 +23,7 @@ from .paths import cache_location, medium_of, member_name
 from .queueing import Req, requeue
 from .recall import drop_damaged_cache, wait_for_recall
 from .remedies import CACHE_CHANGED
+from .serving import BlockMap
 
 log = logging.getLogger(__name__)
 
@@ -83,8 +84,8 @@ def write_copies(drive, volume, requests):
         # that did not read back, and write the members after it again
         end_of_data = rejected[0][1].position
         medium_of(volume, drive).cut(end_of_data)
-    _record_writes(drive, volume, kept, verified, end_of_data, unwritten, started,
-                   again=[r for r, _, _ in rejected[1:]])
+    _record_writes(drive, volume, kept, checking.maps(verified), end_of_data, unwritten,
+                   started, again=[r for r, _, _ in rejected[1:]])
     if rejected:
         _read_back_failed(rejected[0][0], volume)
     else:
@@ -260,13 +261,28 @@ def _expected_checksum(file, offset, length, spanning):
 READ_BACK_AHEAD = 64 << 20
 
 
+class _Mapped:
+    """A hasher of the catalog's checksum type that takes the block map of the same bytes on
+    the way: a whole file's member, read back from its start."""
+
+    def __init__(self, kind):
+        self.digest, self.map = checksums.hasher(kind), BlockMap()
+
+    def update(self, data):
+        self.digest.update(data)
+        self.map.update(data)
+
+    def hexdigest(self):
+        return self.digest.hexdigest()
+
+
 class _ReadBack:
     """The read-back of a write batch: large members checked in a thread as soon as they are
     on disk, the rest after the batch is synced. finish() -> ids of requests whose bytes match
-    the catalog checksum."""
+    the catalog checksum; maps() -> the block maps of those that are whole files."""
 
     def __init__(self, volume, drive=None):
-        self.volume, self.pool, self.early = volume, None, {}
+        self.volume, self.pool, self.early, self.mapped = volume, None, {}, {}
         self.medium = medium_of(volume, drive)
 
     def start(self, request, result):
@@ -274,13 +290,29 @@ class _ReadBack:
             self.pool = ThreadPoolExecutor(1, thread_name_prefix="read-back")
         self.early[request.pk] = self.pool.submit(self._matches, request, result)
 
+    def _kind(self, request, result):
+        """What the member is hashed with: the catalog's checksum type, and for a whole file
+        (not a segment) its block map too, kept on the copy for the recalls that read it."""
+        f = request.file
+        if request.bytes_done or result.length != f.size:
+            return f.checksum_type
+
+        def mapped():
+            self.mapped[request.pk] = _Mapped(f.checksum_type)
+            return self.mapped[request.pk]
+        return mapped
+
+    def maps(self, verified):
+        """{request id: block map} of the verified whole files."""
+        return {pk: m.map.digest() for pk, m in self.mapped.items() if pk in verified}
+
     def finish(self, written):
         try:
             rest = [(request, result) for request, result, _ in written
                     if request.pk not in self.early]
             digests = self.medium.read_many(
-                [(result.data_offset, result.length, request.file.checksum_type)
-                            for request, result in rest],
+                [(result.data_offset, result.length, self._kind(request, result))
+                 for request, result in rest],
                 drop_cache=settings.GRANARY_VERIFY_FROM_DISK)
             good = {request.pk for (request, result), digest in zip(rest, digests, strict=True)
                     if self._same(request, result, digest)}
@@ -292,7 +324,7 @@ class _ReadBack:
 
     def _matches(self, request, result):
         readback = self.medium.read(result.data_offset, result.length,
-                                    request.file.checksum_type,
+                                    self._kind(request, result),
                                     drop_cache=settings.GRANARY_VERIFY_FROM_DISK)
         return self._same(request, result, readback)
 
@@ -305,13 +337,14 @@ class _ReadBack:
 
 
 @transaction.atomic
-def _record_writes(drive, volume, written, verified, end_of_data, unwritten, started, again=()):
-    """Record a write batch in bulk: its copies, its requests, the cache entries made clean,
-    one transfer record per collection and the granules now archived. `again`: requests whose
-    members were cut off behind a failed one, back in the queue uncharged."""
+def _record_writes(drive, volume, written, maps, end_of_data, unwritten, started, again=()):
+    """Record a write batch in bulk: its copies (with the block maps in `maps` by request),
+    its requests, the cache entries made clean, one transfer record per collection and the
+    granules now archived. `again`: requests whose members were cut off behind a failed one,
+    back in the queue uncharged."""
     now = timezone.now()
     volume = Volume.objects.select_for_update().get(pk=volume.pk)
-    copies, done, moved = _settle_requests(volume, written, verified, now)
+    copies, done, moved = _settle_requests(volume, written, maps, now)
     bulk.insert(copies)
     Req.objects.filter(pk__in=[r.pk for r in done]).update(
         state=Req.State.DONE, bytes_done=F("bytes_total"), error="", finished_at=now)
@@ -340,10 +373,11 @@ def record_moved(moved, started, now):
         record_transfer("migrate", nbytes, started, now, collection)
 
 
-def _settle_requests(volume, written, verified, now):
+def _settle_requests(volume, written, maps, now):
     """The copies a write batch leaves on `volume` (every member in `written` read back
-    good), the requests it finished and the bytes it moved per collection. Each request is
-    settled in memory: done, or queued with the rest of a spanning file."""
+    good; a whole file's with its block map from `maps`), the requests it finished and the
+    bytes it moved per collection. Each request is settled in memory: done, or queued with the
+    rest of a spanning file."""
     copies, done, moved = [], [], {}
     for request, result, segment in written:
         f = request.file
@@ -352,7 +386,7 @@ def _settle_requests(volume, written, verified, now):
             file_offset=request.bytes_done, volume_id=volume.pk, position=result.position,
             data_offset=result.data_offset, length=result.length,
             checksum_type=f.checksum_type, checksum=result.checksum,
-            state=FileCopy.State.VERIFIED, verified_at=now,
+            state=FileCopy.State.VERIFIED, verified_at=now, blocks=maps.get(request.pk),
         ))
         request.bytes_done += result.length
         request.error = ""
