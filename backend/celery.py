@@ -2,7 +2,7 @@
 import os
 
 from celery import Celery
-from celery.signals import celeryd_init
+from celery.signals import celeryd_init, worker_process_init, worker_ready
 from kombu import Exchange, Queue
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "backend.settings")
@@ -59,3 +59,14 @@ def _yield_to_the_web(**_):
     from backend.host import lower_priority
 
     lower_priority(int(os.environ.get("GRANARY_WORKER_NICE", "10")))
+
+
+@worker_process_init.connect
+@worker_ready.connect
+def _settle(**_):
+    """Once a pool process (prefork's children) or the worker itself (the solo and thread
+    pools run tasks in it) has started, what it loaded is set aside from the garbage
+    collector's full collections (backend.host.settle_started)."""
+    from backend.host import settle_started
+
+    settle_started()

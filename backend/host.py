@@ -1,10 +1,12 @@
-"""What the host lets this process have, as the kernel will enforce it: memory so far.
+"""What the host lets this process have, as the kernel will enforce it (memory, CPU priority),
+and what a long-lived process does with its own memory once it has started.
 
 A service under systemd's MemoryMax= or in a container with a memory limit gets its page cache
 charged to its memory cgroup, so the memory it may fill is the cgroup's limit, not the
 machine's RAM.
 """
 import functools
+import gc
 import os
 from pathlib import Path
 
@@ -68,3 +70,14 @@ def lower_priority(nice):
     if nice > current:
         current = os.nice(nice - current)
     return current
+
+
+def settle_started():
+    """Move every object alive now (Django, its apps, Celery, the URLconf: about 156,000) out
+    of the garbage collector's view for good, once a process has started and before it serves.
+    They live as long as the process, yet each full collection walked them all again: a worker
+    whose batches build tens of thousands of rows as objects ran several a batch. In `bench
+    ingest-small` the four worker processes spent 1.3-1.8 s each in full collections, about a
+    quarter of their CPU; with this, 0.04-0.32 s. Returns how many objects were set aside."""
+    gc.freeze()
+    return gc.get_freeze_count()
