@@ -98,14 +98,14 @@ def test_a_byte_changed_on_one_copy_is_found_by_its_map_and_the_other_copy_serve
     f, data = archived
     _evict(f)
     first, second = _copies(f)
-    # the recall reads whichever copy its scheduler picks: both orders end the same way
     flip_byte(first.volume, first.data_offset + BLOCK + 5)
     with caplog.at_level(logging.ERROR):
         _recall(f, monkeypatch)
     assert hashlib.md5(services.cache_path(f).read_bytes()).digest() == hashlib.md5(data).digest()
     assert FileCopy.objects.get(pk=second.pk).state == "verified"
-    if FileCopy.objects.get(pk=first.pk).state == "bad":
-        assert "does not match the block map recorded when the copy was verified" in caplog.text
+    # copy 1 was read first, found by its map, and written again from the recalled bytes
+    assert "does not match the block map recorded when the copy was verified" in caplog.text
+    assert FileCopy.objects.get(pk=first.pk).state in ("bad", "released")
 
 
 @BOTH
