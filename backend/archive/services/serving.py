@@ -111,6 +111,21 @@ class BlockMap:
         return bytes(self.sums + (self._block.digest() if self.size % BLOCK else b""))
 
 
+class MappedDigest:
+    """A hasher of `kind` (checksums.hasher's) that takes the block map of the same bytes on
+    the way, as hash_blocks does from a file: the archive's read-back of a whole file."""
+
+    def __init__(self, kind):
+        self.digest, self.map = checksums.hasher(kind), BlockMap()
+
+    def update(self, data):
+        self.digest.update(data)
+        self.map.update(data)
+
+    def hexdigest(self):
+        return self.digest.hexdigest()
+
+
 def _open(file, touch=True):
     """(handle, fingerprint now, entry row (checked, verified_at, blocks)) of a cached file."""
     if touch and not touch_if_cached(file):

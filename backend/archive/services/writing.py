@@ -23,7 +23,7 @@ from .paths import cache_location, medium_of, member_name
 from .queueing import Req, requeue
 from .recall import drop_damaged_cache, wait_for_recall
 from .remedies import CACHE_CHANGED
-from .serving import BlockMap
+from .serving import MappedDigest
 
 log = logging.getLogger(__name__)
 
@@ -261,21 +261,6 @@ def _expected_checksum(file, offset, length, spanning):
 READ_BACK_AHEAD = 64 << 20
 
 
-class _Mapped:
-    """A hasher of the catalog's checksum type that takes the block map of the same bytes on
-    the way: a whole file's member, read back from its start."""
-
-    def __init__(self, kind):
-        self.digest, self.map = checksums.hasher(kind), BlockMap()
-
-    def update(self, data):
-        self.digest.update(data)
-        self.map.update(data)
-
-    def hexdigest(self):
-        return self.digest.hexdigest()
-
-
 class _ReadBack:
     """The read-back of a write batch: large members checked in a thread as soon as they are
     on disk, the rest after the batch is synced. finish() -> ids of requests whose bytes match
@@ -298,7 +283,7 @@ class _ReadBack:
             return f.checksum_type
 
         def mapped():
-            self.mapped[request.pk] = _Mapped(f.checksum_type)
+            self.mapped[request.pk] = MappedDigest(f.checksum_type)
             return self.mapped[request.pk]
         return mapped
 
