@@ -22,6 +22,14 @@ def task_named(name):
     return current_app.tasks[name]
 
 
+def eager():
+    """Whether tasks run where they are sent (tests, the command line): a nudge may then run a
+    storage manager's tick, and a mover, in the sender's own thread."""
+    from celery import current_app
+
+    return bool(current_app.conf.task_always_eager)
+
+
 def send(task, *args, queue=None):
     """Publish task(*args) now (to `queue` when given, else where the task is routed); False,
     logged, when the broker cannot take the message. `task`: a task, or its name."""

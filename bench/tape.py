@@ -23,6 +23,7 @@ the slower of that and the plain read, as it lands its bytes durably before they
 import functools
 import hashlib
 import os
+import threading
 import time
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
@@ -191,18 +192,30 @@ def _through_granary(collection, prefix, paths, digests, size):
 
 @contextmanager
 def _statements():
-    """How many SQL statements the run's connection sends meanwhile (the movers run in this
-    thread: run_until_idle)."""
+    """How many SQL statements the movers send meanwhile: on the run's connection (they run in
+    this thread: run_until_idle) and on any opened meanwhile (a recall's commit running beside
+    its reads has its own)."""
     from django.db import connection
+    from django.db.backends.signals import connection_created
 
     count = [0]
+    lock = threading.Lock()
 
     def counted(execute, sql, params, many, context):
-        count[0] += 1
+        with lock:
+            count[0] += 1
         return execute(sql, params, many, context)
 
-    with connection.execute_wrapper(counted):
-        yield count
+    def opened(sender, connection, **kwargs):
+        if counted not in connection.execute_wrappers:
+            connection.execute_wrappers.append(counted)
+
+    connection_created.connect(opened)
+    try:
+        with connection.execute_wrapper(counted):
+            yield count
+    finally:
+        connection_created.disconnect(opened)
 
 
 @contextmanager
