@@ -194,7 +194,7 @@ class GranuleViewSet(viewsets.ReadOnlyModelViewSet):
 
     def _summary(self):
         data = self.filter_data()
-        granules = services.visible_granules(self.request.user)
+        granules = services.visible_granules(self.request.user, self.request)
         matching = self._filtered(granules, data)
         same = not any(data.get(name) for name in search_summary.COLLECTION_FILTERS)
         facet_base = matching if same else self._filtered(
@@ -210,7 +210,7 @@ class GranuleViewSet(viewsets.ReadOnlyModelViewSet):
         return filterset.qs
 
     def get_queryset(self):
-        granules = services.visible_granules(self.request.user)
+        granules = services.visible_granules(self.request.user, self.request)
         if self.action in ("facets", "facets_post", "timeline", "timeline_post"):
             return granules
         if getattr(self, "_matching", None) is not None:   # filter_queryset annotates that

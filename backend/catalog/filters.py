@@ -191,9 +191,11 @@ class GranuleFilter(FilterSet):
         return queryset.filter(collection__in=collections)
 
     def request_collections(self):
-        from .services import visible_collections
+        from .services import request_collections
 
-        return visible_collections(self.request.user) if self.request else Collection.objects.all()
+        if not self.request:
+            return Collection.objects.all()
+        return request_collections(self.request.user, self.request)
 
     def filter_shape(self, queryset, name, value):
         shape = search_shape(self.data)

@@ -18,7 +18,6 @@ from django.db.models import (
 )
 from django.db.models.functions import Coalesce
 
-from backend.accounts import roles
 from backend.dbtriggers import kept
 from backend.errors import DomainError, NotFound
 
@@ -26,18 +25,12 @@ from . import bulk, patterns, shapes
 from .geo import BBox
 from .models import Collection, File, Granule, GranuleStateCount
 from .storage import storage
-
-
-def visible_collections(user):
-    """Public collections for everyone; restricted ones for approved users and operators."""
-    qs = Collection.objects.all()
-    if roles.is_operator(user):
-        return qs
-    if not user.is_authenticated:
-        return qs.filter(access=Collection.Access.PUBLIC)
-    return qs.filter(
-        Q(access=Collection.Access.PUBLIC) | Q(approved_users=user) | Q(providers__members=user)
-    ).distinct()
+from .visibility import (  # noqa: F401 - who sees what, asked of the catalog's services
+    request_collections,
+    visible_collection_ids,
+    visible_collections,
+    visible_granules,
+)
 
 
 def collections_with_counts(user):
@@ -52,16 +45,6 @@ def collections_with_counts(user):
         return collections.annotate(granule_count=Coalesce(Subquery(archived), 0))
     return collections.annotate(
         granule_count=Count("granules", filter=Q(granules__state=Granule.State.ARCHIVED)),
-    )
-
-
-def visible_granules(user):
-    """Granules of visible collections; only operators see granules that are not archived."""
-    qs = Granule.objects.select_related("collection")
-    if roles.is_operator(user):
-        return qs
-    return qs.filter(
-        collection__in=visible_collections(user), state=Granule.State.ARCHIVED,
     )
 
 

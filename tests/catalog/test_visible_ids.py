@@ -1,0 +1,62 @@
+"""A search reads the collections its caller sees once per request, by id, not as a subquery
+compiled into each of its statements (backend.catalog.services.visible_collection_ids); what
+each caller sees is what it saw before, and an approval counts from the next request."""
+from datetime import UTC, datetime
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from backend.catalog.models import Collection, Granule
+from tests.factories import CollectionFactory, GranuleFactory, UserFactory
+
+pytestmark = pytest.mark.django_db
+
+SEARCH = {"start": "2024-01-01", "end": "2024-12-31", "include": "facets,timeline"}
+
+
+@pytest.fixture
+def catalog():
+    restricted = CollectionFactory(short_name="SECRET", version="1",
+                                   access=Collection.Access.RESTRICTED)
+    public = CollectionFactory(short_name="OPEN", version="1")
+    for collection, n in ((restricted, 3), (public, 2)):
+        for day in range(1, n + 1):
+            GranuleFactory(collection=collection, state=Granule.State.ARCHIVED,
+                           temporal_start=datetime(2024, 3, day, tzinfo=UTC),
+                           temporal_end=datetime(2024, 3, day, 1, tzinfo=UTC))
+    return restricted, public
+
+
+def _ids(response):
+    assert response.status_code == 200, response.content[:300]
+    return sorted(g["collection"] for g in response.json()["results"])
+
+
+def test_the_search_page_reads_the_visible_collections_once(user_api, catalog):
+    with CaptureQueriesContext(connection) as queries:
+        response = user_api.get("/api/v1/granules/", {**SEARCH, "collection": "OPEN.1"})
+    assert _ids(response) == ["OPEN.1", "OPEN.1"]
+    # the approvals table is where visibility is decided: one statement reads it
+    assert [q["sql"].count("approved_users") > 0 for q in queries.captured_queries].count(
+        True) == 1
+    facets = response.json()["facets"]
+    assert {c["value"]: c["count"] for c in facets["collection"]} == {"OPEN.1": 2}
+
+
+def test_each_caller_sees_what_it_may_and_an_approval_counts_from_the_next_request(
+        user_api, operator_api, api, catalog):
+    restricted, _ = catalog
+    assert _ids(user_api.get("/api/v1/granules/", SEARCH)) == ["OPEN.1"] * 2
+    assert _ids(api.get("/api/v1/granules/", SEARCH)) == ["OPEN.1"] * 2
+    assert _ids(operator_api.get("/api/v1/granules/", SEARCH)) == ["OPEN.1"] * 2 + [
+        "SECRET.1"] * 3
+    refused = user_api.get("/api/v1/granules/", {**SEARCH, "collection": "SECRET.1"})
+    assert refused.status_code == 400 and "SECRET.1" in refused.content.decode()
+    restricted.approved_users.add(user_api.user)
+    assert _ids(user_api.get("/api/v1/granules/", {**SEARCH, "collection": "SECRET.1"})) == [
+        "SECRET.1"] * 3
+    assert _ids(user_api.get("/api/v1/granules/", SEARCH)) == ["OPEN.1"] * 2 + ["SECRET.1"] * 3
+    other = UserFactory()
+    user_api.force_authenticate(other)       # the same client, another user: not the first's
+    assert _ids(user_api.get("/api/v1/granules/", SEARCH)) == ["OPEN.1"] * 2
