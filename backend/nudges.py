@@ -65,10 +65,9 @@ def debounced(task, every, key):
     grain later (so the key has gone): work stored just after the last run read it waits that
     long, not for beat. Eager (tests, the
     command line) and without a cache to ask, every run goes on."""
-    from celery import current_app
     from django.core.cache import caches
 
-    if current_app.conf.task_always_eager:
+    if eager():
         return True
     try:
         if caches["shared"].add(key, 1, timeout=every):

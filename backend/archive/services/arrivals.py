@@ -65,7 +65,7 @@ class Arrivals:
     def __init__(self):
         self.landed, self.nbytes, self.since = [], 0, None
         self.used, self.reserved = None, 0
-        self._running, self._running_bytes, self._committer = None, 0, None
+        self._running, self._committer = None, None    # (future, bytes) of a commit beside
 
     def __enter__(self):
         return self
@@ -82,7 +82,7 @@ class Arrivals:
         if it has committed, never missed); above it, reserve_cache's way (the purge) after
         committing what landed, so the purge and the usage see it."""
         if self.used is None:
-            self.used = cache_usage().used + self._running_bytes
+            self.used = cache_usage().used + (self._running[1] if self._running else 0)
         high = settings.GRANARY_CACHE_BYTES * settings.GRANARY_CACHE_HIGH_WATERMARK
         if self.used + self.reserved + nbytes <= high:
             self.reserved += nbytes
@@ -126,15 +126,14 @@ class Arrivals:
         if beside and _may_commit_beside():
             if self._committer is None:
                 self._committer = ThreadPoolExecutor(1, thread_name_prefix="recall-commit")
-            self._running, self._running_bytes = self._committer.submit(commit_landed, landed), \
-                nbytes
+            self._running = self._committer.submit(commit_landed, landed), nbytes
             return
         commit_landed(landed)
 
     def _wait(self):
-        running, self._running, self._running_bytes = self._running, None, 0
+        running, self._running = self._running, None
         if running is not None:
-            running.result()
+            running[0].result()
 
     def _close(self):
         try:
