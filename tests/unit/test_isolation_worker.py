@@ -79,7 +79,8 @@ def test_a_child_killed_mid_job_is_a_read_error_and_the_worker_goes_on(worker):
 def test_a_child_gone_between_jobs_is_replaced_before_the_next_one(worker):
     before = worker.run(pid, "a", 30)
     os.kill(before, signal.SIGKILL)
-    time.sleep(0.05)
+    # gone, not just signalled: wait for its exit without reaping it (the worker still owns it)
+    os.waitid(os.P_PID, before, os.WEXITED | os.WNOWAIT)
     assert worker.run(pid, "a", 30) not in (before, os.getpid())
 
 
