@@ -181,21 +181,22 @@ class GranuleFilter(FilterSet):
         return queryset.filter(granule_id_q(value.strip()))
 
     def filter_collection(self, queryset, name, value):
-        collections = []
-        visible = self.request_collections()
+        ids = []
         for key in (k.strip() for k in value.split(",") if k.strip()):
             try:
-                collections.append(visible.get_by_key(key))
+                ids.append(self.collection_id(key))
             except Collection.DoesNotExist as exc:
                 raise ValidationError({"collection": str(exc)}) from exc
-        return queryset.filter(collection__in=collections)
+        return queryset.filter(collection__in=ids)
 
-    def request_collections(self):
-        from .services import request_collections
+    def collection_id(self, key):
+        """The id of a collection the caller sees, by its key (a 404-free lookup: one it may
+        not see is as unknown as one that does not exist)."""
+        from .services import visible_collection_id
 
         if not self.request:
-            return Collection.objects.all()
-        return request_collections(self.request.user, self.request)
+            return Collection.objects.get_by_key(key).pk
+        return visible_collection_id(self.request.user, self.request, key)
 
     def filter_shape(self, queryset, name, value):
         shape = search_shape(self.data)

@@ -26,7 +26,7 @@ from .geo import BBox
 from .models import Collection, File, Granule, GranuleStateCount
 from .storage import storage
 from .visibility import (  # noqa: F401 - who sees what, asked of the catalog's services
-    request_collections,
+    visible_collection_id,
     visible_collection_ids,
     visible_collections,
     visible_granules,

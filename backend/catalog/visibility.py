@@ -37,17 +37,35 @@ def visible_collection_ids(user, memo):
     `memo` (a request, which lives no longer than the answer may): each of a search page's
     statements compiled the visibility subquery with its four joins again, about a tenth of
     its CPU. None for an operator, who sees every collection."""
+    keys = _visible_keys(user, memo)
+    return None if keys is None else list(keys.values())
+
+
+def visible_collection_id(user, memo, key):
+    """The id of the collection `key` (SHORT.VERSION) among those `user` sees, from what
+    visible_collection_ids keeps on `memo` (a search names its collections by key: looked up
+    once more per request otherwise); Collection.DoesNotExist, as get_by_key says it, when it
+    is not one of them."""
+    keys = _visible_keys(user, memo)
+    if keys is None:
+        return Collection.objects.get_by_key(key).pk
+    short_name, _, version = str(key).partition(".")
+    if not version:
+        raise Collection.DoesNotExist(f"collection key {key!r} must look like SHORT.VERSION")
+    try:
+        return keys[(short_name, version)]
+    except KeyError:
+        raise Collection.DoesNotExist(f"unknown collection {key}") from None
+
+
+def _visible_keys(user, memo):
+    """{(short name, version): id} of the collections `user` sees, kept on `memo`; None for
+    an operator."""
     if roles.is_operator(user):
         return None
-    kept = getattr(memo, "_visible_collection_ids", None)
+    kept = getattr(memo, "_visible_collection_keys", None)
     if kept is None or kept[0] is not user:
-        kept = (user, list(visible_collections(user).order_by().values_list("pk", flat=True)))
-        memo._visible_collection_ids = kept
+        rows = visible_collections(user).order_by().values_list("short_name", "version", "pk")
+        kept = (user, {(short_name, version): pk for short_name, version, pk in rows})
+        memo._visible_collection_keys = kept
     return kept[1]
-
-
-def request_collections(user, memo):
-    """The collections `user` sees, as a queryset over the ids kept on `memo` (see
-    visible_collection_ids)."""
-    ids = visible_collection_ids(user, memo)
-    return Collection.objects.all() if ids is None else Collection.objects.filter(pk__in=ids)

@@ -4,11 +4,12 @@ row or per check (issue #33). Counted, not timed: the number is what the request
 A signed-in portal request: 1 query for the session with its user and roles
 (accounts.sessions). Anyone but an operator: 1 read of the ids of the collections the caller
 sees, kept for the request (catalog.services.visible_collection_ids), which each statement then
-names instead of compiling the visibility subquery again. The facets: 1 GROUP BY collection
-and 1 read of those collections' fields. The timeline: 1 for its span, 1 GROUP BY bucket. The
-page: 1 for its granules (their collections joined) and 1 for their files. A shape adds the
-candidates' read (id and collection, shared by facets, timeline and page) and 1 exact test per
-chunk of candidates."""
+names instead of compiling the visibility subquery again, with their keys, so the collections
+a search names are found there (an operator's are looked up, one read per key). The facets:
+1 GROUP BY collection and 1 read of those collections' fields. The timeline: 1 for its span,
+1 GROUP BY bucket. The page: 1 for its granules (their collections joined) and 1 for their
+files. A shape adds the candidates' read (id and collection, shared by facets, timeline and
+page) and 1 exact test per chunk of candidates."""
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
@@ -22,6 +23,7 @@ SESSION, TIMELINE, PAGE = 1, 2, 2
 FACET_COUNT, FACET_COLLECTIONS = 1, 1   # a shape's facets are counted from its candidates
 CANDIDATES, EXACT_TEST = 1, 1           # 60 granules: one chunk
 VISIBLE = {roles.USER: 1, roles.OPERATOR: 0, None: 1}
+BY_KEY = {roles.USER: 0, roles.OPERATOR: 1, None: 0}   # a read per collection named
 
 
 def signed_in(role):
@@ -57,3 +59,15 @@ def test_a_shape_search_adds_its_candidates_and_their_test(world, limit):  # noq
 def test_an_anonymous_search_reads_no_session(world):  # noqa: F811
     n, _ = counted(APIClient(), {"limit": 10})
     assert n == VISIBLE[None] + FACET_COUNT + FACET_COLLECTIONS + TIMELINE + PAGE
+
+
+@pytest.mark.parametrize("role", [roles.USER, roles.OPERATOR])
+def test_a_search_for_named_collections_finds_them_among_those_read_once(world, role):  # noqa: F811
+    """Its facets count all three collections, its page only the two named: the candidates
+    are read once for each."""
+    n, body = counted(signed_in(role), {"limit": 10, "bbox": "150,-40,-160,40",
+                                        "collection": "SWATH.1,GRID.1"})
+    assert {g["collection"] for g in body["results"]} == {"SWATH.1", "GRID.1"}
+    assert len(body["facets"]["collection"]) == 3
+    assert n == (SESSION + VISIBLE[role] + 2 * BY_KEY[role] + 2 * CANDIDATES + EXACT_TEST
+                 + FACET_COLLECTIONS + TIMELINE + PAGE)

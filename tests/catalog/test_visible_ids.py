@@ -60,3 +60,25 @@ def test_each_caller_sees_what_it_may_and_an_approval_counts_from_the_next_reque
     other = UserFactory()
     user_api.force_authenticate(other)       # the same client, another user: not the first's
     assert _ids(user_api.get("/api/v1/granules/", SEARCH)) == ["OPEN.1"] * 2
+
+
+@pytest.mark.parametrize("key, said", [
+    ("OPEN", "collection key 'OPEN' must look like SHORT.VERSION"),
+    ("OPEN.2", "unknown collection OPEN.2"),
+    ("SECRET.1", "unknown collection SECRET.1"),       # not the caller's: as unknown
+    ("open.1", "unknown collection open.1"),           # keys are exact, as the database's
+])
+def test_a_named_collection_the_caller_does_not_see_is_a_400_that_says_which(
+        user_api, catalog, key, said):
+    response = user_api.get("/api/v1/granules/", {**SEARCH, "collection": f"OPEN.1,{key}"})
+    assert response.status_code == 400
+    assert said in response.json()["detail"]
+
+
+def test_a_version_may_hold_dots(user_api, catalog):
+    dotted = CollectionFactory(short_name="AIRS2RET_NRT", version="7.0")
+    GranuleFactory(collection=dotted, state=Granule.State.ARCHIVED,
+                   temporal_start=datetime(2024, 3, 9, tzinfo=UTC),
+                   temporal_end=datetime(2024, 3, 9, 1, tzinfo=UTC))
+    response = user_api.get("/api/v1/granules/", {**SEARCH, "collection": "AIRS2RET_NRT.7.0"})
+    assert _ids(response) == ["AIRS2RET_NRT.7.0"]
