@@ -71,3 +71,22 @@ def test_a_search_for_named_collections_finds_them_among_those_read_once(world, 
     assert len(body["facets"]["collection"]) == 3
     assert n == (SESSION + VISIBLE[role] + 2 * BY_KEY[role] + 2 * CANDIDATES + EXACT_TEST
                  + FACET_COLLECTIONS + TIMELINE + PAGE)
+
+
+@pytest.mark.parametrize("role", [roles.USER, roles.OPERATOR])
+def test_a_granule_page_reads_its_visibility_in_its_own_statement(world, role):  # noqa: F811
+    """One granule is one statement: the caller's collections go into it as a subquery (a user)
+    rather than read apart; then its files (and what the storage prefetches for them)."""
+    from backend.catalog.models import Granule
+
+    granule, client = Granule.objects.order_by("pk").first(), signed_in(role)
+    with CaptureQueriesContext(connection) as queries:
+        response = client.get(f"/api/v1/granules/{granule.pk}/")
+    assert response.status_code == 200 and response.json()["granule_id"] == granule.granule_id
+    statements = [q["sql"] for q in queries.captured_queries]
+    granule_read = [s for s in statements if 'FROM "catalog_granule"' in s]
+    assert len(granule_read) == 1
+    visibility = [s for s in statements if "approved_users" in s]
+    assert visibility == (granule_read if role == roles.USER else [])
+    assert not [s for s in statements
+                if 'FROM "catalog_collection"' in s and s not in granule_read]
