@@ -180,3 +180,25 @@ def test_a_destination_in_use_is_not_deleted(alice, collection, archived):
     assert list(body["errors"]) == ["destination"]
     assert alice.delete(f"/api/v1/destinations/{spare['id']}/").status_code == 204
     assert [d["name"] for d in alice.get("/api/v1/destinations/").json()] == ["lab"]
+
+
+@pytest.mark.parametrize("n", [1, 4])
+def test_the_order_page_reads_its_items_in_one_statement_however_many(
+        alice, collection, archived, inline, n):
+    """The order page refreshes every few seconds while it waits: the order, then its items
+    with their files, granules and collections joined; not a statement per relation."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    granules = archived(collection, n)
+    created = inline(_order, alice, granules).json()
+    with CaptureQueriesContext(connection) as queries:
+        order = alice.get(f"/api/v1/orders/{created['id']}/").json()
+    assert {i["granule_pk"] for i in order["items"]} == {g.pk for g in granules}
+    assert {i["granule"] for i in order["items"]} == {
+        f"{collection.short_name}.{collection.version}:{g.granule_id}" for g in granules}
+    reads = [q["sql"] for q in queries.captured_queries]
+    assert len(reads) == 2      # APIClient's force-authenticated user: no session read
+    assert 'FROM "distribution_order"' in reads[0]
+    assert all(f'"{table}"' in reads[1] for table in (
+        "distribution_orderitem", "catalog_file", "catalog_granule", "catalog_collection"))
