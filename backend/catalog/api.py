@@ -162,7 +162,12 @@ class GranuleViewSet(viewsets.ReadOnlyModelViewSet):
         the list's filters (a filterset built for nothing) were 15 % of a granule page."""
         if self.action == "retrieve":
             return queryset
-        matching = getattr(self, "_matching", None)
+        matching, passed = getattr(self, "_matching", None), getattr(self, "_passed", None)
+        if matching is not None and passed is not None and len(passed) <= services.KNOWN_PAGE_LIMIT:
+            # the summary found which granules the search selects: the page is of those ids,
+            # its filters not compiled and evaluated once more
+            return services.with_residency(
+                self._visible_granules().filter(pk__in=passed)).prefetch_related("files")
         if matching is not None:    # filtered already for the summary: only annotated here
             queryset = services.with_residency(matching).prefetch_related("files")
         else:

@@ -90,3 +90,17 @@ def test_a_granule_page_reads_its_visibility_in_its_own_statement(world, role): 
     assert visibility == (granule_read if role == roles.USER else [])
     assert not [s for s in statements
                 if 'FROM "catalog_collection"' in s and s not in granule_read]
+
+
+def test_a_shape_search_pages_by_the_ids_its_summary_found_without_its_filters_again(world):  # noqa: F811
+    """The summary's candidates were selected by the search's filters and its exact test: the
+    page's statement names those ids (and the caller's collections), not the box, the dates
+    and the attributes once more."""
+    client = signed_in(roles.USER)
+    with CaptureQueriesContext(connection) as queries:
+        response = client.get("/api/v1/granules/", {
+            "limit": 10, "bbox": "150,-40,-160,40", "attr.day_night": "Day",
+            "start": "2024-03-01", "end": "2024-03-20", "include": "facets,timeline"})
+    assert response.status_code == 200 and response.json()["results"]
+    [page] = [q["sql"] for q in queries.captured_queries if q["sql"].endswith("LIMIT 11")]
+    assert '"north"' not in page.split("WHERE", 1)[1] and "day_night" not in page
