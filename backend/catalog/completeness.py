@@ -11,7 +11,7 @@ from backend.errors import DomainError
 
 from . import cadence
 from .models import Collection, Granule
-from .stac_query import with_longest_granule
+from .spans import with_longest_granule
 
 COUNTED = [Granule.State.REGISTERED, Granule.State.ARCHIVING, Granule.State.ARCHIVED,
            Granule.State.SUPERSEDED]

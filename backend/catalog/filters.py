@@ -187,6 +187,7 @@ class GranuleFilter(FilterSet):
                 ids.append(self.collection_id(key))
             except Collection.DoesNotExist as exc:
                 raise ValidationError({"collection": str(exc)}) from exc
+        self._named = ids
         return queryset.filter(collection__in=ids)
 
     def collection_id(self, key):
@@ -226,7 +227,24 @@ class GranuleFilter(FilterSet):
             raise ValidationError(errors)
         if start and end and start > end:
             raise ValidationError({"end": f"{raw_end} is before start {raw_start}"})
-        return queryset.filter(temporal_q(start, end))
+        queryset = queryset.filter(temporal_q(start, end))
+        longest = None if start is None else self._longest_granule()
+        if longest is not None:
+            # no granule outlasts its collection's longest: the start index is read from the
+            # window on, not from the first granule of the collection's history
+            queryset = queryset.filter(temporal_start__gte=start - longest)
+        return queryset
+
+    def _longest_granule(self):
+        """The longest granule of the collections searched (those named, else those the caller
+        sees), the spans read once per request."""
+        from .services import visible_longest_granule
+        from .spans import collection_spans, longest_of
+
+        ids = getattr(self, "_named", None)
+        if self.request is None:
+            return longest_of(collection_spans(ids))
+        return visible_longest_granule(self.request.user, self.request, ids)
 
     def _filter_attributes(self, queryset):
         for param, raw in self.data.items():

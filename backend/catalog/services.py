@@ -30,6 +30,7 @@ from .visibility import (  # noqa: F401 - who sees what, asked of the catalog's 
     visible_collection_ids,
     visible_collections,
     visible_granules,
+    visible_longest_granule,
 )
 
 

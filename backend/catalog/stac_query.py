@@ -4,7 +4,6 @@ from dataclasses import dataclass
 
 from django.db import connection
 from django.db.models import (
-    DurationField,
     ExpressionWrapper,
     F,
     FloatField,
@@ -24,6 +23,7 @@ from .services import (
     temporal_q,
     visible_collections,
 )
+from .spans import with_longest_granule
 
 
 def named_q(keys):
@@ -62,17 +62,6 @@ def bands(shape, tallest):
     north = max(box.north for box in shape.boxes)
     low, high = max(-90, south), min(90, north)
     return range(math.floor(low / BAND_DEGREES), math.floor(high / BAND_DEGREES) + 1)
-
-
-def with_longest_granule(collections):
-    """`collections` annotated with `longest`, the longest time span of one of their granules
-    (None when they have none): a probe per collection of the (collection, temporal_end -
-    temporal_start) index."""
-    length = ExpressionWrapper(F("temporal_end") - F("temporal_start"),
-                               output_field=DurationField())
-    longest = (Granule.objects.filter(collection=OuterRef("pk")).annotate(length=length)
-               .order_by("-length").values("length")[:1])
-    return collections.order_by().annotate(longest=Subquery(longest))
 
 
 # Up to this many named collections are searched one by one and their pages merged.

@@ -6,6 +6,7 @@ from django.db.models import Q
 from backend.accounts import roles
 
 from .models import Collection, Granule
+from .spans import collection_spans, longest_of
 
 
 def visible_collections(user):
@@ -56,6 +57,17 @@ def visible_collection_id(user, memo, key):
         return keys[(short_name, version)]
     except KeyError:
         raise Collection.DoesNotExist(f"unknown collection {key}") from None
+
+
+def visible_longest_granule(user, memo, ids=None):
+    """The longest time span of a granule of the collections `ids` (all those `user` sees:
+    None), so a search's window bounds the start index: the spans of the caller's collections
+    are read once per request and kept on `memo` (spans.collection_spans)."""
+    kept = getattr(memo, "_collection_spans", None)
+    if kept is None or kept[0] is not user:
+        kept = (user, collection_spans(visible_collection_ids(user, memo)))
+        memo._collection_spans = kept
+    return longest_of(kept[1], ids)
 
 
 def _visible_keys(user, memo):
