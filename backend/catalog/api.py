@@ -163,20 +163,15 @@ class GranuleViewSet(viewsets.ReadOnlyModelViewSet):
         if self.action == "retrieve":
             return queryset
         matching, passed = getattr(self, "_matching", None), getattr(self, "_passed", None)
-        if matching is not None and passed is not None and len(passed) <= services.KNOWN_PAGE_LIMIT:
-            # the summary found which granules the search selects: the page is of those ids,
-            # its filters not compiled and evaluated once more
-            return services.with_residency(
-                self._visible_granules().filter(pk__in=passed)).prefetch_related("files")
         if matching is not None:    # filtered already for the summary: only annotated here
             queryset = services.with_residency(matching).prefetch_related("files")
         else:
             queryset = super().filter_queryset(queryset)
-        if self.action in ("list", "search"):
-            shape = self.search_shape()
-            if shape is not None:
-                return services.ShapeFiltered(queryset, shape, getattr(self, "_passed", None))
-        return queryset
+        if self.action not in ("list", "search"):
+            return queryset
+        visible = None if passed is None else services.with_residency(
+            self._visible_granules()).prefetch_related("files")
+        return services.search_rows(queryset, self.search_shape(), passed, visible)
 
     def list(self, request, *args, **kwargs):
         """A page of the search; with `include`, its facets and timeline too (one request for

@@ -17,13 +17,21 @@ def validate_variables(value):
 class CollectionQuerySet(models.QuerySet):
     def get_by_key(self, key):
         """Look up 'SHORT.VERSION' (split at the first dot: versions may hold dots)."""
-        short_name, _, version = str(key).partition(".")
-        if not version:
-            raise self.model.DoesNotExist(f"collection key {key!r} must look like SHORT.VERSION")
+        short_name, version = self.split_key(key)
         try:
             return self.get(short_name=short_name, version=version)
         except self.model.DoesNotExist:
-            raise self.model.DoesNotExist(f"unknown collection {key}") from None
+            raise self.unknown(key) from None
+
+    def split_key(self, key):
+        """(short name, version) of 'SHORT.VERSION'; DoesNotExist, saying so, when it is not."""
+        short_name, _, version = str(key).partition(".")
+        if not version:
+            raise self.model.DoesNotExist(f"collection key {key!r} must look like SHORT.VERSION")
+        return short_name, version
+
+    def unknown(self, key):
+        return self.model.DoesNotExist(f"unknown collection {key}")
 
 
 class Collection(models.Model):

@@ -273,6 +273,17 @@ EXACT_COUNT_LIMIT = 10000
 KNOWN_PAGE_LIMIT = 2000
 
 
+def search_rows(queryset, shape, passed=None, visible=None):
+    """What a page of a search reads: `queryset` (its filters applied), each candidate's
+    footprint tested against `shape` while it pages (ShapeFiltered); or, when every granule
+    meeting the search is known (`passed`, up to KNOWN_PAGE_LIMIT: the summary's exact test),
+    those ids among `visible` (the caller's granules, annotated as the page wants them), the
+    search's filters not compiled and evaluated once more."""
+    if passed is not None and visible is not None and len(passed) <= KNOWN_PAGE_LIMIT:
+        return visible.filter(pk__in=passed)
+    return queryset if shape is None else ShapeFiltered(queryset, shape, passed)
+
+
 class ShapeFiltered:
     """A granule queryset whose rows must also meet `shape` exactly, sliced as DRF's cursor
     paging slices a queryset: candidates (already narrowed by the box prefilter) are read in
@@ -299,8 +310,6 @@ class ShapeFiltered:
         if not isinstance(item, slice) or item.step is not None:
             raise TypeError("ShapeFiltered takes a plain slice")
         start, stop = item.start or 0, item.stop
-        if self.passed is not None and len(self.passed) <= KNOWN_PAGE_LIMIT:
-            return list(self.queryset.filter(pk__in=self.passed)[start:stop])
         wanted = None if stop is None else stop
         passed, chunk, candidates = [], [], self.queryset.values_list("pk", flat=True)
         size = max(MIN_CHUNK, (wanted or 0) + 1)

@@ -50,13 +50,10 @@ def visible_collection_id(user, memo, key):
     keys = _visible_keys(user, memo)
     if keys is None:
         return Collection.objects.get_by_key(key).pk
-    short_name, _, version = str(key).partition(".")
-    if not version:
-        raise Collection.DoesNotExist(f"collection key {key!r} must look like SHORT.VERSION")
     try:
-        return keys[(short_name, version)]
+        return keys[Collection.objects.split_key(key)]
     except KeyError:
-        raise Collection.DoesNotExist(f"unknown collection {key}") from None
+        raise Collection.objects.unknown(key) from None
 
 
 def visible_longest_granule(user, memo, ids=None):
