@@ -2,6 +2,7 @@ import { QueryClientProvider, type QueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { RouterProvider } from 'react-router';
 
+import { flushNavigation } from '../lib/flushNavigation';
 import { createQueryClient } from './queryClient';
 import { createAppRouter } from './router';
 
@@ -11,7 +12,7 @@ export function App({ queryClient }: { queryClient?: QueryClient }) {
   const [router] = useState(createAppRouter);
   return (
     <QueryClientProvider client={client}>
-      <RouterProvider router={router} />
+      <RouterProvider router={router} flushSync={flushNavigation} />
     </QueryClientProvider>
   );
 }

@@ -3,6 +3,7 @@ import { render } from '@testing-library/react';
 import { createMemoryRouter, RouterProvider } from 'react-router';
 
 import { routes } from '../app/router';
+import { flushNavigation } from '../lib/flushNavigation';
 
 /** The real routes and layout at `path`, with a fresh cache and no retries to wait for. */
 export function renderApp(path = '/') {
@@ -12,7 +13,7 @@ export function renderApp(path = '/') {
   const router = createMemoryRouter(routes, { initialEntries: [path] });
   const view = render(
     <QueryClientProvider client={queryClient}>
-      <RouterProvider router={router} />
+      <RouterProvider router={router} flushSync={flushNavigation} />
     </QueryClientProvider>,
   );
   return { ...view, router, queryClient };

@@ -1,4 +1,4 @@
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useMutation, useQuery, useQueryClient, type Query } from '@tanstack/react-query';
 import { Link, useLocation, useNavigate } from 'react-router';
 
 import { authKeys } from '../../lib/api/auth/keys';
@@ -13,12 +13,17 @@ export function UserMenu() {
   const logout = useMutation({
     mutationFn: logOut,
     onSuccess: async () => {
-      // Nothing fetched for the old session may linger on screen.
-      queryClient.removeQueries({ predicate: (query) => query.queryKey[0] !== authKeys.all[0] });
       // A /me/ still on its way for the old session must not land after the logout.
       await queryClient.cancelQueries({ queryKey: meQuery().queryKey });
       queryClient.setQueryData(meQuery().queryKey, anonymousMe);
-      await navigate('/');
+      // The old session's page leaves the screen before its data goes: a page still mounted
+      // whose query is dropped asks for it again at its next render, as nobody (a 401).
+      await navigate('/', { flushSync: true });
+      // Nothing fetched for the old session may linger: what the page left is dropped, and
+      // what the home page shows now is asked again as the anonymous visitor.
+      const oldSession = (query: Query) => query.queryKey[0] !== authKeys.all[0];
+      queryClient.removeQueries({ type: 'inactive', predicate: oldSession });
+      await queryClient.invalidateQueries({ type: 'active', predicate: oldSession });
     },
   });
 

@@ -5,7 +5,7 @@ import { beforeEach, describe, expect, it, vi } from 'vitest';
 
 import type { SubscriptionBody, SubscriptionFilter } from '../../lib/api/types';
 import { renderApp } from '../../test/renderApp';
-import { asUser, collection, page, server } from '../../test/server';
+import { anonymous, asUser, collection, page, scientist, server } from '../../test/server';
 import { subscription } from './fixtures';
 
 vi.mock('../../components/map/LazyBoxMap', () => ({
@@ -317,6 +317,37 @@ describe('subscription form', () => {
         { name: 'cloud_cover', op: 'lt', value: 35 },
       ],
     });
+  });
+
+  it('logs out of the edit page without asking the API anything more as nobody', async () => {
+    // A CI journey once saw the preview asked again with the session gone (a 401): the page's
+    // data was dropped while it was still on screen, and it re-rendered before it left.
+    let loggedOut = false;
+    const asNobody: string[] = [];
+    server.events.on('request:start', ({ request }) => {
+      if (loggedOut && request.url.includes('/api/v1/subscriptions')) asNobody.push(request.url);
+    });
+    server.use(
+      http.get('/api/v1/me/', () => HttpResponse.json(loggedOut ? anonymous : scientist)),
+      http.post('/api/v1/auth/logout/', () => {
+        loggedOut = true;
+        return new HttpResponse(null, { status: 204 });
+      }),
+      http.get('/api/v1/subscriptions/7/', () => HttpResponse.json(subscription())),
+    );
+    const { router } = renderApp('/subscriptions/7/edit');
+    await waitFor(() => expect(previewCount()).toHaveTextContent('12 granules'));
+    // A change waits in the preview's debounce while the user logs out.
+    await userEvent.type(screen.getByLabelText('Cloud cover below (%)'), '5');
+
+    await userEvent.click(screen.getByRole('button', { name: 'Log out' }));
+
+    await waitFor(() => expect(router.state.location.pathname).toBe('/'));
+    expect(await screen.findByRole('link', { name: 'Log in' })).toBeInTheDocument();
+    // Past the preview's debounce: whatever the page had waiting is gone with it.
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    server.events.removeAllListeners();
+    expect(asNobody).toEqual([]);
   });
 
   it('asks for a destination for push delivery and can add one', async () => {
