@@ -373,6 +373,37 @@ describe('SearchPage', () => {
     expect(collectionAsks.map((params) => params.get('processing_level'))).toEqual([null, '1B']);
   });
 
+  it('asks a later page alone and keeps the first page’s facets and timeline', async () => {
+    const { router } = renderApp('/search?level=1B');
+    await screen.findByText('15 granules match; showing 2');
+    expect(lastAsked().include).toBe('facets,timeline');
+
+    await userEvent.click(screen.getByRole('link', { name: /Next/ }));
+    await screen.findByText('MOD021KM.A2026305.0003.061');
+    expect(router.state.location.search).toBe('?level=1B&cursor=page2');
+    // The page alone: its filters are the first page's, so are its counts.
+    expect(asked.map((params) => [params.get('cursor'), params.get('include')])).toEqual([
+      [null, 'facets,timeline'],
+      ['page2', null],
+    ]);
+    expect(screen.getByText('15 granules match; showing 1')).toBeInTheDocument();
+    expect(screen.getByLabelText('Processing level')).toHaveTextContent('1B (12)');
+    expect(separate).toEqual([]);
+  });
+
+  it('opened at a later page, asks the first page once for the counts', async () => {
+    renderApp('/search?cursor=page2');
+    await screen.findByText('MOD021KM.A2026305.0003.061');
+    expect(await screen.findByText('15 granules match; showing 1')).toBeInTheDocument();
+    const asks = asked.map((params) => [params.get('cursor'), params.get('include')]);
+    expect(asks.sort()).toEqual(
+      [
+        ['page2', null],
+        [null, 'facets,timeline'],
+      ].sort(),
+    );
+  });
+
   it('shows sizes, in-cache and on-tape badges and pages with the cursor', async () => {
     const { router } = renderApp('/search');
     const results = await screen.findByRole('region', { name: 'Results' });

@@ -2,7 +2,7 @@ import { useQuery } from '@tanstack/react-query';
 import { useEffect, useMemo, useState } from 'react';
 import { Link, useSearchParams } from 'react-router';
 
-import { granuleSearchQuery } from '../../lib/api/granules/search';
+import { granuleSearchQuery, searchSummaryQuery } from '../../lib/api/granules/search';
 import { subscribeToSearchPath } from '../../lib/searchSubscription';
 import { LazyBoxMap } from '../../components/map/LazyBoxMap';
 import { ShapeUpload } from '../../components/map/ShapeUpload';
@@ -48,12 +48,16 @@ export function SearchPage() {
   }
 
   const collections = useSearchCollections(search);
-  // One request answers the page of results, the facets and the timeline.
-  const granules = useQuery(granuleSearchQuery(granuleParams(search)));
-  const facets = granules.data?.facets;
+  // One request answers the first page of results, the facets and the timeline; a later page
+  // keeps the first page's facets and timeline (the same filters).
+  const params = granuleParams(search);
+  const granules = useQuery(granuleSearchQuery(params));
+  const summary = useQuery({ ...searchSummaryQuery(params), enabled: Boolean(params.cursor) });
+  const counted = params.cursor ? summary : granules;
+  const facets = counted.data?.facets;
   // The timeline counts every granule of the search, so it also says how many match.
-  const timeline = granules.data?.timeline;
-  const total = timeline && !granules.isPlaceholderData ? timeline.total : null;
+  const timeline = counted.data?.timeline;
+  const total = timeline && !counted.isPlaceholderData ? timeline.total : null;
   const shapeLost = readShape(searchParams.get('shape')).missing;
   // The cart offers this area to cut the ordered files to.
   useEffect(() => rememberSearchArea({ bbox: search.bbox, shape: search.shape }), [search]);
