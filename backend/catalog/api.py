@@ -226,7 +226,7 @@ class GranuleViewSet(viewsets.ReadOnlyModelViewSet):
             return granules
         if self.action == "retrieve":
             return services.with_residency(granules).prefetch_related(
-                *storage().detail_prefetch)
+                *storage().detail_prefetch())
         return services.with_residency(granules).prefetch_related("files")
 
     def get_serializer_class(self):

@@ -24,7 +24,9 @@ class Storage:
     copies: Callable[[object], Sequence]
     # whether a file downloads now without an order (cache or object store: no recall)
     file_direct: Callable[[object], bool]
-    detail_prefetch: tuple[str, ...] = ()  # what a granule page prefetches to answer the above
+    # what a granule page prefetches to answer the above: fresh lookups for each page (a
+    # Prefetch is changed as it is used)
+    detail_prefetch: Callable[[], Sequence] = tuple
 
 
 _storage: Storage | None = None

@@ -2,6 +2,8 @@
 the order limits shown in the cart before ordering."""
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from rest_framework.test import APIClient
 
 from backend.archive import services as archive
@@ -39,6 +41,25 @@ def test_granule_page_says_where_each_file_lives(alice, collection, archived):
     listed = alice.get("/api/v1/granules/").json()["results"]
     assert {g["id"] for g in listed} == {granule.pk, other.pk}
     assert all("in_cache" not in f for g in listed for f in g["files"])
+
+
+def test_granule_page_reads_its_storage_in_the_same_statements_however_many_files(
+        alice, collection, archived):
+    """Files with their cache entries, then copies with their volumes, silos and buckets: the
+    count does not grow with files or copies (a statement per relation did)."""
+    one, = archived(collection, 1, sizes=(700,))
+    three, = archived(collection, 1, sizes=(900, 300, 100))
+    alice.get("/api/v1/me/")     # the caller's first request reads who it is once more
+    counts, pages = [], []
+    for granule in (one, three):
+        with CaptureQueriesContext(connection) as statements:
+            pages.append(alice.get(f"/api/v1/granules/{granule.pk}/").json())
+        counts.append(len(statements.captured_queries))
+    assert counts[0] == counts[1] <= 3   # granule, files, copies
+    files = pages[1]["files"]
+    assert [f["name"] for f in files] == sorted(f.name for f in three.files.all())
+    assert all(f["in_cache"] and len(f["copies"]) == 2 for f in files)
+    assert all(c["volume"] and c["silo"] for f in files for c in f["copies"])
 
 
 def test_granule_page_names_the_bucket_and_key_of_an_object_copy(alice, archive_layout,
