@@ -224,9 +224,8 @@ class GranuleViewSet(viewsets.ReadOnlyModelViewSet):
             return granules
         if getattr(self, "_matching", None) is not None:   # filter_queryset annotates that
             return granules
-        if self.action == "retrieve":
-            return services.with_residency(granules).prefetch_related(
-                *storage().detail_prefetch())
+        if self.action == "retrieve":   # its residency from its files (granule_rows)
+            return granules.prefetch_related(*storage().detail_prefetch())
         return services.with_residency(granules).prefetch_related("files")
 
     def get_serializer_class(self):

@@ -1,8 +1,9 @@
-"""A search's page of granules and its timeline as JSON, row by row in plain Python: the values
-GranuleSerializer's and TimelineSerializer's fields give, without DRF calling a field object for
-each of the ~20 values of a granule and its files (a fifth of the search page's CPU: issue #33)
-or for each of a timeline's buckets. The serializers still declare the fields, for the schema
-and for one granule; tests/catalog/test_granule_rows.py holds the two renderings equal."""
+"""A search's page of granules, a granule's page and a timeline as JSON, in plain Python: the
+values GranuleSerializer's, GranuleDetailSerializer's and TimelineSerializer's fields give,
+without DRF calling a field object for each of the ~20 values of a granule, its files and their
+copies (a fifth of the search page's CPU: issue #33) or for each of a timeline's buckets. The
+serializers still declare the fields, for the schema; tests/catalog/test_granule_rows.py holds
+the renderings equal."""
 import json
 
 from django.db.models.manager import BaseManager
@@ -12,6 +13,7 @@ from rest_framework import serializers
 
 from . import shapes
 from .models import File
+from .storage import storage
 
 
 def footprint_of(granule):
@@ -43,8 +45,9 @@ def _file(file):
             "checksum_type": file.checksum_type, "checksum": file.checksum}
 
 
-def granule_row(granule, zone):
-    """GranuleSerializer's representation of `granule` (collection and files loaded)."""
+def granule_row(granule, zone, residency=None):
+    """GranuleSerializer's representation of `granule` (collection and files loaded; its
+    residency annotated, or given)."""
     box = granule.bbox
     return {
         "id": granule.pk,
@@ -58,13 +61,47 @@ def granule_row(granule, zone):
         "footprint": footprint_of(granule),
         "attributes": {str(k): v for k, v in granule.attributes.items()},
         "total_size": granule.total_size,
-        "residency": granule.residency,
+        "residency": residency or granule.residency,
         "files": [_file(f) for f in granule.files.all()],
         "replaces": granule.replaces_id,
         "created_at": moment(granule.created_at, zone),
         "archived_at": moment(granule.archived_at, zone),
         "browse_url": browse_url(granule),
     }
+
+
+def _copy(copy):
+    on_tape = copy.volume_id is not None
+    in_bucket = copy.bucket_id is not None
+    return {"copy_number": copy.copy_number, "segment": copy.segment, "medium": copy.medium,
+            "state": copy.state, "length": copy.length,
+            "volume": copy.volume.label if on_tape else None,
+            "silo": copy.volume.silo.name if on_tape else None,
+            "bucket": copy.bucket.name if in_bucket else None,
+            "key": copy.key if in_bucket else None,
+            "offset": copy.data_offset if in_bucket else None}
+
+
+def _stored_file(file, where):
+    return {**_file(file), "in_cache": where.file_in_cache(file),
+            "copies": [_copy(c) for c in where.copies(file)],
+            "download_url": (reverse("file-download", args=[file.pk])
+                             if where.file_direct(file) else None)}
+
+
+def residency_of(granule):
+    """A granule page's residency from its prefetched files, by the rule services.in_cache_q
+    writes in SQL for a search: "cache" when every file is in the cache (none missing)."""
+    where = storage()
+    return "cache" if all(where.file_in_cache(f) for f in granule.files.all()) else "tape"
+
+
+def granule_detail_row(granule, zone):
+    """GranuleDetailSerializer's representation: the row with each file's storage (files,
+    cache entries and copies prefetched)."""
+    where = storage()
+    return {**granule_row(granule, zone, residency_of(granule)),
+            "files": [_stored_file(f, where) for f in granule.files.all()]}
 
 
 class GranuleRows(serializers.ListSerializer):

@@ -1,9 +1,10 @@
 from django.urls import reverse
+from django.utils import timezone
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from . import shapes
-from .granule_rows import GranuleRows, browse_url, footprint_of, timeline_row
+from .granule_rows import GranuleRows, browse_url, footprint_of, granule_detail_row, timeline_row
 from .models import Collection, File, Granule
 from .services import RESIDENCIES, collection_page_extent
 from .storage import storage
@@ -208,6 +209,11 @@ class GranuleDetailSerializer(GranuleSerializer):
 
     class Meta(GranuleSerializer.Meta):
         list_serializer_class = serializers.ListSerializer    # granule_rows has no storage
+
+    def to_representation(self, instance):
+        """The fields' values, written by granule_rows.granule_detail_row (tests/catalog/
+        test_granule_rows.py holds the two equal)."""
+        return granule_detail_row(instance, timezone.get_current_timezone())
 
 
 class TimelineBucketSerializer(serializers.Serializer):

@@ -1,16 +1,23 @@
 """What the web portal reads besides the plain lists: a granule's storage and browse image, and
 the order limits shown in the cart before ordering."""
 
+import json
+
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
+from rest_framework.renderers import JSONRenderer
+from rest_framework.serializers import ModelSerializer
 from rest_framework.test import APIClient
 
 from backend.archive import services as archive
-from backend.archive.models import Bucket, FileCopy
-from backend.catalog.models import Collection, File
+from backend.archive.models import Bucket, CacheEntry, FileCopy
+from backend.catalog import services as catalog
+from backend.catalog.models import Collection, File, Granule
+from backend.catalog.serializers import GranuleDetailSerializer
+from backend.catalog.storage import storage
 from tests.archive_fixtures import archived_collection, staged_granule
-from tests.factories import FileFactory
+from tests.factories import FileFactory, GranuleFactory
 from tests.s3_server import ACCESS_KEY, SECRET_KEY
 
 from .conftest import evict
@@ -18,9 +25,19 @@ from .conftest import evict
 pytestmark = pytest.mark.django_db
 
 
+def by_fields(granule):
+    """The granule's page as GranuleDetailSerializer's DRF fields write it, its residency
+    annotated by the search's SQL rule (the page writes it from its prefetched files)."""
+    annotated = catalog.with_residency(Granule.objects.all()).prefetch_related(
+        *storage().detail_prefetch()).get(pk=granule.pk)
+    fields = ModelSerializer.to_representation(GranuleDetailSerializer(), annotated)
+    return json.loads(JSONRenderer().render(fields))
+
+
 def test_granule_page_says_where_each_file_lives(alice, collection, archived):
     granule, other = archived(collection, 2, sizes=(3000, 500))
     detail = alice.get(f"/api/v1/granules/{granule.pk}/").json()
+    assert detail == by_fields(granule)
     assert detail["residency"] == "cache" and detail["browse_url"] is None
     for shown in detail["files"]:
         assert shown["in_cache"] is True
@@ -31,16 +48,34 @@ def test_granule_page_says_where_each_file_lives(alice, collection, archived):
         assert all(c["bucket"] is None and c["key"] is None for c in shown["copies"])
         assert [c["length"] for c in shown["copies"]] == [shown["size"]] * 2
 
+    # one file's bytes still arriving in the cache: that file is not there, nor the granule
+    first = granule.files.order_by("name").first()
+    CacheEntry.objects.filter(file=first).update(state=CacheEntry.State.STAGING)
+    detail = alice.get(f"/api/v1/granules/{granule.pk}/").json()
+    assert detail == by_fields(granule)
+    assert detail["residency"] == "tape"
+    assert [f["in_cache"] for f in detail["files"]] == [False, True]
+
     evict([granule])
     detail = alice.get(f"/api/v1/granules/{granule.pk}/").json()
+    assert detail == by_fields(granule)
     assert detail["residency"] == "tape"
     assert [f["in_cache"] for f in detail["files"]] == [False, False]
     assert all(len(f["copies"]) == 2 for f in detail["files"])
+    assert all(f["download_url"] is None for f in detail["files"])
 
     # The list stays lean: no storage per file there.
     listed = alice.get("/api/v1/granules/").json()["results"]
     assert {g["id"] for g in listed} == {granule.pk, other.pk}
     assert all("in_cache" not in f for g in listed for f in g["files"])
+
+
+def test_a_granule_without_files_is_in_the_cache_by_the_searchs_rule(alice, collection):
+    """No file is missing from the cache: the search's SQL says "cache", so does the page."""
+    empty = GranuleFactory(collection=collection, state=Granule.State.ARCHIVED)
+    detail = alice.get(f"/api/v1/granules/{empty.pk}/").json()
+    assert detail == by_fields(empty)
+    assert detail["residency"] == "cache" and detail["files"] == []
 
 
 def test_granule_page_reads_its_storage_in_the_same_statements_however_many_files(
@@ -77,7 +112,9 @@ def test_granule_page_names_the_bucket_and_key_of_an_object_copy(alice, archive_
     assert archive.archive_granule(granule, sources).admitted
     inline(archive.run_until_idle)
 
-    shown = alice.get(f"/api/v1/granules/{granule.pk}/").json()["files"][0]
+    page = alice.get(f"/api/v1/granules/{granule.pk}/").json()
+    assert page == by_fields(granule)
+    shown = page["files"][0]
     stored = {c.copy_number: c for c in FileCopy.objects.filter(file_id=shown["id"])}
     assert shown["copies"] == [
         {"copy_number": 1, "segment": 0, "medium": "object", "state": "verified",
