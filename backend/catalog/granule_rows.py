@@ -2,8 +2,8 @@
 values GranuleSerializer's, GranuleDetailSerializer's and TimelineSerializer's fields give,
 without DRF calling a field object for each of the ~20 values of a granule, its files and their
 copies (a fifth of the search page's CPU: issue #33) or for each of a timeline's buckets. The
-serializers still declare the fields, for the schema; tests/catalog/test_granule_rows.py holds
-the renderings equal."""
+serializers still declare the fields, for the schema; tests/catalog/test_granule_rows.py (the
+rows) and tests/distribution/test_portal_api.py (a granule's page) hold the renderings equal."""
 import json
 
 from django.db.models.manager import BaseManager
@@ -89,19 +89,14 @@ def _stored_file(file, where):
                              if where.file_direct(file) else None)}
 
 
-def residency_of(granule):
-    """A granule page's residency from its prefetched files, by the rule services.in_cache_q
-    writes in SQL for a search: "cache" when every file is in the cache (none missing)."""
-    where = storage()
-    return "cache" if all(where.file_in_cache(f) for f in granule.files.all()) else "tape"
-
-
 def granule_detail_row(granule, zone):
     """GranuleDetailSerializer's representation: the row with each file's storage (files,
-    cache entries and copies prefetched)."""
-    where = storage()
-    return {**granule_row(granule, zone, residency_of(granule)),
-            "files": [_stored_file(f, where) for f in granule.files.all()]}
+    cache entries and copies prefetched). Its residency is the rule services.in_cache_q writes
+    in SQL for a search, taken from those files: "cache" when none is missing from the cache."""
+    where, files = storage(), granule.files.all()
+    residency = "cache" if all(where.file_in_cache(f) for f in files) else "tape"
+    return {**granule_row(granule, zone, residency),
+            "files": [_stored_file(f, where) for f in files]}
 
 
 class GranuleRows(serializers.ListSerializer):

@@ -211,8 +211,8 @@ class GranuleDetailSerializer(GranuleSerializer):
         list_serializer_class = serializers.ListSerializer    # granule_rows has no storage
 
     def to_representation(self, instance):
-        """The fields' values, written by granule_rows.granule_detail_row (tests/catalog/
-        test_granule_rows.py holds the two equal)."""
+        """The fields' values, written by granule_rows.granule_detail_row (tests/distribution/
+        test_portal_api.py holds the two equal)."""
         return granule_detail_row(instance, timezone.get_current_timezone())
 
 
