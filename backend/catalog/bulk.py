@@ -161,6 +161,39 @@ def update_returning(model, pks, assign, returning, where="", params=()):
     return out
 
 
+def update_each(model, name, values, **assign):
+    """Set field `name` of each row of `model` whose id is a key of `values` to its value, and
+    the `assign` fields (a value, or F() of another column of the same row) alike on all, in
+    one statement; returns the rows changed. On PostgreSQL an UPDATE ... FROM unnest(ids,
+    values): a correlated subquery finding each row's value was planned once for the batch on
+    statistics the batch had just made stale, and walked a whole collection per row (#33)."""
+    if not values:
+        return 0
+    meta = model._meta
+    field = meta.get_field(name)
+    if connection.vendor != "postgresql":
+        target = field.target_field if field.is_relation else field
+        each = m.Case(*[m.When(pk=pk, then=m.Value(v)) for pk, v in values.items()],
+                      output_field=target)
+        return model.objects.filter(pk__in=list(values)).update(**{field.attname: each},
+                                                                **assign)
+    qn, table = connection.ops.quote_name, connection.ops.quote_name(meta.db_table)
+    sets, params = [f"{qn(field.column)} = v.value"], []
+    for other, value in assign.items():
+        column = qn(meta.get_field(other).column)
+        if isinstance(value, m.F):
+            sets.append(f"{column} = {table}.{qn(meta.get_field(value.name).column)}")
+        else:
+            sets.append(f"{column} = %s")
+            params.append(meta.get_field(other).get_db_prep_save(value, connection))
+    sql = (f"UPDATE {table} SET {', '.join(sets)} FROM unnest(%s::{array_of(meta.pk)}, "
+           f"%s::{field.db_type(connection)}[]) AS v(id, value) "
+           f"WHERE {table}.{qn(meta.pk.column)} = v.id")
+    with connection.cursor() as cursor, connection.wrap_database_errors:
+        cursor.execute(sql, [*params, list(values), list(values.values())])
+        return cursor.rowcount
+
+
 def _fill_timestamps(fields, objs):
     """auto_now and auto_now_add fields get one time for the batch, as save() would set."""
     stamped = [f for f in fields if getattr(f, "auto_now", False)

@@ -1,7 +1,7 @@
 """Metadata and registration: a validated granule into the catalog (per the collection's
 duplicate policy) and its staged files handed to the archive tier."""
 from django.db import IntegrityError, transaction
-from django.db.models import F, OuterRef, Q, Subquery
+from django.db.models import F, Q
 from django.utils import timezone
 
 from backend.archive import services as archive
@@ -145,19 +145,13 @@ def register_many(prepared, collections, token, sources=None):
                 new = (collections[row.collection_key].pk, row.granule_id) not in seen
                 (fresh if new and row.pk in held else one_by_one).append((row, p))
             granules, admitted = _register_fresh(fresh, collections, sources)
-            now = timezone.now()
-            by_collection = {}
-            for row, _ in fresh:
-                by_collection.setdefault(collections[row.collection_key].pk, []).append(row.pk)
             # a lease ends with admission: the archive holds the granules now
             ended = {"lease_owner": "", "lease_until": None} if admitted else {}
-            for collection_id, pks in by_collection.items():
-                IngestGranule.objects.filter(pk__in=pks).update(
-                    state=G.ARCHIVING, admitted=admitted, updated_at=now,
-                    bytes_done=F("bytes_total"), **ended,
-                    catalog_granule=Subquery(Granule.objects.filter(
-                        collection_id=collection_id, granule_id=OuterRef("granule_id"),
-                        version=1).values("pk")[:1]))
+            bulk.update_each(
+                IngestGranule, "catalog_granule",
+                {row.pk: granule.pk for (row, _), granule in zip(fresh, granules, strict=True)},
+                state=G.ARCHIVING, admitted=admitted, updated_at=timezone.now(),
+                bytes_done=F("bytes_total"), **ended)
             for (row, _), granule in zip(fresh, granules, strict=True):
                 row.catalog_granule, row.state, row.admitted = granule, G.ARCHIVING, admitted
     except Exception as exc:

@@ -4,6 +4,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 from django.db import IntegrityError, transaction
+from django.db.models import F
 
 from backend.catalog import bulk
 from backend.catalog.models import File, Granule
@@ -110,3 +111,26 @@ def test_upsert_inserts_the_new_and_updates_only_the_named_fields_of_the_rest(n)
                 before[f.pk].pk, True, old, old)
         else:
             assert (row.pinned, row.keep_until) == (False, T0) and row.created_at > old
+
+
+@pytest.mark.parametrize("n", [3, 80])
+def test_update_each_sets_each_rows_own_value_and_the_rest_alike(n):
+    collection, other = CollectionFactory(), CollectionFactory()
+    granules = bulk.insert(_granules(collection, n + 2), need_ids=True)
+    targets = bulk.insert(_granules(other, n, prefix="T"), need_ids=True)
+    chosen, untouched = granules[:n], granules[n:]
+    # each chosen granule "replaces" a different target, picked in reverse so no order helps
+    values = {g.pk: t.pk for g, t in zip(chosen, reversed(targets), strict=True)}
+    changed = bulk.update_each(Granule, "replaces", values, state=Granule.State.ARCHIVED,
+                               archived_at=T0, total_size=F("version"))
+    assert changed == n
+    stored = {g.pk: g for g in Granule.objects.filter(collection=collection)}
+    for g, t in zip(chosen, reversed(targets), strict=True):
+        row = stored[g.pk]
+        assert (row.replaces_id, row.state, row.archived_at, row.total_size) == (
+            t.pk, Granule.State.ARCHIVED, T0, 1)
+    for g in untouched:
+        row = stored[g.pk]
+        assert (row.replaces_id, row.state, row.archived_at, row.total_size) == (
+            None, Granule.State.REGISTERED, None, g.total_size)
+    assert bulk.update_each(Granule, "replaces", {}, state=Granule.State.FAILED) == 0
