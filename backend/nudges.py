@@ -6,6 +6,8 @@ sweepers (beat) start the work soon after the broker is back. Publishing gives u
 broker timeouts in settings), so a request never waits long on a broker that is away.
 """
 import logging
+import math
+import time
 
 from django.db import transaction
 
@@ -56,34 +58,52 @@ def send_on_commit(task, *args):
 # The database cache keeps a key to the second (its expiry and its clock are truncated): a key
 # set for `every` seconds lives up to a second longer.
 CACHE_GRAIN_S = 1
+# Windows whose marks are told apart: a mark must have expired when its slot comes round again
+# (every >= 0.5 s leaves ten windows of room).
+WINDOW_SLOTS = 16
+# A trailing run is sent for just after its window opens, so a clock a little behind the
+# sender's still counts it in that window (the window it carries decides anyway).
+TRAILING_MARGIN_S = 0.05
 
 
-def debounced(task, every, key):
-    """Whether a nudged run of `task` (a name) goes on: False when another went on less than
-    `every` seconds ago in any process (the shared cache's `key` says so), so a burst of nudges
-    is one run. A skipped run leaves one trailing run behind it, `every` seconds and the cache's
-    grain later (so the key has gone): work stored just after the last run read it waits that
-    long, not for beat. Eager (tests, the
-    command line) and without a cache to ask, every run goes on."""
+def _clock():
+    return time.time()
+
+
+def debounced(task, every, key, window=None):
+    """Whether a nudged run of `task` (a name) goes on: at most one run starts in each window of
+    `every` seconds of the clock, in any process (the shared cache holds a mark per window,
+    under `key`), so a burst of nudges is one run. A nudge in a window that has had its run
+    leaves one trailing run behind it, sent for the next window's opening and carrying it as
+    `window`: work stored just after a run read the queue waits at most `every` seconds, not
+    for beat. (A mark that expired after `every` seconds waited for the database cache's
+    grain as well: a trailing run came `every` + 1 s later, and a small delivery's archive
+    stood idle that long; issue #33.) A trailing run whose window already has its run is
+    skipped: that run started after the nudge and read its work. Eager (tests, the command
+    line) and without a cache to ask, every run goes on."""
     from django.core.cache import caches
 
     if eager():
         return True
+    now = _clock()
+    current = int(now // every) if window is None else int(window)
+    # a window's marks live past its end, then are taken again by a window WINDOW_SLOTS later
+    # (add replaces an expired entry), so the cache holds a few rows for a key, not one a window
+    mark, keep = f"{key}-{current % WINDOW_SLOTS}", math.ceil(every) + CACHE_GRAIN_S
     try:
-        if caches["shared"].add(key, 1, timeout=every):
-            # a nudge after this run has read may leave a trailing run again: the mark of the
-            # last one can outlive it (the database cache keeps keys to the second), and a
-            # nudge it turned away was lost (ingest-small left 2,000 copies queued, drives idle)
-            caches["shared"].delete(f"{key}-trailing")
+        shared = caches["shared"]
+        if shared.add(mark, current, timeout=keep):
             return True
-        trailing = caches["shared"].add(f"{key}-trailing", 1, timeout=every)
+        if window is not None:
+            return False
+        trailing = shared.add(f"{mark}-trailing", current, timeout=keep)
     except Exception:  # noqa: BLE001 - no cache to ask: run it, as before
         return True
     if trailing:
         try:
-            # past the grain: a trailing run that found the key still alive was skipped too,
-            # and left nothing behind it (2,000 copies queued, every drive idle)
-            task_named(task).apply_async(countdown=every + CACHE_GRAIN_S)
+            task_named(task).apply_async(
+                args=(current + 1,),
+                countdown=max(0.0, (current + 1) * every - now) + TRAILING_MARGIN_S)
         except Exception:  # noqa: BLE001 - the broker is away: beat's run comes anyway
             log.warning("could not send the trailing %s", task, exc_info=True)
     return False

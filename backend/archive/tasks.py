@@ -5,10 +5,10 @@ from .services import manager
 
 
 @shared_task(name="backend.archive.tick")
-def tick():
+def tick(window=None):
     """Recover stale work and start idle drives on queued work (also run by beat); a burst of
-    nudges is one tick (manager.tick_due)."""
-    if manager.tick_due():
+    nudges is one tick (manager.tick_due; `window`: a trailing tick's)."""
+    if manager.tick_due(window):
         manager.tick()
 
 

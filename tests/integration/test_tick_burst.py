@@ -1,16 +1,24 @@
 """A burst of nudges is one tick: every mover that ends with new work queued nudges the storage
 manager, and each tick starts every free drive, so without this nudges bred ticks faster than
 the archive worker ran them (a chaos run on SCSI tape queued 727 and left its drives idle
-behind them). A tick within TICK_EVERY_S of another does nothing; beat's comes anyway. The
+behind them). At most one tick starts in each window of TICK_EVERY_S; a nudge in a window that
+has had its tick leaves one trailing tick, sent for the next window's opening, so work queued
+after a tick read the queue waits at most a window (it waited a window and the database
+cache's grain before, two seconds in which a small delivery's archive stood idle; #33). The
 debounce is backend.nudges.debounced, one helper for any task nudged in bursts."""
+from datetime import UTC, datetime
+
 import pytest
 from celery import current_app
 from django.core.cache import caches
+from django.core.cache.backends import db as db_cache
+from django.core.cache.backends.base import BaseCache
 
 from backend import nudges
 from backend.archive.services import manager
 
 pytestmark = pytest.mark.django_db
+EVERY = manager.TICK_EVERY_S
 
 
 @pytest.fixture
@@ -22,40 +30,102 @@ def eager():
     current_app.conf.task_always_eager = before
 
 
+class Clock:
+    """One clock for the debounce and the database cache's expiry, moved by the test."""
+
+    def __init__(self, now):
+        self.now = now
+
+    def at(self, now):
+        self.now = now
+        return self
+
+
 @pytest.fixture
-def trailing(eager, monkeypatch):
-    """Ticks sent for later (the trailing ones), recorded instead of sent; no mark left."""
+def clock(monkeypatch):
+    clock = Clock(1_000_000.25)
+    monkeypatch.setattr(nudges, "_clock", lambda: clock.now)
+    monkeypatch.setattr(db_cache, "tz_now", lambda: datetime.fromtimestamp(clock.now, UTC))
+    monkeypatch.setattr(BaseCache, "get_backend_timeout",
+                        lambda self, timeout=None: clock.now + timeout)
+    caches["shared"].clear()
+    return clock
+
+
+@pytest.fixture
+def trailing(eager, clock, monkeypatch):
+    """Ticks sent for later (the trailing ones), recorded instead of sent."""
     eager(False)
     sent = []
     tick_task = nudges.task_named("backend.archive.tick")
     monkeypatch.setattr(tick_task, "apply_async", lambda **options: sent.append(options))
-    caches["shared"].delete_many(["archive-tick", "archive-tick-trailing"])
     return sent
 
 
-def test_a_nudged_tick_right_after_another_is_skipped(trailing):
-    shared = caches["shared"]
-    assert manager.tick_due() is True
-    assert [manager.tick_due() for _ in range(5)] == [False] * 5
-    # the skipped nudges leave exactly one tick behind them, a window later, so work queued
-    # after the running tick read the queue does not wait for beat
-    assert trailing == [{"countdown": manager.TICK_EVERY_S + nudges.CACHE_GRAIN_S}]
-    shared.delete_many(["archive-tick", "archive-tick-trailing"])  # the window has passed
-    assert manager.tick_due() is True
+def _sent_for(window, nudged_at):
+    """What a trailing tick for `window` looks like when the nudge came at `nudged_at`: sent
+    to run when the window opens (worked out from the window's bounds, not the code)."""
+    return {"args": (window,),
+            "countdown": pytest.approx(window * EVERY - nudged_at + nudges.TRAILING_MARGIN_S)}
 
 
-def test_a_nudge_after_the_trailing_tick_started_leaves_another(trailing):
-    """The trailing tick's mark can outlive it (the database cache keeps keys to the second):
-    a nudge for work queued after the trailing tick read the queue still leaves a tick behind
-    it, or that work waits for beat (a live bench left 2,000 copies queued, every drive idle)."""
-    shared = caches["shared"]
+def test_a_burst_in_one_window_is_one_tick_and_one_trailing_tick(trailing, clock):
+    window = int(clock.now // EVERY)
     assert manager.tick_due() is True
-    assert manager.tick_due() is False      # leaves the trailing tick
-    shared.delete("archive-tick")           # the window passed; the trailing mark still lives
-    assert manager.tick_due() is True       # the trailing tick runs and reads the queue
-    assert manager.tick_due() is False      # work queued after it read: one more behind it
-    assert trailing == [{"countdown": manager.TICK_EVERY_S + nudges.CACHE_GRAIN_S}] * 2
-    shared.delete_many(["archive-tick", "archive-tick-trailing"])
+    burst = [manager.tick_due() for _ in range(5)]
+    assert burst == [False] * 5
+    # the skipped nudges leave exactly one tick behind them, for the next window's opening
+    assert trailing == [_sent_for(window + 1, clock.now)]
+    assert trailing[0]["countdown"] <= EVERY + nudges.TRAILING_MARGIN_S
+
+
+def test_the_trailing_tick_runs_in_its_window_and_a_later_nudge_leaves_another(trailing, clock):
+    window = int(clock.now // EVERY)
+    assert manager.tick_due() is True
+    assert manager.tick_due() is False
+    clock.at((window + 1) * EVERY + nudges.TRAILING_MARGIN_S)
+    assert manager.tick_due(window + 1) is True      # the trailing tick reads the queue
+    clock.at(clock.now + 0.3)
+    assert manager.tick_due() is False               # work queued after it read: one more
+    assert trailing == [_sent_for(window + 1, (window + 0.25) * EVERY),
+                        _sent_for(window + 2, clock.now)]
+
+
+def test_a_trailing_tick_whose_window_has_had_its_tick_is_skipped_and_leaves_nothing(
+        trailing, clock):
+    window = int(clock.now // EVERY)
+    assert manager.tick_due() is True
+    assert manager.tick_due() is False               # leaves the trailing tick
+    clock.at((window + 1) * EVERY + 0.01)
+    assert manager.tick_due() is True                # a nudge opens the next window first
+    assert manager.tick_due(window + 1) is False     # it read after the nudge: nothing left
+    assert len(trailing) == 1
+
+
+def test_a_nudge_waits_at_most_one_window_wherever_it_falls(trailing, clock):
+    window = 2_000_000
+    for offset in (0.0, 0.01, 0.5, 0.99):
+        caches["shared"].clear()
+        trailing.clear()
+        clock.at(window * EVERY)
+        assert manager.tick_due() is True
+        clock.at((window + offset) * EVERY)
+        assert manager.tick_due() is False
+        (sent,) = trailing
+        assert 0 < sent["countdown"] <= EVERY + nudges.TRAILING_MARGIN_S
+
+
+def test_a_windows_mark_is_taken_again_when_its_slot_comes_round(trailing, clock):
+    """The cache keeps a few marks per key, not one per window: a window WINDOW_SLOTS later
+    uses the same row once the old mark has expired."""
+    window = int(clock.now // EVERY)
+    assert manager.tick_due() is True
+    clock.at((window + nudges.WINDOW_SLOTS) * EVERY + 0.25)
+    assert manager.tick_due() is True
+    assert manager.tick_due() is False
+    marks = [k for k in range(nudges.WINDOW_SLOTS)
+             if caches["shared"].get(f"archive-tick-{k}") is not None]
+    assert marks == [window % nudges.WINDOW_SLOTS]
 
 
 def test_eager_runs_every_tick(eager):
@@ -63,25 +133,22 @@ def test_eager_runs_every_tick(eager):
     assert [manager.tick_due() for _ in range(3)] == [True] * 3
 
 
-def test_each_key_debounces_its_own_task_and_a_missing_cache_runs_every_time(eager, monkeypatch):
+def test_each_key_debounces_its_own_task_and_a_missing_cache_runs_every_time(eager, clock,
+                                                                             monkeypatch):
     eager(False)
     sent = []
     for name in ("backend.archive.tick", "backend.events.sweep"):
         task = nudges.task_named(name)
         monkeypatch.setattr(task, "apply_async",
                             lambda name=name, **options: sent.append((name, options)))
-    shared = caches["shared"]
-    keys = ["archive-tick", "archive-tick-trailing", "events-sweep", "events-sweep-trailing"]
-    shared.delete_many(keys)
     assert manager.tick_due() is True
     # another task's key is its own: the tick just run does not hold the sweep back
     assert nudges.debounced("backend.events.sweep", 5.0, "events-sweep") is True
     assert nudges.debounced("backend.events.sweep", 5.0, "events-sweep") is False
     assert manager.tick_due() is False
-    grain = nudges.CACHE_GRAIN_S
-    assert sent == [("backend.events.sweep", {"countdown": 5.0 + grain}),
-                    ("backend.archive.tick", {"countdown": manager.TICK_EVERY_S + grain})]
-    shared.delete_many(keys)
+    assert [name for name, _ in sent] == ["backend.events.sweep", "backend.archive.tick"]
+    assert sent[0][1]["args"] == (int(clock.now // 5.0) + 1,)
+    shared = caches["shared"]
 
     def no_cache(*args, **kwargs):
         raise ConnectionError("cache away")

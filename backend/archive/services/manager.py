@@ -384,10 +384,11 @@ def _silo_heartbeats():
 TICK_EVERY_S = 1.0
 
 
-def tick_due():
-    """Whether a nudged tick should run: False when another ran less than TICK_EVERY_S ago; a
-    skipped nudge leaves one trailing tick behind it (backend.nudges.debounced)."""
-    return debounced("backend.archive.tick", TICK_EVERY_S, "archive-tick")
+def tick_due(window=None):
+    """Whether a nudged tick should run: False when another has run in this window of
+    TICK_EVERY_S; a skipped nudge leaves one trailing tick behind it, for the next window
+    (`window`: the one a trailing tick was sent for; backend.nudges.debounced)."""
+    return debounced("backend.archive.tick", TICK_EVERY_S, "archive-tick", window)
 
 
 def tick():
