@@ -301,6 +301,22 @@ class ShapeFiltered:
     def filter(self, *args, **kwargs):
         return ShapeFiltered(self.queryset.filter(*args, **kwargs), self.shape, self.passed)
 
+    def _read_on(self, candidates, first, size, wanted, found):
+        """The candidates after the first chunk that meet the shape, read through a cursor in
+        chunks that grow to MAX_CHUNK, until `wanted` are found in all; a candidate the first
+        chunk had (rows that moved between the two reads) is not taken twice."""
+        seen, passed, chunk = set(first), [], []
+        for pk in candidates[len(first):].iterator(chunk_size=size):
+            if pk in seen:
+                continue
+            chunk.append(pk)
+            if len(chunk) >= size:
+                passed += self._meeting(chunk)
+                chunk, size = [], min(size * 2, MAX_CHUNK)
+                if wanted is not None and found + len(passed) >= wanted:
+                    return passed
+        return passed + self._meeting(chunk)
+
     def _meeting(self, pks):
         if self.passed is None:
             return exact_matches(self.shape, pks)
@@ -311,17 +327,16 @@ class ShapeFiltered:
             raise TypeError("ShapeFiltered takes a plain slice")
         start, stop = item.start or 0, item.stop
         wanted = None if stop is None else stop
-        passed, chunk, candidates = [], [], self.queryset.values_list("pk", flat=True)
+        candidates = self.queryset.values_list("pk", flat=True)
         size = max(MIN_CHUNK, (wanted or 0) + 1)
-        for pk in candidates.iterator(chunk_size=min(size, MAX_CHUNK)):
-            chunk.append(pk)
-            if len(chunk) >= size:
-                passed += self._meeting(chunk)
-                chunk, size = [], min(size * 2, MAX_CHUNK)
-                if wanted is not None and len(passed) >= wanted:
-                    break
-        else:
-            passed += self._meeting(chunk)
+        # The first chunk is a plain LIMIT query, and fills most pages: a server-side cursor
+        # outside a transaction is DECLARE ... WITH HOLD, which makes PostgreSQL compute and
+        # keep every candidate of the search before the first row is fetched (bench mixed).
+        first = list(candidates[:size])
+        passed = self._meeting(first)
+        if len(first) == size and (wanted is None or len(passed) < wanted):
+            passed += self._read_on(candidates, first, min(size * 2, MAX_CHUNK), wanted,
+                                    len(passed))
         keep = passed[start:stop]
         rows = {g.pk: g for g in self.queryset.filter(pk__in=keep)}
         return [rows[pk] for pk in keep if pk in rows]
