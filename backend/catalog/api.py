@@ -140,7 +140,7 @@ class GranuleViewSet(viewsets.ReadOnlyModelViewSet):
     lookup_value_regex = ID_REGEX
     filterset_class = GranuleFilter
     # sorting is the paginator's: it pages by the sort values (GranuleKeysetPagination),
-    # and a shape's exact test runs inside its slices (services.ShapeFiltered)
+    # and a shape's exact test runs inside its slices (shape_search.ShapeFiltered)
     filter_backends = [SearchFilterBackend]
     pagination_class = GranuleSearchPagination
 
@@ -157,7 +157,7 @@ class GranuleViewSet(viewsets.ReadOnlyModelViewSet):
 
     def filter_queryset(self, queryset):
         """Filtered by the indexed boxes; for a page of a search with a shape, each candidate's
-        footprint is then tested exactly while it pages (services.ShapeFiltered), unless the
+        footprint is then tested exactly while it pages (shape_search.ShapeFiltered), unless the
         request's summary already knows which meet it. One granule by its id is not searched:
         the list's filters (a filterset built for nothing) were 15 % of a granule page."""
         if self.action == "retrieve":

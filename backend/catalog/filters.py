@@ -1,7 +1,7 @@
 """Query-string filters for collections and granules. Bad input is a 400 that says why.
 
 A granule search by shape (bbox or intersects) filters here by the indexed boxes only; the
-view wraps what is left in services.ShapeFiltered, which tests each candidate's footprint
+view wraps what is left in shape_search.ShapeFiltered, which tests each candidate's footprint
 exactly while it pages (see catalog.shapes: there is no PostGIS).
 """
 import json

@@ -20,7 +20,7 @@ from collections import Counter
 
 from backend.errors import DomainError
 
-from . import services
+from . import services, shape_search
 from .models import Granule
 
 INCLUDES = ("facets", "timeline")
@@ -54,16 +54,16 @@ def _tested(rows, shape):
     collection = dict(rows)
     pks = [pk for pk, _ in rows]
     passed = []
-    for i in range(0, len(pks), services.MAX_CHUNK):
-        passed += services.exact_matches(shape, pks[i:i + services.MAX_CHUNK])
+    for i in range(0, len(pks), shape_search.MAX_CHUNK):
+        passed += shape_search.exact_matches(shape, pks[i:i + shape_search.MAX_CHUNK])
     return {pk: collection[pk] for pk in passed}
 
 
 def _candidates(queryset, with_collection=False):
     """The ids (with their collection ids) of `queryset`, or None past EXACT_COUNT_LIMIT."""
     fields = ("pk", "collection") if with_collection else ("pk",)
-    rows = list(queryset.order_by().values_list(*fields)[: services.EXACT_COUNT_LIMIT + 1])
-    return None if len(rows) > services.EXACT_COUNT_LIMIT else rows
+    rows = list(queryset.order_by().values_list(*fields)[: shape_search.EXACT_COUNT_LIMIT + 1])
+    return None if len(rows) > shape_search.EXACT_COUNT_LIMIT else rows
 
 
 class SearchSummary:

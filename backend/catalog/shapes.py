@@ -54,7 +54,7 @@ class Shape:
     geometry: object
     boxes: tuple
     # the geometry is exactly its boxes (a bbox search): a footprint inside one of them meets
-    # it without being read (services.exact_matches)
+    # it without being read (shape_search.exact_matches)
     is_box: bool = False
 
     def geojson(self):

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from shapely.geometry import LineString, Point, Polygon
 
-from backend.catalog import services, shapes
+from backend.catalog import services, shape_search, shapes
 from backend.catalog.geo import BBox
 from backend.catalog.models import Granule
 from backend.catalog.pagination import GranuleKeysetPagination
@@ -117,7 +117,7 @@ def small_pages(monkeypatch):
     """Pages of 3 and candidates read from 1 row a chunk up, so a page of this small world
     takes several chunks and the exact test drops candidates between pages."""
     monkeypatch.setattr(GranuleKeysetPagination, "min_page_size", 1)
-    monkeypatch.setattr(services, "MIN_CHUNK", 1)
+    monkeypatch.setattr(shape_search, "MIN_CHUNK", 1)
 
 
 def test_catalog_api_get_and_post_search_page_exactly(api, world, small_pages):
@@ -165,7 +165,7 @@ def test_facets_count_exactly_or_say_they_do_not(api, world, monkeypatch):
     assert facets["collection"] == [{"value": "SWATH.1", "count": len(expected(world, frame))}]
     posted = api.post("/api/v1/granules/facets/", {"intersects": geometry}, format="json").json()
     assert posted == facets
-    monkeypatch.setattr(services, "EXACT_COUNT_LIMIT", 1)
+    monkeypatch.setattr(shape_search, "EXACT_COUNT_LIMIT", 1)
     loose = api.get("/api/v1/granules/facets/", {"intersects": json.dumps(geometry)}).json()
     assert loose["counts_exact"] is False
     assert loose["collection"][0]["count"] >= len(expected(world, frame))
@@ -273,7 +273,7 @@ def test_cart_matching_takes_exactly_the_footprints_met(user_api, world, monkeyp
     geometry = json.dumps(oracle.geojson(TRIANGLE))
     want = set(Granule.objects.filter(granule_id__in=expected(world, TRIANGLE))
                .values_list("pk", flat=True))
-    monkeypatch.setattr(services, "EXACT_COUNT_LIMIT", 1)
+    monkeypatch.setattr(shape_search, "EXACT_COUNT_LIMIT", 1)
     refused = user_api.post("/api/v1/cart/matching/", {"filters": {"intersects": geometry}},
                             format="json")
     assert refused.status_code == 400 and "narrow the search" in refused.json()["detail"]

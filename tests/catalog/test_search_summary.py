@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from backend.catalog import services, shapes
+from backend.catalog import services, shape_search, shapes
 from backend.catalog.models import Granule
 from tests.catalog import oracle
 from tests.factories import CollectionFactory
@@ -129,19 +129,19 @@ def test_a_post_search_takes_include_and_bucket_in_its_body(api, world):
 def test_the_footprints_are_tested_once(api, world, monkeypatch):
     """The shape's exact test runs once for all three answers (the page keeps its result)."""
     calls = []
-    real = services.exact_matches
+    real = shape_search.exact_matches
 
     def counted(shape, pks):
         calls.append(len(pks))
         return real(shape, pks)
 
-    monkeypatch.setattr(services, "exact_matches", counted)
+    monkeypatch.setattr(shape_search, "exact_matches", counted)
     get(api, "/api/v1/granules/", {"bbox": "150,-40,-160,40", "include": "facets,timeline"})
     assert len(calls) == 1
 
 
 def test_past_the_exact_limit_both_say_so_as_the_separate_requests_do(api, world, monkeypatch):
-    monkeypatch.setattr(services, "EXACT_COUNT_LIMIT", 3)
+    monkeypatch.setattr(shape_search, "EXACT_COUNT_LIMIT", 3)
     search = {"bbox": "150,-40,-160,40", "collection": "GRID.1"}
     body = get(api, "/api/v1/granules/", {**search, "include": "facets,timeline"})
     assert body["facets"]["counts_exact"] is False
