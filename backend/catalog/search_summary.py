@@ -52,11 +52,8 @@ def facet_data(data):
 def _tested(rows, shape):
     """{pk: collection id} of `rows` [(pk, collection id)] whose footprint meets `shape`."""
     collection = dict(rows)
-    pks = [pk for pk, _ in rows]
-    passed = []
-    for i in range(0, len(pks), shape_search.MAX_CHUNK):
-        passed += shape_search.exact_matches(shape, pks[i:i + shape_search.MAX_CHUNK])
-    return {pk: collection[pk] for pk in passed}
+    return {pk: collection[pk]
+            for pk in shape_search.exact_matches(shape, [pk for pk, _ in rows])}
 
 
 def _candidates(queryset, with_collection=False):

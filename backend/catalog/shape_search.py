@@ -36,8 +36,14 @@ def exact_matches(shape, pks):
     """Those of `pks` (in their order) whose footprint really meets `shape`: a candidate the
     box prefilter let through is read and tested with shapely (no PostGIS here), except, for
     a bbox search, one whose box lies inside the search's (its footprint, within its box,
-    meets it): most of a search's candidates, whose footprint text is then not even read."""
+    meets it): most of a search's candidates, whose footprint text is then not even read.
+    Read MAX_CHUNK candidates a query."""
     pks = list(pks)
+    return [pk for i in range(0, len(pks), MAX_CHUNK)
+            for pk in _exact_chunk(shape, pks[i:i + MAX_CHUNK])]
+
+
+def _exact_chunk(shape, pks):
     if not pks:
         return []
     inside = _inside_q(shape)
@@ -168,7 +174,4 @@ def exact_subset(queryset, shape, *, strict=False):
                 "each footprint: narrow the search (collections, dates) or the shape",
                 "intersects")
         return queryset, False
-    passed = []
-    for i in range(0, len(pks), MAX_CHUNK):
-        passed += exact_matches(shape, pks[i:i + MAX_CHUNK])
-    return queryset.filter(pk__in=passed), True
+    return queryset.filter(pk__in=exact_matches(shape, pks)), True
