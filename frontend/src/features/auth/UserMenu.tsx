@@ -10,18 +10,22 @@ export function UserMenu() {
   const location = useLocation();
   const navigate = useNavigate();
   const queryClient = useQueryClient();
+  const oldSession = (query: Query) => query.queryKey[0] !== authKeys.all[0];
   const logout = useMutation({
     mutationFn: logOut,
+    // The old session's page leaves the screen before the session ends: a page still mounted
+    // once it has ended (a poll, a debounced preview, a query dropped and asked again at its
+    // next render) asks as nobody and gets a 401. The home page asks for nothing private.
+    onMutate: async () => {
+      await navigate('/', { flushSync: true });
+      await queryClient.cancelQueries({ predicate: oldSession });
+    },
     onSuccess: async () => {
       // A /me/ still on its way for the old session must not land after the logout.
       await queryClient.cancelQueries({ queryKey: meQuery().queryKey });
       queryClient.setQueryData(meQuery().queryKey, anonymousMe);
-      // The old session's page leaves the screen before its data goes: a page still mounted
-      // whose query is dropped asks for it again at its next render, as nobody (a 401).
-      await navigate('/', { flushSync: true });
       // Nothing fetched for the old session may linger: what the page left is dropped, and
       // what the home page shows now is asked again as the anonymous visitor.
-      const oldSession = (query: Query) => query.queryKey[0] !== authKeys.all[0];
       queryClient.removeQueries({ type: 'inactive', predicate: oldSession });
       await queryClient.invalidateQueries({ type: 'active', predicate: oldSession });
     },

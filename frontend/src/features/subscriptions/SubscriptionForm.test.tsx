@@ -323,6 +323,7 @@ describe('subscription form', () => {
     // A CI journey once saw the preview asked again with the session gone (a 401): the page's
     // data was dropped while it was still on screen, and it re-rendered before it left.
     let loggedOut = false;
+    let formWhenSessionEnded: boolean | undefined;
     const asNobody: string[] = [];
     server.events.on('request:start', ({ request }) => {
       if (loggedOut && request.url.includes('/api/v1/subscriptions')) asNobody.push(request.url);
@@ -330,6 +331,8 @@ describe('subscription form', () => {
     server.use(
       http.get('/api/v1/me/', () => HttpResponse.json(loggedOut ? anonymous : scientist)),
       http.post('/api/v1/auth/logout/', () => {
+        // the page leaves the screen before the session ends (nothing of it can ask as nobody)
+        formWhenSessionEnded = screen.queryByLabelText('Cloud cover below (%)') !== null;
         loggedOut = true;
         return new HttpResponse(null, { status: 204 });
       }),
@@ -347,6 +350,7 @@ describe('subscription form', () => {
     // Past the preview's debounce: whatever the page had waiting is gone with it.
     await new Promise((resolve) => setTimeout(resolve, 600));
     server.events.removeAllListeners();
+    expect(formWhenSessionEnded).toBe(false);
     expect(asNobody).toEqual([]);
   });
 
