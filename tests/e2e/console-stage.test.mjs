@@ -8,11 +8,20 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { after, before, test } from 'node:test';
 
-import { BASE_URL, OPERATOR, launchChromium, logIn, openPage, shoot, until } from './browser.mjs';
+import {
+  BASE_URL,
+  OPERATOR,
+  callApi,
+  launchChromium,
+  logIn,
+  openPage,
+  shoot,
+  until,
+} from './browser.mjs';
 
 /** @type {import('playwright-core').Browser | undefined} */
 let browser;
-/** @type {{ token: string, paths: string[] }} */
+/** @type {{ token: string, paths: string[], drives: string[] }} */
 let made;
 
 before(async () => {
@@ -26,7 +35,26 @@ before(async () => {
   assert.equal(made.paths.length, 2000);
 });
 
+/**
+ * Vary the drives the setup held back on again, as the operator of `context`.
+ * @param {import('playwright-core').BrowserContext} context
+ */
+async function releaseDrives(context) {
+  for (const name of made?.drives ?? []) {
+    const answer = await callApi(context, 'POST', `/api/v1/archive/drives/${name}/vary/`, {
+      json: { online: true, reason: 'stage journey: cancel seen' },
+    });
+    assert.equal(answer.status, 200, JSON.stringify(answer.body));
+  }
+}
+
 after(async () => {
+  if (browser && made?.drives?.length) {
+    const desk = await openPage(browser, { width: 1280, height: 900 });
+    await logIn(desk.page, OPERATOR, '/orders');
+    await releaseDrives(desk.context).catch(() => undefined);
+    await desk.context.close();
+  }
   await browser?.close();
 });
 
@@ -52,7 +80,7 @@ test('an operator raises a bulk stage request and cancels it', async () => {
   const id = staged.body.requestId;
   const short = id.slice(0, 8);
 
-  const { page, consoleErrors } = await openPage(browser, { width: 1280, height: 900 });
+  const { page, context, consoleErrors } = await openPage(browser, { width: 1280, height: 900 });
   await logIn(page, OPERATOR, '/orders');
   const section = page.getByRole('region', { name: 'Bulk stage requests' });
   const row = section.getByRole('row', { name: new RegExp(short) });
@@ -79,6 +107,8 @@ test('an operator raises a bulk stage request and cancels it', async () => {
     throw error;
   });
   await shoot(page, 'console-stage-cancelled.png');
+  await releaseDrives(context);
+  made.drives = [];
   const status = await tape('GET', `/stage/${id}`);
   assert.equal(status.status, 200);
   const states = new Set(status.body.files.map((/** @type {{state: string}} */ f) => f.state));
