@@ -82,6 +82,7 @@ test('a new user signs in through the OpenID provider, orders a granule and sign
     // Signing out ends the session.
     await menu.getByRole('button', { name: 'Log out' }).click();
     await page.getByRole('banner').getByRole('link', { name: 'Log in' }).waitFor();
+    assert.deepEqual(consoleErrors, [], `the page asked as nobody after the logout: ${consoleErrors}`);
     const after = await callApi(context, 'GET', '/api/v1/me/');
     assert.equal(after.body.authenticated, false);
     assert.equal((await callApi(context, 'GET', `/api/v1/orders/${orderId}/`)).status, 401);

@@ -4,7 +4,7 @@ import { http, HttpResponse } from 'msw';
 import { describe, expect, it } from 'vitest';
 
 import { renderApp } from '../../test/renderApp';
-import { anonymous, operator, server } from '../../test/server';
+import { anonymous, emptyCart, operator, server } from '../../test/server';
 
 describe('login page', () => {
   it('logs in, sends the CSRF token and goes back to where the user was', async () => {
@@ -115,6 +115,34 @@ describe('login page', () => {
     expect(await screen.findByRole('link', { name: 'Log in' })).toBeInTheDocument();
     expect(loggedOut).toBe(true);
     expect(screen.queryByRole('link', { name: 'Dashboards' })).not.toBeInTheDocument();
+  });
+
+  it('asks for no cart once the session has ended (regression)', async () => {
+    // The header's cart was asked again by the logout's refresh before the header had seen
+    // the anonymous visitor: a 401 in the console whenever it answered before it was dropped.
+    let loggedOut = false;
+    const cartAfterLogout: string[] = [];
+    server.use(
+      http.get('/api/v1/me/', () => HttpResponse.json(loggedOut ? anonymous : operator)),
+      http.get('/api/v1/cart/', ({ request }) => {
+        if (!loggedOut) return HttpResponse.json(emptyCart);
+        cartAfterLogout.push(request.url);
+        return HttpResponse.json({ detail: 'not logged in' }, { status: 401 });
+      }),
+      http.post('/api/v1/auth/logout/', () => {
+        loggedOut = true;
+        return new HttpResponse(null, { status: 204 });
+      }),
+    );
+    renderApp('/');
+    await screen.findByRole('link', { name: 'Cart' });
+
+    await userEvent.click(screen.getByRole('button', { name: 'Log out' }));
+    await screen.findByRole('link', { name: 'Log in' });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+
+    expect(cartAfterLogout).toEqual([]);
+    expect(screen.queryByRole('link', { name: 'Cart' })).not.toBeInTheDocument();
   });
 
   it('keeps the dashboards from anonymous visitors with a way to log in', async () => {

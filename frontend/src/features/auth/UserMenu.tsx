@@ -24,6 +24,9 @@ export function UserMenu() {
       // A /me/ still on its way for the old session must not land after the logout.
       await queryClient.cancelQueries({ queryKey: meQuery().queryKey });
       queryClient.setQueryData(meQuery().queryKey, anonymousMe);
+      // What only a session may ask (the header's cart) is dropped, never asked again: until
+      // the page has rendered the anonymous visitor its observer still asks as the old user.
+      queryClient.removeQueries({ predicate: (query) => query.meta?.session === true });
       // Nothing fetched for the old session may linger: what the page left is dropped, and
       // what the home page shows now is asked again as the anonymous visitor.
       queryClient.removeQueries({ type: 'inactive', predicate: oldSession });

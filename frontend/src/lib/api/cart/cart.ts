@@ -4,12 +4,13 @@ import { apiFetch } from '../client';
 import type { Cart } from '../types';
 import { cartKeys } from './keys';
 
-/** GET /api/v1/cart/ (logged-in users only). */
+/** GET /api/v1/cart/ (logged-in users only: `meta.session` has a logout drop it unasked). */
 export function cartQuery(enabled = true) {
   return queryOptions({
     queryKey: cartKeys.all,
     queryFn: ({ signal }) => apiFetch<Cart>('/api/v1/cart/', { signal }),
     enabled,
+    meta: { session: true },
   });
 }
 
