@@ -6,6 +6,8 @@ class ArchiveConfig(AppConfig):
     label = "archive"
 
     def ready(self):
+        from celery.signals import worker_init
+
         from backend.catalog import storage
         from backend.metrics.exposition import register
 
@@ -17,3 +19,15 @@ class ArchiveConfig(AppConfig):
         register("archive", collect)
         kept_days.register()
         event_lanes.register()
+        worker_init.connect(_preload_object_stores, weak=False)
+
+
+def _preload_object_stores(**_):
+    """A worker's main process loads the S3 client's code before its pool forks, when an
+    object store is configured (~37 MB, shared by its children; nothing per task)."""
+    from django.conf import settings
+
+    from .media import objectstore
+
+    if any(store.get("endpoint_url") for store in settings.GRANARY_OBJECT_STORES.values()):
+        objectstore.preload()

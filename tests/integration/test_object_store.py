@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from backend.archive import services
 from backend.archive.models import ArchiveRequest, Bucket, CacheEntry, FileCopy
-from backend.archive.services import cache, manager, object_writes, objects, paths
+from backend.archive.services import cache, manager, object_writes, objects, paths, queueing
 from backend.catalog.models import Granule
 from tests.archive_fixtures import (
     archived_collection,
@@ -221,7 +221,7 @@ def test_a_store_that_fails_as_a_whole_holds_ingest_without_charging_it(
     Bucket.objects.filter(pk=bucket.pk).update(bucket=tier[1].bucket)
     services.run_until_idle()
     granule.refresh_from_db()
-    assert granule.state == Granule.State.ARCHIVED
+    assert granule.state == Granule.State.ARCHIVED, list(Req.objects.values_list("state", "error"))
 
 
 def test_a_cached_file_changed_before_its_copy_fails_with_the_reason(tier):
@@ -465,6 +465,33 @@ def test_a_mover_sends_the_next_batch_while_one_is_on_its_way(tier, monkeypatch,
     assert [m for m in met if isinstance(m, bool)] == [True, True]
     assert not Granule.objects.exclude(state=Granule.State.ARCHIVED).exists()
     assert FileCopy.objects.filter(bucket=bucket, state="verified").count() == 2
+
+
+def test_a_batch_is_sorted_by_kind_and_work_no_store_can_do_goes_back_with_its_reason(tier):
+    """A repack queued against a bucket (no object store repacks) is put back charged with
+    the reason each time a mover claims it, until it fails; the migrations claimed in the same
+    batch are stored and recorded. A request with no file is not object work: left alone, it
+    does not keep a mover claiming (it spun, never claimed, on PostgreSQL)."""
+    _, bucket, _, _, root = tier
+    collection = archived_collection([bucket])
+    granules = []
+    for _ in range(3):
+        granule, sources = staged_granule(collection, root / "staging", sizes=(3000,))
+        services.archive_granule(granule, sources)
+        granules.append(granule)
+    stray = Req.objects.create(kind=Req.Kind.REPACK, priority=Req.Priority.BACKGROUND,
+                               bucket=bucket, file=granules[0].files.get())
+    fileless = Req.objects.create(kind=Req.Kind.AUDIT, priority=Req.Priority.BACKGROUND,
+                                  bucket=bucket)
+    assert objects.run_object_movers(max_seconds=0) == 3
+    stray.refresh_from_db()
+    assert (stray.state, stray.attempts, stray.error) == (
+        Req.State.FAILED, queueing.MAX_ATTEMPTS, "not object-store work")
+    fileless.refresh_from_db()
+    assert (fileless.state, fileless.attempts) == (Req.State.QUEUED, 0)
+    assert set(Granule.objects.filter(pk__in=[g.pk for g in granules])
+               .values_list("state", flat=True)) == {Granule.State.ARCHIVED}
+    assert FileCopy.objects.filter(bucket=bucket, state="verified").count() == 3
 
 
 def test_a_missing_bucket_holds_up_no_other_buckets_work(tier, monkeypatch):

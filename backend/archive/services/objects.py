@@ -35,8 +35,11 @@ log = logging.getLogger(__name__)
 
 
 def queued_work():
-    """Queued object work the movers can take now (a migration waiting for its recall cannot)."""
-    return (Req.objects.filter(state=Req.State.QUEUED, bucket__isnull=False)
+    """Queued object work the movers can take now (a migration waiting for its recall cannot;
+    a request without a file is none: a claim takes a file's work, and would leave it queued
+    for the mover to find again and again)."""
+    return (Req.objects.filter(state=Req.State.QUEUED, bucket__isnull=False,
+                               file__isnull=False)
             .exclude(kind=Req.Kind.MIGRATE, error=WAITING_FOR_CACHE))
 
 
@@ -145,10 +148,11 @@ def _work(batch, pool):
     """(requests finished, ids of the buckets whose store failed as a whole, the batch's
     migrations on their way or None): audits and recalls are done here, migrations are sent
     and recorded by record_sent once their objects are stored."""
-    migrations = [r for r in batch if r.kind == Req.Kind.MIGRATE]
-    recalls = [r for r in batch if r.kind == Req.Kind.RECALL]
-    audits = [r for r in batch if r.kind == Req.Kind.AUDIT]
-    others = [r for r in batch if r not in migrations + recalls + audits]
+    by_kind = {kind: [] for kind in (Req.Kind.MIGRATE, Req.Kind.RECALL, Req.Kind.AUDIT)}
+    others = []
+    for request in batch:
+        by_kind.get(request.kind, others).append(request)
+    migrations, recalls, audits = by_kind.values()
     if others:
         requeue(others, "not object-store work", charge=True)
     buckets = Bucket.objects.in_bulk({r.bucket_id for r in batch})
