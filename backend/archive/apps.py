@@ -22,12 +22,16 @@ class ArchiveConfig(AppConfig):
         worker_init.connect(_preload_object_stores, weak=False)
 
 
-def _preload_object_stores(**_):
-    """A worker's main process loads the S3 client's code before its pool forks, when an
-    object store is configured (~37 MB, shared by its children; nothing per task)."""
+def _preload_object_stores(sender=None, **_):
+    """A worker that takes the archive's queue loads the S3 client's code in its main process
+    before its pool forks, when an object store is configured (~37 MB, shared by its
+    children; nothing per task)."""
     from django.conf import settings
 
     from .media import objectstore
 
-    if any(store.get("endpoint_url") for store in settings.GRANARY_OBJECT_STORES.values()):
+    queues = getattr(getattr(sender, "app", None), "amqp", None)
+    taken = set(queues.queues.consume_from or ()) if queues is not None else {"archive"}
+    if "archive" in taken and any(
+            store.get("endpoint_url") for store in settings.GRANARY_OBJECT_STORES.values()):
         objectstore.preload()

@@ -15,7 +15,12 @@ import sys
 import django
 django.setup()
 from celery.signals import worker_init
-worker_init.send(sender=None)
+sender = None
+if os.environ["QUEUES"]:   # a worker started with -Q
+    from backend.celery import app
+    app.amqp.queues.select(os.environ["QUEUES"].split(","))
+    sender = type("Worker", (), {"app": app})()
+worker_init.send(sender=sender)
 print("imported" if "boto3" in sys.modules else "not-imported")
 if "boto3" in sys.modules:
     import botocore.loaders
@@ -37,13 +42,15 @@ if "boto3" in sys.modules:
 """
 
 
-@pytest.mark.parametrize("endpoint, expected", [
-    ("http://127.0.0.1:9", ["imported", "reads-of-s3", "0"]),
-    ("", ["not-imported"]),
-], ids=["object store configured", "none configured"])
-def test_a_worker_loads_the_s3_client_before_its_pool_forks(endpoint, expected):
+@pytest.mark.parametrize("endpoint, queues, expected", [
+    ("http://127.0.0.1:9", "", ["imported", "reads-of-s3", "0"]),
+    ("http://127.0.0.1:9", "archive,default", ["imported", "reads-of-s3", "0"]),
+    ("http://127.0.0.1:9", "ingest", ["not-imported"]),
+    ("", "", ["not-imported"]),
+], ids=["object store configured", "archive worker", "ingest worker", "none configured"])
+def test_a_worker_loads_the_s3_client_before_its_pool_forks(endpoint, queues, expected):
     env = dict(os.environ, DJANGO_SETTINGS_MODULE="backend.settings",
-               GRANARY_S3_ENDPOINT=endpoint)
+               GRANARY_S3_ENDPOINT=endpoint, QUEUES=queues)
     out = subprocess.run([sys.executable, "-c", "import os\n" + SCRIPT], env=env, cwd=ROOT,
                          capture_output=True, text=True, check=True, timeout=120)
     assert out.stdout.split() == expected
