@@ -494,6 +494,29 @@ def test_a_batch_is_sorted_by_kind_and_work_no_store_can_do_goes_back_with_its_r
     assert FileCopy.objects.filter(bucket=bucket, state="verified").count() == 3
 
 
+def test_a_batch_holds_a_bounded_number_of_bytes(tier, monkeypatch):
+    """A batch is recorded once all its objects are stored: its bytes are bounded so large
+    files do not wait for a thousand others. Three files of 3,000 bytes under a bound of 6,000
+    go as two batches (2 + 1); a single file larger than the bound still goes, alone."""
+    _, bucket, _, _, root = tier
+    collection = archived_collection([bucket])
+    for size in (3000, 3000, 3000, 9000):
+        granule, sources = staged_granule(collection, root / "staging", sizes=(size,))
+        services.archive_granule(granule, sources)
+    claimed, real_claim = [], objects.claim_leased
+
+    def claim(ids, lease_until):
+        batch = real_claim(ids, lease_until)
+        claimed.append(sorted(r.file.size for r in batch))
+        return batch
+
+    monkeypatch.setattr(objects, "BATCH_BYTES", 6000)
+    monkeypatch.setattr(objects, "claim_leased", claim)
+    assert objects.run_object_movers(max_seconds=0) == 4
+    assert claimed == [[3000, 3000], [3000], [9000]]
+    assert not Granule.objects.exclude(state=Granule.State.ARCHIVED).exists()
+
+
 def test_a_missing_bucket_holds_up_no_other_buckets_work(tier, monkeypatch):
     """Found by the chaos run: more than a batch of work for a bucket that does not exist
     was claimed first on every run, and another bucket's granules waited as long."""

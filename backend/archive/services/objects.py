@@ -109,8 +109,8 @@ def _claim(down):
     """A batch of queued object work claimed under a lease ([] when none is left); a bucket
     whose store failed as a whole waits, the others' work goes on."""
     while True:
-        ids = list(queued_work().exclude(bucket_id__in=down).order_by(
-            "priority", "created_at").values_list("pk", flat=True)[:BATCH])
+        ids = _within_bytes(queued_work().exclude(bucket_id__in=down).order_by(
+            "priority", "created_at").values_list("pk", "file__size")[:BATCH])
         if not ids:
             return []
         batch = claim_leased(ids, until(settings.GRANARY_OBJECT_LEASE_S))
@@ -129,10 +129,24 @@ def _settled(batch, step, *args):
         raise
 
 
+def _within_bytes(rows):
+    """The ids of the first (id, size) rows holding at most BATCH_BYTES (the first always)."""
+    ids, total = [], 0
+    for pk, size in rows:
+        total += size
+        if ids and total > BATCH_BYTES:
+            break
+        ids.append(pk)
+    return ids
+
+
 # Requests claimed at once: large enough that a batch of small objects costs one claim and one
-# recording transaction per few hundred, small enough that a lease keeper renews them in one
-# statement.
-BATCH = 256
+# recording transaction per thousand (against 256: 6 % less CPU a granule in bench
+# ingest-small's object-store-first run), small enough that a lease keeper renews them in one
+# statement. Its bytes are bounded too: a batch is recorded once every object of it is stored,
+# so a batch of large files would keep its granules from ARCHIVED until the last was sent.
+BATCH = 1024
+BATCH_BYTES = 1 << 30
 
 
 def _renew(ids):
