@@ -23,15 +23,8 @@ class ArchiveConfig(AppConfig):
 
 
 def _preload_object_stores(sender=None, **_):
-    """A worker that takes the archive's queue loads the S3 client's code in its main process
-    before its pool forks, when an object store is configured (~37 MB, shared by its
-    children; nothing per task)."""
-    from django.conf import settings
+    """A worker's main process, before its pool forks (services.buckets.preload_clients)."""
+    from .services import buckets
 
-    from .media import objectstore
-
-    queues = getattr(getattr(sender, "app", None), "amqp", None)
-    taken = set(queues.queues.consume_from or ()) if queues is not None else {"archive"}
-    if "archive" in taken and any(
-            store.get("endpoint_url") for store in settings.GRANARY_OBJECT_STORES.values()):
-        objectstore.preload()
+    amqp = getattr(getattr(sender, "app", None), "amqp", None)
+    buckets.preload_clients(set(amqp.queues.consume_from or ()) if amqp else {"archive"})

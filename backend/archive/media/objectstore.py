@@ -8,6 +8,7 @@ their count for a multipart object). A server whose ETags are of another kind ha
 read back and hashed instead. Every read is hashed by the caller against the catalog.
 """
 import base64
+import functools
 import hashlib
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -19,7 +20,6 @@ from . import CopyMissing, Health, Listed, MediumError, Stored
 CHUNK = 1 << 20
 MAX_PARTS = 10_000
 _clients, _clients_lock = {}, threading.Lock()
-_loaded = []   # the boto3 session every client is made from, once loaded
 
 # error codes that mean the whole store refuses us, not one object
 _REFUSED = {"InvalidAccessKeyId", "SignatureDoesNotMatch", "AccessDenied", "403",
@@ -36,18 +36,18 @@ def preload():
         return _session()
 
 
+@functools.cache
 def _session():
     """The one boto3 session of the process (a botocore session wrapped by a second boto3
-    session gets boto3's handlers twice, and its next client fails)."""
-    if not _loaded:
-        import boto3
+    session gets boto3's handlers twice, and its next client fails); called under
+    _clients_lock, so it is made once."""
+    import boto3
 
-        session = boto3.session.Session()
-        # a client made once loads every file a client needs into the session's loader
-        session.client("s3", region_name="us-east-1", endpoint_url="http://127.0.0.1:9",
-                       aws_access_key_id="-", aws_secret_access_key="-")
-        _loaded.append(session)
-    return _loaded[0]
+    session = boto3.session.Session()
+    # a client made once loads every file a client needs into the session's loader
+    session.client("s3", region_name="us-east-1", endpoint_url="http://127.0.0.1:9",
+                   aws_access_key_id="-", aws_secret_access_key="-")
+    return session
 
 
 def _client(config, timeout_s):
