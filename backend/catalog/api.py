@@ -153,7 +153,7 @@ class GranuleViewSet(viewsets.ReadOnlyModelViewSet):
         return self._filter_data
 
     def search_shape(self):
-        return search_shape(self.filter_data())
+        return search_shape(self.filter_data(), self.request)
 
     def filter_queryset(self, queryset):
         """Filtered by the indexed boxes; for a page of a search with a shape, each candidate's
@@ -163,15 +163,19 @@ class GranuleViewSet(viewsets.ReadOnlyModelViewSet):
         if self.action == "retrieve":
             return queryset
         matching, passed = getattr(self, "_matching", None), getattr(self, "_passed", None)
-        if matching is not None:    # filtered already for the summary: only annotated here
-            queryset = services.with_residency(matching).prefetch_related("files")
-        else:
-            queryset = super().filter_queryset(queryset)
+
+        def filtered():
+            if matching is not None:    # filtered already for the summary: only annotated
+                return services.with_residency(matching).prefetch_related("files")
+            return super(GranuleViewSet, self).filter_queryset(queryset)
+
+        def visible():
+            return services.with_residency(self._visible_granules()).prefetch_related("files")
+
         if self.action not in ("list", "search"):
-            return queryset
-        visible = None if passed is None else services.with_residency(
-            self._visible_granules()).prefetch_related("files")
-        return services.search_rows(queryset, self.search_shape(), passed, visible)
+            return filtered()
+        return services.search_rows(filtered, self.search_shape(), passed,
+                                    None if passed is None else visible)
 
     def list(self, request, *args, **kwargs):
         """A page of the search; with `include`, its facets and timeline too (one request for
@@ -200,7 +204,12 @@ class GranuleViewSet(viewsets.ReadOnlyModelViewSet):
         facet_base = matching if same else self._filtered(
             granules, search_summary.facet_data(data))
         return search_summary.SearchSummary(matching, facet_base, self.search_shape(),
-                                            same=same)
+                                            same=same, collections=self._collection_facets())
+
+    def _collection_facets(self):
+        """The facet fields of the caller's collections, read with their ids (None for an
+        operator: the facets then read those they count)."""
+        return services.visible_collection_facets(self.request.user, self.request)
 
     def _filtered(self, queryset, data):
         """`queryset` under the list's filters `data`, as the filter backend applies them."""
@@ -273,7 +282,8 @@ class GranuleViewSet(viewsets.ReadOnlyModelViewSet):
         """Counted as the list's include=facets counts (search_summary), its filters all kept."""
         granules = self.filter_queryset(self.get_queryset())
         return Response(search_summary.SearchSummary(
-            granules, granules, self.search_shape(), same=True).facets())
+            granules, granules, self.search_shape(), same=True,
+            collections=self._collection_facets()).facets())
 
     @extend_schema(
         summary="How many granules matching the same filters as the list start in each "

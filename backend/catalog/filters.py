@@ -57,9 +57,20 @@ def parse_instant(text, *, end=False):
     return value
 
 
-def search_shape(data):
-    """The Shape a granule search's `bbox` or `intersects` asks for (None: neither)."""
-    bbox, intersects = data.get("bbox"), data.get("intersects")
+def search_shape(data, memo=None):
+    """The Shape a granule search's `bbox` or `intersects` asks for (None: neither); with
+    `memo` (the request) parsed once per request and kept there (a search page asked for it
+    four times: the view, and the filters of its list and its facets)."""
+    key = (data.get("bbox"), data.get("intersects"))
+    if memo is None or not all(part is None or isinstance(part, str) for part in key):
+        return _search_shape(*key)
+    kept = getattr(memo, "_search_shapes", None) or {}
+    if key not in kept:
+        memo._search_shapes = kept = {**kept, key: _search_shape(*key)}
+    return kept[key]
+
+
+def _search_shape(bbox, intersects):
     if bbox and intersects:
         raise ValidationError({"intersects": "use either bbox or intersects, not both"})
     try:
@@ -200,7 +211,7 @@ class GranuleFilter(FilterSet):
         return visible_collection_id(self.request.user, self.request, key)
 
     def filter_shape(self, queryset, name, value):
-        shape = search_shape(self.data)
+        shape = search_shape(self.data, self.request)
         return queryset if shape is None else queryset.filter(shape_q(shape))
 
     def filter_queryset(self, queryset):

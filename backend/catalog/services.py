@@ -37,6 +37,7 @@ from .shape_search import (  # noqa: F401 - the shape search, asked of the catal
 )
 from .storage import storage
 from .visibility import (  # noqa: F401 - who sees what, asked of the catalog's services
+    visible_collection_facets,
     visible_collection_id,
     visible_collection_ids,
     visible_collections,
@@ -114,7 +115,7 @@ FACETS = {
 }
 
 
-def granule_facets(queryset):
+def granule_facets(queryset, known=None):
     """Counts of the matching granules per collection, level, platform and instrument.
 
     Every facet is a field of the collection: one GROUP BY collection over the filtered
@@ -122,15 +123,20 @@ def granule_facets(queryset):
     facets_of.
     """
     return facets_of(dict(queryset.order_by().values_list("collection").annotate(
-        n=Count("pk")).values_list("collection", "n")))
+        n=Count("pk")).values_list("collection", "n")), known)
 
 
-def facets_of(per_collection):
+def facets_of(per_collection, known=None):
     """The facets of {collection id: granules}: blank values left out, each facet sorted by
-    count (most first), then value."""
+    count (most first), then value. `known` ({id: fields}, visible_collection_facets) holds
+    the collections' fields when the request has read them already."""
     fields = sorted({f.removeprefix("collection__") for fs in FACETS.values() for f in fs})
     totals = {name: {} for name in FACETS}
-    for row in Collection.objects.filter(pk__in=per_collection).values("pk", *fields):
+    if known is not None and all(pk in known for pk in per_collection):
+        rows = [{"pk": pk, **known[pk]} for pk in per_collection]
+    else:
+        rows = Collection.objects.filter(pk__in=per_collection).values("pk", *fields)
+    for row in rows:
         for name, facet_fields in FACETS.items():
             key = tuple(row[f.removeprefix("collection__")] for f in facet_fields)
             if key[0] != "":

@@ -92,14 +92,16 @@ KNOWN_PAGE_LIMIT = 2000
 
 
 def search_rows(queryset, shape, passed=None, visible=None):
-    """What a page of a search reads: `queryset` (its filters applied), each candidate's
+    """What a page of a search reads: `queryset()` (its filters applied), each candidate's
     footprint tested against `shape` while it pages (ShapeFiltered); or, when every granule
     meeting the search is known (`passed`, up to KNOWN_PAGE_LIMIT: the summary's exact test),
-    those ids among `visible` (the caller's granules, annotated as the page wants them), the
-    search's filters not compiled and evaluated once more."""
+    those ids among `visible()` (the caller's granules, annotated as the page wants them), the
+    search's filters not compiled and evaluated once more. Both are callables, so only the
+    one read is built (each annotation compiles the residency's subquery)."""
     if passed is not None and visible is not None and len(passed) <= KNOWN_PAGE_LIMIT:
-        return visible.filter(pk__in=passed)
-    return queryset if shape is None else ShapeFiltered(queryset, shape, passed)
+        return visible().filter(pk__in=passed)
+    rows = queryset()
+    return rows if shape is None else ShapeFiltered(rows, shape, passed)
 
 
 class ShapeFiltered:

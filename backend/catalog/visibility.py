@@ -67,14 +67,33 @@ def visible_longest_granule(user, memo, ids=None):
     return longest_of(kept[1], ids)
 
 
+# What a search's facets show of a collection (services.facets_of), read with the keys.
+FACET_FIELDS = ("short_name", "version", "processing_level", "platform", "instrument")
+
+
+def visible_collection_facets(user, memo):
+    """{id: {field: value} of FACET_FIELDS} of the collections `user` sees, from the read
+    visible_collection_ids keeps on `memo` (a search's facets named them by a statement of
+    their own); None for an operator."""
+    return _visible(user, memo)[1]
+
+
 def _visible_keys(user, memo):
     """{(short name, version): id} of the collections `user` sees, kept on `memo`; None for
     an operator."""
+    return _visible(user, memo)[0]
+
+
+def _visible(user, memo):
+    """(_visible_keys, visible_collection_facets) of `user`, read once and kept on `memo`;
+    (None, None) for an operator."""
     if roles.is_operator(user):
-        return None
+        return None, None
     kept = getattr(memo, "_visible_collection_keys", None)
     if kept is None or kept[0] is not user:
-        rows = visible_collections(user).order_by().values_list("short_name", "version", "pk")
-        kept = (user, {(short_name, version): pk for short_name, version, pk in rows})
+        rows = visible_collections(user).order_by().values_list("pk", *FACET_FIELDS)
+        facets = {pk: dict(zip(FACET_FIELDS, values, strict=True)) for pk, *values in rows}
+        keys = {(row["short_name"], row["version"]): pk for pk, row in facets.items()}
+        kept = (user, (keys, facets))
         memo._visible_collection_keys = kept
     return kept[1]

@@ -82,3 +82,59 @@ def test_a_version_may_hold_dots(user_api, catalog):
                    temporal_end=datetime(2024, 3, 9, 1, tzinfo=UTC))
     response = user_api.get("/api/v1/granules/", {**SEARCH, "collection": "AIRS2RET_NRT.7.0"})
     assert _ids(response) == ["AIRS2RET_NRT.7.0"]
+
+
+def _brute_facets(granules):
+    """The facets worked out from granule objects, one by one: {facet: {value: count}}."""
+    out = {"collection": {}, "platform": {}, "instrument": {}, "processing_level": {}}
+    for g in granules:
+        c = g.collection
+        for facet, value in (("collection", f"{c.short_name}.{c.version}"),
+                             ("platform", c.platform), ("instrument", c.instrument),
+                             ("processing_level", c.processing_level)):
+            if value:
+                out[facet][value] = out[facet].get(value, 0) + 1
+    return out
+
+
+def _facets(response, inside="facets"):
+    assert response.status_code == 200, response.content[:300]
+    body = response.json()
+    return {facet: {row["value"]: row["count"] for row in rows}
+            for facet, rows in (body[inside] if inside else body).items()
+            if facet != "counts_exact"}
+
+
+@pytest.mark.parametrize("box", [None, "-180,-90,180,90"])
+def test_the_facets_take_the_collections_fields_from_the_visibility_read(
+        user_api, operator_api, catalog, box):
+    restricted, public = catalog
+    other = CollectionFactory(short_name="AQUA", version="2", platform="Aqua",
+                              instrument="AIRS", processing_level="")
+    for day in (4, 5):
+        GranuleFactory(collection=other, state=Granule.State.ARCHIVED,
+                       temporal_start=datetime(2024, 3, day, tzinfo=UTC),
+                       temporal_end=datetime(2024, 3, day, 1, tzinfo=UTC))
+    search = {**SEARCH, "collection": "AQUA.2"} | ({"bbox": box} if box else {})
+    with CaptureQueriesContext(connection) as queries:
+        response = user_api.get("/api/v1/granules/", search)
+    seen = Granule.objects.exclude(collection=restricted).select_related("collection")
+    assert _facets(response) == _brute_facets(seen)     # facets leave the collection out
+    # no statement reads the counted collections' fields: the visibility's read brought them
+    # (on SQLite the collections' spans are read from the collections too, with their granules)
+    assert [q["sql"] for q in queries.captured_queries
+            if 'FROM "catalog_collection"' in q["sql"] and "approved_users" not in q["sql"]
+            and "catalog_granule" not in q["sql"]] == []
+    # an operator reads no visibility: the facets read the collections they count
+    assert _facets(operator_api.get("/api/v1/granules/", search)) == _brute_facets(
+        Granule.objects.select_related("collection"))
+    counted = user_api.get("/api/v1/granules/facets/", {"start": "2024-01-01"})
+    assert _facets(counted, inside=None) == _brute_facets(seen)
+
+
+def test_the_visibility_read_brings_every_field_a_facet_shows():
+    from backend.catalog import services, visibility
+
+    shown = {field.removeprefix("collection__") for fields in services.FACETS.values()
+             for field in fields}
+    assert shown <= set(visibility.FACET_FIELDS)
