@@ -55,7 +55,7 @@ class CartView(APIView):
 
     @extend_schema(responses=CartSerializer)
     def get(self, request):
-        return Response(cart_body(request.user, cart.cart(request.user)))
+        return Response(cart_body(request.user, cart.contents(request.user)))
 
     @extend_schema(request=GranuleIdsSerializer, responses=CartSerializer)
     def post(self, request):
@@ -83,7 +83,7 @@ class CartMatchingView(APIView):
         granules = filter_granules(request, body.validated_data["filters"])
         result = cart.add_matching_to_cart(request.user, granules)
         return Response({"matched": result.matched, "added": result.added,
-                         "cart": cart_body(request.user, cart.cart(request.user))})
+                         "cart": cart_body(request.user, cart.contents(request.user))})
 
 
 class CartSubsetView(APIView):

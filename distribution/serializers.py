@@ -24,7 +24,6 @@ from .models import (
     Subscription,
     SubscriptionDelivery,
 )
-from .services.cart import withdrawn_from_cart
 from .services.destinations import (
     DESTINATION_FIELDS,
     clean_destination,
@@ -101,12 +100,12 @@ class CartSerializer(serializers.Serializer):
     limits = OrderLimitsSerializer(help_text="What an order of the cart must keep within")
 
 
-def cart_body(user, items):
-    """The cart with each granule marked cached or on tape (with the recall estimate)."""
-    items = list(items)
+def cart_body(user, contents):
+    """The cart (services.cart.Contents) with each granule marked cached or on tape (with the
+    recall estimate)."""
+    items = contents.items
     availability = archive.estimate_availability([i.granule_id for i in items])
-    withdrawn = [{"item": item, "retired": retired}
-                 for item, retired in withdrawn_from_cart(user)]
+    withdrawn = [{"item": item, "retired": retired} for item, retired in contents.withdrawn]
     return CartSerializer({"count": len(items), "bytes": sum(i.granule.total_size for i in items),
                            "granules": items, "withdrawn": withdrawn,
                            "limits": order_limits(user)},

@@ -21,13 +21,26 @@ def cart(user):
         granule__state=Granule.State.ARCHIVED)
 
 
-def withdrawn_from_cart(user):
-    """[(item, Retirement)] for granules withdrawn or deleted since they were put in the cart:
-    they stay there, so the cart can say which and when, until the user removes them (a
-    withdrawn granule restored comes back to the cart by itself)."""
-    items = owned(CartItem.objects.select_related("granule__collection"), user).filter(
-        granule__state__in=RETIRED)
-    return [(item, retirement(item.granule)) for item in items]
+@dataclass
+class Contents:
+    """What the cart shows, from one read of it: `items`, the granules that can be ordered
+    (archived), and `withdrawn`, [(item, Retirement)] for those withdrawn or deleted since
+    they were put in the cart: they stay there, so the cart can say which and when, until the
+    user removes them (a withdrawn granule restored comes back to the cart by itself)."""
+
+    items: list
+    withdrawn: list
+
+
+def contents(user):
+    """The cart's Contents in one statement (its orderable and its withdrawn granules were
+    two reads of the same rows), each part in the cart's order."""
+    rows = list(owned(CartItem.objects.select_related("granule__collection"), user).filter(
+        granule__state__in=[Granule.State.ARCHIVED, *RETIRED]))
+    return Contents(
+        items=[item for item in rows if item.granule.state == Granule.State.ARCHIVED],
+        withdrawn=[(item, retirement(item.granule)) for item in rows
+                   if item.granule.state in RETIRED])
 
 
 def add_to_cart(user, granule_ids):
@@ -43,7 +56,7 @@ def add_to_cart(user, granule_ids):
                 "granules (GRANARY_ORDER_MAX_GRANULES).", "limit_granules")
         CartItem.objects.bulk_create([CartItem(user=user, granule=g) for g in new],
                                      ignore_conflicts=True)
-    return cart(user)
+    return contents(user)
 
 
 def remove_from_cart(user, granule_ids=None):
@@ -51,7 +64,7 @@ def remove_from_cart(user, granule_ids=None):
     if granule_ids is not None:
         items = items.filter(granule_id__in=granule_ids)
     items.delete()
-    return cart(user)
+    return contents(user)
 
 
 @dataclass

@@ -75,3 +75,27 @@ def test_a_restored_granule_is_back_in_the_cart(alice, operator, collection, arc
     retirement.restore(granule, by=operator.user, reason="fine after all")
     cart = alice.get("/api/v1/cart/").json()
     assert cart["count"] == 1 and cart["withdrawn"] == []
+
+
+def test_the_cart_reads_its_items_once_with_the_withdrawn_among_them(
+        alice, operator, collection, archived):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    first, gone, last = archived(collection, 3)
+    for granule in (first, gone, last):       # one at a time: the cart keeps this order
+        alice.post("/api/v1/cart/", {"granules": [granule.pk]}, format="json")
+    retirement.withdraw(gone, by=operator.user, reason="wrong orbit")
+    for ask in (lambda: alice.get("/api/v1/cart/"),
+                lambda: alice.post("/api/v1/cart/", {"granules": [first.pk]}, format="json")):
+        with CaptureQueriesContext(connection) as queries:
+            cart = ask().json()
+        assert [g["granule"] for g in cart["granules"]] == [first.pk, last.pk]
+        assert [w["granule"] for w in cart["withdrawn"]] == [gone.pk]
+        reads = [q["sql"] for q in queries.captured_queries
+                 if q["sql"].startswith("SELECT") and 'FROM "distribution_cartitem"' in q["sql"]
+                 and 'INNER JOIN "catalog_granule"' in q["sql"]]
+        assert len(reads) == 1, reads
+    removed = alice.delete(f"/api/v1/cart/{gone.pk}/")
+    assert removed.status_code == 200 and removed.json()["withdrawn"] == []
+    assert [g["granule"] for g in removed.json()["granules"]] == [first.pk, last.pk]
