@@ -64,9 +64,11 @@ def search_shape(data, memo=None):
     key = (data.get("bbox"), data.get("intersects"))
     if memo is None or not all(part is None or isinstance(part, str) for part in key):
         return _search_shape(*key)
-    kept = getattr(memo, "_search_shapes", None) or {}
+    kept = getattr(memo, "_search_shapes", None)
+    if kept is None:
+        kept = memo._search_shapes = {}
     if key not in kept:
-        memo._search_shapes = kept = {**kept, key: _search_shape(*key)}
+        kept[key] = _search_shape(*key)
     return kept[key]
 
 

@@ -37,6 +37,7 @@ from .shape_search import (  # noqa: F401 - the shape search, asked of the catal
 )
 from .storage import storage
 from .visibility import (  # noqa: F401 - who sees what, asked of the catalog's services
+    FACET_FIELDS,
     visible_collection_facets,
     visible_collection_id,
     visible_collection_ids,
@@ -130,17 +131,16 @@ def facets_of(per_collection, known=None):
     """The facets of {collection id: granules}: blank values left out, each facet sorted by
     count (most first), then value. `known` ({id: fields}, visible_collection_facets) holds
     the collections' fields when the request has read them already."""
-    fields = sorted({f.removeprefix("collection__") for fs in FACETS.values() for f in fs})
     totals = {name: {} for name in FACETS}
     if known is not None and all(pk in known for pk in per_collection):
-        rows = [{"pk": pk, **known[pk]} for pk in per_collection]
+        rows = [known[pk] for pk in per_collection]
     else:
-        rows = Collection.objects.filter(pk__in=per_collection).values("pk", *fields)
+        rows = Collection.objects.filter(pk__in=per_collection).values(*FACET_FIELDS)
     for row in rows:
         for name, facet_fields in FACETS.items():
             key = tuple(row[f.removeprefix("collection__")] for f in facet_fields)
             if key[0] != "":
-                totals[name][key] = totals[name].get(key, 0) + per_collection[row["pk"]]
+                totals[name][key] = totals[name].get(key, 0) + per_collection[row["id"]]
     return {name: [{"value": ".".join(key), "count": n}
                    for key, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
             for name, counts in totals.items()}

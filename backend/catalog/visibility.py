@@ -68,7 +68,7 @@ def visible_longest_granule(user, memo, ids=None):
 
 
 # What a search's facets show of a collection (services.facets_of), read with the keys.
-FACET_FIELDS = ("short_name", "version", "processing_level", "platform", "instrument")
+FACET_FIELDS = ("id", "short_name", "version", "processing_level", "platform", "instrument")
 
 
 def visible_collection_facets(user, memo):
@@ -89,11 +89,11 @@ def _visible(user, memo):
     (None, None) for an operator."""
     if roles.is_operator(user):
         return None, None
-    kept = getattr(memo, "_visible_collection_keys", None)
+    kept = getattr(memo, "_visible_collections", None)
     if kept is None or kept[0] is not user:
-        rows = visible_collections(user).order_by().values_list("pk", *FACET_FIELDS)
-        facets = {pk: dict(zip(FACET_FIELDS, values, strict=True)) for pk, *values in rows}
+        facets = {row["id"]: row for row in visible_collections(user).order_by().values(
+            *FACET_FIELDS)}
         keys = {(row["short_name"], row["version"]): pk for pk, row in facets.items()}
         kept = (user, (keys, facets))
-        memo._visible_collection_keys = kept
+        memo._visible_collections = kept
     return kept[1]

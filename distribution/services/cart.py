@@ -15,10 +15,13 @@ from .access import orderable_granules
 from .limits import limits
 
 
+def _items(user):
+    return owned(CartItem.objects.select_related("granule__collection"), user)
+
+
 def cart(user):
     """The granules of the cart that can be ordered (archived)."""
-    return owned(CartItem.objects.select_related("granule__collection"), user).filter(
-        granule__state=Granule.State.ARCHIVED)
+    return _items(user).filter(granule__state=Granule.State.ARCHIVED)
 
 
 @dataclass
@@ -35,8 +38,7 @@ class Contents:
 def contents(user):
     """The cart's Contents in one statement (its orderable and its withdrawn granules were
     two reads of the same rows), each part in the cart's order."""
-    rows = list(owned(CartItem.objects.select_related("granule__collection"), user).filter(
-        granule__state__in=[Granule.State.ARCHIVED, *RETIRED]))
+    rows = list(_items(user).filter(granule__state__in=[Granule.State.ARCHIVED, *RETIRED]))
     return Contents(
         items=[item for item in rows if item.granule.state == Granule.State.ARCHIVED],
         withdrawn=[(item, retirement(item.granule)) for item in rows
