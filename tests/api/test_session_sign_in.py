@@ -2,17 +2,20 @@
 accounts.sessions, issue #33), and is refused or demoted exactly as before: a deactivated user,
 a changed password, a role taken away, a deleted user or a logout each end what the session
 could do at the next request."""
+from datetime import timedelta
+
 import pytest
 from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
 from django.contrib.auth.models import Group
 from django.contrib.sessions.backends import db
 from django.core.management import call_command
-from django.db import connection
+from django.db import connection, connections
 from django.db.migrations.executor import MigrationExecutor
 from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
 from rest_framework.test import APIClient
 
-from backend.accounts import roles
+from backend.accounts import roles, sessions
 from backend.accounts.models import SignedInSession
 from tests.factories import UserFactory
 
@@ -127,3 +130,24 @@ def test_the_upgrade_keeps_the_sessions_signed_in():
     client = APIClient()
     client.cookies["sessionid"] = live.session_key
     assert me(client)["username"] == user.username
+
+
+@pytest.mark.django_db
+def test_an_expired_session_signs_nobody_in():
+    client, user = signed_in(roles.USER)
+    assert me(client)["username"] == user.username
+    SignedInSession.objects.update(expire_date=timezone.now() - timedelta(seconds=1))
+    assert me(client)["role"] == roles.ANONYMOUS
+
+
+@pytest.mark.django_db
+def test_the_session_read_is_built_once_per_connection(monkeypatch):
+    built = []
+    monkeypatch.setattr(sessions._READ, "build", lambda key: built.append(key) or
+                        sessions._read(key))
+    connections["default"].__dict__.pop("_fixed_reads", None)
+    clients = [signed_in(role) for role in (roles.USER, roles.OPERATOR)]
+    for _ in range(3):
+        for client, user in clients:
+            assert me(client)["username"] == user.username
+    assert len(built) == 1
