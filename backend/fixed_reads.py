@@ -5,11 +5,11 @@ session's read, which every browser request makes, took 0.85 ms of CPU through t
 
 A FixedRead is a `values_list` queryset made by a function of the read's parameters. On its
 first call on a connection it is built with markers in the parameters' places and compiled; the
-statement is kept only when each marker is found exactly once among the compiled parameters,
-as itself (strings and integers: the ORM passes them unchanged), so every later call runs the
-same SQL with its own values in the markers' places, and its rows go through the ORM's own
-converters (SQLite's dates and booleans). A read whose markers the compile changed or dropped
-is run through the ORM at every call, as before."""
+statement is kept only when each marker is found among the compiled parameters as itself
+(strings and integers: the ORM passes them unchanged; a parameter may be used more than once),
+so every later call runs the same SQL with its own values in the markers' places, and its
+rows go through the ORM's own converters (SQLite's dates and booleans). A read whose markers
+the compile changed or dropped is run through the ORM at every call, as before."""
 import itertools
 
 from django.core.exceptions import EmptyResultSet, FullResultSet
@@ -57,11 +57,11 @@ class FixedRead:
             return _UNFIT
         places = []
         for which, marker in enumerate(markers):
-            found = [at for at, value in enumerate(fixed)
+            found = [(at, which) for at, value in enumerate(fixed)
                      if type(value) is type(marker) and value == marker]
-            if len(found) != 1:
+            if not found:
                 return _UNFIT
-            places.append((found[0], which))
+            places += found
         converters = compiler.get_converters([s[0] for s in compiler.select[:compiler.col_count]])
         return sql, tuple(fixed), places, compiler, converters
 

@@ -4,7 +4,7 @@ each caller sees is what it saw before, and an approval counts from the next req
 from datetime import UTC, datetime
 
 import pytest
-from django.db import connection
+from django.db import connection, connections
 from django.test.utils import CaptureQueriesContext
 
 from backend.catalog.models import Collection, Granule
@@ -138,3 +138,31 @@ def test_the_visibility_read_brings_every_field_a_facet_shows():
     shown = {field.removeprefix("collection__") for fields in services.FACETS.values()
              for field in fields}
     assert shown <= set(visibility.FACET_FIELDS)
+
+
+def test_the_visibility_read_built_once_serves_each_caller_its_own(catalog, monkeypatch):
+    """The read is compiled once per connection (backend.fixed_reads) and each caller's id
+    goes to both of its places: the approvals and the providers' members."""
+    from rest_framework.test import APIClient
+
+    from backend.catalog import visibility
+    from tests.factories import ProviderFactory
+
+    restricted, _ = catalog
+    built = []
+    build = visibility._SIGNED_IN_SEES.build
+    monkeypatch.setattr(visibility._SIGNED_IN_SEES, "build",
+                        lambda user_id: built.append(user_id) or build(user_id))
+    connections["default"].__dict__.pop("_fixed_reads", None)
+    approved, member, neither = UserFactory(), UserFactory(), UserFactory()
+    restricted.approved_users.add(approved)
+    ProviderFactory(name="HOLDS").collections.add(restricted)
+    restricted.providers.get().members.add(member)
+    expected = {approved: ["OPEN.1"] * 2 + ["SECRET.1"] * 3,
+                member: ["OPEN.1"] * 2 + ["SECRET.1"] * 3, neither: ["OPEN.1"] * 2}
+    client = APIClient()
+    for _ in range(2):
+        for user in (neither, approved, member, neither):
+            client.force_authenticate(user)
+            assert _ids(client.get("/api/v1/granules/", SEARCH)) == expected[user]
+    assert len(built) == 1

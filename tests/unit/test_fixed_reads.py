@@ -7,6 +7,7 @@ from datetime import datetime
 import pytest
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
+from django.db.models import Q
 
 from backend.fixed_reads import FixedRead
 from tests.factories import UserFactory
@@ -96,3 +97,18 @@ def test_a_parameter_of_another_kind_goes_through_the_orm(users):
 def test_only_strings_and_integers_are_parameters():
     with pytest.raises(TypeError):
         FixedRead(_by_name, [float])
+
+
+@pytest.mark.django_db
+def test_a_parameter_used_twice_takes_both_places(users):
+    def named_or_mailed(value):
+        return get_user_model().objects.filter(
+            Q(username=value) | Q(email=value)).values_list("username").order_by("username")
+
+    build = Counted(named_or_mailed)
+    read = FixedRead(build, [str])
+    for value in ("fixed1", "fixed2@example.org", "fixed9"):
+        assert read.rows(value) == [tuple(r) for r in named_or_mailed(value)]
+    assert read.rows("fixed1") == [("fixed1",)] and read.rows("fixed2@example.org") == [
+        ("fixed2",)]
+    assert build.calls == 1
