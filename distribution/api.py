@@ -1,7 +1,6 @@
 """The distribution API: cart, orders, links, destinations, subscriptions and downloads."""
 import mimetypes
 
-from django.db.models import Prefetch
 from django.http import FileResponse, HttpResponse, StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
@@ -18,7 +17,7 @@ from backend.ids import ID_REGEX
 from backend.nudges import send_on_commit
 
 from . import tasks
-from .models import Destination, Order, OrderItem, Subscription
+from .models import Destination, Order, Subscription
 from .serializers import (
     AddedMatchingSerializer,
     CartSerializer,
@@ -127,9 +126,8 @@ class OrderViewSet(OwnedViewMixin, mixins.ListModelMixin, mixins.RetrieveModelMi
 
     def owned_queryset(self):
         qs = Order.objects.select_related("user", "destination")
-        if self.action == "retrieve":   # the order page's refresh: its items in one statement
-            return qs.prefetch_related(Prefetch(
-                "items", queryset=OrderItem.objects.select_related("file", "granule__collection")))
+        if self.action in ("retrieve", "create"):   # its items read by order_detail_row
+            return qs
         return qs.prefetch_related("items")
 
     def get_serializer_class(self):

@@ -24,6 +24,7 @@ from .models import (
     Subscription,
     SubscriptionDelivery,
 )
+from .order_rows import order_detail_row, order_row, waits_for_its_part
 from .services.destinations import (
     DESTINATION_FIELDS,
     clean_destination,
@@ -177,8 +178,7 @@ class OrderItemSerializer(serializers.ModelSerializer):
 
 def next_part(item):
     """A waiting item of a staging order that the order has not asked the archive for yet."""
-    return (item.state == OrderItem.State.WAITING and item.recall_request_id is None
-            and not item.in_cache and item.order.state == Order.State.STAGING)
+    return waits_for_its_part(item.order.state, item)
 
 
 class OrderCountsSerializer(serializers.Serializer):
@@ -218,12 +218,22 @@ class OrderSerializer(serializers.ModelSerializer):
             counts[item.state] += 1
         return counts
 
+    def to_representation(self, instance):
+        """The fields' values, written by order_rows.order_row (tests/distribution/
+        test_order_rows.py holds the two equal)."""
+        return order_row(instance)
+
 
 class OrderDetailSerializer(OrderSerializer):
     items = OrderItemSerializer(many=True, read_only=True)
 
     class Meta(OrderSerializer.Meta):
         fields = [*OrderSerializer.Meta.fields, "items"]
+
+    def to_representation(self, instance):
+        """The fields' values with the items', written by order_rows.order_detail_row (tests/
+        distribution/test_order_rows.py holds the two equal)."""
+        return order_detail_row(instance)
 
 
 class DestinationSerializer(serializers.ModelSerializer):
