@@ -54,3 +54,25 @@ def test_no_estimate_without_a_drive_or_a_readable_copy(user_api, collection, ar
     for drive in Drive.objects.all():
         operations.vary_drive(drive, online=False)
     assert cart_item(user_api, granule)["eta_s"] is None
+
+
+def test_one_file_away_or_coming_back_keeps_the_granule_on_tape_read_in_one_statement(
+        user_api, collection, archived):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from backend.archive.models import CacheEntry
+
+    whole, part, staging = archived(collection, 3, sizes=(3000, 500, 2000))
+    operations.release(list(part.files.all())[:1])
+    entry = CacheEntry.objects.get(file=staging.files.order_by("name").first())
+    entry.state = CacheEntry.State.STAGING      # its bytes are on their way back, not here
+    entry.save()
+    user_api.post("/api/v1/cart/", {"granules": [g.pk for g in (whole, part, staging)]},
+                  format="json")
+    with CaptureQueriesContext(connection) as queries:
+        shown = {g: cart_item(user_api, g)["in_cache"] for g in (whole, part, staging)}
+    assert shown == {whole: True, part: False, staging: False}
+    # the files and their cache entries: one statement
+    reads = [q["sql"] for q in queries.captured_queries if "archive_cacheentry" in q["sql"]]
+    assert len(reads) == 3 and all("catalog_file" in sql for sql in reads)
