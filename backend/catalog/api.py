@@ -233,8 +233,8 @@ class GranuleViewSet(viewsets.ReadOnlyModelViewSet):
             return granules
         if getattr(self, "_matching", None) is not None:   # filter_queryset annotates that
             return granules
-        if self.action == "retrieve":   # its residency from its files (granule_rows)
-            return granules.prefetch_related(*storage().detail_prefetch())
+        if self.action == "retrieve":   # its files' storage loaded by get_object
+            return granules
         return services.with_residency(granules).prefetch_related("files")
 
     def get_serializer_class(self):
@@ -243,10 +243,12 @@ class GranuleViewSet(viewsets.ReadOnlyModelViewSet):
     def get_object(self):
         """The granule, or for one withdrawn or deleted a 410 that says so and when."""
         try:
-            return super().get_object()
+            granule = super().get_object()
         except Http404:
             services.refuse_if_retired_id(self.request.user, self.kwargs["pk"])
             raise NotFound(f"There is no granule {self.kwargs['pk']}.") from None
+        # its files, their cache entries and copies: its residency is from them (granule_rows)
+        return storage().load_detail(granule) if self.action == "retrieve" else granule
 
     @extend_schema(
         summary="Search granules with the list's filters in a JSON body",

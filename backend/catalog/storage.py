@@ -27,6 +27,9 @@ class Storage:
     # what a granule page prefetches to answer the above: fresh lookups for each page (a
     # Prefetch is changed as it is used)
     detail_prefetch: Callable[[], Sequence] = tuple
+    # loads what detail_prefetch would into one granule (its files, their cache entries and
+    # copies), by reads cheaper to build than a prefetch; returns the granule
+    load_detail: Callable[[object], object] = lambda granule: granule
 
 
 _storage: Storage | None = None

@@ -4,7 +4,7 @@ the order limits shown in the cart before ordering."""
 import json
 
 import pytest
-from django.db import connection
+from django.db import connection, connections
 from django.test.utils import CaptureQueriesContext
 from rest_framework.renderers import JSONRenderer
 from rest_framework.serializers import ModelSerializer
@@ -177,3 +177,37 @@ def test_cart_shows_the_limits_before_ordering(alice, collection, archived, inli
     assert alice.get("/api/v1/cart/").json()["limits"]["open_orders_used"] == 1
     emptied = alice.delete(f"/api/v1/cart/{granules[0].pk}/").json()
     assert emptied["count"] == 0 and emptied["limits"]["open_orders_used"] == 1
+
+
+def test_granule_page_reads_every_kind_of_copy_and_entry_as_the_prefetch_does(
+        alice, collection, archived, monkeypatch):
+    """The page's storage comes from two reads compiled once per connection (archive.residency
+    load_detail), and says what the prefetch's objects say: a file off the cache, one whose
+    entry is staging, a bad copy, a released one (not shown), a copy in two segments."""
+    from backend.archive import residency
+
+    built = []
+    build = residency._FILES.build
+    monkeypatch.setattr(residency._FILES, "build",
+                        lambda granule_id: built.append(granule_id) or build(granule_id))
+    connections["default"].__dict__.pop("_fixed_reads", None)
+    granule, other = archived(collection, 2, sizes=(3000, 500, 100))
+    off, staging, spanned = granule.files.order_by("name")
+    CacheEntry.objects.filter(file=off).delete()
+    CacheEntry.objects.filter(file=staging).update(state=CacheEntry.State.STAGING)
+    FileCopy.objects.filter(file=off, copy_number=2).update(state=FileCopy.State.BAD)
+    FileCopy.objects.filter(file=staging, copy_number=2).update(state=FileCopy.State.RELEASED)
+    second = FileCopy.objects.get(file=spanned, copy_number=1)
+    second.pk, second.segment, second.file_offset = None, 1, 50
+    second.save()
+    for g in (granule, other, granule):
+        page = alice.get(f"/api/v1/granules/{g.pk}/").json()
+        assert page == by_fields(g)
+    files = {f["name"]: f for f in page["files"]}
+    assert (files[off.name]["in_cache"], files[staging.name]["in_cache"]) == (False, False)
+    assert [c["state"] for c in files[off.name]["copies"]] == ["verified", "bad"]
+    assert [c["copy_number"] for c in files[staging.name]["copies"]] == [1]
+    assert [(c["copy_number"], c["segment"]) for c in files[spanned.name]["copies"]] == [
+        (1, 0), (1, 1), (2, 0)]
+    assert page["residency"] == "tape"
+    assert len(built) == 1       # three pages, one build of the files' read
