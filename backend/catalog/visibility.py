@@ -29,13 +29,19 @@ def _signed_in_sees(collections, user_id):
 def visible_granules(user, memo=None):
     """Granules of visible collections; only operators see granules that are not archived.
     With `memo` (the request), by the ids of those collections, read once per request
-    (visible_collection_ids), not by a subquery in every statement."""
+    (visible_collection_ids), not by a subquery in every statement; the queryset is built once
+    per request too (a search page's list, facets and timeline each asked for it)."""
+    kept = getattr(memo, "_visible_granules", None)
+    if kept is not None and kept[0] is user:     # built once a request: querysets don't change
+        return kept[1]
     qs = Granule.objects.select_related("collection")
-    if roles.is_operator(user):
-        return qs
-    visible = (visible_collections(user) if memo is None
-               else visible_collection_ids(user, memo))
-    return qs.filter(collection__in=visible, state=Granule.State.ARCHIVED)
+    if not roles.is_operator(user):
+        visible = (visible_collections(user) if memo is None
+                   else visible_collection_ids(user, memo))
+        qs = qs.filter(collection__in=visible, state=Granule.State.ARCHIVED)
+    if memo is not None:
+        memo._visible_granules = (user, qs)
+    return qs
 
 
 def visible_collection_ids(user, memo):

@@ -166,3 +166,30 @@ def test_the_visibility_read_built_once_serves_each_caller_its_own(catalog, monk
             client.force_authenticate(user)
             assert _ids(client.get("/api/v1/granules/", SEARCH)) == expected[user]
     assert len(built) == 1
+
+
+@pytest.mark.parametrize("who", ["user", "operator"])
+def test_a_search_page_builds_what_its_caller_sees_once(
+        user_api, operator_api, catalog, monkeypatch, who):
+    """The list, the facets and the timeline of one request share one queryset of the visible
+    granules; the next request builds its own (an approval counts at once)."""
+    from backend.catalog import visibility
+
+    builds = []
+    real = visibility.Granule
+
+    class Counting:
+        class objects:   # noqa: N801 - stands in for the manager
+            @staticmethod
+            def select_related(*fields):
+                builds.append(fields)
+                return real.objects.select_related(*fields)
+
+        State = real.State
+
+    monkeypatch.setattr(visibility, "Granule", Counting)
+    client = user_api if who == "user" else operator_api
+    for n in (1, 2):
+        assert _ids(client.get("/api/v1/granules/", SEARCH)) == (
+            ["OPEN.1"] * 2 + (["SECRET.1"] * 3 if who == "operator" else []))
+        assert len(builds) == n
