@@ -126,9 +126,8 @@ class OrderViewSet(OwnedViewMixin, mixins.ListModelMixin, mixins.RetrieveModelMi
 
     def owned_queryset(self):
         qs = Order.objects.select_related("user", "destination")
-        if self.action in ("retrieve", "create"):   # its items read by order_detail_row
-            return qs
-        return qs.prefetch_related("items")
+        # the list counts each order's items; a page, links and script read their own
+        return qs.prefetch_related("items") if self.action == "list" else qs
 
     def get_serializer_class(self):
         return OrderDetailSerializer if self.action == "retrieve" else OrderSerializer

@@ -142,3 +142,14 @@ def test_an_order_page_builds_no_object_per_item_nor_per_file(orders, monkeypatc
     for order in made:
         assert client.get(f"/api/v1/orders/{order.pk}/").status_code == 200
     assert built == []
+
+
+def test_links_read_the_items_once(orders):
+    owner, made = orders
+    client = APIClient()
+    client.force_authenticate(owner)
+    for order in made:
+        with CaptureQueriesContext(connection) as queries:
+            assert client.get(f"/api/v1/orders/{order.pk}/links/").status_code == 200
+        assert len([q for q in queries.captured_queries
+                    if "distribution_orderitem" in q["sql"]]) == 1
