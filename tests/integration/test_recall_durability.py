@@ -5,6 +5,7 @@ staged bytes). On PostgreSQL a commit due while the mover reads on runs beside t
 keeps the same promises."""
 import errno
 import hashlib
+import os
 import threading
 
 import pytest
@@ -22,6 +23,7 @@ from tests.archive_fixtures import (
     movers_without_waits,
     small_layout,
 )
+from tests.tape_fixtures import BOTH
 
 pytestmark = pytest.mark.django_db
 
@@ -170,3 +172,31 @@ def test_a_commit_beside_the_reads_that_fails_records_nothing_of_its_files(
     for f in files:
         assert CacheEntry.objects.get(file=f).state == CacheEntry.State.CLEAN
         assert hashlib.md5(services.cache_path(f).read_bytes()).hexdigest() == originals[f.pk]
+
+
+@BOTH
+def test_a_batch_makes_each_cache_folder_once_even_one_gone(data_root, settings, tape_kind,
+                                                            monkeypatch):
+    """A recall batch of small files makes sure of each cache folder once, not once a file;
+    a folder gone from the cache is made again, and every file comes back with its bytes."""
+    movers_without_waits(settings)
+    primary, backup, _ = small_layout()
+    collection = archived_collection([primary, backup])
+    originals = archive_granules(collection, data_root / "staging",
+                                 [3000 + n for n in range(12)])
+    files = list(File.objects.filter(pk__in=originals))
+    digests = {f.pk: hashlib.md5(services.cache_path(f).read_bytes()).hexdigest() for f in files}
+    CacheEntry.objects.filter(file__in=files).delete()
+    folders = {str(services.cache_path(f).parent) for f in files}
+    for f in files:
+        services.cache_path(f).unlink()
+    for folder in folders:
+        os.rmdir(folder)
+    made, makedirs = [], reading.os.makedirs
+    monkeypatch.setattr(reading.os, "makedirs", lambda path, **kwargs: (
+        made.append(path) if path in folders else None) or makedirs(path, **kwargs))
+    services.make_available(files)
+    services.run_until_idle()
+    assert {f.pk: hashlib.md5(services.cache_path(f).read_bytes()).hexdigest()
+            for f in files} == digests
+    assert set(made) == folders and len(made) < len(files) / 2

@@ -40,7 +40,7 @@ def read_copies(drive, volume, requests):
 
 
 def _read_batch(drive, volume, requests, arrivals):
-    done = []
+    done, folders = [], set()     # the cache's folders this batch has made sure of
     segments = _segments_on(volume, [r for r in requests if r.kind == Req.Kind.RECALL])
     for request in requests:
         f = request.file
@@ -62,7 +62,7 @@ def _read_batch(drive, volume, requests, arrivals):
             requeue([request], f"no usable copy of {f.name} on {volume.label}")
             continue
         try:
-            if _recall_from(drive, volume, request, segments[f.pk], arrivals):
+            if _recall_from(drive, volume, request, segments[f.pk], arrivals, folders):
                 done.append(request)
         except _DamagedCopy as exc:
             requeue([request], str(exc), charge=False)
@@ -95,7 +95,7 @@ class _MediaError(tape.VolumeError):
     """The whole cartridge fails to read (an injected media fault)."""
 
 
-def _recall_from(drive, volume, request, segments, arrivals):
+def _recall_from(drive, volume, request, segments, arrivals, folders):
     f = request.file
     if not arrivals.reserve(f.size):
         # a full cache is a reason to wait, never to fail: no attempt is counted
@@ -104,11 +104,14 @@ def _recall_from(drive, volume, request, segments, arrivals):
         return False
     target = cache_location(f)
     partial = target + ".recall"
-    os.makedirs(os.path.dirname(target), exist_ok=True)
+    folder = os.path.dirname(target)
+    if folder not in folders:     # a small-file batch lands hundreds of files in one folder
+        os.makedirs(folder, exist_ok=True)
+        folders.add(folder)
     started = timezone.now()
     if volume.fault == "bad":
         raise _MediaError("media error (injected)")
-    mode = "r+b" if os.path.exists(partial) and request.bytes_done else "wb"
+    mode = "r+b" if request.bytes_done and os.path.exists(partial) else "wb"
     tee = _Tee(f, segments) if mode == "wb" else None
     mapped = bool(tee and tee.mapped)
     with open(partial, mode) as out:
