@@ -28,17 +28,24 @@ from tests.tape_fixtures import BOTH
 pytestmark = pytest.mark.django_db
 
 
-def test_a_failed_sync_records_nothing_of_the_batch_and_the_recalls_are_done_again(
-        data_root, settings, tape_kind, monkeypatch):
+def _archived_then_uncached(data_root, settings, base):
+    """Twelve small files archived on two copies, then gone from the cache: ({id: MD5 of the
+    staged bytes}, the files)."""
     movers_without_waits(settings)
     primary, backup, _ = small_layout()
     collection = archived_collection([primary, backup])
     originals = archive_granules(collection, data_root / "staging",
-                                 [2000 + n for n in range(12)])
+                                 [base + n for n in range(12)])
     files = list(File.objects.filter(pk__in=originals))
     CacheEntry.objects.filter(file__in=files).delete()
     for f in files:
         services.cache_path(f).unlink()
+    return originals, files
+
+
+def test_a_failed_sync_records_nothing_of_the_batch_and_the_recalls_are_done_again(
+        data_root, settings, tape_kind, monkeypatch):
+    originals, files = _archived_then_uncached(data_root, settings, 2000)
     recorded, commit, fsync, syncs = [], arrivals.Arrivals.commit, arrivals._fsync, []
 
     def watched(self, **kwargs):
@@ -179,17 +186,8 @@ def test_a_batch_makes_each_cache_folder_once_even_one_gone(data_root, settings,
                                                             monkeypatch):
     """A recall batch of small files makes sure of each cache folder once, not once a file;
     a folder gone from the cache is made again, and every file comes back with its bytes."""
-    movers_without_waits(settings)
-    primary, backup, _ = small_layout()
-    collection = archived_collection([primary, backup])
-    originals = archive_granules(collection, data_root / "staging",
-                                 [3000 + n for n in range(12)])
-    files = list(File.objects.filter(pk__in=originals))
-    digests = {f.pk: hashlib.md5(services.cache_path(f).read_bytes()).hexdigest() for f in files}
-    CacheEntry.objects.filter(file__in=files).delete()
+    digests, files = _archived_then_uncached(data_root, settings, 3000)
     folders = {str(services.cache_path(f).parent) for f in files}
-    for f in files:
-        services.cache_path(f).unlink()
     for folder in folders:
         os.rmdir(folder)
     made, makedirs = [], reading.os.makedirs
