@@ -134,9 +134,9 @@ def _failed_recalls(monkeypatch):
     """[(cache entry exists, cached file exists)] of each recall that raised, at that time."""
     seen, original = [], reading._recall_from
 
-    def watched(drive, volume, request, segments, arrivals):
+    def watched(drive, volume, request, *rest):
         try:
-            return original(drive, volume, request, segments, arrivals)
+            return original(drive, volume, request, *rest)
         except BaseException:
             f = request.file
             seen.append((CacheEntry.objects.filter(file=f).exists(),
