@@ -24,11 +24,8 @@ class Storage:
     copies: Callable[[object], Sequence]
     # whether a file downloads now without an order (cache or object store: no recall)
     file_direct: Callable[[object], bool]
-    # what a granule page prefetches to answer the above: fresh lookups for each page (a
-    # Prefetch is changed as it is used)
-    detail_prefetch: Callable[[], Sequence] = tuple
-    # loads what detail_prefetch would into one granule (its files, their cache entries and
-    # copies), by reads cheaper to build than a prefetch; returns the granule
+    # loads into one granule what a granule page answers the above from (its files, their
+    # cache entries and copies); returns the granule
     load_detail: Callable[[object], object] = lambda granule: granule
 
 

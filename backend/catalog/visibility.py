@@ -16,8 +16,12 @@ def visible_collections(user):
     if roles.is_operator(user):
         return qs
     if not user.is_authenticated:
-        return qs.filter(access=Collection.Access.PUBLIC)
+        return _anonymous_sees(qs)
     return _signed_in_sees(qs, user.pk)
+
+
+def _anonymous_sees(collections):
+    return collections.filter(access=Collection.Access.PUBLIC)
 
 
 def _signed_in_sees(collections, user_id):
@@ -83,8 +87,8 @@ FACET_FIELDS = ("id", "short_name", "version", "processing_level", "platform", "
 
 # visible_collections' read of FACET_FIELDS, compiled once per connection (backend.fixed_reads):
 # by an anonymous caller and by a signed-in one (not an operator, who sees every collection)
-_ANONYMOUS_SEES = FixedRead(lambda: Collection.objects.filter(
-    access=Collection.Access.PUBLIC).order_by().values_list(*FACET_FIELDS), [])
+_ANONYMOUS_SEES = FixedRead(lambda: _anonymous_sees(
+    Collection.objects.all()).order_by().values_list(*FACET_FIELDS), [])
 _SIGNED_IN_SEES = FixedRead(lambda user_id: _signed_in_sees(
     Collection.objects.all(), user_id).order_by().values_list(*FACET_FIELDS), [int])
 

@@ -5,6 +5,7 @@ import json
 
 import pytest
 from django.db import connection, connections
+from django.db.models import Prefetch
 from django.test.utils import CaptureQueriesContext
 from rest_framework.renderers import JSONRenderer
 from rest_framework.serializers import ModelSerializer
@@ -15,7 +16,6 @@ from backend.archive.models import Bucket, CacheEntry, FileCopy
 from backend.catalog import services as catalog
 from backend.catalog.models import Collection, File, Granule
 from backend.catalog.serializers import GranuleDetailSerializer
-from backend.catalog.storage import storage
 from tests.archive_fixtures import archived_collection, staged_granule
 from tests.factories import FileFactory, GranuleFactory
 from tests.s3_server import ACCESS_KEY, SECRET_KEY
@@ -26,10 +26,14 @@ pytestmark = pytest.mark.django_db
 
 
 def by_fields(granule):
-    """The granule's page as GranuleDetailSerializer's DRF fields write it, its residency
-    annotated by the search's SQL rule (the page writes it from its prefetched files)."""
+    """The granule's page as GranuleDetailSerializer's DRF fields write it from the ORM's
+    prefetch of its files, cache entries and copies, its residency annotated by the search's
+    SQL rule (the page loads its storage by archive.residency.load_detail)."""
+    copies = FileCopy.objects.select_related("volume__silo", "bucket")
+    files = File.objects.select_related("cache_entry").prefetch_related(
+        Prefetch("copies", queryset=copies))
     annotated = catalog.with_residency(Granule.objects.all()).prefetch_related(
-        *storage().detail_prefetch()).get(pk=granule.pk)
+        Prefetch("files", queryset=files)).get(pk=granule.pk)
     fields = ModelSerializer.to_representation(GranuleDetailSerializer(), annotated)
     return json.loads(JSONRenderer().render(fields))
 
