@@ -3,8 +3,10 @@ from datetime import UTC, datetime
 
 import pvl
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from ingest import pdr
+from ingest import pdr, pvl_text
 
 S4PA = """ORIGINATING_SYSTEM = S4PA;
 TOTAL_FILE_COUNT = 3;
@@ -173,3 +175,18 @@ END
 def test_mismatched_end_is_reported_with_its_line():
     with pytest.raises(pdr.PvlError, match="line 3"):
         pdr.parse_pvl("OBJECT = A;\n  X = 1;\nEND_OBJECT = B;\n")
+
+
+@settings(max_examples=400, deadline=None)
+@given(text=st.text(alphabet="AB =;_/.-\n\r\t 0", max_size=80),
+       terminator=st.sampled_from([";", "\n"]))
+def test_a_text_without_quotes_comments_or_parentheses_is_cut_as_the_scanner_cuts_it(
+        text, terminator):
+    """The split taken for plain text gives the statements, their first lines and the count of
+    cuts that the scanner (which handles quotes, comments and parentheses) gives."""
+    assert pvl_text._cut(text, terminator) == pvl_text._cut_scanning(text, terminator)
+
+
+def test_a_text_with_a_quote_or_comment_is_still_scanned():
+    text = 'A = "x;y";\n/* a; b */ B = (1;2);\nC = 3'
+    assert pvl_text._cut(text, ";") == ([(1, 'A = "x;y"'), (2, "B = (1;2)"), (3, "C = 3")], 2)
