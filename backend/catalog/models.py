@@ -200,7 +200,9 @@ class File(models.Model):
         CKSUM = "CKSUM", "POSIX cksum (CRC)"
         ADLER32 = "ADLER32", "Adler-32"
 
-    granule = models.ForeignKey(Granule, on_delete=models.CASCADE, related_name="files")
+    # indexed by file_name_unique (granule, name), which serves every lookup by granule
+    granule = models.ForeignKey(Granule, on_delete=models.CASCADE, related_name="files",
+                                db_index=False)
     name = models.CharField(max_length=255)
     role = models.CharField(max_length=10, choices=Role.choices, default=Role.DATA)
     size = models.BigIntegerField()

@@ -18,6 +18,10 @@ class TransferRecord(models.Model):
         related_name="transfers", db_index=False,
     )
     bytes = models.BigIntegerField()
+    # an ingest chunk's granules of one collection are one record (one row a granule was a
+    # tenth of the chunk's work, #33); the roll-ups still count each granule
+    transfers = models.PositiveIntegerField(
+        default=1, db_default=1, help_text="Transfers the record stands for (granules, files)")
     started_at = models.DateTimeField()
     ended_at = models.DateTimeField()
 

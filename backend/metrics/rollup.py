@@ -46,12 +46,14 @@ def split(start, end, nbytes, seconds, max_buckets=2000):
 
 def tally(transfers):
     """The roll-up rows a batch of transfers adds to: {(period, start, direction, key):
-    [bytes, transfers]} from (direction, key, nbytes, started_at, ended_at) tuples.
+    [bytes, transfers]} from (direction, key, nbytes, started_at, ended_at[, count]) tuples
+    (count: how many transfers the tuple stands for, 1 when not given).
 
     Bytes go where they moved (split); each transfer counts once, in the period it ended.
     """
     sums, starts = {}, {}
-    for direction, key, nbytes, started, ended in transfers:
+    for direction, key, nbytes, started, ended, *many in transfers:
+        count = many[0] if many else 1
         begun, end = started.timestamp(), ended.timestamp()
         for period, seconds in PERIODS.items():
             last = end - end % seconds
@@ -62,9 +64,9 @@ def tally(transfers):
                     starts[last] = datetime.fromtimestamp(last, UTC)
                 row = sums.setdefault((period, starts[last], direction, key), [0, 0])
                 row[0] += nbytes
-                row[1] += 1
+                row[1] += count
                 continue
             for bucket, share in split(started, ended, nbytes, seconds):
                 sums.setdefault((period, bucket, direction, key), [0, 0])[0] += share
-            sums.setdefault((period, floor(ended, seconds), direction, key), [0, 0])[1] += 1
+            sums.setdefault((period, floor(ended, seconds), direction, key), [0, 0])[1] += count
     return sums

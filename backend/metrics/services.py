@@ -57,7 +57,7 @@ def record_transfers(records, insert=None):
     collections = TransferRecord.collection.field.related_model.objects
     keys = {c.pk: c.key for c in collections.filter(pk__in=wanted)}
     sums = rollup.tally((r.direction, keys.get(r.collection_id, ""), r.bytes, r.started_at,
-                         r.ended_at) for r in records)
+                         r.ended_at, r.transfers) for r in records)
     with transaction.atomic():
         if insert is None:
             TransferRecord.objects.bulk_create(records, batch_size=1000)

@@ -311,13 +311,24 @@ def admit_many(pairs, area, started, transfers, resolve=None):
 
 
 def record_admitted(pairs, started, transfers):
-    """One ingest transfer record per admitted (row, granule), added to `transfers`."""
+    """The admitted (row, granule) pairs as ingest transfer records in `transfers`: one per
+    collection, counting its granules and their bytes, from the first one's start (a record
+    per granule was a tenth of a chunk's work; the roll-ups count the granules all the same).
+    Records already in `transfers` (the chunk's earlier admissions) take the pairs in."""
     now = timezone.now()
+    ingest = TransferRecord.Direction.INGEST
+    records = {r.collection_id: r for r in transfers if r.direction == ingest}
     for row, granule in pairs:
-        when = started.get(row.pk) or now
-        transfers.append(bulk.new(
-            TransferRecord, direction=TransferRecord.Direction.INGEST, bytes=row.bytes_total,
-            started_at=min(when, now), ended_at=now, collection_id=granule.collection_id))
+        when = min(started.get(row.pk) or now, now)
+        record = records.get(granule.collection_id)
+        if record is None:
+            record = records[granule.collection_id] = bulk.new(
+                TransferRecord, direction=ingest, bytes=0, transfers=0, started_at=when,
+                ended_at=now, collection_id=granule.collection_id)
+            transfers.append(record)
+        record.bytes += row.bytes_total
+        record.transfers += 1
+        record.started_at, record.ended_at = min(record.started_at, when), now
 
 
 def _discard_registration(granule):

@@ -3,7 +3,7 @@ import pytest
 
 from backend.archive.models import FileCopy
 from backend.catalog.models import Granule
-from backend.metrics.models import TransferRecord
+from backend.metrics.models import TransferRecord, TransferRollup
 from ingest.models import IngestGranule, IngestRequest
 from ingest.services import periodic, pipeline
 from tests.factories import ProviderFactory
@@ -43,8 +43,11 @@ def test_bulk_request_reaches_archived_with_verified_copies(client, provider, co
     # every file has both copies written and verified
     assert FileCopy.objects.filter(state="verified").count() == 5 * 2 * 2
     records = TransferRecord.objects.filter(direction="ingest")
-    assert records.count() == 5 and sum(r.bytes for r in records) == 18500
+    assert sum(r.bytes for r in records) == 18500 and sum(r.transfers for r in records) == 5
     assert {r.collection_id for r in records} == {collection.pk}
+    # the roll-ups count the five granules, whatever the records' grain
+    days = TransferRollup.objects.filter(direction="ingest", period="day")
+    assert sum(d.transfers for d in days) == 5 and sum(d.bytes for d in days) == 18500
 
 
 def test_states_on_the_way_and_the_granules_filter(client, provider, collection):

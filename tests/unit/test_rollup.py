@@ -74,3 +74,14 @@ def test_tally_of_transfers_within_one_period_is_what_split_gives_them():
     assert tally(transfers) == want
     with pytest.raises(ValueError, match="cannot end before it starts"):
         tally([("ingest", "", 1, at(10, 0, 2), at(10, 0, 1))])
+
+
+def test_a_tuple_that_stands_for_many_transfers_counts_them_all():
+    """An ingest chunk's record of its granules (count 40) counts 40 in every period, with its
+    bytes where they moved, as 40 one-granule tuples over the same span do."""
+    span = (at(10, 0, 10), at(10, 0, 50))
+    assert tally([("ingest", "A.1", 4000, *span, 40)]) == tally(
+        [("ingest", "A.1", 100, *span)] * 40)
+    sums = tally([("ingest", "A.1", 4000, *span, 40)])
+    assert {k[0]: v for k, v in sums.items()} == {"minute": [4000, 40], "hour": [4000, 40],
+                                                  "day": [4000, 40]}
