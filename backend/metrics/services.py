@@ -42,6 +42,26 @@ def record_transfer(direction, nbytes, started_at, ended_at, collection=None):
     return record
 
 
+def per_collection(direction, moves):
+    """Transfer records of `moves` ((collection id, bytes, started, ended), one per granule or
+    file moved together): one per collection, counting them, from the first start to the last
+    end. A batch's thousands of small moves were a row each, as much work as the move of a
+    small file itself (#33, #28); the roll-ups count each move all the same."""
+    records = {}
+    for collection_id, nbytes, started, ended in moves:
+        record = records.get(collection_id)
+        if record is None:
+            records[collection_id] = TransferRecord(
+                direction=direction, collection_id=collection_id, bytes=nbytes, transfers=1,
+                started_at=started, ended_at=ended)
+            continue
+        record.bytes += nbytes
+        record.transfers += 1
+        record.started_at = min(record.started_at, started)
+        record.ended_at = max(record.ended_at, ended)
+    return list(records.values())
+
+
 def record_transfers(records, insert=None):
     """Record many transfers at once (unsaved TransferRecord objects), with their roll-ups:
     one insert for the records and one upsert per roll-up row they touch. `insert(records)`

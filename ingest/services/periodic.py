@@ -7,7 +7,8 @@ from django.utils import timezone
 
 from backend import leases
 from backend.catalog.models import Granule
-from backend.metrics.services import record_transfers
+from backend.metrics.models import TransferRecord
+from backend.metrics.services import per_collection, record_transfers
 
 from ..models import IngestGranule, IngestRequest, Pdr
 from .outcome import mark_archived
@@ -41,7 +42,7 @@ def admit_waiting(limit=500):
             taken = admit_many([(r, r.catalog_granule) for r in rows], areas, {}, transfers)
     finally:
         IngestGranule.objects.filter(lease_owner=token).update(lease_owner="", lease_until=None)
-        record_transfers(transfers)
+        record_transfers(per_collection(TransferRecord.Direction.INGEST, transfers))
     return sum(1 for t in taken if t)
 
 

@@ -11,7 +11,8 @@ from django.utils import timezone
 from backend import leases
 from backend.archive import services as archive
 from backend.catalog import bulk, checksums
-from backend.metrics.services import record_transfers
+from backend.metrics.models import TransferRecord
+from backend.metrics.services import per_collection, record_transfers
 from backend.nudges import send_on_commit
 
 from .. import pdr
@@ -169,7 +170,8 @@ class _Chunk:
             IngestGranule.objects.bulk_update(changed, ["spec"], batch_size=500)
         self._register_and_archive([r for r in self.rows if r.state == G.VALIDATED])
         if self.transfers:
-            record_transfers(self.transfers, insert=bulk.insert)
+            record_transfers(per_collection(TransferRecord.Direction.INGEST, self.transfers),
+                             insert=bulk.insert)
 
     def _guard(self, row, action):
         """Run one granule's step; an unexpected error fails that granule, not the chunk."""

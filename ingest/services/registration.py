@@ -9,7 +9,6 @@ from backend.catalog import bulk, shapes
 from backend.catalog.geo import BBoxError, make_bbox
 from backend.catalog.models import Collection, File, Granule
 from backend.catalog.services import register_granule, register_granules
-from backend.metrics.models import TransferRecord
 
 from .. import metadata, pdr
 from ..models import IngestGranule
@@ -310,25 +309,12 @@ def admit_many(pairs, area, started, transfers, resolve=None):
     return out
 
 
-def record_admitted(pairs, started, transfers):
-    """The admitted (row, granule) pairs as ingest transfer records in `transfers`: one per
-    collection, counting its granules and their bytes, from the first one's start (a record
-    per granule was a tenth of a chunk's work; the roll-ups count the granules all the same).
-    Records already in `transfers` (the chunk's earlier admissions) take the pairs in."""
+def record_admitted(pairs, started, moves):
+    """The admitted (row, granule) pairs as ingest moves added to `moves`: (collection id,
+    bytes, started, ended), recorded per collection by metrics.per_collection."""
     now = timezone.now()
-    ingest = TransferRecord.Direction.INGEST
-    records = {r.collection_id: r for r in transfers if r.direction == ingest}
-    for row, granule in pairs:
-        when = min(started.get(row.pk) or now, now)
-        record = records.get(granule.collection_id)
-        if record is None:
-            record = records[granule.collection_id] = bulk.new(
-                TransferRecord, direction=ingest, bytes=0, transfers=0, started_at=when,
-                ended_at=now, collection_id=granule.collection_id)
-            transfers.append(record)
-        record.bytes += row.bytes_total
-        record.transfers += 1
-        record.started_at, record.ended_at = min(record.started_at, when), now
+    moves.extend((granule.collection_id, row.bytes_total, min(started.get(row.pk) or now, now),
+                  now) for row, granule in pairs)
 
 
 def _discard_registration(granule):

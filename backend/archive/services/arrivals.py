@@ -29,7 +29,7 @@ from django.utils import timezone
 from backend.catalog import bulk
 from backend.catalog.models import File
 from backend.metrics.models import TransferRecord
-from backend.metrics.services import record_transfers
+from backend.metrics.services import per_collection, record_transfers
 from backend.nudges import eager
 
 from ..models import CacheEntry
@@ -163,11 +163,9 @@ def commit_landed(landed):
         Req.objects.filter(file_id__in=file_ids, kind=Req.Kind.MIGRATE,
                            state=Req.State.QUEUED, error=WAITING_FOR_CACHE).update(error="")
         _done(landed)
-        record_transfers((bulk.new(
-            TransferRecord, direction=TransferRecord.Direction.RECALL,
-            bytes=x.request.file.size, started_at=x.started, ended_at=x.finished,
-            collection_id=x.request.file.granule.collection_id) for x in landed),
-            insert=bulk.insert)
+        record_transfers(per_collection(TransferRecord.Direction.RECALL, (
+            (x.request.file.granule.collection_id, x.request.file.size, x.started, x.finished)
+            for x in landed)), insert=bulk.insert)
         transaction.on_commit(lambda: files_recalled.send(sender=File, file_ids=file_ids))
 
 
