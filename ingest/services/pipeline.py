@@ -111,13 +111,22 @@ def process_chunk(request_id, start, stop):
     if not taken:
         return 0
     request = IngestRequest.objects.select_related("provider").get(pk=request_id)
-    rows = list(IngestGranule.objects.filter(lease_owner=token).order_by("position"))
+    rows = [bulk.loaded(IngestGranule, _CHUNK_FIELDS, values) for values in
+            IngestGranule.objects.filter(lease_owner=token).order_by("position")
+            .values_list(*_CHUNK_FIELDS)]
     try:
         with lease_keeper(token):
             _Chunk(request, rows, token).run()
     finally:
         IngestGranule.objects.filter(lease_owner=token).update(lease_owner="", lease_until=None)
     return taken
+
+
+# What a chunk reads of its rows (the rest loads on first use): rows built from plain values,
+# not by Model.__init__ with its signals and every timestamp parsed, cost a third as much.
+_CHUNK_FIELDS = ("id", "request_id", "position", "collection_key", "granule_id", "state",
+                 "disposition", "reason", "spec", "bytes_total", "bytes_done", "attempts",
+                 "admitted", "catalog_granule_id")
 
 
 def claim_chunk(request_id, start, stop, token):
