@@ -1,4 +1,5 @@
 """Where the archive keeps bytes: the volumes' files and the RAID cache's files."""
+import os
 from pathlib import Path
 
 from django.conf import settings
@@ -62,6 +63,32 @@ def cache_location(file):
     batch (joining a Path costs more than the link or open it names)."""
     return (f"{settings.CACHE_ROOT}/{file.granule.collection.key}/"
             f"{file.pk // CACHE_BUCKET:06d}/{file.pk}-{file.name}")
+
+
+# A folder holding at least this many of the paths asked about is listed once; fewer are looked
+# up one by one (a listing reads the whole bucket of CACHE_BUCKET names).
+LIST_FROM = 64
+
+
+def present(paths):
+    """The subset of `paths` (strings) that exist: a write batch asks about thousands of
+    cache files in a few bucket folders, and one listing of a folder costs what a few looks
+    at single files do (a look each was 5 % of a small-file batch's CPU, #33)."""
+    by_folder = {}
+    for path in paths:
+        folder, _, name = path.rpartition("/")
+        by_folder.setdefault(folder, []).append(name)
+    found = set()
+    for folder, names in by_folder.items():
+        if len(names) < LIST_FROM:
+            found.update(p for p in (f"{folder}/{n}" for n in names) if os.path.exists(p))
+            continue
+        try:
+            listed = set(os.listdir(folder))
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        found.update(f"{folder}/{n}" for n in names if n in listed)
+    return found
 
 
 def member_name(file, segment=None):

@@ -1,6 +1,5 @@
 """Writing copies (migration): a batch written to the mounted volume, read back, recorded."""
 import logging
-import os
 from concurrent.futures import ThreadPoolExecutor
 
 from django.conf import settings
@@ -19,7 +18,7 @@ from . import buckets
 from .completeness import complete_granules_if_archived, files_copies_complete
 from .damage import volume_truncated, volume_unreadable, volume_write_protected
 from .drives import drive_error, drive_ok, set_drive
-from .paths import cache_location, medium_of, member_name
+from .paths import cache_location, medium_of, member_name, present
 from .queueing import Req, requeue
 from .recall import drop_damaged_cache, wait_for_recall
 from .remedies import CACHE_CHANGED
@@ -108,7 +107,9 @@ def _batch_failed(drive, volume, requests, error):
 def in_cache(requests):
     """The requests whose file is in the cache. Each of the others waits, unscheduled, for a
     recall from a readable copy (the recall clears the wait), or fails when there is none."""
-    missing = [r for r in requests if not os.path.exists(cache_location(r.file))]
+    where = {r.pk: cache_location(r.file) for r in requests}
+    there = present(where.values())
+    missing = [r for r in requests if where[r.pk] not in there]
     if missing:
         wait_for_recall(missing)
     return [r for r in requests if r not in missing]
