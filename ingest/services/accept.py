@@ -37,7 +37,7 @@ def collections_by_key(keys):
 
 def _time_or_error(value, what, errors):
     try:
-        return pdr.parse_time(value).isoformat()
+        return pdr.parse_time(value)
     except (TypeError, ValueError):
         errors.append(f"{what}: {value!r} is not an ISO 8601 date and time")
         return None
@@ -116,7 +116,9 @@ def _check_granule(g, where, errors, require_checksum):
             start = _time_or_error(temporal["start"], f"{where}.temporal.start", errors)
             end = _time_or_error(temporal.get("end") or temporal["start"],
                                  f"{where}.temporal.end", errors)
-            if start and end and pdr.parse_time(end) < pdr.parse_time(start):
+            late = start and end and end < start
+            start, end = (t.isoformat() if t else None for t in (start, end))
+            if late:
                 errors.append(f"{where}.temporal: end {end} is before start {start}")
             temporal = {"start": start, "end": end}
     bbox = g.get("bbox")
