@@ -212,8 +212,10 @@ def running(token, extra_env=None, workers=WORKERS, wrap_web=None, provider_pool
                                 GRANARY_PROVIDER_BIND=f"127.0.0.1:{provider_port}",
                                 GRANARY_PROVIDER_WORKERS="1")
         provider_url = f"http://127.0.0.1:{provider_port}"
+    nodes = []
     for name, queues, pool in workers:
-        commands[name] = worker_command(f"bench-{name}-{os.getpid()}", queues, pool)
+        nodes.append(f"bench-{name}-{os.getpid()}")
+        commands[name] = worker_command(nodes[-1], queues, pool)
     purge_queues()
     procs, logs = {}, {}
     # a benchmark stopped from outside still stops what it started
@@ -239,6 +241,7 @@ def running(token, extra_env=None, workers=WORKERS, wrap_web=None, provider_pool
                 return False
 
         live.wait(answers, 60, "the web app", interval=0.2)
+        live.wait(_workers_ready(nodes), 60, "the workers", interval=0.2)
         yield live
     finally:
         for proc in procs.values():
@@ -252,6 +255,22 @@ def running(token, extra_env=None, workers=WORKERS, wrap_web=None, provider_pool
                 proc.wait()
         purge_queues()
         signal.signal(signal.SIGTERM, previous)
+
+
+def _workers_ready(nodes):
+    """A check that every worker node answers a ping: it has started its pool and consumes.
+    The web answers first, and a phase measured while the workers still import and fork ran
+    beside their start (the first phase of a run was the slower, by up to a tenth)."""
+    from backend.celery import app
+
+    wanted = {f"{node}@{socket.gethostname()}" for node in nodes}
+
+    def ready():
+        if not wanted:
+            return True
+        replies = app.control.ping(destination=sorted(wanted), timeout=0.5) or []
+        return wanted <= {name for reply in replies for name in reply}
+    return ready
 
 
 def provider_token(name, collections):
