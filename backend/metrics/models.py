@@ -18,8 +18,8 @@ class TransferRecord(models.Model):
         related_name="transfers", db_index=False,
     )
     bytes = models.BigIntegerField()
-    # an ingest chunk's granules of one collection are one record (one row a granule was a
-    # tenth of the chunk's work, #33); the roll-ups still count each granule
+    # moves recorded together (an ingest chunk's granules, a recall commit's files) are one
+    # record per collection that counts them (services.per_collection); roll-ups count each
     transfers = models.PositiveIntegerField(
         default=1, db_default=1, help_text="Transfers the record stands for (granules, files)")
     started_at = models.DateTimeField()

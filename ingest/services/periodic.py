@@ -7,14 +7,12 @@ from django.utils import timezone
 
 from backend import leases
 from backend.catalog.models import Granule
-from backend.metrics.models import TransferRecord
-from backend.metrics.services import per_collection, record_transfers
 
 from ..models import IngestGranule, IngestRequest, Pdr
 from .outcome import mark_archived
 from .pdr_flow import answer_pdr_of
 from .pipeline import claimable, kick, lease_keeper
-from .registration import admit_many
+from .registration import admit_many, record_moves
 from .staging import staged_path, staging_area
 from .states import G, R
 
@@ -32,17 +30,17 @@ def admit_waiting(limit=500):
         return 0
     leases.take(IngestGranule.objects.filter(pk__in=pks), settings.GRANARY_INGEST_LEASE_S, now,
                 lease_owner=token)
-    transfers = []
+    moves = []
     try:
         rows = list(IngestGranule.objects.filter(lease_owner=token)
                     .select_related("catalog_granule__collection", "request__provider")
                     .order_by("updated_at"))
         areas = {r.request.provider_id: staging_area(r.request.provider) for r in rows}
         with lease_keeper(token):
-            taken = admit_many([(r, r.catalog_granule) for r in rows], areas, {}, transfers)
+            taken = admit_many([(r, r.catalog_granule) for r in rows], areas, {}, moves)
     finally:
         IngestGranule.objects.filter(lease_owner=token).update(lease_owner="", lease_until=None)
-        record_transfers(per_collection(TransferRecord.Direction.INGEST, transfers))
+        record_moves(moves)
     return sum(1 for t in taken if t)
 
 

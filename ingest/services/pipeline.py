@@ -11,8 +11,6 @@ from django.utils import timezone
 from backend import leases
 from backend.archive import services as archive
 from backend.catalog import bulk, checksums
-from backend.metrics.models import TransferRecord
-from backend.metrics.services import per_collection, record_transfers
 from backend.nudges import send_on_commit
 
 from .. import pdr
@@ -24,6 +22,7 @@ from .registration import (
     admit_many,
     prepare,
     record_admitted,
+    record_moves,
     register,
     register_many,
     write_validated,
@@ -103,6 +102,13 @@ def run_request(request_id, chunk=None, on_chunk=None):
     return taken
 
 
+# What a chunk reads of its rows (the rest loads on first use): rows built from plain values,
+# not by Model.__init__ with its signals and every timestamp parsed, cost a third as much.
+_CHUNK_FIELDS = ("id", "request_id", "position", "collection_key", "granule_id", "state",
+                 "disposition", "reason", "spec", "bytes_total", "bytes_done", "attempts",
+                 "admitted", "catalog_granule_id")
+
+
 def process_chunk(request_id, start, stop):
     """Carry the waiting granules at positions [start, stop) through the pipeline; returns how
     many this call took (0 when another worker holds them: a duplicate message is harmless)."""
@@ -120,13 +126,6 @@ def process_chunk(request_id, start, stop):
     finally:
         IngestGranule.objects.filter(lease_owner=token).update(lease_owner="", lease_until=None)
     return taken
-
-
-# What a chunk reads of its rows (the rest loads on first use): rows built from plain values,
-# not by Model.__init__ with its signals and every timestamp parsed, cost a third as much.
-_CHUNK_FIELDS = ("id", "request_id", "position", "collection_key", "granule_id", "state",
-                 "disposition", "reason", "spec", "bytes_total", "bytes_done", "attempts",
-                 "admitted", "catalog_granule_id")
 
 
 def claim_chunk(request_id, start, stop, token):
@@ -152,7 +151,7 @@ class _Chunk:
         self.area = staging_area(request.provider)
         self.collections = collections_by_key({r.collection_key for r in rows})
         self.started = {}
-        self.transfers = []
+        self.moves = []
         self.paths, self.folders = {}, {}
 
     def path(self, relative):
@@ -178,9 +177,7 @@ class _Chunk:
         if changed:
             IngestGranule.objects.bulk_update(changed, ["spec"], batch_size=500)
         self._register_and_archive([r for r in self.rows if r.state == G.VALIDATED])
-        if self.transfers:
-            record_transfers(per_collection(TransferRecord.Direction.INGEST, self.transfers),
-                             insert=bulk.insert)
+        record_moves(self.moves, insert=bulk.insert)
 
     def _guard(self, row, action):
         """Run one granule's step; an unexpected error fails that granule, not the chunk."""
@@ -302,13 +299,13 @@ class _Chunk:
                     if granule is not None:
                         registered.append((row, granule))
         record_admitted([(r, g) for r, g in registered if r.admitted], self.started,
-                        self.transfers)
+                        self.moves)
         registered = [(r, g) for r, g in registered if not r.admitted]
         try:
-            admit_many(registered, self.area, self.started, self.transfers, self.path)
+            admit_many(registered, self.area, self.started, self.moves, self.path)
         except Exception:
             log.exception("bulk admission failed; admitting granule by granule")
             for row, granule in registered:
                 self._guard(row, lambda r, g=granule: admit(r, g, self.area,
                                                             self.started.get(r.pk),
-                                                            self.transfers))
+                                                            self.moves))

@@ -9,6 +9,8 @@ from backend.catalog import bulk, shapes
 from backend.catalog.geo import BBoxError, make_bbox
 from backend.catalog.models import Collection, File, Granule
 from backend.catalog.services import register_granule, register_granules
+from backend.metrics.models import TransferRecord
+from backend.metrics.services import per_collection, record_transfers
 
 from .. import metadata, pdr
 from ..models import IngestGranule
@@ -267,13 +269,13 @@ def _link(row, granule, why):
     row.state = G.ARCHIVING
 
 
-def admit(row, granule, area, started, transfers):
+def admit(row, granule, area, started, moves):
     """Hand the granule's staged files to the archive tier: True when it took them, False when
     the cache is full (no failure: the granule waits), None when the granule failed."""
-    return admit_many([(row, granule)], area, {row.pk: started}, transfers)[0]
+    return admit_many([(row, granule)], area, {row.pk: started}, moves)[0]
 
 
-def admit_many(pairs, area, started, transfers, resolve=None):
+def admit_many(pairs, area, started, moves, resolve=None):
     """admit() for [(row, granule)] with one call to the archive tier; `area` is a staging
     area or {provider id: area}, `started` {row pk: when its pipeline started}; `resolve`
     (relative path -> staged path) when the caller has resolved the paths already."""
@@ -302,7 +304,7 @@ def admit_many(pairs, area, started, transfers, resolve=None):
         out.append(admission.admitted)
         if admission.admitted:
             taken.append((row, granule))
-    record_admitted(taken, started, transfers)
+    record_admitted(taken, started, moves)
     # taken: the archive holds them now, so a chunk's lease on them ends here too
     IngestGranule.objects.filter(pk__in=[row.pk for row, _ in taken], admitted=False).update(
         admitted=True, lease_owner="", lease_until=None)
@@ -315,6 +317,12 @@ def record_admitted(pairs, started, moves):
     now = timezone.now()
     moves.extend((granule.collection_id, row.bytes_total, min(started.get(row.pk) or now, now),
                   now) for row, granule in pairs)
+
+
+def record_moves(moves, insert=None):
+    """The ingest moves record_admitted gathered, as transfer records and their roll-ups."""
+    if moves:
+        record_transfers(per_collection(TransferRecord.Direction.INGEST, moves), insert=insert)
 
 
 def _discard_registration(granule):

@@ -76,18 +76,17 @@ def present(paths):
     at single files do (a look each was 5 % of a small-file batch's CPU, #33)."""
     by_folder = {}
     for path in paths:
-        folder, _, name = path.rpartition("/")
-        by_folder.setdefault(folder, []).append(name)
+        by_folder.setdefault(path.rpartition("/")[0], []).append(path)
     found = set()
-    for folder, names in by_folder.items():
-        if len(names) < LIST_FROM:
-            found.update(p for p in (f"{folder}/{n}" for n in names) if os.path.exists(p))
+    for folder, asked in by_folder.items():
+        if len(asked) < LIST_FROM:
+            found.update(p for p in asked if os.path.exists(p))
             continue
         try:
             listed = set(os.listdir(folder))
         except (FileNotFoundError, NotADirectoryError):
             continue
-        found.update(f"{folder}/{n}" for n in names if n in listed)
+        found.update(p for p in asked if p.rpartition("/")[2] in listed)
     return found
 
 

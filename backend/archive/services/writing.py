@@ -107,12 +107,14 @@ def _batch_failed(drive, volume, requests, error):
 def in_cache(requests):
     """The requests whose file is in the cache. Each of the others waits, unscheduled, for a
     recall from a readable copy (the recall clears the wait), or fails when there is none."""
-    where = {r.pk: cache_location(r.file) for r in requests}
-    there = present(where.values())
-    missing = [r for r in requests if where[r.pk] not in there]
+    where = [cache_location(r.file) for r in requests]
+    there = present(where)
+    kept, missing = [], []
+    for request, path in zip(requests, where, strict=True):
+        (kept if path in there else missing).append(request)
     if missing:
         wait_for_recall(missing)
-    return [r for r in requests if r not in missing]
+    return kept
 
 
 def _cut_at_first_mismatch(written, verified):
