@@ -179,11 +179,13 @@ def can_send_directly(sock):
     return isinstance(sock, socket.socket) and not isinstance(sock, ssl.SSLSocket)
 
 
-def send_checked(sock, reader):
+def send_checked(sock, reader, before=None):
     """Send a CheckedReader's file to `sock` block by block, each only once its check has
     passed (the next is read and checked in a helper thread while it goes; the verdict is
     settled here, in the request's thread, which owns the database connection); yields each
-    (offset, length) sent. A failed check raises before its block leaves: a short body."""
+    (offset, length) sent. A failed check raises before its block leaves: a short body.
+    `before(offset, length)` runs once a block has passed, before it leaves; what it raises
+    cuts the body there too."""
     checks = ThreadPoolExecutor(1, thread_name_prefix="check-ahead")
     pending = deque(checks.submit(reader.read_next, True) for _ in range(AHEAD))
     try:
@@ -194,6 +196,8 @@ def send_checked(sock, reader):
             if not length:
                 return
             pending.append(checks.submit(reader.read_next, True))
+            if before is not None:
+                before(offset, length)
             sock.sendfile(reader.handle, offset=offset, count=length)
             yield offset, length
     finally:

@@ -105,11 +105,16 @@ def unfinished():
     return {what: n for what, n in counts.items() if n}
 
 
-def stuck_examples(limit=5, kinds=("archive_requests", "order_items")):
+def stuck_examples(limit=5, kinds=("archive_requests", "order_items", "undelivered_items")):
     """The first rows of unfinished archive requests and order items, every column of each (a
     value JSON lacks as text): what a failed run's verdict shows, so a stuck piece of work can
-    be told from the log alone."""
-    work = _unfinished_work()
+    be told from the log alone. With them the ready items not downloaded of orders still
+    staging: what holds an order staged in parts back from its next part."""
+    from distribution.models import Order, OrderItem
+
+    work = {**_unfinished_work(), "undelivered_items": OrderItem.objects.filter(
+        state=OrderItem.State.READY, downloaded_at__isnull=True,
+        order__state__in=[Order.State.SUBMITTED, Order.State.STAGING])}
     out = {what: [{k: v if v is None or isinstance(v, bool | int | float | str) else str(v)
                    for k, v in row.items()}
                   for row in work[what].order_by("pk")[:limit].values()]

@@ -4,11 +4,12 @@ import hashlib
 import io
 import logging
 import os
+import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.db import transaction
+from django.db import InterfaceError, OperationalError, connection, transaction
 from django.utils import timezone
 from django.utils.crypto import constant_time_compare
 
@@ -245,6 +246,7 @@ class DownloadBody:
         self.ranged = ranged
         self.whole = not ranged if whole is None else whole
         self.started, self.closed, self.followed, self.sock = timezone.now(), False, None, None
+        self.marked = False
         self.position = handle.seek(start) if ranged else start
 
     def fileno(self):
@@ -257,6 +259,7 @@ class DownloadBody:
         size = left if size is None or size < 0 else min(size, left)
         with self._damage():
             block = self.handle.read(size) if size > 0 else b""
+        self._before_it_leaves(self.position, len(block))
         self.position += len(block)
         return block
 
@@ -266,9 +269,24 @@ class DownloadBody:
         while it goes; yields nothing but lets the server send the headers first."""
         yield b""
         with self._damage():
-            for offset, length in streaming.send_checked(self.sock, self.handle):
+            for offset, length in streaming.send_checked(self.sock, self.handle,
+                                                         self._before_it_leaves):
                 self.position = offset + length
                 yield b""
+
+    def _before_it_leaves(self, offset, length):
+        """The block that ends the file is about to leave: its item is marked delivered first.
+        Marked in close() only, a server killed or a database gone once the client had every
+        byte lost the mark, and an order staged in parts waited for a delivery that had
+        happened (its share of the cache held: the chaos run). A mark that fails raises here:
+        the body is cut short and the client asks again."""
+        if length and offset + length >= self.download.served.size:
+            self._mark()
+
+    def _mark(self):
+        if not self.marked and self.download.item is not None:
+            _mark_delivered(self.download.item)
+        self.marked = True
 
     @contextmanager
     def _damage(self):
@@ -306,19 +324,37 @@ class DownloadBody:
                  self.download.served.name, self.download.file.pk,
                  f", order {item.order_id}" if item else "", self.start, self.end,
                  size, "whole" if self.whole else "range", sent)
-        _downloaded(self.download, sent, self.started, self.start + sent >= size)
+        if self.start + sent >= size:     # a range sent by the server from fileno()
+            _again_while_the_database_is_away(self._mark)
+        if sent:
+            _again_while_the_database_is_away(lambda: record_transfer(
+                TransferRecord.Direction.DISTRIBUTION, sent, self.started, timezone.now(),
+                self.download.file.granule.collection))
 
 
-def _downloaded(download, sent, started, to_the_end):
-    if sent:
-        record_transfer(TransferRecord.Direction.DISTRIBUTION, sent, started, timezone.now(),
-                        download.file.granule.collection)
-    item = download.item
-    if item is None or not to_the_end:
-        return
-    if OrderItem.objects.filter(pk=item.pk, downloaded_at__isnull=True).update(
-            downloaded_at=timezone.now()):
-        delivered(item)
+def _again_while_the_database_is_away(work, attempts=5):
+    """Run `work` again while the database is unreachable (restarted, failed over), with a
+    fresh connection each time, for about 15 s: what a finished download records must not be
+    lost to an outage the client never saw."""
+    for attempt in range(attempts):
+        try:
+            return work()
+        except (OperationalError, InterfaceError):
+            if attempt == attempts - 1:
+                raise
+            log.warning("the database is away; recording the download again", exc_info=True)
+            connection.close()
+            time.sleep(2 ** attempt)
+
+
+def _mark_delivered(item):
+    """The item's file was delivered in full: marked once, its cache released and the next
+    part of an order staged in parts asked for, together; the order completed once every
+    ready item was downloaded."""
+    with transaction.atomic():
+        if OrderItem.objects.filter(pk=item.pk, downloaded_at__isnull=True).update(
+                downloaded_at=timezone.now()):
+            delivered(item)
     order = item.order
     if (order.subscription_id is None and order.delivery == Delivery.HTTPS
             and order.state in (Order.State.READY, Order.State.PARTIALLY_READY)

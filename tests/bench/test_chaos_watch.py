@@ -63,3 +63,21 @@ def test_stuck_work_is_shown_row_by_row_and_the_verdict_can_be_written_as_json(a
     assert (row["id"], row["kind"], row["state"], row["error"], row["file_id"]) == (
         recall.pk, "recall", "queued", "waiting", archived_file.pk)
     assert row["created_at"] == str(ArchiveRequest.objects.get(pk=recall.pk).created_at)
+
+
+def test_a_ready_item_not_downloaded_of_a_staging_order_is_shown_but_not_counted(
+        archived_file, django_user_model):
+    """What holds an order staged in parts back (a ready part nobody downloaded) is shown in a
+    failed run's verdict; the order's waiting items are what count as stuck."""
+    from bench.chaos.watch import stuck_examples, unfinished
+    from distribution.models import Order, OrderItem
+
+    user = django_user_model.objects.create_user("chaos-user")
+    order = Order.objects.create(user=user, state=Order.State.STAGING)
+    held = OrderItem.objects.create(order=order, granule=archived_file.granule,
+                                    file=archived_file, state=OrderItem.State.READY)
+    assert unfinished() == {"orders": 1}
+    [row] = stuck_examples()["undelivered_items"]
+    assert (row["id"], row["state"], row["downloaded_at"]) == (held.pk, "ready", None)
+    OrderItem.objects.filter(pk=held.pk).update(downloaded_at=order.created_at)
+    assert "undelivered_items" not in stuck_examples()
