@@ -97,6 +97,9 @@ class FileCopySerializer(serializers.ModelSerializer):
     bucket = serializers.CharField(source="bucket.name", allow_null=True)
     key = serializers.SerializerMethodField(help_text="Object store: the object's key")
     etag = serializers.SerializerMethodField(help_text="Object store: the ETag it answered")
+    data_offset = serializers.IntegerField(
+        read_only=True, help_text="Where the copy's bytes start: on the volume, or in the object "
+        "(a member of a pack of small files; 0: the object holds the file alone)")
     file = serializers.IntegerField(source="file_id")
     file_name = serializers.CharField(source="file.name")
     granule_id = serializers.CharField(source="file.granule.granule_id")
@@ -104,7 +107,8 @@ class FileCopySerializer(serializers.ModelSerializer):
     class Meta:
         model = FileCopy
         fields = ["file", "file_name", "granule_id", "copy_number", "segment", "file_offset",
-                  "medium", "volume", "silo", "position", "bucket", "key", "etag", "length",
+                  "medium", "volume", "silo", "position", "data_offset", "bucket", "key", "etag",
+                  "length",
                   "checksum_type", "checksum", "state", "verified_at"]
 
     def get_key(self, copy) -> str | None:

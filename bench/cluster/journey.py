@@ -138,11 +138,15 @@ class Journey:
               f"(ETag {one.get('etag')}), copy 2 on {two.get('volume')} (silo2), both verified "
               f"(operator: GET /api/v1/archive/files/{pk}/)", copies)
         f = File.objects.get(pk=pk)
-        body = self.s3().get_object(Bucket=S3_BUCKET, Key=one["key"])["Body"].read()
+        # a small file goes in a pack with others: its bytes lie at its data offset
+        start = one["data_offset"]
+        span = {"Range": f"bytes={start}-{start + one['length'] - 1}"} if start else {}
+        body = self.s3().get_object(Bucket=S3_BUCKET, Key=one["key"], **span)["Body"].read()
         md5 = hashlib.md5(body).hexdigest()
         want = self.originals()[f.name].md5
+        where = f" (bytes {start}- of the pack)" if start else ""
         check(len(body) == f.size and md5 == f.checksum.lower() == want,
-              f"boto3 GET s3://{S3_BUCKET}/{one['key']} from {s3_endpoint(self.network)}: "
+              f"boto3 GET s3://{S3_BUCKET}/{one['key']}{where} from {s3_endpoint(self.network)}: "
               f"{len(body)} bytes, MD5 {md5} = the catalog checksum = the provider's",
               f"{len(body)} of {f.size} bytes, MD5 {md5}, catalog {f.checksum}, provider {want}")
 

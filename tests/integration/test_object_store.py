@@ -99,6 +99,26 @@ def test_archived_only_when_object_and_tape_copies_are_verified(tier):
     assert set(CacheEntry.objects.values_list("state", flat=True)) == {"clean"}
 
 
+def test_the_operator_api_says_where_in_its_pack_a_small_file_lies(tier, operator_api):
+    """A member of a pack is read with any S3 client from what the operator API shows: its key
+    and its data offset, which tarfile finds in the pack's bytes too."""
+    server, bucket, _, _, root = tier
+    collection = archived_collection([bucket])
+    granule, sources = staged_granule(collection, root / "staging", sizes=(3000, 5000))
+    originals = {pk: path.read_bytes() for pk, path in sources.items()}
+    services.archive_granule(granule, sources)
+    services.run_until_idle()
+    copies = list(FileCopy.objects.select_related("file"))
+    pack = object_bytes(server, bucket, copies[0].key)
+    with tarfile.open(fileobj=io.BytesIO(pack)) as tar:
+        offsets = {m.name: m.offset_data for m in tar.getmembers()}
+    for copy in copies:
+        (shown,) = operator_api.get(f"/api/v1/archive/files/{copy.file_id}/").json()["copies"]
+        start = shown["data_offset"]
+        assert start == offsets[paths.member_name(copy.file)] > 0
+        assert pack[start:start + shown["length"]] == originals[copy.file_id]
+
+
 def test_a_large_file_goes_in_parts_and_reads_back_whole(tier):
     server, bucket, _, _, root = tier
     collection = archived_collection([bucket])

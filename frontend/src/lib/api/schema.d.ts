@@ -3242,6 +3242,8 @@ export interface components {
              * @description Byte offset of the member header on the volume
              */
             position: number;
+            /** @description Where the copy's bytes start: on the volume, or in the object (a member of a pack of small files; 0: the object holds the file alone) */
+            readonly data_offset: number;
             bucket: string | null;
             /** @description Object store: the object's key */
             readonly key: string | null;
