@@ -7,11 +7,19 @@ broker timeouts in settings), so a request never waits long on a broker that is 
 """
 import logging
 import math
+import threading
 import time
 
 from django.db import transaction
 
 log = logging.getLogger(__name__)
+
+
+# One thread at a time imports the tasks modules: threads of a gunicorn worker sending their
+# first nudges side by side found a task not registered yet while another thread's import was
+# under way (NotRegistered: a nudge lost, and a download cut short where its delivery was
+# marked).
+_IMPORTING = threading.Lock()
 
 
 def task_named(name):
@@ -20,7 +28,9 @@ def task_named(name):
     from celery import current_app
 
     if name not in current_app.tasks:
-        current_app.loader.import_default_modules()
+        with _IMPORTING:
+            if name not in current_app.tasks:
+                current_app.loader.import_default_modules()
     return current_app.tasks[name]
 
 
