@@ -246,7 +246,7 @@ class DownloadBody:
         self.ranged = ranged
         self.whole = not ranged if whole is None else whole
         self.started, self.closed, self.followed, self.sock = timezone.now(), False, None, None
-        self.marked = False
+        self.served, self.marked = download.served, False
         self.position = handle.seek(start) if ranged else start
 
     def fileno(self):
@@ -280,13 +280,13 @@ class DownloadBody:
         byte lost the mark, and an order staged in parts waited for a delivery that had
         happened (its share of the cache held: the chaos run). A mark that fails raises here:
         the body is cut short and the client asks again."""
-        if length and offset + length >= self.download.served.size:
+        if length and offset + length >= self.served.size:
             self._mark()
 
     def _mark(self):
         if not self.marked and self.download.item is not None:
             _mark_delivered(self.download.item)
-        self.marked = True
+            self.marked = True
 
     @contextmanager
     def _damage(self):
@@ -319,12 +319,12 @@ class DownloadBody:
             streaming.drop_behind.forget(self.followed, finished=self.start + sent > self.end)
         self.handle.close()
         item = self.download.item
-        size = self.download.served.size
+        size = self.served.size
         log.info("download of %s (file %s%s): bytes %d-%d of %d asked (%s), %d sent",
-                 self.download.served.name, self.download.file.pk,
+                 self.served.name, self.download.file.pk,
                  f", order {item.order_id}" if item else "", self.start, self.end,
                  size, "whole" if self.whole else "range", sent)
-        if self.start + sent >= size:     # a range sent by the server from fileno()
+        if self.start + sent >= size:     # marked already, unless sent from fileno()
             _again_while_the_database_is_away(self._mark)
         if sent:
             _again_while_the_database_is_away(lambda: record_transfer(
