@@ -1,6 +1,7 @@
 """A recall's bytes landing in its cache file (backend.archive.services.landing): inline for a
 small file, by a thread of its own for a large one; either way the file holds the bytes at
 their offsets, `after` sees them in order, and a failed write is raised to the caller."""
+import errno
 import hashlib
 import os
 
@@ -44,3 +45,88 @@ def test_a_failed_write_is_raised_to_the_caller(tmp_path):
         land.abandon()
     finally:
         os.close(fd)
+
+
+def _direct_io_here(folder):
+    """Whether the filesystem of `folder` takes O_DIRECT (ext4 does, tmpfs refuses it)."""
+    probe = folder / "probe"
+    probe.write_bytes(b"")
+    try:
+        os.close(os.open(probe, os.O_WRONLY | os.O_DIRECT))
+    except OSError:
+        return False
+    return True
+
+
+def _open_fds():
+    return len(os.listdir("/proc/self/fd"))
+
+
+@pytest.mark.parametrize("size", [landing.THREAD_FROM, 2 * landing.DIRECT_CHUNK + 5000])
+def test_a_large_file_in_order_goes_by_direct_io_where_the_disk_takes_it(tmp_path, size):
+    """Whole chunks, an aligned remainder and a tail shorter than a block all land where they
+    belong, seen in order; the direct descriptor is closed at the end."""
+    data = os.urandom(size)
+    seen, path = [], tmp_path / "recall"
+    fds = _open_fds()
+    with open(path, "wb") as out:
+        land = landing.Landing(out.fileno(), size, lambda at, piece: seen.append(len(piece)),
+                               path=path)
+        assert (land.direct is not None) == _direct_io_here(tmp_path)
+        take = land.sink(0)
+        for at in range(0, size, 1 << 20):
+            take(data[at:at + (1 << 20)])
+        land.close()
+        os.fsync(out.fileno())
+    assert hashlib.md5(path.read_bytes()).hexdigest() == hashlib.md5(data).hexdigest()
+    assert sum(seen) == size and _open_fds() == fds
+
+
+def test_pieces_out_of_order_leave_direct_io_with_what_was_gathered(tmp_path):
+    """A piece that does not follow the last (a resumed or multi-segment recall) sends what
+    was gathered, and everything after, through the page cache: nothing is lost or moved."""
+    size = landing.DIRECT_CHUNK + 3 * (1 << 20) + 777
+    data = os.urandom(size)
+    path = tmp_path / "recall"
+    cut = landing.DIRECT_CHUNK + (1 << 20) + 512         # gathered past a full chunk
+    with open(path, "wb") as out:
+        land = landing.Landing(out.fileno(), size, None, path=path)
+        first, later = land.sink(0), land.sink(cut + (1 << 20))
+        for at in range(0, cut, 1 << 20):
+            first(data[at:min(at + (1 << 20), cut)])
+        later(data[cut + (1 << 20):])                   # out of order
+        land.sink(cut)(data[cut:cut + (1 << 20)])       # the gap, last
+        land.close()
+        assert land.direct is None
+    assert path.read_bytes() == data
+
+
+def test_a_disk_that_refuses_a_direct_write_gets_the_bytes_through_the_page_cache(
+        tmp_path, monkeypatch):
+    size = landing.DIRECT_CHUNK * 2
+    data = os.urandom(size)
+    path = tmp_path / "recall"
+
+    class Refusing(landing._Direct):
+        def take(self, view):
+            raise OSError(errno.EINVAL, "Invalid argument")
+
+    monkeypatch.setattr(landing, "_Direct", Refusing)
+    fds = _open_fds()
+    with open(path, "wb") as out:
+        land = landing.Landing(out.fileno(), size, None, path=path)
+        take = land.sink(0)
+        for at in range(0, size, 1 << 20):
+            take(data[at:at + (1 << 20)])
+        land.close()
+    assert path.read_bytes() == data and _open_fds() == fds
+
+
+def test_an_abandoned_direct_landing_closes_its_descriptor(tmp_path):
+    path = tmp_path / "recall"
+    fds = _open_fds()
+    with open(path, "wb") as out:
+        land = landing.Landing(out.fileno(), landing.THREAD_FROM, None, path=path)
+        land.sink(0)(os.urandom(1 << 20))
+        land.abandon()
+    assert _open_fds() == fds

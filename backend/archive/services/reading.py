@@ -115,7 +115,8 @@ def _recall_from(drive, volume, request, segments, arrivals, folders):
     tee = _Tee(f, segments) if mode == "wb" else None
     mapped = bool(tee and tee.mapped)
     with open(partial, mode) as out:
-        landing = Landing(out.fileno(), f.size, tee.update if tee else None)
+        landing = Landing(out.fileno(), f.size, tee.update if tee else None,
+                          path=partial if mode == "wb" else None)
         try:
             for segment in segments:
                 _read_segment(drive, volume, segment, landing.sink(segment.file_offset),
