@@ -130,3 +130,30 @@ def test_an_abandoned_direct_landing_closes_its_descriptor(tmp_path):
         land.sink(0)(os.urandom(1 << 20))
         land.abandon()
     assert _open_fds() == fds
+
+
+def test_a_direct_write_refused_at_the_end_goes_through_the_page_cache(tmp_path, monkeypatch):
+    """A disk whose alignment is coarser than ALIGN refuses the last aligned write: the
+    remainder is written through the page cache instead of failing the recall."""
+    size = landing.DIRECT_CHUNK + 3 * landing.ALIGN + 10
+    data = os.urandom(size)
+    path = tmp_path / "recall"
+    writes, real = [], landing._pwrite_all
+
+    def refusing_the_last(fd, view, offset):
+        writes.append(offset)
+        if offset == landing.DIRECT_CHUNK and len(view) == 3 * landing.ALIGN:
+            raise OSError(errno.EINVAL, "Invalid argument")
+        real(fd, view, offset)
+
+    monkeypatch.setattr(landing, "_pwrite_all", refusing_the_last)
+    with open(path, "wb") as out:
+        land = landing.Landing(out.fileno(), size, None, path=path)
+        direct = land.direct is not None
+        take = land.sink(0)
+        for at in range(0, size, 1 << 20):
+            take(data[at:at + (1 << 20)])
+        land.close()
+    assert path.read_bytes() == data
+    # the refused write was tried where the disk has direct I/O, and its bytes came after
+    assert (writes.count(landing.DIRECT_CHUNK) == 2) == (direct and _direct_io_here(tmp_path))

@@ -94,7 +94,12 @@ class _Direct:
         view = memoryview(self.buffer)
         try:
             if aligned:
-                _pwrite_all(self.fd, view[:aligned], self.base)
+                try:
+                    _pwrite_all(self.fd, view[:aligned], self.base)
+                except OSError as exc:
+                    if exc.errno != errno.EINVAL:
+                        raise
+                    aligned = 0         # refused: all of it through the page cache
             if self.filled > aligned:
                 _pwrite_all(fd, view[aligned:self.filled], self.base + aligned)
         finally:
