@@ -60,6 +60,7 @@ def _plain(library, barcode, paths, per_file, landed=None):
         d = m.drive
         d.rewind()
         sizes = []
+        _settled()
         started = time.perf_counter()
         for record in _records(paths, per_file):
             d.write(record)
@@ -67,6 +68,7 @@ def _plain(library, barcode, paths, per_file, landed=None):
         d.write_filemarks(1)
         write_s = time.perf_counter() - started
         d.rewind()
+        _settled()
         started = time.perf_counter()
         got = sum(len(d.read(size)) for size in sizes)
         read_s = time.perf_counter() - started
@@ -81,6 +83,7 @@ def _landed(d, sizes, folder):
     """Seconds to read the records again into 256 MiB files with their SHA-256, synced."""
     folder.mkdir(parents=True, exist_ok=True)
     d.rewind()
+    _settled()
     started = time.perf_counter()
     out, digest, n = None, None, 0
     for size in sizes:
@@ -99,6 +102,7 @@ def _disk_write(paths, folder):
     """Seconds to write the files' bytes (in the page cache) into files in `folder`, on the
     cache's disk, in 1 MiB writes, each file synced: no tape, no hash. A recall lands its bytes
     durably before they count, so it cannot be faster than this."""
+    _settled()
     started = time.perf_counter()
     for n, path in enumerate(paths):
         with open(path, "rb") as source:
@@ -107,6 +111,13 @@ def _disk_write(paths, folder):
                 out.write(block)
             _sync(out)
     return time.perf_counter() - started
+
+
+def _settled():
+    """Every dirty page written out before a clock starts: each phase begins with the disk's
+    writeback done, not behind the gigabytes the phase before left (tgtd's writes to its
+    cartridge files are not synced; a phase that met them waited in the kernel's throttle)."""
+    os.sync()
 
 
 def _sync(out):
@@ -166,6 +177,7 @@ def _through_granary(collection, prefix, paths, digests, size):
     file_of = dict(File.objects.filter(granule__in=granules).values_list("granule_id", "pk"))
     items = [(g, {file_of[g.pk]: p}) for g, p in zip(granules, paths, strict=True)]
     with _tape_clock() as tape_w:
+        _settled()
         started = time.perf_counter()
         services.archive_granules(items)
         services.run_until_idle()
@@ -179,6 +191,7 @@ def _through_granary(collection, prefix, paths, digests, size):
         services.cache_path(f).unlink(missing_ok=True)
     CacheEntry.objects.filter(file__in=files).delete()
     with _tape_clock() as tape_r, _statements() as statements:
+        _settled()
         started = time.perf_counter()
         services.make_available(files)
         services.run_until_idle()
