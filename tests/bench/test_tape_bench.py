@@ -58,6 +58,16 @@ def test_a_tiny_tape_run_archives_and_recalls_every_granule_with_its_bytes_on_th
     assert result["large"]["cache_disk_write_mb_s"] > 0
     assert result["large"]["ratio_recall_bound"] >= result["large"]["ratio_recall"]
     assert result["small_per_file_plain"]["read_mb_s"] > 0
+    # the reference is the plain loop's mean seconds over its runs before and after Granary's:
+    # the harmonic mean of their rates (to the three digits the figures keep)
+    for kind in ("large", "small"):
+        row = result[kind]
+        assert len(row["plain_runs"]) == 2
+        for way in ("write", "read"):
+            rates = [run[f"{way}_mb_s"] for run in row["plain_runs"]]
+            assert all(rate > 0 for rate in rates)
+            mean = 2 / sum(1 / rate for rate in rates)
+            assert abs(row[f"plain_{way}_mb_s"] - mean) <= 0.01 * mean, (kind, way, rates)
 
     # the library it started is stopped
     vtl = settings.DATA_ROOT / "vtl"

@@ -2,6 +2,7 @@
 small file, by a thread of its own for a large one; either way the file holds the bytes at
 their offsets, `after` sees them in order, and a failed write is raised to the caller."""
 import errno
+import fcntl
 import hashlib
 import os
 
@@ -101,27 +102,6 @@ def test_pieces_out_of_order_leave_direct_io_with_what_was_gathered(tmp_path):
     assert path.read_bytes() == data
 
 
-def test_a_disk_that_refuses_a_direct_write_gets_the_bytes_through_the_page_cache(
-        tmp_path, monkeypatch):
-    size = landing.DIRECT_CHUNK * 2
-    data = os.urandom(size)
-    path = tmp_path / "recall"
-
-    class Refusing(landing._Direct):
-        def take(self, view):
-            raise OSError(errno.EINVAL, "Invalid argument")
-
-    monkeypatch.setattr(landing, "_Direct", Refusing)
-    fds = _open_fds()
-    with open(path, "wb") as out:
-        land = landing.Landing(out.fileno(), size, None, path=path)
-        take = land.sink(0)
-        for at in range(0, size, 1 << 20):
-            take(data[at:at + (1 << 20)])
-        land.close()
-    assert path.read_bytes() == data and _open_fds() == fds
-
-
 def test_an_abandoned_direct_landing_closes_its_descriptor(tmp_path):
     path = tmp_path / "recall"
     fds = _open_fds()
@@ -132,28 +112,31 @@ def test_an_abandoned_direct_landing_closes_its_descriptor(tmp_path):
     assert _open_fds() == fds
 
 
-def test_a_direct_write_refused_at_the_end_goes_through_the_page_cache(tmp_path, monkeypatch):
-    """A disk whose alignment is coarser than ALIGN refuses the last aligned write: the
-    remainder is written through the page cache instead of failing the recall."""
-    size = landing.DIRECT_CHUNK + 3 * landing.ALIGN + 10
+@pytest.mark.parametrize("refuse_from", [0, landing.DIRECT_CHUNK])
+def test_the_kernel_refusing_direct_writes_sends_every_byte_through_the_page_cache(
+        tmp_path, monkeypatch, refuse_from):
+    """EINVAL from pwrite itself on the direct descriptor, as a disk with a coarser alignment
+    answers: at the first full chunk, or only at the aligned remainder of the end."""
+    if not _direct_io_here(tmp_path):
+        pytest.skip("this file system has no direct I/O to refuse")
+    size = landing.DIRECT_CHUNK + 3 * 4096 + 5
     data = os.urandom(size)
     path = tmp_path / "recall"
-    writes, real = [], landing._pwrite_all
+    real, refused = os.pwrite, []
 
-    def refusing_the_last(fd, view, offset):
-        writes.append(offset)
-        if offset == landing.DIRECT_CHUNK and len(view) == 3 * landing.ALIGN:
+    def pwrite(fd, view, offset):
+        if fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_DIRECT and offset >= refuse_from:
+            refused.append(offset)
             raise OSError(errno.EINVAL, "Invalid argument")
-        real(fd, view, offset)
+        return real(fd, view, offset)
 
-    monkeypatch.setattr(landing, "_pwrite_all", refusing_the_last)
+    monkeypatch.setattr(os, "pwrite", pwrite)
+    fds = _open_fds()
     with open(path, "wb") as out:
         land = landing.Landing(out.fileno(), size, None, path=path)
-        direct = land.direct is not None
         take = land.sink(0)
         for at in range(0, size, 1 << 20):
             take(data[at:at + (1 << 20)])
         land.close()
-    assert path.read_bytes() == data
-    # the refused write was tried where the disk has direct I/O, and its bytes came after
-    assert (writes.count(landing.DIRECT_CHUNK) == 2) == (direct and _direct_io_here(tmp_path))
+    assert refused == [refuse_from]
+    assert path.read_bytes() == data and _open_fds() == fds

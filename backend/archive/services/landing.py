@@ -110,7 +110,10 @@ class _Direct:
         if self.fd is not None:
             os.close(self.fd)
             self.fd = None
-            self.buffer.close()
+            try:
+                self.buffer.close()
+            except BufferError:     # a view held by a traceback: unmapped once it is gone
+                pass
 
 
 class Landing:
