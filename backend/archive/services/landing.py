@@ -29,6 +29,7 @@ WRITEBACK = 16 << 20
 # (the largest logical block size a disk has; 512 is enough for most)
 DIRECT_CHUNK, ALIGN = 4 << 20, 4096
 _SYNC_FILE_RANGE_WRITE = 2
+_FINISH = object()          # the landing thread's last item: write what the direct buffer holds
 
 
 def _sync_file_range():
@@ -128,7 +129,7 @@ class Landing:
         self.stage = self.direct = None
         if size >= THREAD_FROM:
             self.direct = _Direct.open(path) if path is not None else None
-            self.stage = Stage(lambda item: self._write(*item), "recall-landing", DEPTH)
+            self.stage = Stage(self._work, "recall-landing", DEPTH)
 
     def sink(self, offset):
         """What takes a segment's bytes, the first at `offset` in the file."""
@@ -141,6 +142,14 @@ class Landing:
                 self.stage.put((at[0], piece))
             at[0] += len(piece)
         return take
+
+    def _work(self, item):
+        if item is _FINISH:
+            direct, self.direct = self.direct, None
+            if direct is not None:      # else it left direct I/O after close() looked
+                direct.finish(self.fd)
+        else:
+            self._write(*item)
 
     def _write(self, offset, piece):
         view = memoryview(piece)
@@ -179,10 +188,11 @@ class Landing:
     def close(self):
         try:
             if self.stage is not None:
-                self.stage.close()
-            if self.direct is not None:
-                direct, self.direct = self.direct, None
-                direct.finish(self.fd)
+                try:
+                    if self.direct is not None:     # the rest, by the landing thread too
+                        self.stage.put(_FINISH)
+                finally:
+                    self.stage.close()
         finally:
             self._close_direct()
 
