@@ -6,6 +6,7 @@ the cartridges' backing files (read without Granary by bench.tgt_media). No Djan
 plugin imports it before the settings are configured."""
 import os
 import signal
+import socket
 import subprocess
 import time
 from pathlib import Path
@@ -13,6 +14,27 @@ from pathlib import Path
 from bench import tgt_media
 
 SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "tape-library.sh"
+
+
+# tgtd takes the iSCSI port as its control socket's number too (scripts/tape-library.sh: one per
+# library), and refuses a number above this: a library's port is below 32768, never one the
+# kernel hands out for "any free port" (32768-60999 here).
+PORT_MAX = 32767
+
+
+def free_port(first, span=10):
+    """The first port of first..first + span - 1 no one listens on, for a library; one left in
+    TIME_WAIT by the last library is free to tgtd (it binds with SO_REUSEADDR), so the probe
+    binds so too."""
+    for port in range(first, min(first + span, PORT_MAX + 1)):
+        with socket.socket() as s:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError(f"no free iSCSI port in {first}..{min(first + span, PORT_MAX + 1) - 1}")
 
 
 def barcodes(silos, per_silo):
@@ -25,6 +47,9 @@ class VirtualLibrary:
     `barcodes` of size_mb each; start() again after kill() finds the same cartridges."""
 
     def __init__(self, root, port, drives, barcodes, size_mb):
+        if not 0 < port <= PORT_MAX:
+            raise ValueError(f"a library's iSCSI port is 1..{PORT_MAX} (tgtd's control number "
+                             f"is the same), not {port}")
         self.dir, self.port, self.drives = Path(root), port, drives
         self.barcodes, self.size_mb, self.env = list(barcodes), size_mb, {}
 

@@ -25,6 +25,11 @@ carts=${5:-4}
 prefix=${6:-A}
 size_mb=${7:-1024}
 iqn="iqn.2026-11.org.granary:vtl-${port}"
+if [[ $cmd == start ]] && ! { [[ $port =~ ^[0-9]+$ ]] && ((port >= 1 && port <= 32767)); }; then
+  # the port is tgtd's control socket number too, which it takes only up to 32767
+  echo "tape-library.sh: the port is 1..32767 (tgtd's control number is the same), not $port" >&2
+  exit 2
+fi
 tid=1
 
 adm() { tgtadm -C "$(cat "$dir/control")" --lld iscsi "$@"; }

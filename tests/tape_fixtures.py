@@ -6,7 +6,6 @@ or its daemon starts its own (`own_library`)."""
 import hashlib
 import os
 import shutil
-import socket
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -24,20 +23,6 @@ BOTH = pytest.mark.parametrize("tape_kind", ["emulator", "scsi"], indirect=True)
 BARCODES = tgt_library.barcodes(2, 6)
 
 
-def _free_port(first, span=10):
-    """The first port no one listens on; one left in TIME_WAIT by the last test's library is
-    free to tgtd (it binds with SO_REUSEADDR), so the probe binds so too."""
-    for port in range(first, first + span):
-        with socket.socket() as s:
-            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            try:
-                s.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-            return port
-    raise RuntimeError(f"no free iSCSI port in {first}..{first + span - 1}")
-
-
 def iscsi_port(first_port, span=5):
     """The first free port of first_port.. (GRANARY_TEST_ISCSI_PORT moves the range: the
     session's library takes the first five, a test's own the next five); the test skips where
@@ -47,7 +32,7 @@ def iscsi_port(first_port, span=5):
     if os.geteuid() != 0:
         pytest.skip("tgtd runs as root here (its control socket lives in /var/run/tgtd)")
     base = int(os.environ.get("GRANARY_TEST_ISCSI_PORT", 3270))
-    return _free_port(base + first_port - 3270, span)
+    return tgt_library.free_port(base + first_port - 3270, span)
 
 
 def start_library(root, first_port, span=5, drives=2, barcodes=BARCODES, size_mb=256):

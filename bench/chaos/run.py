@@ -151,7 +151,8 @@ class Run:
         layout labels (this process labels them: its settings point there too)."""
         capacity, volumes = sizes(total, big)
         library = tapelib.TapeLibrary(
-            self.run_dir, self.options.get("iscsi_port") or free_port(), 2 * DRIVES_PER_SILO,
+            self.run_dir, self.options.get("iscsi_port") or tgt_library.free_port(3300, 500),
+            2 * DRIVES_PER_SILO,
             tgt_library.barcodes(2, volumes), int(capacity * 1.1 / 2**20) + 16).start()
         settings.GRANARY_TAPE, settings.GRANARY_SCSI = "scsi", library.config
         print(f"chaos  virtual library on {library.config['portal']} (tgtd {library.pid}, "

@@ -6,6 +6,8 @@ chaos --short --tape scsi` (minutes: not in the suite; docs/scsi-tape.md has its
 import hashlib
 import io
 import os
+import socket
+import subprocess
 
 import pytest
 
@@ -49,3 +51,24 @@ def test_a_killed_library_starts_again_on_its_cartridges_and_a_flip_shows_in_the
     finally:
         library_for(library.config).close()
         library.stop()
+
+
+def test_a_librarys_port_is_one_tgtd_takes_as_its_control_number(tmp_path):
+    """tgtd refuses a control number above 32767 and the script gives it the iSCSI port: the
+    chaos run once asked the kernel for any free port (32768 and up here) and its library
+    never started. A port is found below 32768, skipping one in use; a higher one is refused
+    before any daemon starts, by the handle and by the script."""
+    port = tgt_library.free_port(3300, 500)
+    assert 3300 <= port <= tgt_library.PORT_MAX
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", port))
+        busy.listen()
+        assert tgt_library.free_port(port, 10) != port
+    with pytest.raises(RuntimeError, match="no free iSCSI port"):
+        tgt_library.free_port(tgt_library.PORT_MAX + 1, 10)
+    with pytest.raises(ValueError, match="1..32767"):
+        tgt_library.VirtualLibrary(tmp_path / "vtl", 40000, 1, ["A00001"], 8)
+    answer = subprocess.run([str(tgt_library.SCRIPT), "start", str(tmp_path / "vtl"), "40000"],
+                            capture_output=True, text=True)
+    assert answer.returncode == 2 and "1..32767" in answer.stderr
+    assert not (tmp_path / "vtl").exists()
